@@ -1,0 +1,125 @@
+//! What the agent reports while it works, for the chat window and tests.
+
+/// How one tool call ended, as shown in the chat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolStatus {
+    /// The tool ran and succeeded.
+    Done,
+    /// The tool failed or its input was bad.
+    Error,
+    /// A rule or the user refused it.
+    Denied,
+    /// The user stopped the turn before it finished.
+    Interrupted,
+}
+
+impl ToolStatus {
+    /// `done`, `error`, `denied` or `interrupted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Done => "done",
+            ToolStatus::Error => "error",
+            ToolStatus::Denied => "denied",
+            ToolStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// How a turn (one `ask`) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnOutcome {
+    /// The model finished (`stop_reason` other than `tool_use`).
+    Done,
+    /// An API or transport error ended the turn; the message is the API's.
+    Error(String),
+    /// `stop()` interrupted it.
+    Stopped,
+}
+
+impl TurnOutcome {
+    /// `done`, `error` or `stopped` (what `lathe.wait()` returns).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TurnOutcome::Done => "done",
+            TurnOutcome::Error(_) => "error",
+            TurnOutcome::Stopped => "stopped",
+        }
+    }
+}
+
+/// One thing the agent did, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentEvent {
+    /// A turn began with this user prompt.
+    TurnStarted {
+        /// The prompt.
+        prompt: String,
+    },
+    /// A new assistant message began (one per model request).
+    AssistantStarted,
+    /// More assistant text.
+    TextDelta {
+        /// The text piece.
+        text: String,
+    },
+    /// A tool call started.
+    ToolStarted {
+        /// `tool_use_id`.
+        id: String,
+        /// Tool name (as resolved, or as the model wrote it when unknown).
+        name: String,
+        /// Short description, e.g. the file path or the pattern.
+        detail: String,
+    },
+    /// A tool call ended.
+    ToolFinished {
+        /// `tool_use_id`.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// How it ended.
+        status: ToolStatus,
+        /// One short line (result summary or the error's first line).
+        summary: String,
+    },
+    /// Something the user should see (API error, warning).
+    Notice {
+        /// The text.
+        text: String,
+        /// `true` for errors.
+        is_error: bool,
+    },
+    /// The turn ended.
+    TurnEnded {
+        /// How.
+        outcome: TurnOutcome,
+    },
+}
+
+/// Receives [`AgentEvent`]s. Called from tokio tasks: implementations must not
+/// block (the Neovim one queues and coalesces UI updates).
+pub trait EventSink: Send + Sync {
+    /// Takes one event.
+    fn emit(&self, event: AgentEvent);
+}
+
+/// An [`EventSink`] that keeps every event (tests, `tool_sync`).
+#[derive(Debug, Default)]
+pub struct RecordingSink {
+    events: std::sync::Mutex<Vec<AgentEvent>>,
+}
+
+impl RecordingSink {
+    /// Every event so far.
+    pub fn events(&self) -> Vec<AgentEvent> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+impl EventSink for RecordingSink {
+    fn emit(&self, event: AgentEvent) {
+        if let Ok(mut e) = self.events.lock() {
+            e.push(event);
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Options from `require("lathe").setup(opts)`, with clear errors.
+//!
+//! `opts` arrives as JSON (converted from the Lua table). Unknown keys and
+//! wrong types are errors that name the key, so a typo never silently falls
+//! back to a default.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::permissions::{Mode, Rule, Rules};
+
+/// Model used when `setup{ model = ... }` is not given.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+/// Messages API base URL when neither `base_url` nor `ANTHROPIC_BASE_URL` is set.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// Environment variable holding the API key.
+pub const DEFAULT_API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+/// Model requests per `ask` before the turn stops.
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+/// `max_tokens` of each request.
+pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+/// The effective configuration of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Model id sent as `model`.
+    pub model: String,
+    /// Base URL; requests go to `{base_url}/v1/messages`.
+    pub base_url: String,
+    /// Environment variable read for the API key.
+    pub api_key_env: String,
+    /// Model requests per `ask` at most.
+    pub max_turns: u32,
+    /// `max_tokens` of each request.
+    pub max_tokens: u32,
+    /// Absolute project root (relative tool paths resolve here).
+    pub cwd: PathBuf,
+    /// Permission mode and rules.
+    pub permissions: Rules,
+    /// Write a buffer to disk after lathe changed it (when the user had no
+    /// unsaved changes in it). Default `true`.
+    pub save_after_edit: bool,
+}
+
+impl Config {
+    /// Defaults with `cwd` as project root; `base_url` honours
+    /// `ANTHROPIC_BASE_URL`.
+    pub fn new(cwd: &Path) -> Self {
+        Self {
+            model: DEFAULT_MODEL.into(),
+            base_url: std::env::var("ANTHROPIC_BASE_URL")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| DEFAULT_BASE_URL.into()),
+            api_key_env: DEFAULT_API_KEY_ENV.into(),
+            max_turns: DEFAULT_MAX_TURNS,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            cwd: cwd.to_path_buf(),
+            permissions: Rules::default(),
+            save_after_edit: true,
+        }
+    }
+
+    /// Applies `setup` options (a JSON object) on top of [`Config::new`].
+    ///
+    /// `cwd` is the editor's current directory, used when `opts.cwd` is absent
+    /// and to resolve a relative `opts.cwd`. Errors name the offending key.
+    pub fn from_setup(opts: &Value, cwd: &Path) -> Result<Self, ConfigError> {
+        let mut cfg = Config::new(cwd);
+        if opts.is_null() || opts.as_object().is_some_and(|m| m.is_empty()) || opts.as_array().is_some_and(|a| a.is_empty()) {
+            return Ok(cfg);
+        }
+        let raw: RawSetup = serde_json::from_value(opts.clone())
+            .map_err(|e| ConfigError(format!("setup(): {e}")))?;
+        if let Some(m) = raw.model {
+            cfg.model = nonempty("model", m)?;
+        }
+        if let Some(u) = raw.base_url {
+            cfg.base_url = nonempty("base_url", u)?.trim_end_matches('/').to_string();
+        }
+        if let Some(e) = raw.api_key_env {
+            cfg.api_key_env = nonempty("api_key_env", e)?;
+        }
+        if let Some(n) = raw.max_turns {
+            if n == 0 {
+                return Err(ConfigError("setup(): max_turns must be at least 1".into()));
+            }
+            cfg.max_turns = n;
+        }
+        if let Some(n) = raw.max_tokens {
+            cfg.max_tokens = n;
+        }
+        if let Some(s) = raw.save_after_edit {
+            cfg.save_after_edit = s;
+        }
+        if let Some(c) = raw.cwd {
+            let p = PathBuf::from(nonempty("cwd", c)?);
+            cfg.cwd = if p.is_absolute() { p } else { cwd.join(p) };
+        }
+        if let Some(p) = raw.permissions {
+            let mode = match p.mode.as_deref() {
+                None => Mode::Default,
+                Some(m) => Mode::parse(m).ok_or_else(|| {
+                    ConfigError(format!(
+                        "setup(): permissions.mode must be \"default\" or \"acceptEdits\", got {m:?}"
+                    ))
+                })?,
+            };
+            let parse = |list: Vec<String>| -> Result<Vec<Rule>, ConfigError> {
+                list.iter()
+                    .map(|r| Rule::parse(r).map_err(|e| ConfigError(format!("setup(): permissions: {e}"))))
+                    .collect()
+            };
+            cfg.permissions = Rules {
+                mode,
+                allow: parse(p.allow)?,
+                ask: parse(p.ask)?,
+                deny: parse(p.deny)?,
+            };
+        }
+        Ok(cfg)
+    }
+}
+
+/// A `setup` option that could not be used; the text names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+fn nonempty(key: &str, v: String) -> Result<String, ConfigError> {
+    if v.trim().is_empty() {
+        Err(ConfigError(format!("setup(): {key} must not be empty")))
+    } else {
+        Ok(v)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSetup {
+    model: Option<String>,
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    max_turns: Option<u32>,
+    max_tokens: Option<u32>,
+    cwd: Option<String>,
+    save_after_edit: Option<bool>,
+    permissions: Option<RawPermissions>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPermissions {
+    mode: Option<String>,
+    #[serde(default, deserialize_with = "list")]
+    allow: Vec<String>,
+    #[serde(default, deserialize_with = "list")]
+    ask: Vec<String>,
+    #[serde(default, deserialize_with = "list")]
+    deny: Vec<String>,
+}
+
+/// Lua's empty table `{}` arrives as an empty object; accept it as `[]`.
+fn list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum L {
+        List(Vec<String>),
+        Empty(serde_json::Map<String, Value>),
+    }
+    match L::deserialize(d)? {
+        L::List(v) => Ok(v),
+        L::Empty(m) if m.is_empty() => Ok(Vec::new()),
+        L::Empty(_) => Err(serde::de::Error::custom("expected a list of rule strings")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = Config::from_setup(&json!({"modle": "x"}), Path::new("/p")).unwrap_err();
+        assert!(e.0.contains("modle"), "{e}");
+    }
+
+    #[test]
+    fn rules_and_mode_parse() {
+        let c = Config::from_setup(
+            &json!({"permissions": {"mode": "acceptEdits", "deny": ["Write"], "allow": {}}}),
+            Path::new("/p"),
+        )
+        .unwrap();
+        assert_eq!(c.permissions.mode, Mode::AcceptEdits);
+        assert_eq!(c.permissions.deny, vec![Rule::tool("Write")]);
+    }
+
+    #[test]
+    fn bad_mode_is_an_error() {
+        let e = Config::from_setup(&json!({"permissions": {"mode": "yolo"}}), Path::new("/p")).unwrap_err();
+        assert!(e.0.contains("yolo"));
+    }
+}

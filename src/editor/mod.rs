@@ -1,0 +1,221 @@
+//! The `Editor` seam: what tools need from the editor.
+//!
+//! A tool never touches Neovim or the disk for file *content* directly; it asks
+//! an [`Editor`] to read a [`Document`] and to write new text with a stale
+//! check. [`DiskEditor`] works on files (pure Rust, used by tests and for files
+//! that are not loaded); `nvim::NvimEditor` serves loaded buffers on Neovim's
+//! main thread and falls back to a `DiskEditor` for everything else
+//! (DESIGN.md §2, §4).
+//!
+//! The *logical text* of a document is what the model sees: line endings are
+//! `\n` (a CRLF file is shown with `\n` and written back with `\r\n`), there is
+//! no byte-order mark, and the text ends with `\n` exactly when the file ends
+//! with a line terminator. [`TextFormat`] records how to turn logical text back
+//! into the file's bytes.
+
+pub mod codec;
+mod disk;
+
+pub use codec::{Encoding, LineEnding, TextFormat};
+pub use disk::DiskEditor;
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use sha2::{Digest, Sha256};
+
+/// SHA-256 of a document's logical text; compares texts without keeping them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TextHash(pub [u8; 32]);
+
+impl TextHash {
+    /// Hash of `text` (its UTF-8 bytes).
+    pub fn of(text: &str) -> Self {
+        Self(Sha256::digest(text.as_bytes()).into())
+    }
+}
+
+/// Where a document's text came from and which version of it that was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Version {
+    /// A loaded Neovim buffer at `b:changedtick` (`:help changetick`).
+    Buffer {
+        /// Buffer handle (`bufnr()`).
+        bufnr: i64,
+        /// `b:changedtick` when the text was taken.
+        changedtick: u64,
+    },
+    /// A file on disk, as of its modification time and length in bytes.
+    Disk {
+        /// `mtime` of the file, `None` where the platform has none.
+        mtime: Option<SystemTime>,
+        /// File length in bytes.
+        len: u64,
+    },
+}
+
+/// What a read saw: the version and a hash of the logical text. `FileState`
+/// keeps one per file the model has read; a write is refused as stale when the
+/// version moved **and** the text hash differs (DESIGN.md §4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp {
+    /// Version when read.
+    pub version: Version,
+    /// Hash of the logical text when read.
+    pub hash: TextHash,
+}
+
+/// A document's logical text and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    /// Absolute path of the file (symlinks not resolved).
+    pub path: PathBuf,
+    /// Logical text (see the module docs).
+    pub text: String,
+    /// Version the text belongs to.
+    pub version: Version,
+    /// How to turn logical text back into bytes.
+    pub format: TextFormat,
+    /// `true` when the text comes from a buffer with unsaved changes
+    /// (`'modified'`); always `false` for disk documents.
+    pub modified: bool,
+}
+
+impl Document {
+    /// The [`Stamp`] of this document's current text and version.
+    pub fn stamp(&self) -> Stamp {
+        Stamp {
+            version: self.version.clone(),
+            hash: TextHash::of(&self.text),
+        }
+    }
+
+    /// `true` when the document is a loaded buffer.
+    pub fn is_buffer(&self) -> bool {
+        matches!(self.version, Version::Buffer { .. })
+    }
+}
+
+/// A request to replace a document's whole logical text.
+#[derive(Debug, Clone)]
+pub struct WriteRequest {
+    /// What the writer based its change on; `None` creates a new file and
+    /// fails with [`EditorError::AlreadyExists`] when something appeared there.
+    pub base: Option<Stamp>,
+    /// The new logical text.
+    pub text: String,
+    /// Format for disk writes when the file is new; an existing file or buffer
+    /// keeps its own format.
+    pub format: TextFormat,
+}
+
+/// What a successful write did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteOutcome {
+    /// The document as it is after the write (new version and text).
+    pub stamp: Stamp,
+    /// `true` when the change went into a loaded buffer.
+    pub in_buffer: bool,
+    /// `true` when the buffer was written to disk after the change; `false`
+    /// when it had unsaved user changes and was left modified.
+    pub saved: bool,
+    /// 1-based first and last line of the changed span in the new text
+    /// (`None` when nothing changed).
+    pub changed_lines: Option<(usize, usize)>,
+}
+
+/// Errors of [`Editor`] calls. Tools turn them into model-facing messages.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditorError {
+    /// No file at the path.
+    #[error("file not found: {0}")]
+    NotFound(PathBuf),
+    /// The path is a directory.
+    #[error("is a directory: {0}")]
+    IsDirectory(PathBuf),
+    /// The file is not text lathe can edit (NUL bytes, an undecodable
+    /// encoding, …); `kind` says what it looks like.
+    #[error("not a text file ({kind}, {size} bytes): {path}")]
+    NotText {
+        /// The path.
+        path: PathBuf,
+        /// Detected kind, e.g. `binary`, `PNG image`.
+        kind: String,
+        /// File size in bytes.
+        size: u64,
+    },
+    /// The new text cannot be encoded in the file's encoding.
+    #[error("cannot encode the new text as {encoding}: {detail}")]
+    Unencodable {
+        /// The file's encoding.
+        encoding: String,
+        /// Which character failed.
+        detail: String,
+    },
+    /// The document changed since `base` was read: version moved and text differs.
+    #[error("changed since it was read: {0}")]
+    Stale(PathBuf),
+    /// A create found an existing file.
+    #[error("already exists: {0}")]
+    AlreadyExists(PathBuf),
+    /// The buffer cannot be modified (`'modifiable'` off, `'readonly'`, …).
+    #[error("buffer cannot be modified: {0}")]
+    NotModifiable(String),
+    /// Symlink loop or other path resolution failure.
+    #[error("cannot resolve path {path}: {detail}")]
+    BadPath {
+        /// The path.
+        path: PathBuf,
+        /// OS error text.
+        detail: String,
+    },
+    /// Any other I/O error, with the OS text.
+    #[error("I/O error on {path}: {detail}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// OS error text.
+        detail: String,
+    },
+    /// Neovim went away or the main-thread bridge is closed.
+    #[error("editor unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// What tools need from the editor (DESIGN.md §2 "Two seams").
+///
+/// Implementations must make `write`'s stale check and the change one atomic
+/// step: nothing the user types may land between "still the same" and the
+/// change itself.
+#[async_trait]
+pub trait Editor: Send + Sync {
+    /// The document at absolute `path`: the buffer's text when a buffer holds
+    /// it (unsaved changes included), else the file on disk.
+    ///
+    /// Errors: [`EditorError::NotFound`], [`EditorError::IsDirectory`],
+    /// [`EditorError::NotText`], [`EditorError::Io`], [`EditorError::BadPath`].
+    async fn read(&self, path: &Path) -> Result<Document, EditorError>;
+
+    /// Replaces the logical text of the document at absolute `path`.
+    ///
+    /// When `req.base` is set and the document's version differs from it, the
+    /// current text is hashed: a different hash is [`EditorError::Stale`] and
+    /// nothing changes. Buffers get the smallest changed span through
+    /// `nvim_buf_set_text` and are saved unless they had unsaved user changes;
+    /// files are replaced atomically (temp file + rename, through symlinks).
+    async fn write(&self, path: &Path, req: WriteRequest) -> Result<WriteOutcome, EditorError>;
+}
+
+/// 1-based first and last line (of `new`) of the span where `old` and `new`
+/// differ, from their common prefix and suffix; `None` when equal.
+pub fn changed_line_span(old: &str, new: &str) -> Option<(usize, usize)> {
+    if old == new {
+        return None;
+    }
+    let (prefix, old_mid, new_mid) = codec::common_affixes(old, new);
+    let _ = old_mid;
+    let first = new[..prefix].matches('\n').count() + 1;
+    let last = first + new[prefix..prefix + new_mid].matches('\n').count();
+    Some((first, last))
+}

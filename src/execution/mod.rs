@@ -1,0 +1,1 @@
+//! `run_tool_use`: the gates of DESIGN.md §1.

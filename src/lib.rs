@@ -1,0 +1,15 @@
+//! lathe: a coding agent inside Neovim.
+//!
+//! The crate builds a `cdylib` loaded by `require("lathe")` (see
+//! `lua/lathe/init.lua`) and an `rlib` for tests. Only [`nvim`] touches the
+//! Neovim API; everything else is plain async Rust (DESIGN.md §2).
+
+pub mod agent;
+pub mod config;
+pub mod editor;
+pub mod execution;
+pub mod nvim;
+pub mod permissions;
+pub mod protocol;
+pub mod provider;
+pub mod tools;

@@ -1,0 +1,1 @@
+//! The only module that calls the Neovim API.

@@ -1,0 +1,107 @@
+//! Permission rules and the pure [`decide`] function (gate 6 of DESIGN.md §1).
+//!
+//! Order is strict: a matching **deny** rule wins, then **ask**, then
+//! **allow** (configured or granted for the session); without a matching rule
+//! the tool's default applies: read-only tools inside the project root are
+//! allowed, everything else asks (in `acceptEdits` mode, edits inside the root
+//! are allowed). This follows Claude Code's permission model.
+
+mod prompter;
+mod rule;
+
+pub use prompter::{PromptAnswer, Prompter, ScriptedPrompter};
+pub use rule::{Rule, RuleParseError};
+
+use std::path::{Path, PathBuf};
+
+/// How permissive the session is, from `setup{ permissions = { mode = … } }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Edits ask; read-only tools inside the root are allowed.
+    #[default]
+    Default,
+    /// Edits inside the project root are allowed without asking.
+    AcceptEdits,
+}
+
+impl Mode {
+    /// Parses `"default"` or `"acceptEdits"`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "default" => Some(Mode::Default),
+            "acceptEdits" => Some(Mode::AcceptEdits),
+            _ => None,
+        }
+    }
+}
+
+/// The rules in force: configured ones plus those granted this session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// The mode.
+    pub mode: Mode,
+    /// Rules that allow without asking.
+    pub allow: Vec<Rule>,
+    /// Rules that always ask.
+    pub ask: Vec<Rule>,
+    /// Rules that refuse.
+    pub deny: Vec<Rule>,
+}
+
+/// A call as the permission gate sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request<'a> {
+    /// PascalCase tool name.
+    pub tool: &'a str,
+    /// `true` when the call cannot change anything.
+    pub read_only: bool,
+    /// The absolute path it touches, if any.
+    pub path: Option<&'a Path>,
+    /// The project root.
+    pub root: &'a Path,
+}
+
+/// The gate's verdict, with the reason recorded on the result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it.
+    Allow(String),
+    /// Ask the user first.
+    Ask(String),
+    /// Refuse.
+    Deny(String),
+}
+
+/// Decides one request against `rules` (pure; no I/O).
+pub fn decide(rules: &Rules, req: &Request<'_>) -> Decision {
+    if let Some(r) = rules.deny.iter().find(|r| r.matches(req)) {
+        return Decision::Deny(format!("denied by rule {r}"));
+    }
+    if let Some(r) = rules.ask.iter().find(|r| r.matches(req)) {
+        return Decision::Ask(format!("rule {r} asks"));
+    }
+    if let Some(r) = rules.allow.iter().find(|r| r.matches(req)) {
+        return Decision::Allow(format!("allowed by rule {r}"));
+    }
+    let inside = req.path.is_none_or(|p| p.starts_with(req.root));
+    match (req.read_only, inside, rules.mode) {
+        (true, true, _) => Decision::Allow("read-only inside the project".into()),
+        (false, true, Mode::AcceptEdits) => Decision::Allow("acceptEdits mode".into()),
+        (true, false, _) => Decision::Ask("outside the project root".into()),
+        (false, _, _) => Decision::Ask("changes files".into()),
+    }
+}
+
+/// The model-facing result text when the user declines a call.
+pub const USER_DECLINED: &str =
+    "The user declined this tool call; nothing was written or run. Ask the user how to proceed, or try a different approach.";
+
+/// The model-facing result text when a deny rule refuses a call; `{reason}`
+/// names the rule.
+pub const DENIED_BY_RULE: &str =
+    "Permission to use {tool} was denied ({reason}); nothing was written or run. Do not retry this call; choose another approach or ask the user.";
+
+/// Absolute root-relative helper for tests and rule matching.
+pub fn root_relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())
+}
