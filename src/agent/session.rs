@@ -60,11 +60,7 @@ impl Session {
 
     /// Starts (or continues) the conversation with `prompt` on `rt` and
     /// returns at once. Errors: [`AskError::Busy`], [`AskError::EmptyPrompt`].
-    pub fn ask(
-        self: &Arc<Self>,
-        prompt: &str,
-        rt: &tokio::runtime::Handle,
-    ) -> Result<(), AskError> {
+    pub fn ask(self: &Arc<Self>, prompt: &str, rt: &tokio::runtime::Handle) -> Result<(), AskError> {
         let _ = (prompt, rt);
         Err(AskError::Busy)
     }

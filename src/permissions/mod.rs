@@ -103,7 +103,5 @@ pub const DENIED_BY_RULE: &str =
 
 /// Absolute root-relative helper for tests and rule matching.
 pub fn root_relative(root: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(root)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| path.to_path_buf())
+    path.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())
 }
