@@ -6,7 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lathe::agent::{AgentEvent, RecordingSink, Session, SessionParts, Status, ToolStatus, TurnOutcome};
+use lathe::agent::{
+    AgentEvent, RecordingSink, Session, SessionParts, Status, ToolStatus, TurnOutcome,
+};
 use lathe::config::Config;
 use lathe::editor::DiskEditor;
 use lathe::permissions::{PromptAnswer, ScriptedPrompter};
@@ -26,9 +28,12 @@ struct Harness {
 async fn harness(script: Value, answers: Vec<PromptAnswer>) -> Harness {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().canonicalize().expect("canonical root");
-    let server = mock_llm::spawn(Script::from_json(&script.to_string()).expect("script"), None)
-        .await
-        .expect("mock-llm");
+    let server = mock_llm::spawn(
+        Script::from_json(&script.to_string()).expect("script"),
+        None,
+    )
+    .await
+    .expect("mock-llm");
     let mut config = Config::new(&root);
     config.base_url = server.url();
     let provider = AnthropicProvider::from_config(&config).expect("provider");
@@ -41,7 +46,13 @@ async fn harness(script: Value, answers: Vec<PromptAnswer>) -> Harness {
         prompter: prompter.clone(),
         sink: sink.clone(),
     });
-    Harness { server, session, sink, prompter, dir }
+    Harness {
+        server,
+        session,
+        sink,
+        prompter,
+        dir,
+    }
 }
 
 impl Harness {
@@ -82,7 +93,9 @@ fn tool_result_texts(msg: &Message) -> Vec<(String, bool, String)> {
     msg.content
         .iter()
         .filter_map(|b| match b {
-            ContentBlock::ToolResult(r) => Some((r.tool_use_id.clone(), r.is_error, r.content.as_text())),
+            ContentBlock::ToolResult(r) => {
+                Some((r.tool_use_id.clone(), r.is_error, r.content.as_text()))
+            }
             _ => None,
         })
         .collect()
@@ -118,19 +131,36 @@ async fn grep_read_edit_fixes_the_file() {
         }
     ]});
     let h = harness(script, vec![PromptAnswer::AllowOnce]).await;
-    h.write("src/greeting.py", "def greet():\n    return \"Helo, world\"\n");
+    h.write(
+        "src/greeting.py",
+        "def greet():\n    return \"Helo, world\"\n",
+    );
     h.write("README.md", "no typo here\n");
 
-    assert_eq!(h.ask("fix the typo in the greeting").await, TurnOutcome::Done);
+    assert_eq!(
+        h.ask("fix the typo in the greeting").await,
+        TurnOutcome::Done
+    );
 
-    assert_eq!(h.read("src/greeting.py"), "def greet():\n    return \"Hello, world\"\n");
-    assert_eq!(h.server.requests().len(), 4, "one request per model turn, none rejected");
+    assert_eq!(
+        h.read("src/greeting.py"),
+        "def greet():\n    return \"Hello, world\"\n"
+    );
+    assert_eq!(
+        h.server.requests().len(),
+        4,
+        "one request per model turn, none rejected"
+    );
 
     // The edit asked once, showing the file and the diff.
     let asked = h.prompter.asked();
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].0, "Edit");
-    assert!(asked[0].1.diff.contains("+    return \"Hello, world\""), "{}", asked[0].1.diff);
+    assert!(
+        asked[0].1.diff.contains("+    return \"Hello, world\""),
+        "{}",
+        asked[0].1.diff
+    );
 
     // Transcript: user, (assistant, user[tool_result]) × 3, assistant.
     let t = h.session.transcript();
@@ -159,8 +189,20 @@ async fn grep_read_edit_fixes_the_file() {
             _ => None,
         })
         .collect();
-    assert_eq!(finished, vec![("Grep", ToolStatus::Done), ("Read", ToolStatus::Done), ("Edit", ToolStatus::Done)]);
-    assert!(matches!(events.last(), Some(AgentEvent::TurnEnded { outcome: TurnOutcome::Done })));
+    assert_eq!(
+        finished,
+        vec![
+            ("Grep", ToolStatus::Done),
+            ("Read", ToolStatus::Done),
+            ("Edit", ToolStatus::Done)
+        ]
+    );
+    assert!(matches!(
+        events.last(),
+        Some(AgentEvent::TurnEnded {
+            outcome: TurnOutcome::Done
+        })
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -197,13 +239,25 @@ async fn api_error_ends_the_turn_with_the_api_message_and_the_next_ask_works() {
     ]});
     let h = harness(script, vec![]).await;
     let outcome = h.ask("first").await;
-    let TurnOutcome::Error(msg) = outcome else { panic!("expected an error, got {outcome:?}") };
-    assert!(msg.contains("400") && msg.contains("max_tokens: too large for this model"), "{msg}");
+    let TurnOutcome::Error(msg) = outcome else {
+        panic!("expected an error, got {outcome:?}")
+    };
+    assert!(
+        msg.contains("400") && msg.contains("max_tokens: too large for this model"),
+        "{msg}"
+    );
     let notice = h.sink.events().into_iter().find_map(|e| match e {
-        AgentEvent::Notice { text, is_error: true } => Some(text),
+        AgentEvent::Notice {
+            text,
+            is_error: true,
+        } => Some(text),
         _ => None,
     });
-    assert_eq!(notice.as_deref(), Some(msg.as_str()), "the API's message is shown in the chat");
+    assert_eq!(
+        notice.as_deref(),
+        Some(msg.as_str()),
+        "the API's message is shown in the chat"
+    );
     // The failed request left only the user's text; the next ask joins it.
     assert_eq!(h.ask("second").await, TurnOutcome::Done);
 }
@@ -258,10 +312,16 @@ async fn stop_mid_stream_answers_every_tool_use_and_the_conversation_continues()
         }
     ]});
     let h = harness(script, vec![]).await;
-    h.session.ask("start", &tokio::runtime::Handle::current()).expect("ask");
+    h.session
+        .ask("start", &tokio::runtime::Handle::current())
+        .expect("ask");
     // Wait until the tool_use block completed in the stream, then stop.
     for _ in 0..500 {
-        let seen = h.sink.events().iter().any(|e| matches!(e, AgentEvent::TextDelta { .. }));
+        let seen = h
+            .sink
+            .events()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::TextDelta { .. }));
         if seen {
             break;
         }
@@ -270,7 +330,11 @@ async fn stop_mid_stream_answers_every_tool_use_and_the_conversation_continues()
     h.session.stop();
     assert_eq!(wait_idle(&h.session).await, TurnOutcome::Stopped);
     let t = h.session.transcript();
-    assert_eq!(t.len(), 3, "user, the completed part of the answer, interrupted results");
+    assert_eq!(
+        t.len(),
+        3,
+        "user, the completed part of the answer, interrupted results"
+    );
     assert_eq!(tool_result_texts(&t[2]).len(), 1);
     // mock-llm's pairing rule and `expect` check the next request.
     assert_eq!(h.ask("carry on").await, TurnOutcome::Done);
@@ -296,7 +360,12 @@ async fn busy_and_empty_prompts_are_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_turns_stops_the_loop() {
-    let call = |id: &str| assistant(json!([{"type": "tool_use", "id": id, "name": "Glob", "input": {"pattern": "*"}}]), "tool_use");
+    let call = |id: &str| {
+        assistant(
+            json!([{"type": "tool_use", "id": id, "name": "Glob", "input": {"pattern": "*"}}]),
+            "tool_use",
+        )
+    };
     let script = json!({ "responses": [call("toolu_01"), call("toolu_02"), call("toolu_03")] });
     let h = harness(script, vec![]).await;
     let mut config = h.session.config().clone();
@@ -308,7 +377,9 @@ async fn max_turns_stops_the_loop() {
         prompter: h.prompter.clone(),
         sink: h.sink.clone(),
     });
-    session.ask("loop", &tokio::runtime::Handle::current()).expect("ask");
+    session
+        .ask("loop", &tokio::runtime::Handle::current())
+        .expect("ask");
     assert_eq!(wait_idle(&session).await, TurnOutcome::Done);
     assert_eq!(h.server.requests().len(), 2);
     let notice = h.sink.events().into_iter().any(|e| {

@@ -103,6 +103,10 @@ pub trait TypedTool: Send + Sync + 'static {
     const NAME: &'static str;
     /// Other names the model may use (`read_file`, `grep`, …).
     const ALIASES: &'static [&'static str] = &[];
+    /// Results longer than this many chars are stored in a file and the model
+    /// gets a preview plus the path (gate 9). `None`: the tool bounds its own
+    /// output (Read).
+    const MAX_RESULT_CHARS: Option<usize> = None;
 
     /// What the tool does, for the model (a paragraph or two).
     fn description(&self) -> String;
@@ -163,6 +167,8 @@ pub trait Tool: Send + Sync {
     fn aliases(&self) -> &'static [&'static str];
     /// Description for the model.
     fn description(&self) -> String;
+    /// See [`TypedTool::MAX_RESULT_CHARS`].
+    fn max_result_chars(&self) -> Option<usize>;
     /// The input's JSON Schema (sent to the model *and* used to validate).
     fn input_schema(&self) -> Value;
     /// Parses JSON input (already schema-valid) into the typed input and
@@ -211,6 +217,9 @@ impl<T: TypedTool> Tool for T {
     }
     fn description(&self) -> String {
         TypedTool::description(self)
+    }
+    fn max_result_chars(&self) -> Option<usize> {
+        T::MAX_RESULT_CHARS
     }
     fn input_schema(&self) -> Value {
         schema_for::<T::Input>()
