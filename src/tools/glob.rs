@@ -82,10 +82,12 @@ pub const GLOB_NO_FILES: &str = "No files found matching \"{pattern}\" in {path}
 pub const GLOB_TRUNCATED: &str = "(Showing the {shown} most recently modified of {total} matching files. Use a more specific pattern or path to see the others.)";
 
 /// Error when the user interrupted the turn during the walk.
-pub const GLOB_CANCELLED: &str = "The file search was cancelled because the user interrupted the turn.";
+pub const GLOB_CANCELLED: &str =
+    "The file search was cancelled because the user interrupted the turn.";
 
 /// Error when the walk thread failed (a bug or a panic).
-pub const GLOB_FAILED: &str = "The file search stopped unexpectedly: {error}. Try again, perhaps with a narrower path.";
+pub const GLOB_FAILED: &str =
+    "The file search stopped unexpectedly: {error}. Try again, perhaps with a narrower path.";
 
 /// The Glob tool.
 #[derive(Debug, Default, Clone, Copy)]
@@ -174,12 +176,21 @@ impl Plan {
             Some(p) => paths::resolve(root, p),
             None => root.to_path_buf(),
         };
-        let shown = || input.path.clone().unwrap_or_else(|| root.display().to_string());
+        let shown = || {
+            input
+                .path
+                .clone()
+                .unwrap_or_else(|| root.display().to_string())
+        };
         if !dir.exists() {
-            return Err(ToolError::new(GLOB_PATH_NOT_FOUND.replace("{path}", &shown())));
+            return Err(ToolError::new(
+                GLOB_PATH_NOT_FOUND.replace("{path}", &shown()),
+            ));
         }
         if !dir.is_dir() {
-            return Err(ToolError::new(GLOB_NOT_A_DIRECTORY.replace("{path}", &shown())));
+            return Err(ToolError::new(
+                GLOB_NOT_A_DIRECTORY.replace("{path}", &shown()),
+            ));
         }
         let (start, rest) = split_literal_prefix(&dir, &input.pattern);
         let matcher = GlobBuilder::new(&rest)
@@ -249,13 +260,20 @@ impl Plan {
                     .replace("{total}", &total.to_string()),
             );
         }
-        let summary = if total == 1 { "1 file".to_string() } else { format!("{total} files") };
+        let summary = if total == 1 {
+            "1 file".to_string()
+        } else {
+            format!("{total} files")
+        };
         Ok(ToolOutput::text(out, summary))
     }
 
     /// The number of matching files and the newest [`GLOB_MAX_FILES`] of
     /// them, newest first.
-    fn collect(&self, cancel: &CancellationToken) -> Result<(u64, Vec<(PathBuf, SystemTime)>), ToolError> {
+    fn collect(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<(u64, Vec<(PathBuf, SystemTime)>), ToolError> {
         let newest = Mutex::new(Newest::default());
         let spec = WalkSpec {
             start: self.start.clone(),
@@ -343,24 +361,48 @@ mod tests {
     #[test]
     fn literal_prefix_becomes_the_walk_start() {
         let d = Path::new("/p");
-        assert_eq!(split_literal_prefix(d, "**/*.rs"), (PathBuf::from("/p"), "**/*.rs".into()));
-        assert_eq!(split_literal_prefix(d, "src/**/*.rs"), (PathBuf::from("/p/src"), "**/*.rs".into()));
-        assert_eq!(split_literal_prefix(d, "./src/main.rs"), (PathBuf::from("/p/src"), "main.rs".into()));
-        assert_eq!(split_literal_prefix(d, "/abs/x/*.md"), (PathBuf::from("/abs/x"), "*.md".into()));
-        assert_eq!(split_literal_prefix(d, "a/{b,c}/*.md"), (PathBuf::from("/p/a"), "{b,c}/*.md".into()));
-        assert_eq!(split_literal_prefix(d, "*.md"), (PathBuf::from("/p"), "*.md".into()));
+        assert_eq!(
+            split_literal_prefix(d, "**/*.rs"),
+            (PathBuf::from("/p"), "**/*.rs".into())
+        );
+        assert_eq!(
+            split_literal_prefix(d, "src/**/*.rs"),
+            (PathBuf::from("/p/src"), "**/*.rs".into())
+        );
+        assert_eq!(
+            split_literal_prefix(d, "./src/main.rs"),
+            (PathBuf::from("/p/src"), "main.rs".into())
+        );
+        assert_eq!(
+            split_literal_prefix(d, "/abs/x/*.md"),
+            (PathBuf::from("/abs/x"), "*.md".into())
+        );
+        assert_eq!(
+            split_literal_prefix(d, "a/{b,c}/*.md"),
+            (PathBuf::from("/p/a"), "{b,c}/*.md".into())
+        );
+        assert_eq!(
+            split_literal_prefix(d, "*.md"),
+            (PathBuf::from("/p"), "*.md".into())
+        );
     }
 
     #[test]
     fn newest_keeps_the_most_recent_and_counts_all() {
         let mut n = Newest::default();
         for i in 0..(GLOB_MAX_FILES as u64 + 5) {
-            n.push(PathBuf::from(format!("f{i}")), SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(i));
+            n.push(
+                PathBuf::from(format!("f{i}")),
+                SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(i),
+            );
         }
         assert_eq!(n.total, GLOB_MAX_FILES as u64 + 5);
         assert_eq!(n.heap.len(), GLOB_MAX_FILES);
         let oldest_kept = n.heap.peek().map(|Reverse((t, _))| *t);
-        assert_eq!(oldest_kept, Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(5)));
+        assert_eq!(
+            oldest_kept,
+            Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(5))
+        );
     }
 
     #[test]
@@ -385,13 +427,17 @@ mod tests {
             GLOB_TRUNCATED,
             "(Showing the {shown} most recently modified of {total} matching files. Use a more specific pattern or path to see the others.)"
         );
-        assert_eq!(GLOB_CANCELLED, "The file search was cancelled because the user interrupted the turn.");
+        assert_eq!(
+            GLOB_CANCELLED,
+            "The file search was cancelled because the user interrupted the turn."
+        );
         assert_eq!(
             GLOB_FAILED,
             "The file search stopped unexpectedly: {error}. Try again, perhaps with a narrower path."
         );
         assert_eq!(GLOB_MAX_FILES, 100);
-        assert!(GLOB_DESCRIPTION.starts_with("Finds files by name pattern, fast in any size of project.\n"));
+        assert!(GLOB_DESCRIPTION
+            .starts_with("Finds files by name pattern, fast in any size of project.\n"));
         assert!(GLOB_DESCRIPTION.contains("hidden files are included; .git is never listed."));
     }
 

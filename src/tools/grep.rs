@@ -62,6 +62,7 @@ pub struct GrepInput {
     pub file_type: Option<String>,
     /// Output mode: "content" shows matching lines (honours -A/-B/-C, -n and head_limit), "files_with_matches" shows paths of matching files, newest first (honours head_limit), "count" shows the number of matching lines per file (honours head_limit). Defaults to "files_with_matches"
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "output_mode_schema")]
     pub output_mode: Option<OutputMode>,
     /// Case-insensitive search (rg -i)
     #[serde(default, rename = "-i", skip_serializing_if = "Option::is_none")]
@@ -91,6 +92,15 @@ pub struct GrepInput {
     #[serde(skip)]
     #[schemars(skip)]
     pub display_root: Option<PathBuf>,
+}
+
+/// `output_mode` as a plain string enum, inline (what Claude Code sends),
+/// instead of schemars' `$ref` + `oneOf` for a documented enum.
+fn output_mode_schema(_gen: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["content", "files_with_matches", "count"]
+    })
 }
 
 /// Model-facing description of Grep (Claude Code's contract, in lathe's words).
@@ -130,7 +140,8 @@ pub const GREP_NO_MATCHES: &str = "No matches for \"{pattern}\" in {path}{filter
 pub const GREP_CANCELLED: &str = "The search was cancelled because the user interrupted the turn.";
 
 /// Error when the search thread failed (a bug or a panic).
-pub const GREP_FAILED: &str = "The search stopped unexpectedly: {error}. Try again, perhaps with a narrower path.";
+pub const GREP_FAILED: &str =
+    "The search stopped unexpectedly: {error}. Try again, perhaps with a narrower path.";
 
 /// Count-mode total line. Sums the per-file counts above it.
 pub const GREP_COUNT_TOTAL: &str = "Found {lines} across {files}.";
@@ -149,7 +160,7 @@ pub struct GrepTool;
 impl TypedTool for GrepTool {
     type Input = GrepInput;
     const NAME: &'static str = "Grep";
-    const ALIASES: &'static [&'static str] = &["grep", "search", "rg"];
+    const ALIASES: &'static [&'static str] = &["grep", "rg"];
 
     fn description(&self) -> String {
         GREP_DESCRIPTION.to_string()
@@ -161,7 +172,9 @@ impl TypedTool for GrepTool {
 
     fn normalize(&self, mut input: GrepInput, ctx: &ToolContext) -> GrepInput {
         let path = match input.path.as_deref() {
-            Some(p) if !p.trim().is_empty() => paths::resolve(&ctx.root, p),
+            Some(p) if !p.trim().is_empty() && p != "undefined" && p != "null" => {
+                paths::resolve(&ctx.root, p)
+            }
             _ => ctx.root.clone(),
         };
         input.path = Some(path.display().to_string());
@@ -254,7 +267,9 @@ impl Plan {
         };
         if !search.exists() {
             let shown = input.path.clone().unwrap_or_default();
-            return Err(ToolError::new(GREP_PATH_NOT_FOUND.replace("{path}", &shown)));
+            return Err(ToolError::new(
+                GREP_PATH_NOT_FOUND.replace("{path}", &shown),
+            ));
         }
         let case_insensitive = input.case_insensitive.unwrap_or(false);
         let multiline = input.multiline.unwrap_or(false);
@@ -284,7 +299,11 @@ impl Plan {
             }
             _ => None,
         };
-        let globs = input.glob.as_deref().map(search_walk::split_globs).unwrap_or_default();
+        let globs = input
+            .glob
+            .as_deref()
+            .map(search_walk::split_globs)
+            .unwrap_or_default();
         let overrides = if globs.is_empty() {
             None
         } else {
@@ -297,11 +316,20 @@ impl Plan {
             } else if search.is_dir() {
                 search.clone()
             } else {
-                search.parent().map(Path::to_path_buf).unwrap_or_else(|| search.clone())
+                search
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| search.clone())
             };
-            Some(search_walk::build_overrides(&base, &globs).map_err(|(glob, error)| {
-                ToolError::new(GREP_BAD_GLOB.replace("{glob}", &glob).replace("{error}", &error))
-            })?)
+            Some(
+                search_walk::build_overrides(&base, &globs).map_err(|(glob, error)| {
+                    ToolError::new(
+                        GREP_BAD_GLOB
+                            .replace("{glob}", &glob)
+                            .replace("{error}", &error),
+                    )
+                })?,
+            )
         };
         if case_insensitive {
             filters.push("case-insensitive (-i)".to_string());
@@ -313,8 +341,16 @@ impl Plan {
         let content = mode == OutputMode::Content;
         let context = input.context.unwrap_or(0) as usize;
         let shape = search::SearchShape {
-            before: if content { input.before.map_or(context, |b| b as usize) } else { 0 },
-            after: if content { input.after.map_or(context, |a| a as usize) } else { 0 },
+            before: if content {
+                input.before.map_or(context, |b| b as usize)
+            } else {
+                0
+            },
+            after: if content {
+                input.after.map_or(context, |a| a as usize)
+            } else {
+                0
+            },
             multiline,
         };
         Ok(Plan {
@@ -419,8 +455,8 @@ impl Plan {
             (OutputMode::FilesWithMatches, _) => Some(GREP_FILES_HEADER.replace("{files}", &files)),
             _ => None,
         };
-        let header_chars =
-            header.as_ref().map_or(0, |h| h.chars().count()) + footer.as_ref().map_or(0, |f| f.chars().count());
+        let header_chars = header.as_ref().map_or(0, |h| h.chars().count())
+            + footer.as_ref().map_or(0, |f| f.chars().count());
         let slice = &lines[win.start as usize..win.end as usize];
         let (body, shown) = page::fit(slice, page::entry_budget(header_chars));
         let mut out = String::new();
@@ -433,7 +469,8 @@ impl Plan {
             out.push_str("\n\n");
             out.push_str(&f);
         }
-        if let Some(t) = page::trailer(&format!("{noun}s"), win.start, shown as u64, win.end, total) {
+        if let Some(t) = page::trailer(&format!("{noun}s"), win.start, shown as u64, win.end, total)
+        {
             out.push_str("\n\n");
             out.push_str(&t);
         }
@@ -441,10 +478,14 @@ impl Plan {
     }
 
     /// Content mode: pass 2 renders only the files in the page.
-    fn render_content(&self, hits: &[Hit], cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+    fn render_content(
+        &self,
+        hits: &[Hit],
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
         let separators = self.shape.before > 0 || self.shape.after > 0;
-        let total: u64 =
-            hits.iter().map(|h| h.entries).sum::<u64>() + if separators { hits.len() as u64 - 1 } else { 0 };
+        let total: u64 = hits.iter().map(|h| h.entries).sum::<u64>()
+            + if separators { hits.len() as u64 - 1 } else { 0 };
         let win = page::window(total, self.offset, self.head_limit);
         if win.is_empty() {
             return Ok(ToolOutput::text(
@@ -479,7 +520,8 @@ impl Plan {
                     first_match_only: false,
                     keep: Some(lo - seg.start..hi - seg.start),
                 };
-                if let Ok(r) = search::search_file(&mut searcher, &self.matcher, &hit.path, &report) {
+                if let Ok(r) = search::search_file(&mut searcher, &self.matcher, &hit.path, &report)
+                {
                     lines.extend(r.lines);
                 }
             }
@@ -552,7 +594,10 @@ mod tests {
             GREP_NO_MATCHES,
             "No matches for \"{pattern}\" in {path}{filters}. Binary files and files ignored by .gitignore are not searched; to search an ignored folder, pass it as path."
         );
-        assert_eq!(GREP_CANCELLED, "The search was cancelled because the user interrupted the turn.");
+        assert_eq!(
+            GREP_CANCELLED,
+            "The search was cancelled because the user interrupted the turn."
+        );
         assert_eq!(
             GREP_FAILED,
             "The search stopped unexpectedly: {error}. Try again, perhaps with a narrower path."
@@ -564,8 +609,11 @@ mod tests {
 
     #[test]
     fn golden_grep_description() {
-        assert!(GREP_DESCRIPTION.starts_with("Searches file contents with regular expressions, using ripgrep's engine.\n"));
-        assert!(GREP_DESCRIPTION.contains("\"files_with_matches\" (default) lists matching files, newest first"));
+        assert!(GREP_DESCRIPTION.starts_with(
+            "Searches file contents with regular expressions, using ripgrep's engine.\n"
+        ));
+        assert!(GREP_DESCRIPTION
+            .contains("\"files_with_matches\" (default) lists matching files, newest first"));
         assert!(GREP_DESCRIPTION.ends_with("use `head_limit` and `offset` to page through them."));
     }
 
@@ -578,13 +626,26 @@ mod tests {
         assert_eq!(
             names,
             vec![
-                "-A", "-B", "-C", "-i", "-n", "glob", "head_limit", "multiline", "offset", "output_mode",
-                "path", "pattern", "type"
+                "-A",
+                "-B",
+                "-C",
+                "-i",
+                "-n",
+                "glob",
+                "head_limit",
+                "multiline",
+                "offset",
+                "output_mode",
+                "path",
+                "pattern",
+                "type"
             ]
         );
         assert_eq!(schema["required"], serde_json::json!(["pattern"]));
         assert_eq!(schema["additionalProperties"], serde_json::json!(false));
-        assert!(props["pattern"]["description"].as_str().is_some_and(|d| !d.is_empty()));
+        assert!(props["pattern"]["description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty()));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! - `.gitignore`, `.ignore`, `.rgignore`, `.git/info/exclude` and the global
 //!   git excludes are honoured, also when the directory is not a git
-//!   repository (.require_git(false)`, like `rg --no-require-git`: a fresh
+//!   repository (`require_git(false)`, like `rg --no-require-git`: a fresh
 //!   project folder with a `.gitignore` behaves as users expect).
 //! - Hidden files and folders are walked (`rg --hidden`); the folders of
 //!   version control systems ([`VCS_DIRS`]) never are.
@@ -51,7 +51,11 @@ pub struct Cancelled;
 /// as ripgrep does without `--debug`.
 ///
 /// Returns `Err(Cancelled)` when `cancel` fired before the walk ended.
-pub fn walk_files<M, V>(spec: &WalkSpec, cancel: &CancellationToken, make_visitor: M) -> Result<(), Cancelled>
+pub fn walk_files<M, V>(
+    spec: &WalkSpec,
+    cancel: &CancellationToken,
+    make_visitor: M,
+) -> Result<(), Cancelled>
 where
     M: Fn() -> V,
     V: FnMut(&Path) -> bool + Send,
@@ -213,7 +217,8 @@ pub fn build_overrides(base: &Path, globs: &[String]) -> Result<Override, (Strin
     for g in globs {
         b.add(g).map_err(|e| (g.clone(), glob_error_text(&e)))?;
     }
-    b.build().map_err(|e| (globs.join(" "), glob_error_text(&e)))
+    b.build()
+        .map_err(|e| (globs.join(" "), glob_error_text(&e)))
 }
 
 /// The message of an `ignore` glob error without the file/line decoration.
@@ -231,22 +236,24 @@ mod tests {
     #[test]
     fn split_globs_on_spaces_and_commas_outside_braces() {
         assert_eq!(split_globs("*.ts, *.tsx"), vec!["*.ts", "*.tsx"]);
-        assert_eq!(split_globs("*.{ts,tsx} !*.d.ts"), vec!["*.{ts,tsx}", "!*.d.ts"]);
+        assert_eq!(
+            split_globs("*.{ts,tsx} !*.d.ts"),
+            vec!["*.{ts,tsx}", "!*.d.ts"]
+        );
         assert_eq!(split_globs("  "), Vec::<String>::new());
     }
 
     #[test]
     fn unknown_type_lists_common_and_similar_names() {
-        let err = select_type("klingon").err().expect("klingon is not a ripgrep type");
+        let err = select_type("klingon").expect_err("klingon is not a ripgrep type");
         assert!(err.starts_with("rust, py, js, ts, go"), "{err}");
         assert!(select_type("rust").is_ok());
     }
 
     #[test]
     fn bad_glob_reports_the_glob_and_the_problem() {
-        let (glob, msg) = build_overrides(Path::new("/p"), &["*.{rs".to_string()])
-            .err()
-            .expect("unclosed brace");
+        let (glob, msg) =
+            build_overrides(Path::new("/p"), &["*.{rs".to_string()]).expect_err("unclosed brace");
         assert_eq!(glob, "*.{rs");
         assert!(msg.contains("unclosed"), "{msg}");
     }

@@ -120,7 +120,10 @@ mod tests {
             GREP_OUTPUT_CUT,
             "[Output cut at {cap} characters: showing {noun} {first}-{last} of {total}. Pass offset: {last} to see more, or narrow the search with path, glob or type.]"
         );
-        assert_eq!(GREP_PAGE_END, "[Showing {noun} {first}-{last} of {total}; there are no more.]");
+        assert_eq!(
+            GREP_PAGE_END,
+            "[Showing {noun} {first}-{last} of {total}; there are no more.]"
+        );
         assert_eq!(
             GREP_OFFSET_PAST_END,
             "No {noun} at offset {offset}: the search found {found}. Use a smaller offset."

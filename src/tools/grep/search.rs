@@ -145,7 +145,11 @@ impl FileSink<'_, '_> {
         let text = line_text(raw);
         let text = if text.chars().count() > MAX_LINE_CHARS {
             let focus = if is_match {
-                self.matcher.find(text.as_bytes()).ok().flatten().map(|m| m.start())
+                self.matcher
+                    .find(text.as_bytes())
+                    .ok()
+                    .flatten()
+                    .map(|m| m.start())
             } else {
                 None
             };
@@ -222,8 +226,14 @@ mod tests {
 
     #[test]
     fn newline_in_pattern_needs_multiline() {
-        assert_eq!(build_matcher("a\\nb", false, false).err(), Some(PatternError::NeedsMultiline));
-        assert_eq!(build_matcher("a\nb", false, false).err(), Some(PatternError::NeedsMultiline));
+        assert_eq!(
+            build_matcher("a\\nb", false, false).err(),
+            Some(PatternError::NeedsMultiline)
+        );
+        assert_eq!(
+            build_matcher("a\nb", false, false).err(),
+            Some(PatternError::NeedsMultiline)
+        );
         assert!(build_matcher("a\\nb", false, true).is_ok());
     }
 
@@ -241,14 +251,23 @@ mod tests {
         let cut = cut_long_line(&text, Some(1000));
         assert!(cut.starts_with(&"a".repeat(100)));
         assert!(cut.contains("needle"));
-        assert!(cut.ends_with(" [… line cut: chars 901-1400 of 2006 shown]"), "{cut}");
+        assert!(
+            cut.ends_with(" [… line cut: chars 901-1400 of 2006 shown]"),
+            "{cut}"
+        );
         let head = cut_long_line(&"x".repeat(600), None);
-        assert!(head.ends_with(" [… line cut: chars 1-500 of 600 shown]"), "{head}");
+        assert!(
+            head.ends_with(" [… line cut: chars 1-500 of 600 shown]"),
+            "{head}"
+        );
     }
 
     #[test]
     fn golden_line_cut_marker() {
-        assert_eq!(GREP_LINE_CUT, " [… line cut: chars {from}-{to} of {total} shown]");
+        assert_eq!(
+            GREP_LINE_CUT,
+            " [… line cut: chars {from}-{to} of {total} shown]"
+        );
         assert_eq!(MAX_LINE_CHARS, 500);
     }
 }
