@@ -9,6 +9,7 @@
 
 pub mod file_state;
 pub mod paths;
+pub mod search_walk;
 
 pub mod edit;
 pub mod glob;
@@ -298,5 +299,5 @@ pub fn schema_for<I: JsonSchema>() -> Value {
 /// The built-in tools: Read, Grep, Glob, Edit, Write.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     // Wired up as each tool lands (integration step).
-    Vec::new()
+    vec![Arc::new(grep::GrepTool), Arc::new(glob::GlobTool)]
 }
