@@ -97,6 +97,7 @@ pub struct GlobTool;
 impl TypedTool for GlobTool {
     type Input = GlobInput;
     const NAME: &'static str = "Glob";
+    const MAX_RESULT_CHARS: Option<usize> = Some(GLOB_MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["glob", "find_files"];
 
     fn description(&self) -> String {

@@ -160,6 +160,7 @@ pub struct GrepTool;
 impl TypedTool for GrepTool {
     type Input = GrepInput;
     const NAME: &'static str = "Grep";
+    const MAX_RESULT_CHARS: Option<usize> = Some(MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["grep", "rg"];
 
     fn description(&self) -> String {
