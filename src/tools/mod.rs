@@ -7,8 +7,13 @@
 //! cannot drift. [`TypedTool`] is what a tool implements; the blanket impl
 //! turns it into the object-safe [`Tool`] the pipeline runs.
 
+pub mod diff;
+pub mod file_common;
 pub mod file_state;
+pub mod numbered;
 pub mod paths;
+pub mod template;
+pub mod text_match;
 
 pub mod edit;
 pub mod glob;
@@ -264,6 +269,6 @@ pub fn schema_for<I: JsonSchema>() -> Value {
 
 /// The built-in tools: Read, Grep, Glob, Edit, Write.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    // Wired up as each tool lands (integration step).
-    Vec::new()
+    // Grep and Glob are wired in by their own branch.
+    vec![Arc::new(read::ReadTool), Arc::new(edit::EditTool), Arc::new(write::WriteTool)]
 }
