@@ -80,7 +80,11 @@ pub fn common_affixes(a: &str, b: &str) -> (usize, usize, usize) {
     while !a.is_char_boundary(ab.len() - suffix) || !b.is_char_boundary(bb.len() - suffix) {
         suffix -= 1;
     }
-    (prefix, ab.len() - prefix - suffix, bb.len() - prefix - suffix)
+    (
+        prefix,
+        ab.len() - prefix - suffix,
+        bb.len() - prefix - suffix,
+    )
 }
 
 /// The new text cannot be written in the file's encoding.
@@ -150,14 +154,25 @@ pub fn sniff_kind(bytes: &[u8]) -> &'static str {
 /// text. The line ending is CRLF when the text has at least one `\n` and every
 /// `\n` follows a `\r`; those `\r`s are then dropped from the text.
 pub fn decode(bytes: &[u8]) -> Result<(String, TextFormat), NotText> {
-    let not_text = |kind: &str| NotText { kind: kind.to_string() };
+    let not_text = |kind: &str| NotText {
+        kind: kind.to_string(),
+    };
     let (raw, bom, encoding) = if let Some(rest) = bytes.strip_prefix(UTF8_BOM) {
-        let s = std::str::from_utf8(rest).map_err(|_| not_text("invalid UTF-8 after a UTF-8 byte-order mark"))?;
+        let s = std::str::from_utf8(rest)
+            .map_err(|_| not_text("invalid UTF-8 after a UTF-8 byte-order mark"))?;
         (s.to_string(), true, Encoding::Utf8)
     } else if let Some(rest) = bytes.strip_prefix(UTF16LE_BOM) {
-        (decode_utf16(rest, u16::from_le_bytes).ok_or_else(|| not_text("invalid UTF-16LE"))?, true, Encoding::Utf16Le)
+        (
+            decode_utf16(rest, u16::from_le_bytes).ok_or_else(|| not_text("invalid UTF-16LE"))?,
+            true,
+            Encoding::Utf16Le,
+        )
     } else if let Some(rest) = bytes.strip_prefix(UTF16BE_BOM) {
-        (decode_utf16(rest, u16::from_be_bytes).ok_or_else(|| not_text("invalid UTF-16BE"))?, true, Encoding::Utf16Be)
+        (
+            decode_utf16(rest, u16::from_be_bytes).ok_or_else(|| not_text("invalid UTF-16BE"))?,
+            true,
+            Encoding::Utf16Be,
+        )
     } else {
         let kind = sniff_kind(bytes);
         if kind != "binary" || bytes.contains(&0) {
@@ -165,8 +180,16 @@ pub fn decode(bytes: &[u8]) -> Result<(String, TextFormat), NotText> {
         }
         match std::str::from_utf8(bytes) {
             Ok(s) => (s.to_string(), false, Encoding::Utf8),
-            Err(_) if bytes.iter().all(|&b| b >= 0x20 || b"\t\n\x0b\x0c\r\x1b\x08".contains(&b)) => {
-                (bytes.iter().map(|&b| char::from(b)).collect(), false, Encoding::Latin1)
+            Err(_)
+                if bytes
+                    .iter()
+                    .all(|&b| b >= 0x20 || b"\t\n\x0b\x0c\r\x1b\x08".contains(&b)) =>
+            {
+                (
+                    bytes.iter().map(|&b| char::from(b)).collect(),
+                    false,
+                    Encoding::Latin1,
+                )
             }
             Err(_) => return Err(not_text("binary")),
         }
@@ -188,7 +211,7 @@ pub fn decode(bytes: &[u8]) -> Result<(String, TextFormat), NotText> {
 }
 
 fn decode_utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> Option<String> {
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return None;
     }
     let units: Vec<u16> = bytes.chunks_exact(2).map(|c| unit([c[0], c[1]])).collect();
@@ -233,7 +256,11 @@ pub fn encode(text: &str, format: &TextFormat) -> Result<Vec<u8>, Unencodable> {
             let le = format.encoding == Encoding::Utf16Le;
             out.extend_from_slice(if le { UTF16LE_BOM } else { UTF16BE_BOM });
             for unit in text.encode_utf16() {
-                out.extend_from_slice(&if le { unit.to_le_bytes() } else { unit.to_be_bytes() });
+                out.extend_from_slice(&if le {
+                    unit.to_le_bytes()
+                } else {
+                    unit.to_be_bytes()
+                });
             }
         }
     }
@@ -246,7 +273,11 @@ mod tests {
 
     fn round_trip(bytes: &[u8]) -> (String, TextFormat) {
         let (text, format) = decode(bytes).expect("text");
-        assert_eq!(encode(&text, &format).expect("encodes"), bytes, "round trip of {bytes:?}");
+        assert_eq!(
+            encode(&text, &format).expect("encodes"),
+            bytes,
+            "round trip of {bytes:?}"
+        );
         (text, format)
     }
 
@@ -266,7 +297,10 @@ mod tests {
         let (text, f) = round_trip(b"a\r\nb\n");
         assert_eq!((text.as_str(), f.line_ending), ("a\r\nb\n", LineEnding::Lf));
         let (text, f) = round_trip(b"a\r\r\nb\r\n");
-        assert_eq!((text.as_str(), f.line_ending), ("a\r\nb\n", LineEnding::CrLf));
+        assert_eq!(
+            (text.as_str(), f.line_ending),
+            ("a\r\nb\n", LineEnding::CrLf)
+        );
         assert_eq!(round_trip(b"lone\rcr").1.line_ending, LineEnding::Lf);
     }
 
@@ -283,7 +317,10 @@ mod tests {
         let le = b"\xFF\xFEh\0i\0\r\0\n\0";
         let (text, f) = round_trip(le);
         assert_eq!(text, "hi\n");
-        assert_eq!((f.encoding, f.line_ending), (Encoding::Utf16Le, LineEnding::CrLf));
+        assert_eq!(
+            (f.encoding, f.line_ending),
+            (Encoding::Utf16Le, LineEnding::CrLf)
+        );
         let be = b"\xFE\xFF\0h\0\xE9\0\n";
         let (text, f) = round_trip(be);
         assert_eq!(text, "h\u{e9}\n");
@@ -298,18 +335,27 @@ mod tests {
         assert_eq!(text, "const x = 1;\n// caf\u{e9} note\n");
         assert_eq!(f.encoding, Encoding::Latin1);
         let edited = text.replace("1;", "2;");
-        assert_eq!(encode(&edited, &f).expect("latin1"), b"const x = 2;\n// caf\xE9 note\n");
+        assert_eq!(
+            encode(&edited, &f).expect("latin1"),
+            b"const x = 2;\n// caf\xE9 note\n"
+        );
         let err = encode("a\nb \u{2192}", &f).expect_err("arrow is not Latin-1");
         assert_eq!(err.detail, "'\u{2192}' (U+2192) on line 2");
     }
 
     #[test]
     fn binary_is_not_text_with_its_kind() {
-        assert_eq!(decode(b"\x89PNG\r\n\x1a\n\0\0").unwrap_err().kind, "PNG image");
+        assert_eq!(
+            decode(b"\x89PNG\r\n\x1a\n\0\0").unwrap_err().kind,
+            "PNG image"
+        );
         assert_eq!(decode(b"%PDF-1.7\n").unwrap_err().kind, "PDF document");
         assert_eq!(decode(b"abc\0def").unwrap_err().kind, "binary");
         assert_eq!(decode(b"\x01\x02\xff\xfe\x03").unwrap_err().kind, "binary");
-        assert_eq!(image_media_type(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(
+            image_media_type(b"RIFF\0\0\0\0WEBPVP8 "),
+            Some("image/webp")
+        );
         assert_eq!(image_media_type(b"GIF89a..."), Some("image/gif"));
         assert_eq!(image_media_type(b"hello"), None);
     }

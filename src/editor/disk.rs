@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 
 use super::codec;
-use super::{changed_line_span, Document, Editor, EditorError, Stamp, TextHash, Version, WriteOutcome, WriteRequest};
+use super::{
+    changed_line_span, Document, Editor, EditorError, Stamp, TextHash, Version, WriteOutcome,
+    WriteRequest,
+};
 
 /// Most symlinks followed before a path counts as a loop (Linux's `MAXSYMLINKS`).
 const MAX_SYMLINK_HOPS: usize = 40;
@@ -82,7 +85,9 @@ pub(crate) fn real_target(path: &Path) -> Result<PathBuf, EditorError> {
             Err(e) => return Err(bad(e.to_string())),
         }
     }
-    Err(bad(format!("more than {MAX_SYMLINK_HOPS} symbolic links (a symlink loop?)")))
+    Err(bad(format!(
+        "symlink loop (more than {MAX_SYMLINK_HOPS} links deep)"
+    )))
 }
 
 fn io_error(path: &Path, e: &io::Error) -> EditorError {
@@ -135,7 +140,8 @@ fn decode_doc(path: &Path, bytes: &[u8], meta: &fs::Metadata) -> Result<Document
 
 fn read_blocking(path: &Path) -> Result<Document, EditorError> {
     let real = real_target(path)?;
-    let (bytes, meta) = read_bytes(path, &real)?.ok_or_else(|| EditorError::NotFound(path.to_path_buf()))?;
+    let (bytes, meta) =
+        read_bytes(path, &real)?.ok_or_else(|| EditorError::NotFound(path.to_path_buf()))?;
     decode_doc(path, &bytes, &meta)
 }
 
@@ -181,12 +187,20 @@ fn write_blocking(path: &Path, req: WriteRequest) -> Result<WriteOutcome, Editor
 /// `permissions` (the old file's; a new file gets `0o666` minus the umask,
 /// like any created file), and renames it over `real`. Creates missing parent
 /// directories. A failure leaves `real` untouched and removes the temp file.
-fn replace_atomically(path: &Path, real: &Path, bytes: &[u8], permissions: Option<fs::Permissions>) -> io::Result<()> {
+fn replace_atomically(
+    path: &Path,
+    real: &Path,
+    bytes: &[u8],
+    permissions: Option<fs::Permissions>,
+) -> io::Result<()> {
     let dir = real
         .parent()
         .ok_or_else(|| io::Error::other(format!("{} has no parent directory", path.display())))?;
     fs::create_dir_all(dir)?;
-    let name = real.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = real
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".lathe-tmp");
@@ -231,7 +245,10 @@ mod tests {
         let doc = ed.read(&p).await.expect("read");
         assert_eq!(doc.text, "one\ntwo\n");
         assert_eq!(doc.format.line_ending, LineEnding::CrLf);
-        let out = ed.write(&p, req(Some(doc.stamp()), "one\n2\nthree\n")).await.expect("write");
+        let out = ed
+            .write(&p, req(Some(doc.stamp()), "one\n2\nthree\n"))
+            .await
+            .expect("write");
         assert_eq!(fs::read(&p).expect("read back"), b"one\r\n2\r\nthree\r\n");
         assert_eq!(out.changed_lines, Some((2, 3)));
         assert!(!out.in_buffer && out.saved);
@@ -246,12 +263,20 @@ mod tests {
         let ed = DiskEditor::new();
         let stamp = ed.read(&p).await.expect("read").stamp();
         fs::write(&p, "v2 by someone else\n").expect("write");
-        let err = ed.write(&p, req(Some(stamp.clone()), "mine\n")).await.unwrap_err();
+        let err = ed
+            .write(&p, req(Some(stamp.clone()), "mine\n"))
+            .await
+            .unwrap_err();
         assert_eq!(err, EditorError::Stale(p.clone()));
-        assert_eq!(fs::read_to_string(&p).expect("read"), "v2 by someone else\n");
+        assert_eq!(
+            fs::read_to_string(&p).expect("read"),
+            "v2 by someone else\n"
+        );
         // Same text rewritten (mtime moves, hash equal): not stale.
         fs::write(&p, "v1\n").expect("write");
-        ed.write(&p, req(Some(stamp), "mine\n")).await.expect("not stale");
+        ed.write(&p, req(Some(stamp), "mine\n"))
+            .await
+            .expect("not stale");
         assert_eq!(fs::read_to_string(&p).expect("read"), "mine\n");
     }
 
@@ -263,14 +288,27 @@ mod tests {
         let out = ed.write(&p, req(None, "x")).await.expect("create");
         assert_eq!(fs::read(&p).expect("read"), b"x");
         assert_eq!(out.changed_lines, Some((1, 1)));
-        assert_eq!(ed.write(&p, req(None, "y")).await.unwrap_err(), EditorError::AlreadyExists(p.clone()));
-        assert!(matches!(ed.read(&dir.path().join("deep")).await, Err(EditorError::IsDirectory(_))));
-        assert!(matches!(ed.read(&dir.path().join("nope")).await, Err(EditorError::NotFound(_))));
+        assert_eq!(
+            ed.write(&p, req(None, "y")).await.unwrap_err(),
+            EditorError::AlreadyExists(p.clone())
+        );
+        assert!(matches!(
+            ed.read(&dir.path().join("deep")).await,
+            Err(EditorError::IsDirectory(_))
+        ));
+        assert!(matches!(
+            ed.read(&dir.path().join("nope")).await,
+            Err(EditorError::NotFound(_))
+        ));
         let leftovers: Vec<_> = fs::read_dir(p.parent().expect("parent"))
             .expect("ls")
             .map(|e| e.expect("entry").file_name())
             .collect();
-        assert_eq!(leftovers, vec![std::ffi::OsString::from("new.txt")], "no temp file left behind");
+        assert_eq!(
+            leftovers,
+            vec![std::ffi::OsString::from("new.txt")],
+            "no temp file left behind"
+        );
     }
 
     #[cfg(unix)]
@@ -285,10 +323,18 @@ mod tests {
         symlink("real.sh", &link).expect("symlink");
         let ed = DiskEditor::new();
         let doc = ed.read(&link).await.expect("read");
-        ed.write(&link, req(Some(doc.stamp()), "echo 2\n")).await.expect("write");
-        assert!(fs::symlink_metadata(&link).expect("lstat").file_type().is_symlink());
+        ed.write(&link, req(Some(doc.stamp()), "echo 2\n"))
+            .await
+            .expect("write");
+        assert!(fs::symlink_metadata(&link)
+            .expect("lstat")
+            .file_type()
+            .is_symlink());
         assert_eq!(fs::read_to_string(&target).expect("read"), "echo 2\n");
-        assert_eq!(fs::metadata(&target).expect("stat").permissions().mode() & 0o777, 0o751);
+        assert_eq!(
+            fs::metadata(&target).expect("stat").permissions().mode() & 0o777,
+            0o751
+        );
     }
 
     #[cfg(unix)]
@@ -300,10 +346,19 @@ mod tests {
         symlink("a", dir.path().join("b")).expect("symlink");
         let ed = DiskEditor::new();
         let p = dir.path().join("a");
-        assert!(matches!(ed.read(&p).await, Err(EditorError::BadPath { .. })));
-        assert!(matches!(ed.write(&p, req(None, "x")).await, Err(EditorError::BadPath { .. })));
+        assert!(matches!(
+            ed.read(&p).await,
+            Err(EditorError::BadPath { .. })
+        ));
+        assert!(matches!(
+            ed.write(&p, req(None, "x")).await,
+            Err(EditorError::BadPath { .. })
+        ));
         let through = dir.path().join("a/inner.txt");
-        assert!(matches!(ed.read(&through).await, Err(EditorError::BadPath { .. }) | Err(EditorError::Io { .. })));
+        assert!(matches!(
+            ed.read(&through).await,
+            Err(EditorError::BadPath { .. }) | Err(EditorError::Io { .. })
+        ));
     }
 
     #[tokio::test]
@@ -313,7 +368,10 @@ mod tests {
         fs::write(&p, b"caf\xE9\n").expect("write");
         let ed = DiskEditor::new();
         let doc = ed.read(&p).await.expect("read");
-        let err = ed.write(&p, req(Some(doc.stamp()), "caf\u{e9} \u{2192}\n")).await.unwrap_err();
+        let err = ed
+            .write(&p, req(Some(doc.stamp()), "caf\u{e9} \u{2192}\n"))
+            .await
+            .unwrap_err();
         assert!(matches!(err, EditorError::Unencodable { .. }), "{err:?}");
         assert_eq!(fs::read(&p).expect("read"), b"caf\xE9\n");
     }

@@ -12,7 +12,11 @@ pub fn unified_diff(old: Option<&str>, new: &str, name: &str) -> String {
     if old.is_some() && before == new {
         return String::new();
     }
-    let from = if old.is_some() { format!("a/{name}") } else { "/dev/null".to_string() };
+    let from = if old.is_some() {
+        format!("a/{name}")
+    } else {
+        "/dev/null".to_string()
+    };
     TextDiff::from_lines(before, new)
         .unified_diff()
         .context_radius(3)
@@ -28,12 +32,18 @@ mod tests {
     #[test]
     fn edit_diff_has_headers_context_and_changes() {
         let d = unified_diff(Some("a\nb\nc\n"), "a\nB\nc\n", "src/x.txt");
-        assert_eq!(d, "--- a/src/x.txt\n+++ b/src/x.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
+        assert_eq!(
+            d,
+            "--- a/src/x.txt\n+++ b/src/x.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+        );
     }
 
     #[test]
     fn new_file_diff_and_equal_texts() {
-        assert_eq!(unified_diff(None, "x", "n.txt"), "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n");
+        assert_eq!(
+            unified_diff(None, "x", "n.txt"),
+            "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n"
+        );
         assert_eq!(unified_diff(Some("same\n"), "same\n", "s"), "");
     }
 }

@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use crate::editor::{Document, EditorError, LineEnding, TextFormat, WriteRequest};
 
 use super::diff::unified_diff;
-use super::file_common::{editor_error, is_stale, shown, snippet, BUFFER_LEFT_MODIFIED, FILE_STALE, SNIPPET_INTRO};
+use super::file_common::{
+    editor_error, is_stale, shown, snippet, BUFFER_LEFT_MODIFIED, FILE_STALE, SNIPPET_INTRO,
+};
 use super::file_state::ReadRecord;
 use super::numbered::split_lines;
 use super::template::{fill, plural};
@@ -40,7 +42,8 @@ pub const EDIT_NO_CHANGE: &str = "No changes to make: old_string and new_string 
 /// The file was never read.
 pub const EDIT_NOT_READ: &str = "{path} has not been read in this conversation. Read it first, then edit it: Edit needs to know the file's current text.";
 /// The file does not exist and `old_string` is not empty.
-pub const EDIT_FILE_NOT_FOUND: &str = "File does not exist: {path}. To create it, use Write, or Edit with an empty old_string.";
+pub const EDIT_FILE_NOT_FOUND: &str =
+    "File does not exist: {path}. To create it, use Write, or Edit with an empty old_string.";
 /// Empty `old_string` on a file with content.
 pub const EDIT_EMPTY_OLD_STRING: &str = "old_string is empty, but {path} already has content. An empty old_string only creates a new file or fills an empty one. Put the exact text to replace in old_string, or use Write to replace the whole file.";
 /// `old_string` is not in the file.
@@ -52,7 +55,8 @@ pub const EDIT_AMBIGUOUS: &str = "old_string matches {count} times in {path} (at
 /// Success with one replacement.
 pub const EDIT_APPLIED: &str = "The file {path} has been updated.";
 /// Success with `replace_all`.
-pub const EDIT_APPLIED_ALL: &str = "The file {path} has been updated: all {count} occurrences of old_string were replaced.";
+pub const EDIT_APPLIED_ALL: &str =
+    "The file {path} has been updated: all {count} occurrences of old_string were replaced.";
 /// Success creating a file (empty `old_string`).
 pub const EDIT_CREATED: &str = "Created {path} with new_string as its content ({lines}).";
 /// Note when the match needed quote folding.
@@ -101,7 +105,11 @@ fn line_list(lines: &[usize]) -> String {
     if lines.len() > 20 {
         parts.push("…".into());
     }
-    format!("{} {}", if lines.len() == 1 { "line" } else { "lines" }, parts.join(", "))
+    format!(
+        "{} {}",
+        if lines.len() == 1 { "line" } else { "lines" },
+        parts.join(", ")
+    )
 }
 
 /// `true` when every line of `s` starts like a `cat -n` prefix (optional
@@ -133,7 +141,9 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
                 quotes_folded: false,
             });
         }
-        Err(EditorError::NotFound(_)) => return Err(ToolError::new(fill(EDIT_FILE_NOT_FOUND, &[("path", &p)]))),
+        Err(EditorError::NotFound(_)) => {
+            return Err(ToolError::new(fill(EDIT_FILE_NOT_FOUND, &[("path", &p)])))
+        }
         Err(e) => return Err(editor_error(&ctx.root, &path, &e)),
     };
     if input.old_string.is_empty() {
@@ -152,22 +162,30 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
     check_read(&ctx.file_state.get(&path), &doc, &p, EDIT_NOT_READ)?;
     // The model sees CRLF files with \n; accept \r\n it may have copied anyway.
     let (old, new) = match doc.format.line_ending {
-        LineEnding::CrLf => (input.old_string.replace("\r\n", "\n"), input.new_string.replace("\r\n", "\n")),
+        LineEnding::CrLf => (
+            input.old_string.replace("\r\n", "\n"),
+            input.new_string.replace("\r\n", "\n"),
+        ),
         LineEnding::Lf => (input.old_string.clone(), input.new_string.clone()),
     };
-    let planned = text_match::plan(&doc.text, &old, &new, input.replace_all).map_err(|e| match e {
-        MatchError::NotFound => {
-            let mut msg = fill(EDIT_NOT_FOUND, &[("path", &p)]);
-            if has_line_number_prefixes(&old) {
-                msg.push_str(EDIT_LINE_NUMBER_HINT);
+    let planned =
+        text_match::plan(&doc.text, &old, &new, input.replace_all).map_err(|e| match e {
+            MatchError::NotFound => {
+                let mut msg = fill(EDIT_NOT_FOUND, &[("path", &p)]);
+                if has_line_number_prefixes(&old) {
+                    msg.push_str(EDIT_LINE_NUMBER_HINT);
+                }
+                ToolError::new(msg)
             }
-            ToolError::new(msg)
-        }
-        MatchError::Ambiguous { count, lines } => ToolError::new(fill(
-            EDIT_AMBIGUOUS,
-            &[("count", &count.to_string()), ("path", &p), ("lines", &line_list(&lines))],
-        )),
-    })?;
+            MatchError::Ambiguous { count, lines } => ToolError::new(fill(
+                EDIT_AMBIGUOUS,
+                &[
+                    ("count", &count.to_string()),
+                    ("path", &p),
+                    ("lines", &line_list(&lines)),
+                ],
+            )),
+        })?;
     let new_text = text_match::apply(&doc.text, &planned);
     if new_text == doc.text {
         return Err(ToolError::new(EDIT_NO_CHANGE));
@@ -183,10 +201,17 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
 /// The read-before-change rule shared by Edit and Write: a record must exist
 /// (`not_read` names the tool's message) and the document must not have moved
 /// on since (DESIGN.md §4).
-pub(crate) fn check_read(record: &Option<ReadRecord>, doc: &Document, shown_path: &str, not_read: &str) -> Result<(), ToolError> {
+pub(crate) fn check_read(
+    record: &Option<ReadRecord>,
+    doc: &Document,
+    shown_path: &str,
+    not_read: &str,
+) -> Result<(), ToolError> {
     match record {
         None => Err(ToolError::new(fill(not_read, &[("path", shown_path)]))),
-        Some(r) if is_stale(r, doc) => Err(ToolError::new(fill(FILE_STALE, &[("path", shown_path)]))),
+        Some(r) if is_stale(r, doc) => {
+            Err(ToolError::new(fill(FILE_STALE, &[("path", shown_path)])))
+        }
         Some(_) => Ok(()),
     }
 }
@@ -207,7 +232,11 @@ pub(crate) async fn commit(
         text: new_text.clone(),
         format: TextFormat::default(),
     };
-    let outcome = ctx.editor.write(path, req).await.map_err(|e| editor_error(&ctx.root, path, &e))?;
+    let outcome = ctx
+        .editor
+        .write(path, req)
+        .await
+        .map_err(|e| editor_error(&ctx.root, path, &e))?;
     ctx.file_state.record(
         path,
         ReadRecord {
@@ -225,7 +254,10 @@ pub(crate) async fn commit(
     }
     if outcome.in_buffer && !outcome.saved {
         out.push_str("\n\n");
-        out.push_str(&fill(BUFFER_LEFT_MODIFIED, &[("path", &shown(&ctx.root, path))]));
+        out.push_str(&fill(
+            BUFFER_LEFT_MODIFIED,
+            &[("path", &shown(&ctx.root, path))],
+        ));
     }
     Ok((out, split_lines(&new_text).len()))
 }
@@ -246,7 +278,9 @@ impl TypedTool for EditTool {
 
     fn normalize(&self, input: EditInput, ctx: &ToolContext) -> EditInput {
         EditInput {
-            file_path: paths::resolve(&ctx.root, &input.file_path).display().to_string(),
+            file_path: paths::resolve(&ctx.root, &input.file_path)
+                .display()
+                .to_string(),
             root: Some(ctx.root.clone()),
             ..input
         }
@@ -264,7 +298,11 @@ impl TypedTool for EditTool {
         let path = PathBuf::from(&input.file_path);
         let name = shown(&ctx.root, &path);
         let diff = match plan(input, ctx).await {
-            Ok(planned) => unified_diff(planned.doc.as_ref().map(|d| d.text.as_str()), &planned.new_text, &name),
+            Ok(planned) => unified_diff(
+                planned.doc.as_ref().map(|d| d.text.as_str()),
+                &planned.new_text,
+                &name,
+            ),
             Err(_) => String::new(),
         };
         PermissionPreview {
@@ -279,11 +317,30 @@ impl TypedTool for EditTool {
         let p = shown(&ctx.root, &path);
         let planned = plan(&input, ctx).await?;
         let headline = match (&planned.doc, input.replace_all) {
-            (None, _) => fill(EDIT_CREATED, &[("path", &p), ("lines", &plural(split_lines(&planned.new_text).len(), "line", "lines"))]),
-            (Some(_), true) => fill(EDIT_APPLIED_ALL, &[("path", &p), ("count", &planned.count.to_string())]),
+            (None, _) => fill(
+                EDIT_CREATED,
+                &[
+                    ("path", &p),
+                    (
+                        "lines",
+                        &plural(split_lines(&planned.new_text).len(), "line", "lines"),
+                    ),
+                ],
+            ),
+            (Some(_), true) => fill(
+                EDIT_APPLIED_ALL,
+                &[("path", &p), ("count", &planned.count.to_string())],
+            ),
             (Some(_), false) => fill(EDIT_APPLIED, &[("path", &p)]),
         };
-        let (mut text, _) = commit(ctx, &path, planned.doc.as_ref(), planned.new_text.clone(), headline).await?;
+        let (mut text, _) = commit(
+            ctx,
+            &path,
+            planned.doc.as_ref(),
+            planned.new_text.clone(),
+            headline,
+        )
+        .await?;
         if planned.quotes_folded {
             text.push_str("\n\n");
             text.push_str(EDIT_QUOTES_FOLDED);
@@ -322,14 +379,24 @@ mod tests {
         }
     }
 
-    async fn run(tool: Arc<dyn Tool>, ctx: &ToolContext, input: serde_json::Value) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        tool: Arc<dyn Tool>,
+        ctx: &ToolContext,
+        input: serde_json::Value,
+    ) -> Result<ToolOutput, ToolError> {
         let call = tool.clone().prepare(&input, ctx)?;
         tool.validate_input(&call, ctx).await?;
         tool.call(call, ctx).await
     }
 
     async fn read(ctx: &ToolContext, file: &str) {
-        run(Arc::new(ReadTool), ctx, serde_json::json!({ "file_path": file })).await.expect("read");
+        run(
+            Arc::new(ReadTool),
+            ctx,
+            serde_json::json!({ "file_path": file }),
+        )
+        .await
+        .expect("read");
     }
 
     async fn edit(ctx: &ToolContext, input: serde_json::Value) -> Result<ToolOutput, ToolError> {
@@ -347,7 +414,10 @@ mod tests {
         assert_eq!(EDIT_AMBIGUOUS, "old_string matches {count} times in {path} (at {lines}), but replace_all is false. To change every occurrence, set replace_all to true; to change one, add surrounding lines to old_string so that it matches exactly once.");
         assert_eq!(EDIT_APPLIED, "The file {path} has been updated.");
         assert_eq!(EDIT_APPLIED_ALL, "The file {path} has been updated: all {count} occurrences of old_string were replaced.");
-        assert_eq!(EDIT_CREATED, "Created {path} with new_string as its content ({lines}).");
+        assert_eq!(
+            EDIT_CREATED,
+            "Created {path} with new_string as its content ({lines})."
+        );
         assert_eq!(EDIT_QUOTES_FOLDED, "Note: old_string matched only after treating typographic quotes (‘ ’ “ ”) as straight quotes; new_string was written in the file's quote style.");
         assert!(EDIT_DESCRIPTION.contains("You must use the Read tool"));
     }
@@ -355,30 +425,48 @@ mod tests {
     #[test]
     fn schema_fields_and_default() {
         let s = schema_for::<EditInput>();
-        assert_eq!(s["properties"]["old_string"]["description"], "The text to replace");
+        assert_eq!(
+            s["properties"]["old_string"]["description"],
+            "The text to replace"
+        );
         assert_eq!(s["properties"]["replace_all"]["type"], "boolean");
         assert_eq!(s["properties"]["replace_all"]["default"], false);
-        assert_eq!(s["required"], serde_json::json!(["file_path", "old_string", "new_string"]));
+        assert_eq!(
+            s["required"],
+            serde_json::json!(["file_path", "old_string", "new_string"])
+        );
         assert!(s["properties"].get("root").is_none());
     }
 
     #[tokio::test]
     async fn full_result_text_and_file_state_update() {
         let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("g.py"), "def greet():\n    print('Helo')\n").expect("write");
+        std::fs::write(dir.path().join("g.py"), "def greet():\n    print('Helo')\n")
+            .expect("write");
         let c = ctx(dir.path());
         read(&c, "g.py").await;
-        let out = edit(&c, serde_json::json!({"file_path": "g.py", "old_string": "Helo", "new_string": "Hello"}))
-            .await
-            .expect("edit");
+        let out = edit(
+            &c,
+            serde_json::json!({"file_path": "g.py", "old_string": "Helo", "new_string": "Hello"}),
+        )
+        .await
+        .expect("edit");
         assert_eq!(
             out.content.as_text(),
             "The file g.py has been updated. Here is the result of running `cat -n` on a snippet of the edited file:\n     1\tdef greet():\n     2\t    print('Hello')"
         );
         assert_eq!(out.summary, "1 replacement");
         // A second edit needs no new Read.
-        edit(&c, serde_json::json!({"file_path": "g.py", "old_string": "Hello", "new_string": "Hi"})).await.expect("second edit");
-        assert_eq!(std::fs::read_to_string(dir.path().join("g.py")).expect("read"), "def greet():\n    print('Hi')\n");
+        edit(
+            &c,
+            serde_json::json!({"file_path": "g.py", "old_string": "Hello", "new_string": "Hi"}),
+        )
+        .await
+        .expect("second edit");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("g.py")).expect("read"),
+            "def greet():\n    print('Hi')\n"
+        );
     }
 
     #[tokio::test]
@@ -387,7 +475,8 @@ mod tests {
         let f = dir.path().join("a.txt");
         std::fs::write(&f, "alpha\n").expect("write");
         let c = ctx(dir.path());
-        let input = serde_json::json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"});
+        let input =
+            serde_json::json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"});
         assert_eq!(
             edit(&c, input.clone()).await.expect_err("not read").message,
             "a.txt has not been read in this conversation. Read it first, then edit it: Edit needs to know the file's current text."
@@ -399,10 +488,16 @@ mod tests {
             edit(&c, input.clone()).await.expect_err("stale").message,
             "a.txt has been modified since you last read it (by the user or another program), so nothing was changed. Read it again, then retry with its current text."
         );
-        assert_eq!(std::fs::read_to_string(&f).expect("read"), "alpha changed by user\n");
+        assert_eq!(
+            std::fs::read_to_string(&f).expect("read"),
+            "alpha changed by user\n"
+        );
         read(&c, "a.txt").await;
         edit(&c, input).await.expect("after re-read");
-        assert_eq!(std::fs::read_to_string(&f).expect("read"), "beta changed by user\n");
+        assert_eq!(
+            std::fs::read_to_string(&f).expect("read"),
+            "beta changed by user\n"
+        );
     }
 
     #[tokio::test]
@@ -414,36 +509,61 @@ mod tests {
         let tool: Arc<dyn Tool> = Arc::new(EditTool);
         let call = tool
             .clone()
-            .prepare(&serde_json::json!({"file_path": "a.txt", "old_string": "1", "new_string": "2"}), &c)
+            .prepare(
+                &serde_json::json!({"file_path": "a.txt", "old_string": "1", "new_string": "2"}),
+                &c,
+            )
             .expect("prepare");
         tool.validate_input(&call, &c).await.expect("valid");
         let preview = tool.permission_preview(&call, &c).await;
         assert_eq!(preview.title, "Edit a.txt");
-        assert_eq!(preview.diff, "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x = 1\n+x = 2\n");
+        assert_eq!(
+            preview.diff,
+            "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+        );
         assert_eq!(preview.path, Some(dir.path().join("a.txt")));
         assert_eq!(tool.describe(&call), "a.txt");
         assert!(!tool.is_read_only(&call) && !tool.is_concurrency_safe(&call));
-        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).expect("read"), "x = 1\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).expect("read"),
+            "x = 1\n"
+        );
     }
 
     #[tokio::test]
     async fn empty_old_string_creates_or_fills_and_line_number_hint() {
         let dir = tempfile::tempdir().expect("tempdir");
         let c = ctx(dir.path());
-        let out = edit(&c, serde_json::json!({"file_path": "new/n.txt", "old_string": "", "new_string": "hi\n"}))
-            .await
-            .expect("create");
-        assert_eq!(out.content.as_text(), "Created new/n.txt with new_string as its content (1 line).");
+        let out = edit(
+            &c,
+            serde_json::json!({"file_path": "new/n.txt", "old_string": "", "new_string": "hi\n"}),
+        )
+        .await
+        .expect("create");
+        assert_eq!(
+            out.content.as_text(),
+            "Created new/n.txt with new_string as its content (1 line)."
+        );
         std::fs::write(dir.path().join("empty.txt"), "").expect("write");
-        edit(&c, serde_json::json!({"file_path": "empty.txt", "old_string": "", "new_string": "filled"}))
-            .await
-            .expect("fill empty");
-        assert_eq!(std::fs::read_to_string(dir.path().join("empty.txt")).expect("read"), "filled");
+        edit(
+            &c,
+            serde_json::json!({"file_path": "empty.txt", "old_string": "", "new_string": "filled"}),
+        )
+        .await
+        .expect("fill empty");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("empty.txt")).expect("read"),
+            "filled"
+        );
         read(&c, "new/n.txt").await;
         let err = edit(&c, serde_json::json!({"file_path": "new/n.txt", "old_string": "     1\thi", "new_string": "x"}))
             .await
             .expect_err("prefix");
-        assert!(err.message.ends_with(EDIT_LINE_NUMBER_HINT), "{}", err.message);
+        assert!(
+            err.message.ends_with(EDIT_LINE_NUMBER_HINT),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

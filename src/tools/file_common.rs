@@ -18,7 +18,8 @@ pub const FILE_NOT_FOUND: &str = "File does not exist: {path}. Check the path; r
 /// The path is a directory.
 pub const FILE_IS_DIRECTORY: &str = "{path} is a directory, not a file. Use Glob to list the files in it, then use one of those paths.";
 /// The file holds bytes that are not text.
-pub const FILE_NOT_TEXT: &str = "{path} is not a text file ({kind}, {size} bytes); this tool only works on text files.";
+pub const FILE_NOT_TEXT: &str =
+    "{path} is not a text file ({kind}, {size} bytes); this tool only works on text files.";
 /// The new text has characters the file's encoding cannot store.
 pub const FILE_UNENCODABLE: &str = "The new text cannot be saved in {path}, whose encoding is {encoding}: {detail} has no {encoding} form. Nothing was written. Use only characters that exist in {encoding} (for example an ASCII spelling or an escape sequence).";
 /// A file appeared where a new one was to be created.
@@ -26,15 +27,17 @@ pub const FILE_ALREADY_EXISTS: &str = "{path} was created by someone else while 
 /// The buffer refuses changes.
 pub const FILE_NOT_MODIFIABLE: &str = "The Neovim buffer of {path} cannot be modified ({detail}), so nothing was changed. Ask the user to make it modifiable.";
 /// The path cannot be resolved (symlink loop, a file used as a directory, …).
-pub const FILE_BAD_PATH: &str = "Cannot resolve the path {path}: {detail}. If it goes through a symlink, check where the link points (a symlink loop cannot be followed).";
+pub const FILE_BAD_PATH: &str = "Cannot resolve the path {path}: {detail}. Check where the symlinks on that path point, or use the real file's path.";
 /// Any other I/O failure.
 pub const FILE_IO_ERROR: &str = "Could not access {path}: {detail}. Nothing was changed.";
 /// Neovim or the bridge to it is gone.
-pub const EDITOR_UNAVAILABLE: &str = "The editor is not available ({detail}), so nothing was changed. Try the call again.";
+pub const EDITOR_UNAVAILABLE: &str =
+    "The editor is not available ({detail}), so nothing was changed. Try the call again.";
 /// After a change to a buffer that had unsaved user changes.
 pub const BUFFER_LEFT_MODIFIED: &str = "Note: {path} is open in Neovim with unsaved changes by the user, so the change was made in the buffer and the buffer was left modified (not written to disk). The user decides when to save.";
 /// Cat-n snippet after Edit/Write.
-pub const SNIPPET_INTRO: &str = "Here is the result of running `cat -n` on a snippet of the edited file:";
+pub const SNIPPET_INTRO: &str =
+    "Here is the result of running `cat -n` on a snippet of the edited file:";
 /// When a snippet was cut because the changed span is long.
 pub const SNIPPET_CUT: &str = "[… {count} more changed lines not shown; Read the file to see them]";
 
@@ -54,18 +57,27 @@ pub fn shown(root: &Path, path: &Path) -> String {
 pub fn editor_error(root: &Path, path: &Path, err: &EditorError) -> ToolError {
     let p = shown(root, path);
     let msg = match err {
-        EditorError::NotFound(_) => fill(FILE_NOT_FOUND, &[("path", &p), ("root", &root.display().to_string())]),
+        EditorError::NotFound(_) => fill(
+            FILE_NOT_FOUND,
+            &[("path", &p), ("root", &root.display().to_string())],
+        ),
         EditorError::IsDirectory(_) => fill(FILE_IS_DIRECTORY, &[("path", &p)]),
-        EditorError::NotText { kind, size, .. } => {
-            fill(FILE_NOT_TEXT, &[("path", &p), ("kind", kind), ("size", &size.to_string())])
-        }
-        EditorError::Unencodable { encoding, detail } => {
-            fill(FILE_UNENCODABLE, &[("path", &p), ("encoding", encoding), ("detail", detail)])
-        }
+        EditorError::NotText { kind, size, .. } => fill(
+            FILE_NOT_TEXT,
+            &[("path", &p), ("kind", kind), ("size", &size.to_string())],
+        ),
+        EditorError::Unencodable { encoding, detail } => fill(
+            FILE_UNENCODABLE,
+            &[("path", &p), ("encoding", encoding), ("detail", detail)],
+        ),
         EditorError::Stale(_) => fill(FILE_STALE, &[("path", &p)]),
         EditorError::AlreadyExists(_) => fill(FILE_ALREADY_EXISTS, &[("path", &p)]),
-        EditorError::NotModifiable(detail) => fill(FILE_NOT_MODIFIABLE, &[("path", &p), ("detail", detail)]),
-        EditorError::BadPath { detail, .. } => fill(FILE_BAD_PATH, &[("path", &p), ("detail", detail)]),
+        EditorError::NotModifiable(detail) => {
+            fill(FILE_NOT_MODIFIABLE, &[("path", &p), ("detail", detail)])
+        }
+        EditorError::BadPath { detail, .. } => {
+            fill(FILE_BAD_PATH, &[("path", &p), ("detail", detail)])
+        }
         EditorError::Io { detail, .. } => fill(FILE_IO_ERROR, &[("path", &p), ("detail", detail)]),
         EditorError::Unavailable(detail) => fill(EDITOR_UNAVAILABLE, &[("detail", detail)]),
     };
@@ -85,7 +97,11 @@ pub fn snippet(text: &str, changed: (usize, usize)) -> String {
     if lines.is_empty() {
         return String::new();
     }
-    let first = changed.0.saturating_sub(SNIPPET_CONTEXT).max(1).min(lines.len());
+    let first = changed
+        .0
+        .saturating_sub(SNIPPET_CONTEXT)
+        .max(1)
+        .min(lines.len());
     let last = (changed.1 + SNIPPET_CONTEXT).min(lines.len()).max(first);
     let end = last.min(first + SNIPPET_MAX_LINES - 1);
     let numbered = number_lines(&lines[first - 1..end], first, SNIPPET_BUDGET);
@@ -93,7 +109,11 @@ pub fn snippet(text: &str, changed: (usize, usize)) -> String {
     if hidden == 0 {
         numbered.text
     } else {
-        format!("{}\n{}", numbered.text, fill(SNIPPET_CUT, &[("count", &hidden.to_string())]))
+        format!(
+            "{}\n{}",
+            numbered.text,
+            fill(SNIPPET_CUT, &[("count", &hidden.to_string())])
+        )
     }
 }
 
@@ -137,10 +157,13 @@ mod tests {
         );
         assert_eq!(
             msg(EditorError::BadPath { path: path.clone(), detail: "loop".into() }),
-            "Cannot resolve the path src/a.rs: loop. If it goes through a symlink, check where the link points (a symlink loop cannot be followed)."
+            "Cannot resolve the path src/a.rs: loop. Check where the symlinks on that path point, or use the real file's path."
         );
         assert_eq!(
-            msg(EditorError::Io { path: path.clone(), detail: "Permission denied (os error 13)".into() }),
+            msg(EditorError::Io {
+                path: path.clone(),
+                detail: "Permission denied (os error 13)".into()
+            }),
             "Could not access src/a.rs: Permission denied (os error 13). Nothing was changed."
         );
         assert_eq!(
@@ -151,8 +174,14 @@ mod tests {
             BUFFER_LEFT_MODIFIED,
             "Note: {path} is open in Neovim with unsaved changes by the user, so the change was made in the buffer and the buffer was left modified (not written to disk). The user decides when to save."
         );
-        assert_eq!(SNIPPET_INTRO, "Here is the result of running `cat -n` on a snippet of the edited file:");
-        assert_eq!(SNIPPET_CUT, "[… {count} more changed lines not shown; Read the file to see them]");
+        assert_eq!(
+            SNIPPET_INTRO,
+            "Here is the result of running `cat -n` on a snippet of the edited file:"
+        );
+        assert_eq!(
+            SNIPPET_CUT,
+            "[… {count} more changed lines not shown; Read the file to see them]"
+        );
     }
 
     #[test]

@@ -43,7 +43,10 @@ pub fn number_lines(lines: &[&str], first: usize, budget: usize) -> Numbered {
         match line.char_indices().nth(MAX_LINE_CHARS) {
             Some((end, _)) => {
                 entry.push_str(&line[..end]);
-                entry.push_str(&fill(LINE_CUT_MARKER, &[("total", &line.chars().count().to_string())]));
+                entry.push_str(&fill(
+                    LINE_CUT_MARKER,
+                    &[("total", &line.chars().count().to_string())],
+                ));
                 cut += 1;
             }
             None => entry.push_str(line),
@@ -57,7 +60,11 @@ pub fn number_lines(lines: &[&str], first: usize, budget: usize) -> Numbered {
         out.push_str(&entry);
         shown += 1;
     }
-    Numbered { text: out, shown, cut }
+    Numbered {
+        text: out,
+        shown,
+        cut,
+    }
 }
 
 #[cfg(test)]
@@ -89,14 +96,20 @@ mod tests {
         let line = "é".repeat(MAX_LINE_CHARS + 5);
         let n = number_lines(&[&line], 1, usize::MAX);
         assert_eq!(n.cut, 1);
-        let expected = format!("     1\t{}… [line cut: 2005 chars in full]", "é".repeat(MAX_LINE_CHARS));
+        let expected = format!(
+            "     1\t{}… [line cut: 2005 chars in full]",
+            "é".repeat(MAX_LINE_CHARS)
+        );
         assert_eq!(n.text, expected);
     }
 
     #[test]
     fn budget_stops_early_but_shows_one_line() {
         let n = number_lines(&["aaaa", "bbbb", "cccc"], 1, 25);
-        assert_eq!((n.shown, n.text.as_str()), (2, "     1\taaaa\n     2\tbbbb"));
+        assert_eq!(
+            (n.shown, n.text.as_str()),
+            (2, "     1\taaaa\n     2\tbbbb")
+        );
         assert_eq!(number_lines(&["long line"], 1, 3).shown, 1);
     }
 }

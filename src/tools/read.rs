@@ -51,7 +51,7 @@ pub const READ_EMPTY_FILE: &str = "{path}: empty file. It exists but has no cont
 /// Result when `offset` is beyond the last line.
 pub const READ_PAST_END: &str = "offset {offset} is past the end ({total}) of {path}. Call Read with a smaller offset, or without offset to read from the start.";
 /// Result when the same range of the same text was read before.
-pub const READ_UNCHANGED: &str = "File unchanged since your last read of {path} (lines {first}-{last}). The content of that earlier Read result is still current; refer to it instead of reading again.";
+pub const READ_UNCHANGED: &str = "File unchanged since your last read of {path} ({lines}). The content of that earlier Read result is still current; refer to it instead of reading again.";
 /// Trailer when some shown lines were cut.
 pub const READ_LINES_CUT: &str = "[{count} longer than {max} characters cut (marked with \"… [line cut\"). Use Grep to search their full text.]";
 /// Trailer when the file goes on after the shown lines.
@@ -84,19 +84,42 @@ pub struct ReadInput {
 pub struct ReadTool;
 
 impl ReadTool {
-    async fn read_image(&self, path: &std::path::Path, shown_path: &str, kind: &str, size: u64) -> Result<ToolOutput, ToolError> {
-        let binary = || ToolError::new(fill(READ_BINARY, &[("path", shown_path), ("kind", kind), ("size", &size.to_string())]));
+    async fn read_image(
+        &self,
+        path: &std::path::Path,
+        shown_path: &str,
+        kind: &str,
+        size: u64,
+    ) -> Result<ToolOutput, ToolError> {
+        let binary = || {
+            ToolError::new(fill(
+                READ_BINARY,
+                &[
+                    ("path", shown_path),
+                    ("kind", kind),
+                    ("size", &size.to_string()),
+                ],
+            ))
+        };
         if !kind.ends_with(" image") {
             return Err(binary());
         }
         if size > MAX_IMAGE_BYTES {
             return Err(ToolError::new(fill(
                 READ_IMAGE_TOO_LARGE,
-                &[("path", shown_path), ("kind", kind), ("size", &size.to_string()), ("max", &MAX_IMAGE_BYTES.to_string())],
+                &[
+                    ("path", shown_path),
+                    ("kind", kind),
+                    ("size", &size.to_string()),
+                    ("max", &MAX_IMAGE_BYTES.to_string()),
+                ],
             )));
         }
         let bytes = tokio::fs::read(path).await.map_err(|e| {
-            ToolError::new(fill(super::file_common::FILE_IO_ERROR, &[("path", shown_path), ("detail", &e.to_string())]))
+            ToolError::new(fill(
+                super::file_common::FILE_IO_ERROR,
+                &[("path", shown_path), ("detail", &e.to_string())],
+            ))
         })?;
         let media_type = codec::image_media_type(&bytes).ok_or_else(binary)?;
         Ok(ToolOutput {
@@ -126,7 +149,10 @@ pub fn render(text: &str, first: usize, limit: usize) -> (String, usize) {
         out.push_str("\n\n");
         out.push_str(&fill(
             READ_LINES_CUT,
-            &[("count", &plural(numbered.cut, "line", "lines")), ("max", &MAX_LINE_CHARS.to_string())],
+            &[
+                ("count", &plural(numbered.cut, "line", "lines")),
+                ("max", &MAX_LINE_CHARS.to_string()),
+            ],
         ));
     }
     if last < total {
@@ -160,7 +186,9 @@ impl TypedTool for ReadTool {
 
     fn normalize(&self, input: ReadInput, ctx: &ToolContext) -> ReadInput {
         ReadInput {
-            file_path: paths::resolve(&ctx.root, &input.file_path).display().to_string(),
+            file_path: paths::resolve(&ctx.root, &input.file_path)
+                .display()
+                .to_string(),
             root: Some(ctx.root.clone()),
             ..input
         }
@@ -170,7 +198,11 @@ impl TypedTool for ReadTool {
         Some(PathBuf::from(&input.file_path))
     }
 
-    async fn validate_input(&self, _input: &ReadInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+    async fn validate_input(
+        &self,
+        _input: &ReadInput,
+        _ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
         // Every failure of Read depends on the file at call time; `call` reports it.
         Ok(())
     }
@@ -189,20 +221,36 @@ impl TypedTool for ReadTool {
         let p = shown(&ctx.root, &path);
         let doc = match ctx.editor.read(&path).await {
             Ok(doc) => doc,
-            Err(EditorError::NotText { kind, size, .. }) => return self.read_image(&path, &p, &kind, size).await,
+            Err(EditorError::NotText { kind, size, .. }) => {
+                return self.read_image(&path, &p, &kind, size).await
+            }
             Err(e) => return Err(editor_error(&ctx.root, &path, &e)),
         };
         let first = input.offset.unwrap_or(1).max(1);
         let limit = input.limit.unwrap_or(DEFAULT_LIMIT).max(1);
         let total = split_lines(&doc.text).len();
         if total == 0 {
-            ctx.file_state.record(&path, ReadRecord { stamp: doc.stamp(), offset: Some(first), limit: input.limit });
-            return Ok(ToolOutput::text(fill(READ_EMPTY_FILE, &[("path", &p)]), "empty file"));
+            ctx.file_state.record(
+                &path,
+                ReadRecord {
+                    stamp: doc.stamp(),
+                    offset: Some(first),
+                    limit: input.limit,
+                },
+            );
+            return Ok(ToolOutput::text(
+                fill(READ_EMPTY_FILE, &[("path", &p)]),
+                "empty file",
+            ));
         }
         if first > total {
             let msg = fill(
                 READ_PAST_END,
-                &[("offset", &first.to_string()), ("total", &plural(total, "line", "lines")), ("path", &p)],
+                &[
+                    ("offset", &first.to_string()),
+                    ("total", &plural(total, "line", "lines")),
+                    ("path", &p),
+                ],
             );
             return Ok(ToolOutput::text(msg, "offset past the end"));
         }
@@ -210,11 +258,27 @@ impl TypedTool for ReadTool {
         let (text, shown_lines) = render(&doc.text, first, limit);
         let last = first + shown_lines - 1;
         let previous = ctx.file_state.get(&path);
-        if previous.is_some_and(|r| r.offset == Some(first) && r.limit == input.limit && r.stamp.hash == TextHash::of(&doc.text)) {
-            let msg = fill(READ_UNCHANGED, &[("path", &p), ("first", &first.to_string()), ("last", &last.to_string())]);
+        if previous.is_some_and(|r| {
+            r.offset == Some(first)
+                && r.limit == input.limit
+                && r.stamp.hash == TextHash::of(&doc.text)
+        }) {
+            let lines = if first == last {
+                format!("line {first}")
+            } else {
+                format!("lines {first}-{last}")
+            };
+            let msg = fill(READ_UNCHANGED, &[("path", &p), ("lines", &lines)]);
             return Ok(ToolOutput::text(msg, "unchanged since last read"));
         }
-        ctx.file_state.record(&path, ReadRecord { stamp, offset: Some(first), limit: input.limit });
+        ctx.file_state.record(
+            &path,
+            ReadRecord {
+                stamp,
+                offset: Some(first),
+                limit: input.limit,
+            },
+        );
         let summary = if first == 1 && last == total {
             plural(total, "line", "lines")
         } else {
@@ -265,9 +329,12 @@ mod tests {
 
     #[test]
     fn golden_constants() {
-        assert_eq!(READ_EMPTY_FILE, "{path}: empty file. It exists but has no content (0 lines).");
+        assert_eq!(
+            READ_EMPTY_FILE,
+            "{path}: empty file. It exists but has no content (0 lines)."
+        );
         assert_eq!(READ_PAST_END, "offset {offset} is past the end ({total}) of {path}. Call Read with a smaller offset, or without offset to read from the start.");
-        assert_eq!(READ_UNCHANGED, "File unchanged since your last read of {path} (lines {first}-{last}). The content of that earlier Read result is still current; refer to it instead of reading again.");
+        assert_eq!(READ_UNCHANGED, "File unchanged since your last read of {path} ({lines}). The content of that earlier Read result is still current; refer to it instead of reading again.");
         assert_eq!(READ_LINES_CUT, "[{count} longer than {max} characters cut (marked with \"… [line cut\"). Use Grep to search their full text.]");
         assert_eq!(READ_CONTINUES, "[Showing lines {first}-{last} of {total}. The file continues: call Read with offset={next} to read more.]");
         assert_eq!(READ_BINARY, "{path} is a binary file ({kind}, {size} bytes), so Read does not show its bytes. Read shows text files and images (PNG, JPEG, GIF, WebP).");
@@ -278,11 +345,20 @@ mod tests {
     #[test]
     fn schema_describes_fields_and_rejects_unknown() {
         let s = schema_for::<ReadInput>();
-        assert_eq!(s["properties"]["file_path"]["description"], "The absolute path to the file to read");
+        assert_eq!(
+            s["properties"]["file_path"]["description"],
+            "The absolute path to the file to read"
+        );
         assert_eq!(s["required"], serde_json::json!(["file_path"]));
         assert_eq!(s["additionalProperties"], false);
-        assert!(s["properties"].get("root").is_none(), "internal field leaked into the schema");
-        assert!(serde_json::from_value::<ReadInput>(serde_json::json!({"file_path": "a", "root": "/"})).is_err());
+        assert!(
+            s["properties"].get("root").is_none(),
+            "internal field leaked into the schema"
+        );
+        assert!(serde_json::from_value::<ReadInput>(
+            serde_json::json!({"file_path": "a", "root": "/"})
+        )
+        .is_err());
     }
 
     #[tokio::test]
@@ -290,7 +366,16 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("abc.txt"), "a\nb\nc").expect("write");
         let c = ctx(dir.path());
-        assert_eq!(text(read(&c, serde_json::json!({"file_path": "abc.txt", "offset": 3, "limit": 1})).await), "     3\tc");
+        assert_eq!(
+            text(
+                read(
+                    &c,
+                    serde_json::json!({"file_path": "abc.txt", "offset": 3, "limit": 1})
+                )
+                .await
+            ),
+            "     3\tc"
+        );
         assert_eq!(
             text(read(&c, serde_json::json!({"file_path": "abc.txt", "limit": 2})).await),
             "     1\ta\n     2\tb\n\n[Showing lines 1-2 of 3. The file continues: call Read with offset=3 to read more.]"
@@ -307,10 +392,19 @@ mod tests {
         assert_eq!(text(read(&c, input.clone()).await), "     1\tone");
         assert_eq!(
             text(read(&c, input.clone()).await),
-            "File unchanged since your last read of a.txt (lines 1-1). The content of that earlier Read result is still current; refer to it instead of reading again."
+            "File unchanged since your last read of a.txt (line 1). The content of that earlier Read result is still current; refer to it instead of reading again."
         );
         // Another range is not "unchanged".
-        assert_eq!(text(read(&c, serde_json::json!({"file_path": "a.txt", "offset": 1, "limit": 5})).await), "     1\tone");
+        assert_eq!(
+            text(
+                read(
+                    &c,
+                    serde_json::json!({"file_path": "a.txt", "offset": 1, "limit": 5})
+                )
+                .await
+            ),
+            "     1\tone"
+        );
         std::fs::write(&f, "two\n").expect("write");
         assert_eq!(text(read(&c, input).await), "     1\ttwo");
         let rec = c.file_state.get(&f).expect("recorded");
@@ -320,13 +414,28 @@ mod tests {
     #[tokio::test]
     async fn png_comes_back_as_image_block() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+        let png =
+            b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
         std::fs::write(dir.path().join("dot.png"), png).expect("write");
-        let out = read(&ctx(dir.path()), serde_json::json!({"file_path": "dot.png"})).await.expect("image");
-        let ToolResultContent::Blocks(blocks) = out.content else { panic!("not blocks") };
-        let ContentBlock::Image { source } = &blocks[0] else { panic!("not an image") };
+        let out = read(
+            &ctx(dir.path()),
+            serde_json::json!({"file_path": "dot.png"}),
+        )
+        .await
+        .expect("image");
+        let ToolResultContent::Blocks(blocks) = out.content else {
+            panic!("not blocks")
+        };
+        let ContentBlock::Image { source } = &blocks[0] else {
+            panic!("not an image")
+        };
         assert_eq!(source.media_type, "image/png");
-        assert_eq!(base64::engine::general_purpose::STANDARD.decode(&source.data).expect("b64"), png);
+        assert_eq!(
+            base64::engine::general_purpose::STANDARD
+                .decode(&source.data)
+                .expect("b64"),
+            png
+        );
         assert_eq!(out.summary, "PNG image, 33 bytes");
     }
 
@@ -334,7 +443,9 @@ mod tests {
     async fn binary_gets_a_notice_not_bytes() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("x.bin"), b"\x7FELF\x02\x01\0\0").expect("write");
-        let err = read(&ctx(dir.path()), serde_json::json!({"file_path": "x.bin"})).await.expect_err("binary");
+        let err = read(&ctx(dir.path()), serde_json::json!({"file_path": "x.bin"}))
+            .await
+            .expect_err("binary");
         assert_eq!(
             err.message,
             "x.bin is a binary file (ELF executable, 8 bytes), so Read does not show its bytes. Read shows text files and images (PNG, JPEG, GIF, WebP)."
@@ -356,15 +467,28 @@ mod tests {
         let text = format!("{}\n", "y".repeat(1500)).repeat(200);
         let (out, shown) = render(&text, 1, DEFAULT_LIMIT);
         assert!(shown < 200 && out.len() <= MAX_OUTPUT_BYTES + 200);
-        assert!(out.ends_with(&format!("call Read with offset={} to read more.]", shown + 1)));
+        assert!(out.ends_with(&format!(
+            "call Read with offset={} to read more.]",
+            shown + 1
+        )));
     }
 
     #[test]
     fn describe_is_root_relative_after_normalize() {
         let c = ctx(std::path::Path::new("/proj"));
-        let input = TypedTool::normalize(&ReadTool, ReadInput { file_path: "src/a.rs".into(), ..Default::default() }, &c);
+        let input = TypedTool::normalize(
+            &ReadTool,
+            ReadInput {
+                file_path: "src/a.rs".into(),
+                ..Default::default()
+            },
+            &c,
+        );
         assert_eq!(input.file_path, "/proj/src/a.rs");
         assert_eq!(TypedTool::describe(&ReadTool, &input), "src/a.rs");
-        assert!(TypedTool::is_read_only(&ReadTool, &input) && TypedTool::is_concurrency_safe(&ReadTool, &input));
+        assert!(
+            TypedTool::is_read_only(&ReadTool, &input)
+                && TypedTool::is_concurrency_safe(&ReadTool, &input)
+        );
     }
 }

@@ -6,9 +6,11 @@
 /// `template` with every `{key}` replaced by its value, in the given order.
 /// Unknown placeholders stay as they are.
 pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
-    values.iter().fold(template.to_string(), |acc, (key, value)| {
-        acc.replace(&format!("{{{key}}}"), value)
-    })
+    values
+        .iter()
+        .fold(template.to_string(), |acc, (key, value)| {
+            acc.replace(&format!("{{{key}}}"), value)
+        })
 }
 
 /// `1 line` / `3 lines`: a count with its noun, singular for exactly one.
@@ -22,7 +24,10 @@ mod tests {
 
     #[test]
     fn fills_named_placeholders() {
-        assert_eq!(fill("{a} and {b} and {a}", &[("a", "x"), ("b", "y")]), "x and y and x");
+        assert_eq!(
+            fill("{a} and {b} and {a}", &[("a", "x"), ("b", "y")]),
+            "x and y and x"
+        );
         assert_eq!(fill("{missing}", &[]), "{missing}");
         assert_eq!(plural(1, "line", "lines"), "1 line");
         assert_eq!(plural(0, "line", "lines"), "0 lines");

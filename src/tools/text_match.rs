@@ -106,7 +106,12 @@ pub fn plan(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Plan,
 }
 
 /// The ranges to replace among `starts` (occurrences of `old` in `text`).
-fn choose(text: &str, old: &str, starts: &[usize], replace_all: bool) -> Result<Vec<Range<usize>>, MatchError> {
+fn choose(
+    text: &str,
+    old: &str,
+    starts: &[usize],
+    replace_all: bool,
+) -> Result<Vec<Range<usize>>, MatchError> {
     if replace_all {
         let mut ranges: Vec<Range<usize>> = Vec::new();
         for &s in starts {
@@ -116,7 +121,7 @@ fn choose(text: &str, old: &str, starts: &[usize], replace_all: bool) -> Result<
         }
         Ok(ranges)
     } else if starts.len() == 1 {
-        Ok(vec![starts[0]..starts[0] + old.len()])
+        Ok(std::iter::once(starts[0]..starts[0] + old.len()).collect())
     } else {
         let mut lines: Vec<usize> = starts.iter().map(|&s| line_of(text, s)).collect();
         lines.dedup();
@@ -169,7 +174,13 @@ pub fn quote_style_of(matched: &str, new: &str) -> String {
     let curly_double = matched.contains([LEFT_DOUBLE, RIGHT_DOUBLE]);
     let curly_single = matched.contains([LEFT_SINGLE, RIGHT_SINGLE]);
     let chars: Vec<char> = new.chars().collect();
-    let opening = |i: usize| i == 0 || matches!(chars[i - 1], ' ' | '\t' | '\n' | '\r' | '(' | '[' | '{' | '\u{2014}' | '\u{2013}');
+    let opening = |i: usize| {
+        i == 0
+            || matches!(
+                chars[i - 1],
+                ' ' | '\t' | '\n' | '\r' | '(' | '[' | '{' | '\u{2014}' | '\u{2013}'
+            )
+    };
     chars
         .iter()
         .enumerate()
@@ -182,7 +193,10 @@ pub fn quote_style_of(matched: &str, new: &str) -> String {
                 }
             }
             '\'' if curly_single => {
-                let letter = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(|c| c.is_alphabetic());
+                let letter = |j: Option<usize>| {
+                    j.and_then(|j| chars.get(j))
+                        .is_some_and(|c| c.is_alphabetic())
+                };
                 if letter(i.checked_sub(1)) && letter(Some(i + 1)) {
                     RIGHT_SINGLE
                 } else if opening(i) {
@@ -205,7 +219,10 @@ mod tests {
         assert_eq!(occurrences("aaaa", "aaa"), vec![0, 1]);
         assert_eq!(
             plan("aaaa", "aaa", "b", false),
-            Err(MatchError::Ambiguous { count: 2, lines: vec![1] })
+            Err(MatchError::Ambiguous {
+                count: 2,
+                lines: vec![1]
+            })
         );
         // replace_all takes non-overlapping ones, left to right.
         let p = plan("aaaa", "aaa", "b", true).expect("plan");
@@ -217,7 +234,10 @@ mod tests {
         let text = "function a() {\n  return 1;\n}\nfunction b() {\n  return 1;\n}\n";
         assert_eq!(
             plan(text, "  return 1;", "  return 2;", false),
-            Err(MatchError::Ambiguous { count: 2, lines: vec![2, 5] })
+            Err(MatchError::Ambiguous {
+                count: 2,
+                lines: vec![2, 5]
+            })
         );
         let p = plan(text, "  return 1;", "  return 2;", true).expect("all");
         assert_eq!(apply(text, &p), text.replace("return 1", "return 2"));

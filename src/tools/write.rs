@@ -105,7 +105,9 @@ impl TypedTool for WriteTool {
 
     fn normalize(&self, input: WriteInput, ctx: &ToolContext) -> WriteInput {
         WriteInput {
-            file_path: paths::resolve(&ctx.root, &input.file_path).display().to_string(),
+            file_path: paths::resolve(&ctx.root, &input.file_path)
+                .display()
+                .to_string(),
             root: Some(ctx.root.clone()),
             ..input
         }
@@ -123,7 +125,11 @@ impl TypedTool for WriteTool {
         let path = PathBuf::from(&input.file_path);
         let name = shown(&ctx.root, &path);
         let diff = match plan(input, ctx).await {
-            Ok(planned) => unified_diff(planned.doc.as_ref().map(|d| d.text.as_str()), &planned.new_text, &name),
+            Ok(planned) => unified_diff(
+                planned.doc.as_ref().map(|d| d.text.as_str()),
+                &planned.new_text,
+                &name,
+            ),
             Err(_) => String::new(),
         };
         PermissionPreview {
@@ -137,17 +143,36 @@ impl TypedTool for WriteTool {
         let path = PathBuf::from(&input.file_path);
         let p = shown(&ctx.root, &path);
         let planned = plan(&input, ctx).await?;
-        if planned.doc.as_ref().is_some_and(|d| d.text == planned.new_text) {
-            return Ok(ToolOutput::text(fill(WRITE_UNCHANGED, &[("path", &p)]), "unchanged"));
+        if planned
+            .doc
+            .as_ref()
+            .is_some_and(|d| d.text == planned.new_text)
+        {
+            return Ok(ToolOutput::text(
+                fill(WRITE_UNCHANGED, &[("path", &p)]),
+                "unchanged",
+            ));
         }
-        let lines = plural(super::numbered::split_lines(&planned.new_text).len(), "line", "lines");
+        let lines = plural(
+            super::numbered::split_lines(&planned.new_text).len(),
+            "line",
+            "lines",
+        );
         let headline = match planned.doc {
             None => fill(WRITE_CREATED, &[("path", &p), ("lines", &lines)]),
             Some(_) => fill(WRITE_UPDATED, &[("path", &p)]),
         };
         let created = planned.doc.is_none();
-        let (text, _) = commit(ctx, &path, planned.doc.as_ref(), planned.new_text, headline).await?;
-        Ok(ToolOutput::text(text, if created { format!("created, {lines}") } else { lines }))
+        let (text, _) =
+            commit(ctx, &path, planned.doc.as_ref(), planned.new_text, headline).await?;
+        Ok(ToolOutput::text(
+            text,
+            if created {
+                format!("created, {lines}")
+            } else {
+                lines
+            },
+        ))
     }
 
     fn describe(&self, input: &WriteInput) -> String {
@@ -178,7 +203,11 @@ mod tests {
         }
     }
 
-    async fn run(tool: Arc<dyn Tool>, ctx: &ToolContext, input: serde_json::Value) -> Result<ToolOutput, ToolError> {
+    async fn run(
+        tool: Arc<dyn Tool>,
+        ctx: &ToolContext,
+        input: serde_json::Value,
+    ) -> Result<ToolOutput, ToolError> {
         let call = tool.clone().prepare(&input, ctx)?;
         tool.validate_input(&call, ctx).await?;
         tool.call(call, ctx).await
@@ -187,12 +216,21 @@ mod tests {
     #[test]
     fn golden_constants() {
         assert_eq!(WRITE_NOT_READ, "{path} already exists and has not been read in this conversation. Read it first, then write it, so that no content is lost unseen (to change part of a file, prefer Edit).");
-        assert_eq!(WRITE_CREATED, "File created successfully at: {path} ({lines}).");
+        assert_eq!(
+            WRITE_CREATED,
+            "File created successfully at: {path} ({lines})."
+        );
         assert_eq!(WRITE_UPDATED, "The file {path} has been updated.");
-        assert_eq!(WRITE_UNCHANGED, "{path} already has exactly this content; nothing was written.");
+        assert_eq!(
+            WRITE_UNCHANGED,
+            "{path} already has exactly this content; nothing was written."
+        );
         assert!(WRITE_DESCRIPTION.contains("you must use the Read tool on it first"));
         let s = schema_for::<WriteInput>();
-        assert_eq!(s["properties"]["content"]["description"], "The content to write to the file");
+        assert_eq!(
+            s["properties"]["content"]["description"],
+            "The content to write to the file"
+        );
         assert_eq!(s["required"], serde_json::json!(["file_path", "content"]));
     }
 
@@ -201,9 +239,17 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let c = ctx(dir.path());
         let write = |content: &str| serde_json::json!({"file_path": "d/w.txt", "content": content});
-        let out = run(Arc::new(WriteTool), &c, write("x")).await.expect("create");
-        assert_eq!(out.content.as_text(), "File created successfully at: d/w.txt (1 line).");
-        assert_eq!(std::fs::read(dir.path().join("d/w.txt")).expect("read"), b"x");
+        let out = run(Arc::new(WriteTool), &c, write("x"))
+            .await
+            .expect("create");
+        assert_eq!(
+            out.content.as_text(),
+            "File created successfully at: d/w.txt (1 line)."
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("d/w.txt")).expect("read"),
+            b"x"
+        );
         let f = dir.path().join("crlf.txt");
         std::fs::write(&f, "a\r\nb\r\n").expect("write");
         let input = serde_json::json!({"file_path": "crlf.txt", "content": "a\nB\nc\n"});
@@ -211,17 +257,32 @@ mod tests {
             run(Arc::new(WriteTool), &c, input.clone()).await.expect_err("not read").message,
             "crlf.txt already exists and has not been read in this conversation. Read it first, then write it, so that no content is lost unseen (to change part of a file, prefer Edit)."
         );
-        run(Arc::new(ReadTool), &c, serde_json::json!({"file_path": "crlf.txt"})).await.expect("read");
-        let out = run(Arc::new(WriteTool), &c, input).await.expect("overwrite");
+        run(
+            Arc::new(ReadTool),
+            &c,
+            serde_json::json!({"file_path": "crlf.txt"}),
+        )
+        .await
+        .expect("read");
+        let out = run(Arc::new(WriteTool), &c, input)
+            .await
+            .expect("overwrite");
         assert_eq!(
             out.content.as_text(),
             "The file crlf.txt has been updated. Here is the result of running `cat -n` on a snippet of the edited file:\n     1\ta\n     2\tB\n     3\tc"
         );
         assert_eq!(std::fs::read(&f).expect("read"), b"a\r\nB\r\nc\r\n");
-        let again = run(Arc::new(WriteTool), &c, serde_json::json!({"file_path": "crlf.txt", "content": "a\nB\nc\n"}))
-            .await
-            .expect("same");
-        assert_eq!(again.content.as_text(), "crlf.txt already has exactly this content; nothing was written.");
+        let again = run(
+            Arc::new(WriteTool),
+            &c,
+            serde_json::json!({"file_path": "crlf.txt", "content": "a\nB\nc\n"}),
+        )
+        .await
+        .expect("same");
+        assert_eq!(
+            again.content.as_text(),
+            "crlf.txt already has exactly this content; nothing was written."
+        );
     }
 
     #[tokio::test]
@@ -231,7 +292,10 @@ mod tests {
         let tool: Arc<dyn Tool> = Arc::new(WriteTool);
         let call = tool
             .clone()
-            .prepare(&serde_json::json!({"file_path": "n.txt", "content": "hi\n"}), &c)
+            .prepare(
+                &serde_json::json!({"file_path": "n.txt", "content": "hi\n"}),
+                &c,
+            )
             .expect("prepare");
         let p = tool.permission_preview(&call, &c).await;
         assert_eq!(p.title, "Write n.txt");
