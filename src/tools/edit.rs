@@ -6,19 +6,16 @@
 //! `call` all use it, and `call` writes the planned text with the document's
 //! stamp as `base`, so the editor re-checks staleness atomically.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::editor::{Document, EditorError, LineEnding, TextFormat, WriteRequest};
+use crate::editor::{Document, EditorError, LineEnding};
 
 use super::diff::unified_diff;
-use super::file_common::{
-    editor_error, is_stale, shown, snippet, BUFFER_LEFT_MODIFIED, FILE_STALE, SNIPPET_INTRO,
-};
-use super::file_state::ReadRecord;
+use super::file_common::{check_read, commit, editor_error, shown};
 use super::numbered::split_lines;
 use super::template::{fill, plural};
 use super::text_match::{self, MatchError};
@@ -124,7 +121,7 @@ fn has_line_number_prefixes(s: &str) -> bool {
 
 /// Checks the edit `input` against the document at its path now and computes
 /// the new text. No side effects. Errors are the model-facing messages above
-/// (or [`FILE_STALE`] / the editor's error messages).
+/// (or [`FILE_STALE`](super::file_common::FILE_STALE) / the editor's error messages).
 pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, ToolError> {
     let path = PathBuf::from(&input.file_path);
     let p = shown(&ctx.root, &path);
@@ -196,70 +193,6 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
         doc: Some(doc),
         new_text,
     })
-}
-
-/// The read-before-change rule shared by Edit and Write: a record must exist
-/// (`not_read` names the tool's message) and the document must not have moved
-/// on since (DESIGN.md §4).
-pub(crate) fn check_read(
-    record: &Option<ReadRecord>,
-    doc: &Document,
-    shown_path: &str,
-    not_read: &str,
-) -> Result<(), ToolError> {
-    match record {
-        None => Err(ToolError::new(fill(not_read, &[("path", shown_path)]))),
-        Some(r) if is_stale(r, doc) => {
-            Err(ToolError::new(fill(FILE_STALE, &[("path", shown_path)])))
-        }
-        Some(_) => Ok(()),
-    }
-}
-
-/// Writes `new_text` over `doc` (or creates the file when `doc` is `None`)
-/// through the editor, records the result in `FileState`, and returns the
-/// result text's first part plus the snippet and buffer notes. Shared by
-/// Edit and Write.
-pub(crate) async fn commit(
-    ctx: &ToolContext,
-    path: &Path,
-    doc: Option<&Document>,
-    new_text: String,
-    headline: String,
-) -> Result<(String, usize), ToolError> {
-    let req = WriteRequest {
-        base: doc.map(Document::stamp),
-        text: new_text.clone(),
-        format: TextFormat::default(),
-    };
-    let outcome = ctx
-        .editor
-        .write(path, req)
-        .await
-        .map_err(|e| editor_error(&ctx.root, path, &e))?;
-    ctx.file_state.record(
-        path,
-        ReadRecord {
-            stamp: outcome.stamp.clone(),
-            offset: None,
-            limit: None,
-        },
-    );
-    let mut out = headline;
-    if let (Some(span), Some(_)) = (outcome.changed_lines, doc) {
-        let snip = snippet(&new_text, span);
-        if !snip.is_empty() {
-            out = format!("{out} {SNIPPET_INTRO}\n{snip}");
-        }
-    }
-    if outcome.in_buffer && !outcome.saved {
-        out.push_str("\n\n");
-        out.push_str(&fill(
-            BUFFER_LEFT_MODIFIED,
-            &[("path", &shown(&ctx.root, path))],
-        ));
-    }
-    Ok((out, split_lines(&new_text).len()))
 }
 
 #[async_trait]
@@ -367,6 +300,7 @@ mod tests {
     use crate::editor::DiskEditor;
     use crate::tools::read::ReadTool;
     use crate::tools::{schema_for, FileState, Tool};
+    use std::path::Path;
     use std::sync::Arc;
     use tokio_util::sync::CancellationToken;
 

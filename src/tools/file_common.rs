@@ -1,15 +1,16 @@
 //! What Read, Edit and Write share: model-facing messages for
 //! [`EditorError`]s, the stale rule against [`FileState`](super::FileState),
-//! and the `cat -n` snippet shown after a change.
+//! the `cat -n` snippet shown after a change, and the write-and-record step
+//! of Edit and Write.
 
 use std::path::Path;
 
-use crate::editor::{Document, EditorError};
+use crate::editor::{Document, EditorError, TextFormat, WriteRequest};
 
 use super::file_state::ReadRecord;
 use super::numbered::{number_lines, split_lines};
 use super::template::fill;
-use super::ToolError;
+use super::{ToolContext, ToolError};
 
 /// The file changed since the model read it (Claude Code's stale-read rule).
 pub const FILE_STALE: &str = "{path} has been modified since you last read it (by the user or another program), so nothing was changed. Read it again, then retry with its current text.";
@@ -115,6 +116,70 @@ pub fn snippet(text: &str, changed: (usize, usize)) -> String {
             fill(SNIPPET_CUT, &[("count", &hidden.to_string())])
         )
     }
+}
+
+/// The read-before-change rule shared by Edit and Write: a record must exist
+/// (`not_read` names the tool's message) and the document must not have moved
+/// on since (DESIGN.md §4).
+pub(crate) fn check_read(
+    record: &Option<ReadRecord>,
+    doc: &Document,
+    shown_path: &str,
+    not_read: &str,
+) -> Result<(), ToolError> {
+    match record {
+        None => Err(ToolError::new(fill(not_read, &[("path", shown_path)]))),
+        Some(r) if is_stale(r, doc) => {
+            Err(ToolError::new(fill(FILE_STALE, &[("path", shown_path)])))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// Writes `new_text` over `doc` (or creates the file when `doc` is `None`)
+/// through the editor, records the result in `FileState`, and returns the
+/// result text's first part plus the snippet and buffer notes. Shared by
+/// Edit and Write.
+pub(crate) async fn commit(
+    ctx: &ToolContext,
+    path: &Path,
+    doc: Option<&Document>,
+    new_text: String,
+    headline: String,
+) -> Result<(String, usize), ToolError> {
+    let req = WriteRequest {
+        base: doc.map(Document::stamp),
+        text: new_text.clone(),
+        format: TextFormat::default(),
+    };
+    let outcome = ctx
+        .editor
+        .write(path, req)
+        .await
+        .map_err(|e| editor_error(&ctx.root, path, &e))?;
+    ctx.file_state.record(
+        path,
+        ReadRecord {
+            stamp: outcome.stamp.clone(),
+            offset: None,
+            limit: None,
+        },
+    );
+    let mut out = headline;
+    if let (Some(span), Some(_)) = (outcome.changed_lines, doc) {
+        let snip = snippet(&new_text, span);
+        if !snip.is_empty() {
+            out = format!("{out} {SNIPPET_INTRO}\n{snip}");
+        }
+    }
+    if outcome.in_buffer && !outcome.saved {
+        out.push_str("\n\n");
+        out.push_str(&fill(
+            BUFFER_LEFT_MODIFIED,
+            &[("path", &shown(&ctx.root, path))],
+        ));
+    }
+    Ok((out, split_lines(&new_text).len()))
 }
 
 #[cfg(test)]

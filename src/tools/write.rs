@@ -11,8 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::editor::{Document, EditorError, LineEnding};
 
 use super::diff::unified_diff;
-use super::edit::{check_read, commit};
-use super::file_common::{editor_error, shown};
+use super::file_common::{check_read, commit, editor_error, shown};
 use super::template::{fill, plural};
 use super::{paths, PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
 
