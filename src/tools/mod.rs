@@ -7,9 +7,14 @@
 //! cannot drift. [`TypedTool`] is what a tool implements; the blanket impl
 //! turns it into the object-safe [`Tool`] the pipeline runs.
 
+pub mod diff;
+pub mod file_common;
 pub mod file_state;
+pub mod numbered;
 pub mod paths;
 pub mod search_walk;
+pub mod template;
+pub mod text_match;
 
 pub mod edit;
 pub mod glob;
@@ -298,6 +303,11 @@ pub fn schema_for<I: JsonSchema>() -> Value {
 
 /// The built-in tools: Read, Grep, Glob, Edit, Write.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    // Wired up as each tool lands (integration step).
-    vec![Arc::new(grep::GrepTool), Arc::new(glob::GlobTool)]
+    vec![
+        Arc::new(read::ReadTool),
+        Arc::new(grep::GrepTool),
+        Arc::new(glob::GlobTool),
+        Arc::new(edit::EditTool),
+        Arc::new(write::WriteTool),
+    ]
 }
