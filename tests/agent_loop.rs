@@ -42,7 +42,7 @@ async fn harness(script: Value, answers: Vec<PromptAnswer>) -> Harness {
     let session = Session::new(SessionParts {
         config,
         provider: Arc::new(provider),
-        editor: Arc::new(DiskEditor::default()),
+        editor: Arc::new(DiskEditor),
         prompter: prompter.clone(),
         sink: sink.clone(),
     });
@@ -373,7 +373,7 @@ async fn max_turns_stops_the_loop() {
     let session = Session::new(SessionParts {
         provider: Arc::new(AnthropicProvider::from_config(&config).expect("provider")),
         config,
-        editor: Arc::new(DiskEditor::default()),
+        editor: Arc::new(DiskEditor),
         prompter: h.prompter.clone(),
         sink: h.sink.clone(),
     });
