@@ -69,7 +69,10 @@ impl Config {
     /// and to resolve a relative `opts.cwd`. Errors name the offending key.
     pub fn from_setup(opts: &Value, cwd: &Path) -> Result<Self, ConfigError> {
         let mut cfg = Config::new(cwd);
-        if opts.is_null() || opts.as_object().is_some_and(|m| m.is_empty()) || opts.as_array().is_some_and(|a| a.is_empty()) {
+        if opts.is_null()
+            || opts.as_object().is_some_and(|m| m.is_empty())
+            || opts.as_array().is_some_and(|a| a.is_empty())
+        {
             return Ok(cfg);
         }
         let raw: RawSetup = serde_json::from_value(opts.clone())
@@ -110,7 +113,10 @@ impl Config {
             };
             let parse = |list: Vec<String>| -> Result<Vec<Rule>, ConfigError> {
                 list.iter()
-                    .map(|r| Rule::parse(r).map_err(|e| ConfigError(format!("setup(): permissions: {e}"))))
+                    .map(|r| {
+                        Rule::parse(r)
+                            .map_err(|e| ConfigError(format!("setup(): permissions: {e}")))
+                    })
                     .collect()
             };
             cfg.permissions = Rules {
@@ -201,7 +207,8 @@ mod tests {
 
     #[test]
     fn bad_mode_is_an_error() {
-        let e = Config::from_setup(&json!({"permissions": {"mode": "yolo"}}), Path::new("/p")).unwrap_err();
+        let e = Config::from_setup(&json!({"permissions": {"mode": "yolo"}}), Path::new("/p"))
+            .unwrap_err();
         assert!(e.0.contains("yolo"));
     }
 }

@@ -123,3 +123,11 @@ impl EventSink for RecordingSink {
         }
     }
 }
+
+/// An [`EventSink`] that drops everything (tool calls run from keymaps).
+#[derive(Debug, Default)]
+pub struct NullSink;
+
+impl EventSink for NullSink {
+    fn emit(&self, _event: AgentEvent) {}
+}

@@ -1,16 +1,25 @@
-//! `Session`: one conversation, its transcript and its running turn.
+//! `Session`: one conversation — its transcript, its tools and permission
+//! state, and at most one running turn.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::editor::Editor;
-use crate::permissions::Prompter;
-use crate::protocol::{Message, ToolResult};
+use crate::execution::{run_tool_use, ExecEnv, PendingToolUse, ToolRegistry};
+use crate::permissions::{PermissionState, Prompter};
+use crate::protocol::{Message, ToolResult, ToolUse};
 use crate::provider::Provider;
+use crate::tools::{builtin_tools, FileState, Tool, ToolContext};
 
-use super::{EventSink, TurnOutcome};
+use super::events::NullSink;
+use super::transcript::Transcript;
+use super::turn::Turn;
+use super::{system_prompt, AgentEvent, EventSink, TurnOutcome};
 
 /// What a [`Session`] is built from.
 pub struct SessionParts {
@@ -35,7 +44,7 @@ pub enum Status {
     Running,
 }
 
-/// Why `ask` did not start a turn.
+/// Why `ask` did not start a turn. Shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AskError {
     /// A turn is already running; `stop()` it or wait.
@@ -46,41 +55,191 @@ pub enum AskError {
     EmptyPrompt,
 }
 
+/// The running turn: its token and a flag that flips to `true` when the task
+/// has written its last message.
+struct RunningTurn {
+    cancel: CancellationToken,
+    finished: watch::Receiver<bool>,
+}
+
+#[derive(Default)]
+struct TurnSlot {
+    running: Option<RunningTurn>,
+    last: Option<TurnOutcome>,
+    generation: u64,
+}
+
 /// One conversation.
 pub struct Session {
-    #[allow(dead_code)]
-    parts: SessionParts,
+    config: Config,
+    provider: Arc<dyn Provider>,
+    prompter: Arc<dyn Prompter>,
+    sink: Arc<dyn EventSink>,
+    editor: Arc<dyn Editor>,
+    registry: Arc<ToolRegistry>,
+    file_state: Arc<FileState>,
+    permissions: Arc<PermissionState>,
+    system: String,
+    transcript: Arc<Transcript>,
+    slot: Mutex<TurnSlot>,
+    manual_ids: AtomicU64,
 }
 
 impl Session {
-    /// A new, empty conversation.
+    /// A new, empty conversation with the built-in tools.
     pub fn new(parts: SessionParts) -> Arc<Self> {
-        Arc::new(Self { parts })
+        Self::with_tools(parts, builtin_tools())
+    }
+
+    /// A new, empty conversation offering `tools` (tests add their own).
+    pub fn with_tools(parts: SessionParts, tools: Vec<Arc<dyn Tool>>) -> Arc<Self> {
+        let system = system_prompt::build(&parts.config.cwd, &system_prompt::today());
+        Arc::new(Self {
+            permissions: Arc::new(PermissionState::new(parts.config.permissions.clone())),
+            config: parts.config,
+            provider: parts.provider,
+            prompter: parts.prompter,
+            sink: parts.sink,
+            editor: parts.editor,
+            registry: Arc::new(ToolRegistry::new(tools)),
+            file_state: Arc::new(FileState::new()),
+            system,
+            transcript: Arc::new(Transcript::default()),
+            slot: Mutex::new(TurnSlot::default()),
+            manual_ids: AtomicU64::new(1),
+        })
+    }
+
+    /// The effective configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     /// Starts (or continues) the conversation with `prompt` on `rt` and
-    /// returns at once. Errors: [`AskError::Busy`], [`AskError::EmptyPrompt`].
-    pub fn ask(self: &Arc<Self>, prompt: &str, rt: &tokio::runtime::Handle) -> Result<(), AskError> {
-        let _ = (prompt, rt);
-        Err(AskError::Busy)
+    /// returns at once; progress arrives through the session's `EventSink`.
+    ///
+    /// When the previous turn was stopped but is still writing its
+    /// interrupted results, the new turn starts right after it.
+    /// Errors: [`AskError::Busy`] while a turn runs, [`AskError::EmptyPrompt`].
+    pub fn ask(
+        self: &Arc<Self>,
+        prompt: &str,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<(), AskError> {
+        let prompt = prompt.trim().to_string();
+        if prompt.is_empty() {
+            return Err(AskError::EmptyPrompt);
+        }
+        let mut slot = self.lock_slot();
+        let previous = match slot.running.take() {
+            Some(t) if !t.cancel.is_cancelled() => {
+                slot.running = Some(t);
+                return Err(AskError::Busy);
+            }
+            Some(t) => Some(t.finished),
+            None => None,
+        };
+        let cancel = CancellationToken::new();
+        let (done_tx, done_rx) = watch::channel(false);
+        slot.generation += 1;
+        let generation = slot.generation;
+        slot.running = Some(RunningTurn {
+            cancel: cancel.clone(),
+            finished: done_rx,
+        });
+        drop(slot);
+
+        let session = Arc::clone(self);
+        rt.spawn(async move {
+            if let Some(mut prev) = previous {
+                let _ = prev.wait_for(|done| *done).await;
+            }
+            session.sink.emit(AgentEvent::TurnStarted {
+                prompt: prompt.clone(),
+            });
+            let outcome = session.turn(cancel).run(&prompt).await;
+            {
+                let mut slot = session.lock_slot();
+                slot.last = Some(outcome.clone());
+                if slot.generation == generation {
+                    slot.running = None;
+                }
+            }
+            let _ = done_tx.send(true);
+            session.sink.emit(AgentEvent::TurnEnded { outcome });
+        });
+        Ok(())
     }
 
-    /// Interrupts the running turn, if any.
-    pub fn stop(&self) {}
+    /// Interrupts the running turn, if any: the stream is dropped, running
+    /// tools are cancelled and every `tool_use` without a result gets an
+    /// interrupted `tool_result` before the turn ends as `stopped`.
+    pub fn stop(&self) {
+        if let Some(t) = &self.lock_slot().running {
+            t.cancel.cancel();
+        }
+    }
 
     /// Whether a turn is running.
     pub fn status(&self) -> Status {
-        Status::Idle(None)
+        let slot = self.lock_slot();
+        match &slot.running {
+            Some(_) => Status::Running,
+            None => Status::Idle(slot.last.clone()),
+        }
     }
 
-    /// The conversation as Messages API messages.
+    /// The conversation so far as Messages API messages (a valid request
+    /// body's `messages` whenever no turn is running).
     pub fn transcript(&self) -> Vec<Message> {
-        Vec::new()
+        self.transcript.snapshot()
     }
 
-    /// Runs one tool through the whole pipeline without the model.
+    /// Runs one tool through the whole pipeline (validation, permissions —
+    /// asks included) without the model, e.g. from a keymap. The result's
+    /// `tool_use_id` is a fresh `toolu_lathe_N`; nothing enters the transcript.
     pub async fn run_tool(&self, name: &str, input: Value) -> ToolResult {
-        let _ = (name, input);
-        unimplemented!()
+        let id = format!(
+            "toolu_lathe_{}",
+            self.manual_ids.fetch_add(1, Ordering::Relaxed)
+        );
+        let call = PendingToolUse::from(ToolUse {
+            id,
+            name: name.to_string(),
+            input,
+        });
+        let env = self.exec_env(CancellationToken::new(), Arc::new(NullSink));
+        run_tool_use(&call, &env).await.result
+    }
+
+    fn turn(self: &Arc<Self>, cancel: CancellationToken) -> Turn {
+        Turn {
+            config: self.config.clone(),
+            system: self.system.clone(),
+            provider: self.provider.clone(),
+            transcript: self.transcript.clone(),
+            sink: self.sink.clone(),
+            env: self.exec_env(cancel.clone(), self.sink.clone()),
+            cancel,
+        }
+    }
+
+    fn exec_env(&self, cancel: CancellationToken, sink: Arc<dyn EventSink>) -> ExecEnv {
+        ExecEnv {
+            registry: self.registry.clone(),
+            ctx: ToolContext {
+                root: self.config.cwd.clone(),
+                editor: self.editor.clone(),
+                file_state: self.file_state.clone(),
+                cancel,
+            },
+            permissions: self.permissions.clone(),
+            prompter: self.prompter.clone(),
+            sink,
+        }
+    }
+
+    fn lock_slot(&self) -> MutexGuard<'_, TurnSlot> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

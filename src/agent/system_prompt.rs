@@ -1,1 +1,82 @@
-//! The system prompt.
+//! The system prompt: who lathe is, where it runs, and the project's own
+//! instructions (`CLAUDE.md`, `AGENTS.md`), as Claude Code builds it.
+
+use std::path::Path;
+
+/// Files in the project root whose contents are added as project instructions,
+/// in this order.
+pub const INSTRUCTION_FILES: &[&str] = &["CLAUDE.md", "AGENTS.md"];
+
+/// Largest instruction file included, in bytes; longer ones are cut with a note.
+pub const MAX_INSTRUCTION_BYTES: usize = 40_000;
+
+/// The system prompt for a session rooted at `cwd` on `date` (`YYYY-MM-DD`).
+/// Reads the instruction files from `cwd` (missing ones are skipped).
+pub fn build(cwd: &Path, date: &str) -> String {
+    let mut out = format!(
+        "You are lathe, a coding agent running inside the user's Neovim. You help with \
+software engineering tasks in the project below by using the tools you are given.\n\
+\n\
+- Look before you change: use Grep and Glob to find code, Read a file before you Edit or Write it.\n\
+- Edits go into the user's open buffers and may need the user's approval; if a call is declined, \
+do not repeat it — ask or take another approach.\n\
+- Keep changes small and focused on the request. When you are done, say briefly what you changed.\n\
+- Paths in tool calls are absolute or relative to the working directory.\n\
+\n\
+<env>\n\
+Working directory: {cwd}\n\
+Platform: {os}\n\
+Today's date: {date}\n\
+</env>\n",
+        cwd = cwd.display(),
+        os = std::env::consts::OS,
+    );
+    for name in INSTRUCTION_FILES {
+        let path = cwd.join(name);
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let cut = text.len() > MAX_INSTRUCTION_BYTES;
+        let mut end = MAX_INSTRUCTION_BYTES.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push_str(&format!(
+            "\nInstructions from {} (the project's own; follow them):\n<project-instructions>\n{}{}\n</project-instructions>\n",
+            path.display(),
+            &text[..end],
+            if cut { "\n[cut: the file is longer]" } else { "" }
+        ));
+    }
+    out
+}
+
+/// Today's date in UTC as `YYYY-MM-DD`.
+pub fn today() -> String {
+    time::OffsetDateTime::now_utc().date().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn includes_env_and_instruction_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
+        let p = build(dir.path(), "2026-11-29");
+        assert!(p.contains(&format!("Working directory: {}", dir.path().display())));
+        assert!(p.contains("Today's date: 2026-11-29"));
+        assert!(p.contains(&format!("Platform: {}", std::env::consts::OS)));
+        assert!(p.contains("Use tabs."));
+        assert!(!p.contains("CLAUDE.md"), "missing files are skipped");
+    }
+
+    #[test]
+    fn today_is_iso() {
+        let t = today();
+        assert_eq!(t.len(), 10);
+        assert_eq!(&t[4..5], "-");
+    }
+}

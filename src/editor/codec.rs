@@ -80,5 +80,9 @@ pub fn common_affixes(a: &str, b: &str) -> (usize, usize, usize) {
     while !a.is_char_boundary(ab.len() - suffix) || !b.is_char_boundary(bb.len() - suffix) {
         suffix -= 1;
     }
-    (prefix, ab.len() - prefix - suffix, bb.len() - prefix - suffix)
+    (
+        prefix,
+        ab.len() - prefix - suffix,
+        bb.len() - prefix - suffix,
+    )
 }

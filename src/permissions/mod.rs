@@ -103,5 +103,141 @@ pub const DENIED_BY_RULE: &str =
 
 /// Absolute root-relative helper for tests and rule matching.
 pub fn root_relative(root: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())
+    path.strip_prefix(root)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The rules of one session: the configured ones plus "always allow" grants
+/// the user gave with `a` in the prompt. Shared by every tool call.
+#[derive(Debug, Default)]
+pub struct PermissionState {
+    rules: std::sync::Mutex<Rules>,
+}
+
+impl PermissionState {
+    /// Starts from the configured `rules`.
+    pub fn new(rules: Rules) -> Self {
+        Self {
+            rules: std::sync::Mutex::new(rules),
+        }
+    }
+
+    /// [`decide`] against the current rules.
+    pub fn decide(&self, req: &Request<'_>) -> Decision {
+        decide(&self.lock(), req)
+    }
+
+    /// Allows every call of `tool` for the rest of the session (still below
+    /// deny and ask rules).
+    pub fn grant_tool(&self, tool: &str) {
+        let mut rules = self.lock();
+        let rule = Rule::tool(tool);
+        if !rules.allow.contains(&rule) {
+            rules.allow.push(rule);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Rules> {
+        self.rules.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req<'a>(tool: &'a str, read_only: bool, path: &'a Path) -> Request<'a> {
+        Request {
+            tool,
+            read_only,
+            path: Some(path),
+            root: Path::new("/p"),
+        }
+    }
+
+    #[test]
+    fn defaults_allow_reads_inside_and_ask_for_edits() {
+        let rules = Rules::default();
+        assert!(matches!(
+            decide(&rules, &req("Read", true, Path::new("/p/a"))),
+            Decision::Allow(_)
+        ));
+        assert!(matches!(
+            decide(&rules, &req("Read", true, Path::new("/etc/passwd"))),
+            Decision::Ask(_)
+        ));
+        assert!(matches!(
+            decide(&rules, &req("Edit", false, Path::new("/p/a"))),
+            Decision::Ask(_)
+        ));
+    }
+
+    #[test]
+    fn deny_beats_ask_beats_allow() {
+        let rules = Rules {
+            mode: Mode::AcceptEdits,
+            allow: vec![Rule::tool("Edit")],
+            ask: vec![Rule::parse("Edit(secret/**)").unwrap()],
+            deny: vec![Rule::parse("Edit(secret/keys)").unwrap()],
+        };
+        assert!(matches!(
+            decide(&rules, &req("Edit", false, Path::new("/p/secret/keys"))),
+            Decision::Deny(_)
+        ));
+        assert!(matches!(
+            decide(&rules, &req("Edit", false, Path::new("/p/secret/x"))),
+            Decision::Ask(_)
+        ));
+        assert!(matches!(
+            decide(&rules, &req("Edit", false, Path::new("/p/src/x"))),
+            Decision::Allow(_)
+        ));
+    }
+
+    #[test]
+    fn accept_edits_allows_inside_only() {
+        let rules = Rules {
+            mode: Mode::AcceptEdits,
+            ..Rules::default()
+        };
+        assert!(matches!(
+            decide(&rules, &req("Write", false, Path::new("/p/a"))),
+            Decision::Allow(_)
+        ));
+        assert!(matches!(
+            decide(&rules, &req("Write", false, Path::new("/q/a"))),
+            Decision::Ask(_)
+        ));
+    }
+
+    #[test]
+    fn session_grant_does_not_skip_ask_rules() {
+        let state = PermissionState::new(Rules {
+            ask: vec![Rule::tool("Write")],
+            ..Rules::default()
+        });
+        state.grant_tool("Write");
+        state.grant_tool("Edit");
+        assert!(matches!(
+            state.decide(&req("Write", false, Path::new("/p/a"))),
+            Decision::Ask(_)
+        ));
+        assert!(matches!(
+            state.decide(&req("Edit", false, Path::new("/p/a"))),
+            Decision::Allow(_)
+        ));
+    }
+
+    #[test]
+    fn golden_texts() {
+        assert_eq!(
+            USER_DECLINED,
+            "The user declined this tool call; nothing was written or run. Ask the user how to proceed, or try a different approach."
+        );
+        assert_eq!(
+            DENIED_BY_RULE,
+            "Permission to use {tool} was denied ({reason}); nothing was written or run. Do not retry this call; choose another approach or ask the user."
+        );
+    }
 }

@@ -124,10 +124,12 @@ pub trait TypedTool: Send + Sync + 'static {
 
     /// Gate 4: checks against the world (file exists, was read, old_string
     /// found, regex compiles …). No side effects.
-    async fn validate_input(&self, input: &Self::Input, ctx: &ToolContext) -> Result<(), ToolError>;
+    async fn validate_input(&self, input: &Self::Input, ctx: &ToolContext)
+        -> Result<(), ToolError>;
 
     /// What the permission float shows (diff for Edit/Write).
-    async fn permission_preview(&self, input: &Self::Input, ctx: &ToolContext) -> PermissionPreview;
+    async fn permission_preview(&self, input: &Self::Input, ctx: &ToolContext)
+        -> PermissionPreview;
 
     /// Gate 7: runs the tool — the only place with side effects.
     async fn call(&self, input: Self::Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
@@ -165,7 +167,11 @@ pub trait Tool: Send + Sync {
     fn input_schema(&self) -> Value;
     /// Parses JSON input (already schema-valid) into the typed input and
     /// normalises it. Errors carry serde's message.
-    fn prepare(self: Arc<Self>, input: &Value, ctx: &ToolContext) -> Result<PreparedCall, ToolError>;
+    fn prepare(
+        self: Arc<Self>,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<PreparedCall, ToolError>;
     /// See [`TypedTool::is_read_only`].
     fn is_read_only(&self, call: &PreparedCall) -> bool;
     /// See [`TypedTool::is_concurrency_safe`].
@@ -175,9 +181,11 @@ pub trait Tool: Send + Sync {
     /// See [`TypedTool::describe`].
     fn describe(&self, call: &PreparedCall) -> String;
     /// See [`TypedTool::validate_input`].
-    async fn validate_input(&self, call: &PreparedCall, ctx: &ToolContext) -> Result<(), ToolError>;
+    async fn validate_input(&self, call: &PreparedCall, ctx: &ToolContext)
+        -> Result<(), ToolError>;
     /// See [`TypedTool::permission_preview`].
-    async fn permission_preview(&self, call: &PreparedCall, ctx: &ToolContext) -> PermissionPreview;
+    async fn permission_preview(&self, call: &PreparedCall, ctx: &ToolContext)
+        -> PermissionPreview;
     /// See [`TypedTool::call`].
     async fn call(&self, call: PreparedCall, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
@@ -207,7 +215,11 @@ impl<T: TypedTool> Tool for T {
     fn input_schema(&self) -> Value {
         schema_for::<T::Input>()
     }
-    fn prepare(self: Arc<Self>, input: &Value, ctx: &ToolContext) -> Result<PreparedCall, ToolError> {
+    fn prepare(
+        self: Arc<Self>,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<PreparedCall, ToolError> {
         let parsed: T::Input =
             serde_json::from_value(input.clone()).map_err(|e| ToolError::new(e.to_string()))?;
         let normalized = TypedTool::normalize(&*self, parsed, ctx);
@@ -225,15 +237,27 @@ impl<T: TypedTool> Tool for T {
         typed::<T>(call).is_ok_and(|i| TypedTool::is_concurrency_safe(self, i))
     }
     fn target_path(&self, call: &PreparedCall) -> Option<PathBuf> {
-        typed::<T>(call).ok().and_then(|i| TypedTool::target_path(self, i))
+        typed::<T>(call)
+            .ok()
+            .and_then(|i| TypedTool::target_path(self, i))
     }
     fn describe(&self, call: &PreparedCall) -> String {
-        typed::<T>(call).map(|i| TypedTool::describe(self, i)).unwrap_or_default()
+        typed::<T>(call)
+            .map(|i| TypedTool::describe(self, i))
+            .unwrap_or_default()
     }
-    async fn validate_input(&self, call: &PreparedCall, ctx: &ToolContext) -> Result<(), ToolError> {
+    async fn validate_input(
+        &self,
+        call: &PreparedCall,
+        ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
         TypedTool::validate_input(self, typed::<T>(call)?, ctx).await
     }
-    async fn permission_preview(&self, call: &PreparedCall, ctx: &ToolContext) -> PermissionPreview {
+    async fn permission_preview(
+        &self,
+        call: &PreparedCall,
+        ctx: &ToolContext,
+    ) -> PermissionPreview {
         match typed::<T>(call) {
             Ok(i) => TypedTool::permission_preview(self, i, ctx).await,
             Err(_) => PermissionPreview::default(),

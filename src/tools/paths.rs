@@ -40,7 +40,9 @@ pub fn is_inside(root: &Path, path: &Path) -> bool {
 }
 
 fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(PathBuf::from).or_else(dirs::home_dir)
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .or_else(dirs::home_dir)
 }
 
 fn fold(path: &Path) -> PathBuf {
@@ -63,14 +65,23 @@ mod tests {
 
     #[test]
     fn relative_resolves_against_root() {
-        assert_eq!(resolve(Path::new("/p"), "src/a.rs"), PathBuf::from("/p/src/a.rs"));
-        assert_eq!(resolve(Path::new("/p"), "./src/../b"), PathBuf::from("/p/b"));
+        assert_eq!(
+            resolve(Path::new("/p"), "src/a.rs"),
+            PathBuf::from("/p/src/a.rs")
+        );
+        assert_eq!(
+            resolve(Path::new("/p"), "./src/../b"),
+            PathBuf::from("/p/b")
+        );
     }
 
     #[test]
     fn only_leading_tilde_expands() {
         let home = home().expect("HOME");
-        assert_eq!(resolve(Path::new("/p"), "~/notes.txt"), home.join("notes.txt"));
+        assert_eq!(
+            resolve(Path::new("/p"), "~/notes.txt"),
+            home.join("notes.txt")
+        );
         assert_eq!(resolve(Path::new("/p"), "a/~/b"), PathBuf::from("/p/a/~/b"));
     }
 }

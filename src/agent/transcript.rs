@@ -1,0 +1,192 @@
+//! The conversation as Messages API messages, kept valid at every step:
+//! roles alternate and every `tool_use` is answered by a `tool_result` first
+//! in the next user message (the rule the API enforces with a 400).
+
+use std::sync::{Mutex, MutexGuard};
+
+use crate::execution::interrupted_result;
+use crate::protocol::{ContentBlock, Message, Role, ToolResult};
+
+/// The session's messages behind a lock, shared by the session and its turn.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    messages: Mutex<Vec<Message>>,
+}
+
+impl Transcript {
+    /// A copy of every message.
+    pub fn snapshot(&self) -> Vec<Message> {
+        self.lock().clone()
+    }
+
+    /// Adds the user's `text`. When the last message is a user message (the
+    /// tool_results of an interrupted turn) the text joins it after them, so
+    /// roles keep alternating.
+    pub fn push_user_text(&self, text: &str) {
+        let mut msgs = self.lock();
+        repair_pairing(&mut msgs);
+        let block = ContentBlock::Text {
+            text: text.to_string(),
+        };
+        match msgs.last_mut() {
+            Some(last) if last.role == Role::User => last.content.push(block),
+            _ => msgs.push(Message {
+                role: Role::User,
+                content: vec![block],
+            }),
+        }
+    }
+
+    /// Adds an assistant message (ignored when it has no content: the API
+    /// rejects empty messages).
+    pub fn push_assistant(&self, message: Message) {
+        if !message.content.is_empty() {
+            self.lock().push(message);
+        }
+    }
+
+    /// Adds the `tool_result`s answering the last assistant message, in order.
+    pub fn push_tool_results(&self, results: Vec<ToolResult>) {
+        if results.is_empty() {
+            return;
+        }
+        let content = results.into_iter().map(ContentBlock::ToolResult).collect();
+        self.lock().push(Message {
+            role: Role::User,
+            content,
+        });
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Message>> {
+        self.messages.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Makes `messages` satisfy the pairing rule: after every assistant message
+/// with `tool_use` blocks comes a user message that starts with one
+/// `tool_result` per `tool_use`, in order. Missing results are added as
+/// "interrupted" errors; existing ones are moved to the front in call order.
+pub fn repair_pairing(messages: &mut Vec<Message>) {
+    let mut i = 0;
+    while i < messages.len() {
+        let uses: Vec<_> = messages[i].tool_uses().cloned().collect();
+        if messages[i].role != Role::Assistant || uses.is_empty() {
+            i += 1;
+            continue;
+        }
+        if messages.get(i + 1).is_none_or(|m| m.role != Role::User) {
+            messages.insert(
+                i + 1,
+                Message {
+                    role: Role::User,
+                    content: Vec::new(),
+                },
+            );
+        }
+        let next = &mut messages[i + 1];
+        let mut rest = Vec::new();
+        let mut found: Vec<ToolResult> = Vec::new();
+        for block in next.content.drain(..) {
+            match block {
+                ContentBlock::ToolResult(r) => found.push(r),
+                other => rest.push(other),
+            }
+        }
+        let mut content: Vec<ContentBlock> = uses
+            .iter()
+            .map(|u| {
+                let r = found
+                    .iter()
+                    .position(|r| r.tool_use_id == u.id)
+                    .map(|p| found.remove(p))
+                    .unwrap_or_else(|| interrupted_result(u));
+                ContentBlock::ToolResult(r)
+            })
+            .collect();
+        content.extend(rest);
+        next.content = content;
+        i += 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ToolResultContent, ToolUse};
+    use serde_json::json;
+
+    fn assistant_with(ids: &[&str]) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: ids
+                .iter()
+                .map(|id| {
+                    ContentBlock::ToolUse(ToolUse {
+                        id: id.to_string(),
+                        name: "Read".into(),
+                        input: json!({}),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    fn result_ids(m: &Message) -> Vec<String> {
+        m.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult(r) => Some(r.tool_use_id.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn missing_results_are_added_in_order() {
+        let mut msgs = vec![Message::user_text("hi"), assistant_with(&["a", "b"])];
+        repair_pairing(&mut msgs);
+        assert_eq!(msgs.len(), 3);
+        assert_eq!(result_ids(&msgs[2]), vec!["a", "b"]);
+        assert!(matches!(&msgs[2].content[0], ContentBlock::ToolResult(r) if r.is_error));
+    }
+
+    #[test]
+    fn results_move_before_text_and_follow_call_order() {
+        let tr = |id: &str| {
+            ContentBlock::ToolResult(ToolResult {
+                tool_use_id: id.into(),
+                content: ToolResultContent::Text("ok".into()),
+                is_error: false,
+            })
+        };
+        let mut msgs = vec![
+            Message::user_text("hi"),
+            assistant_with(&["a", "b"]),
+            Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::Text {
+                        text: "more".into(),
+                    },
+                    tr("b"),
+                    tr("a"),
+                ],
+            },
+        ];
+        repair_pairing(&mut msgs);
+        assert_eq!(result_ids(&msgs[2]), vec!["a", "b"]);
+        assert!(matches!(&msgs[2].content[2], ContentBlock::Text { text } if text == "more"));
+    }
+
+    #[test]
+    fn user_text_after_tool_results_joins_that_message() {
+        let t = Transcript::default();
+        t.push_user_text("first");
+        t.push_assistant(assistant_with(&["a"]));
+        t.push_user_text("second");
+        let msgs = t.snapshot();
+        assert_eq!(msgs.len(), 3);
+        assert_eq!(result_ids(&msgs[2]), vec!["a"]);
+        assert!(matches!(&msgs[2].content[1], ContentBlock::Text { text } if text == "second"));
+    }
+}

@@ -1,0 +1,120 @@
+//! Model-facing texts of the pipeline's own gates. Each is a named constant
+//! (placeholders in `{braces}`) pinned by a golden test below; tools keep their
+//! own texts next to their code.
+
+/// Gate 1: the model called a tool that does not exist. `{name}`, `{available}`.
+pub const NO_SUCH_TOOL: &str =
+    "No such tool available: {name}. Available tools: {available}. Call one of these by its exact name.";
+
+/// Gate 2 header; one line per problem follows. `{tool}`.
+pub const INPUT_VALIDATION_ERROR: &str =
+    "InputValidationError: {tool} failed due to the following issue(s):";
+
+/// Gate 2 trailer.
+pub const INPUT_VALIDATION_HINT: &str =
+    "Fix the input to match the tool's schema and call it again.";
+
+/// Gate 2 line: a field has the wrong JSON type. `{field}`, `{expected}`, `{got}`.
+pub const FIELD_WRONG_TYPE: &str = "- `{field}`: expected {expected}, got {got}";
+
+/// Gate 2 line: a required field is missing. `{field}`.
+pub const FIELD_MISSING: &str = "- `{field}`: required parameter is missing";
+
+/// Gate 2 line: a field the schema does not know. `{field}`.
+pub const FIELD_UNEXPECTED: &str = "- `{field}`: unexpected parameter (not in the schema)";
+
+/// Gate 2 line: any other schema problem. `{field}`, `{problem}`.
+pub const FIELD_INVALID: &str = "- `{field}`: {problem}";
+
+/// The input arrived cut off or as invalid JSON. `{tool}`, `{error}`.
+pub const INPUT_NOT_JSON: &str =
+    "The input for {tool} was not valid JSON ({error}), so the call was not run. Send the whole input object again.";
+
+/// The tool panicked inside `call`. `{tool}`, `{detail}`.
+pub const TOOL_PANICKED: &str =
+    "{tool} failed with an internal error ({detail}). Nothing is known to have changed; try again or take another approach.";
+
+/// The user interrupted while the call was running or queued. `{tool}`.
+pub const INTERRUPTED: &str =
+    "Interrupted by the user: {tool} did not finish and its result is unknown. Wait for the user's next instruction.";
+
+/// The schema of a tool could not be compiled (an internal bug). `{tool}`.
+pub const SCHEMA_BROKEN: &str =
+    "Internal error: the input schema of {tool} could not be compiled, so the call was not run. Use another tool.";
+
+/// Fills `{key}` placeholders of a template.
+pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
+    let mut out = template.to_string();
+    for (k, v) in vars {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
+#[cfg(test)]
+mod golden {
+    use super::*;
+
+    #[test]
+    fn no_such_tool() {
+        assert_eq!(
+            fill(NO_SUCH_TOOL, &[("name", "Fetch"), ("available", "Read, Edit")]),
+            "No such tool available: Fetch. Available tools: Read, Edit. Call one of these by its exact name."
+        );
+    }
+
+    #[test]
+    fn validation_lines() {
+        assert_eq!(
+            fill(
+                FIELD_WRONG_TYPE,
+                &[
+                    ("field", "replace_all"),
+                    ("expected", "boolean"),
+                    ("got", "string \"true\"")
+                ]
+            ),
+            "- `replace_all`: expected boolean, got string \"true\""
+        );
+        assert_eq!(
+            fill(FIELD_MISSING, &[("field", "file_path")]),
+            "- `file_path`: required parameter is missing"
+        );
+        assert_eq!(
+            fill(FIELD_UNEXPECTED, &[("field", "path")]),
+            "- `path`: unexpected parameter (not in the schema)"
+        );
+        assert_eq!(
+            fill(INPUT_VALIDATION_ERROR, &[("tool", "Edit")]),
+            "InputValidationError: Edit failed due to the following issue(s):"
+        );
+        assert_eq!(
+            INPUT_VALIDATION_HINT,
+            "Fix the input to match the tool's schema and call it again."
+        );
+        assert_eq!(
+            fill(FIELD_INVALID, &[("field", "limit"), ("problem", "x")]),
+            "- `limit`: x"
+        );
+    }
+
+    #[test]
+    fn other_texts() {
+        assert_eq!(
+            fill(INPUT_NOT_JSON, &[("tool", "Read"), ("error", "EOF while parsing")]),
+            "The input for Read was not valid JSON (EOF while parsing), so the call was not run. Send the whole input object again."
+        );
+        assert_eq!(
+            fill(TOOL_PANICKED, &[("tool", "Grep"), ("detail", "boom")]),
+            "Grep failed with an internal error (boom). Nothing is known to have changed; try again or take another approach."
+        );
+        assert_eq!(
+            fill(INTERRUPTED, &[("tool", "Edit")]),
+            "Interrupted by the user: Edit did not finish and its result is unknown. Wait for the user's next instruction."
+        );
+        assert_eq!(
+            fill(SCHEMA_BROKEN, &[("tool", "Edit")]),
+            "Internal error: the input schema of Edit could not be compiled, so the call was not run. Use another tool."
+        );
+    }
+}

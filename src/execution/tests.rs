@@ -1,0 +1,297 @@
+//! Pipeline tests with small fake tools: every exit gives one `tool_result`
+//! with the original id.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::agent::RecordingSink;
+use crate::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
+use crate::permissions::{Rule, Rules, ScriptedPrompter};
+use crate::tools::{paths, FileState, PermissionPreview, ToolError, TypedTool};
+
+/// An editor with no files at all.
+struct NoFiles;
+
+#[async_trait]
+impl Editor for NoFiles {
+    async fn read(&self, path: &std::path::Path) -> Result<Document, EditorError> {
+        Err(EditorError::NotFound(path.to_path_buf()))
+    }
+    async fn write(
+        &self,
+        path: &std::path::Path,
+        _: WriteRequest,
+    ) -> Result<WriteOutcome, EditorError> {
+        Err(EditorError::NotFound(path.to_path_buf()))
+    }
+}
+
+/// Echoes `text`; `file_path` decides the permission target; `panic` panics.
+struct Echo {
+    read_only: bool,
+}
+
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EchoInput {
+    /// Text to echo.
+    text: String,
+    /// Target file.
+    #[serde(default)]
+    file_path: Option<String>,
+    /// Panic inside call.
+    #[serde(default)]
+    panic: bool,
+}
+
+#[async_trait]
+impl TypedTool for Echo {
+    type Input = EchoInput;
+    const NAME: &'static str = "Echo";
+    const ALIASES: &'static [&'static str] = &["echo_text"];
+    fn description(&self) -> String {
+        "Echoes".into()
+    }
+    fn is_read_only(&self, _: &EchoInput) -> bool {
+        self.read_only
+    }
+    fn normalize(&self, mut input: EchoInput, ctx: &ToolContext) -> EchoInput {
+        input.file_path = input
+            .file_path
+            .map(|p| paths::resolve(&ctx.root, &p).display().to_string());
+        input
+    }
+    fn target_path(&self, input: &EchoInput) -> Option<PathBuf> {
+        input.file_path.as_ref().map(PathBuf::from)
+    }
+    async fn validate_input(&self, input: &EchoInput, _: &ToolContext) -> Result<(), ToolError> {
+        if input.text == "invalid" {
+            return Err(ToolError::new(
+                "text must not be 'invalid'; pick another text",
+            ));
+        }
+        Ok(())
+    }
+    async fn permission_preview(&self, input: &EchoInput, _: &ToolContext) -> PermissionPreview {
+        PermissionPreview {
+            path: input.file_path.as_ref().map(PathBuf::from),
+            diff: String::new(),
+            title: format!("Echo {}", input.text),
+        }
+    }
+    async fn call(&self, input: EchoInput, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if input.panic {
+            panic!("echo exploded");
+        }
+        Ok(ToolOutput::text(format!("echo: {}", input.text), "echoed"))
+    }
+    fn describe(&self, input: &EchoInput) -> String {
+        input.text.clone()
+    }
+}
+
+fn env(
+    read_only: bool,
+    rules: Rules,
+    prompter: Arc<ScriptedPrompter>,
+) -> (ExecEnv, Arc<RecordingSink>) {
+    let sink = Arc::new(RecordingSink::default());
+    let env = ExecEnv {
+        registry: Arc::new(ToolRegistry::new(vec![Arc::new(Echo { read_only })])),
+        ctx: ToolContext {
+            root: PathBuf::from("/project"),
+            editor: Arc::new(NoFiles),
+            file_state: Arc::new(FileState::new()),
+            cancel: CancellationToken::new(),
+        },
+        permissions: Arc::new(PermissionState::new(rules)),
+        prompter,
+        sink: sink.clone(),
+    };
+    (env, sink)
+}
+
+fn call(name: &str, input: serde_json::Value) -> PendingToolUse {
+    PendingToolUse::from(ToolUse {
+        id: "toolu_1".into(),
+        name: name.into(),
+        input,
+    })
+}
+
+fn text(run: &ToolRun) -> String {
+    run.result.content.as_text()
+}
+
+#[tokio::test]
+async fn success_keeps_the_id_and_reports_done() {
+    let (env, sink) = env(
+        true,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    );
+    let run = run_tool_use(&call("Echo", json!({"text": "hi"})), &env).await;
+    assert_eq!(run.result.tool_use_id, "toolu_1");
+    assert!(!run.result.is_error);
+    assert_eq!(text(&run), "echo: hi");
+    assert_eq!(run.status, ToolStatus::Done);
+    let events = sink.events();
+    assert!(matches!(&events[0], AgentEvent::ToolStarted { detail, .. } if detail == "hi"));
+    assert!(matches!(
+        &events[1],
+        AgentEvent::ToolFinished {
+            status: ToolStatus::Done,
+            ..
+        }
+    ));
+}
+
+#[tokio::test]
+async fn alias_and_case_resolve() {
+    let (env, _) = env(
+        true,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    );
+    assert_eq!(
+        text(&run_tool_use(&call("echo_text", json!({"text": "a"})), &env).await),
+        "echo: a"
+    );
+    assert_eq!(
+        text(&run_tool_use(&call("echo", json!({"text": "b"})), &env).await),
+        "echo: b"
+    );
+}
+
+#[tokio::test]
+async fn unknown_tool_names_the_available_ones() {
+    let (env, sink) = env(
+        true,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    );
+    let run = run_tool_use(&call("Fetch", json!({})), &env).await;
+    assert!(run.result.is_error);
+    assert_eq!(
+        text(&run),
+        "No such tool available: Fetch. Available tools: Echo. Call one of these by its exact name."
+    );
+    assert_eq!(
+        sink.events().len(),
+        2,
+        "started + finished even for unknown tools"
+    );
+}
+
+#[tokio::test]
+async fn schema_errors_name_the_field() {
+    let (env, _) = env(
+        true,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    );
+    let run = run_tool_use(&call("Echo", json!({"text": 3, "extra": true})), &env).await;
+    assert!(run.result.is_error);
+    let t = text(&run);
+    assert!(t.contains("- `text`: expected string, got number 3"), "{t}");
+    assert!(t.contains("- `extra`: unexpected parameter"), "{t}");
+}
+
+#[tokio::test]
+async fn unparseable_input_is_an_error_not_empty_input() {
+    let (env, _) = env(
+        true,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    );
+    let mut c = call("Echo", json!({}));
+    c.input_error = Some("EOF while parsing a string".into());
+    let run = run_tool_use(&c, &env).await;
+    assert!(run.result.is_error);
+    assert!(text(&run)
+        .starts_with("The input for Echo was not valid JSON (EOF while parsing a string)"));
+}
+
+#[tokio::test]
+async fn validate_input_message_reaches_the_model() {
+    let (env, _) = env(
+        true,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    );
+    let run = run_tool_use(&call("Echo", json!({"text": "invalid"})), &env).await;
+    assert!(run.result.is_error);
+    assert_eq!(text(&run), "text must not be 'invalid'; pick another text");
+}
+
+#[tokio::test]
+async fn deny_rule_refuses_without_asking() {
+    let prompter = Arc::new(ScriptedPrompter::new([PromptAnswer::AllowOnce]));
+    let rules = Rules {
+        deny: vec![Rule::tool("Echo")],
+        ..Rules::default()
+    };
+    let (env, _) = env(false, rules, prompter.clone());
+    let run = run_tool_use(&call("Echo", json!({"text": "x"})), &env).await;
+    assert_eq!(run.status, ToolStatus::Denied);
+    assert!(text(&run).starts_with("Permission to use Echo was denied (denied by rule Echo)"));
+    assert!(prompter.asked().is_empty());
+}
+
+#[tokio::test]
+async fn ask_once_always_and_decline() {
+    let prompter = Arc::new(ScriptedPrompter::new([
+        PromptAnswer::AllowOnce,
+        PromptAnswer::Deny,
+        PromptAnswer::AllowAlways,
+    ]));
+    let (env, _) = env(false, Rules::default(), prompter.clone());
+    let c = call("Echo", json!({"text": "w", "file_path": "a.txt"}));
+    assert!(!run_tool_use(&c, &env).await.result.is_error);
+    let declined = run_tool_use(&c, &env).await;
+    assert_eq!(declined.status, ToolStatus::Denied);
+    assert_eq!(text(&declined), USER_DECLINED);
+    assert!(!run_tool_use(&c, &env).await.result.is_error);
+    // After "always", no more asks.
+    assert!(!run_tool_use(&c, &env).await.result.is_error);
+    let asked = prompter.asked();
+    assert_eq!(asked.len(), 3);
+    assert_eq!(
+        asked[0].1.path,
+        Some(PathBuf::from("/project/a.txt")),
+        "normalized before the ask"
+    );
+}
+
+#[tokio::test]
+async fn panic_in_call_becomes_an_error_result() {
+    let (env, _) = env(
+        true,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    );
+    let run = run_tool_use(&call("Echo", json!({"text": "x", "panic": true})), &env).await;
+    assert!(run.result.is_error);
+    assert_eq!(run.result.tool_use_id, "toolu_1");
+    assert!(text(&run).contains("echo exploded"), "{}", text(&run));
+}
+
+#[tokio::test]
+async fn cancelled_turn_gives_interrupted_results() {
+    let (env, _) = env(
+        true,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    );
+    env.ctx.cancel.cancel();
+    let run = run_tool_use(&call("Echo", json!({"text": "x"})), &env).await;
+    assert_eq!(run.status, ToolStatus::Interrupted);
+    assert!(text(&run).starts_with("Interrupted by the user"));
+}
