@@ -282,24 +282,17 @@ fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
         let _ = api::set_option_value("fixendofline", true, &opts);
     }
     let outcome = result.borrow_mut().take();
-    match (called, outcome) {
-        (Ok(()), Some(Ok(()))) => true,
-        (_, Some(Err(e))) | (Err(_), Some(Err(e))) => {
-            super::guard::notify_warn(&format!(
-                "lathe: changed {} but could not write it: {e}",
-                display(path)
-            ));
-            false
-        }
-        (Err(e), _) => {
-            super::guard::notify_warn(&format!(
-                "lathe: changed {} but could not write it: {e}",
-                display(path)
-            ));
-            false
-        }
-        (Ok(()), None) => false,
-    }
+    let failure = match (called, outcome) {
+        (_, Some(Ok(()))) => return true,
+        (_, Some(Err(e))) => e,
+        (Err(e), None) => e.to_string(),
+        (Ok(()), None) => "the write did not run".to_string(),
+    };
+    super::guard::notify_warn(&format!(
+        "lathe: changed {} but could not write it: {failure}",
+        display(path)
+    ));
+    false
 }
 
 fn display(p: &Path) -> String {

@@ -147,8 +147,8 @@ pub(crate) fn open_float(
         .width(width)
         .height(height)
         .border(WindowBorder::Rounded)
-        .title(WindowTitle::SimpleString(title))
-        .footer(WindowTitle::SimpleString(footer))
+        .title(WindowTitle::SimpleString(title.into()))
+        .footer(WindowTitle::SimpleString(footer.into()))
         .build();
     let prev = api::get_current_win();
     // Keys typed into a float in insert mode would be text, not answers.
@@ -195,7 +195,7 @@ pub(crate) fn open_float(
 
 fn fire_ask_event() {
     let opts = ExecAutocmdsOpts::builder()
-        .patterns([ASK_EVENT])
+        .patterns(ASK_EVENT)
         .modeline(false)
         .build();
     if let Err(e) = api::exec_autocmds(["User"], &opts) {
