@@ -55,13 +55,17 @@ local function message(err)
   return (s:gsub("\nstack traceback:.*$", ""):gsub("%s+$", ""))
 end
 
+local function pack(...)
+  return { n = select("#", ...), ... }
+end
+
 --- Calls core function `name`, re-raising its error as a plain string.
 local function call(name, ...)
-  local res = vim.F.pack_len(pcall(core[name], ...))
+  local res = pack(pcall(core[name], ...))
   if not res[1] then
-    error(message(res[2]), 3)
+    error(message(res[2]), 0)
   end
-  return vim.F.unpack_len(res, 2)
+  return unpack(res, 2, res.n)
 end
 
 --- Configures lathe and starts a new conversation (the old transcript is
@@ -107,7 +111,7 @@ end
 --- ever ran).
 function M.wait(timeout_ms)
   if type(timeout_ms) ~= "number" then
-    error(("lathe.wait(timeout_ms): timeout_ms must be a number, got %s"):format(type(timeout_ms)), 2)
+    error(("lathe.wait(timeout_ms): timeout_ms must be a number, got %s"):format(type(timeout_ms)), 0)
   end
   local finished = vim.wait(timeout_ms, function()
     return (call("status")) ~= "running"
@@ -125,7 +129,7 @@ end
 --- answered by typed keys while this waits (see `:help lathe-float`).
 function M.tool_sync(name, input, timeout_ms)
   if type(timeout_ms) ~= "number" then
-    error(("lathe.tool_sync(timeout_ms): timeout_ms must be a number, got %s"):format(type(timeout_ms)), 2)
+    error(("lathe.tool_sync(timeout_ms): timeout_ms must be a number, got %s"):format(type(timeout_ms)), 0)
   end
   local result
   call("tool", name, input, function(r)

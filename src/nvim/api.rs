@@ -33,7 +33,19 @@ fn fail<T>(msg: impl Into<String>) -> mlua::Result<T> {
 
 /// `lathe.<func>(<arg>): <arg> must be <want>, got <type>`.
 pub fn bad_argument(func: &str, arg: &str, want: &str, got: &Value) -> String {
-    format!("lathe.{func}({arg}): {arg} must be {want}, got {}", got.type_name())
+    format!(
+        "lathe.{func}({arg}): {arg} must be {want}, got {}",
+        lua_type(got)
+    )
+}
+
+/// What Lua's `type(v)` says (`number` for integers too).
+fn lua_type(v: &Value) -> &'static str {
+    match v {
+        Value::Integer(_) | Value::Number(_) => "number",
+        Value::LightUserData(_) | Value::UserData(_) => "userdata",
+        other => other.type_name(),
+    }
 }
 
 fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
@@ -50,10 +62,13 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     t.set("setup", lua.create_function(setup)?)?;
     t.set("ask", lua.create_function(ask)?)?;
     t.set("open", lua.create_function(open)?)?;
-    t.set("stop", lua.create_function(|_, ()| {
-        state::stop_turn();
-        Ok(())
-    })?)?;
+    t.set(
+        "stop",
+        lua.create_function(|_, ()| {
+            state::stop_turn();
+            Ok(())
+        })?,
+    )?;
     t.set("status", lua.create_function(status)?)?;
     t.set("transcript", lua.create_function(transcript)?)?;
     t.set("tool", lua.create_function(tool)?)?;
@@ -71,8 +86,11 @@ fn setup(lua: &Lua, opts: Value) -> mlua::Result<()> {
             .or_else(|e| fail(format!("lathe.setup(opts): {e}")))?,
         other => return fail(bad_argument("setup", "opts", "a table", &other)),
     };
-    let cwd = std::env::current_dir()
-        .or_else(|e| fail(format!("lathe.setup(opts): cannot read the current directory: {e}")))?;
+    let cwd = std::env::current_dir().or_else(|e| {
+        fail(format!(
+            "lathe.setup(opts): cannot read the current directory: {e}"
+        ))
+    })?;
     let config = Config::from_setup(&json, &cwd).or_else(|e| fail(e.0))?;
     let session = state::build_session(config).or_else(fail)?;
     state::set_session(session);
@@ -87,15 +105,20 @@ fn session() -> mlua::Result<Arc<Session>> {
 /// returns at once. Errors: not a string, empty, a turn already running.
 fn ask(_: &Lua, prompt: Value) -> mlua::Result<()> {
     let prompt = string_arg("ask", "prompt", prompt)?;
+    if prompt.trim().is_empty() {
+        return fail(crate::agent::AskError::EmptyPrompt.to_string());
+    }
     let s = session()?;
     let rt = super::runtime::handle().or_else(|e| fail(e.to_string()))?;
-    super::chat::open_window().or_else(|e| fail(format!("lathe.ask: cannot open the chat window: {e}")))?;
+    super::chat::open_window()
+        .or_else(|e| fail(format!("lathe.ask: cannot open the chat window: {e}")))?;
     s.ask(&prompt, &rt).or_else(|e| fail(e.to_string()))
 }
 
 /// `open()`: opens (or reuses) the chat window.
 fn open(_: &Lua, (): ()) -> mlua::Result<()> {
-    super::chat::open_window().or_else(|e| fail(format!("lathe.open: cannot open the chat window: {e}")))
+    super::chat::open_window()
+        .or_else(|e| fail(format!("lathe.open: cannot open the chat window: {e}")))
 }
 
 /// `status()` → `state, last, message`: `"idle"` or `"running"`; the last
@@ -153,7 +176,8 @@ fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     };
     let s = session()?;
     let rt = super::runtime::handle().or_else(|e| fail(e.to_string()))?;
-    let main = state::main_thread().ok_or_else(|| mlua::Error::external(ApiError("lathe is not loaded".into())))?;
+    let main = state::main_thread()
+        .ok_or_else(|| mlua::Error::external(ApiError("lathe is not loaded".into())))?;
     let id = CALLBACKS.with(|c| {
         let mut c = c.borrow_mut();
         c.0 += 1;
@@ -173,7 +197,9 @@ fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
 /// Calls the stored callback `id` with `{ content, is_error }`; its errors
 /// are shown with `vim.notify`.
 fn deliver(id: u64, content: String, is_error: bool) {
-    let Some(cb) = CALLBACKS.with(|c| c.borrow_mut().1.remove(&id)) else { return };
+    let Some(cb) = CALLBACKS.with(|c| c.borrow_mut().1.remove(&id)) else {
+        return;
+    };
     let lua = state::lua();
     let called = (|| -> mlua::Result<()> {
         let t = lua.create_table()?;

@@ -30,7 +30,9 @@ pub(crate) fn find_loaded(path: &Path, canon: Option<&Path>) -> Option<Buffer> {
         if !(bt.is_empty() || bt == "acwrite") {
             return false;
         }
-        let Ok(name) = buf.get_name() else { return false };
+        let Ok(name) = buf.get_name() else {
+            return false;
+        };
         if name.as_os_str().is_empty() {
             return false;
         }
@@ -149,7 +151,10 @@ fn encoding_of(fenc: &str) -> Encoding {
 
 /// The [`Document`] of the loaded buffer holding `path`, `None` when the
 /// file is not loaded. `path` is returned as given.
-pub(crate) fn read_loaded(path: &Path, canon: Option<&Path>) -> Option<Result<Document, EditorError>> {
+pub(crate) fn read_loaded(
+    path: &Path,
+    canon: Option<&Path>,
+) -> Option<Result<Document, EditorError>> {
     let buf = find_loaded(path, canon)?;
     Some(snapshot(&buf).map(|s| Document {
         path: path.to_path_buf(),

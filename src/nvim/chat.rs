@@ -96,11 +96,18 @@ impl ChatSink {
 
 impl EventSink for ChatSink {
     fn emit(&self, event: AgentEvent) {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner()).push(event);
+        self.queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(event);
         if self.scheduled.swap(true, Ordering::AcqRel) {
             return; // a render is already on its way and will take this event
         }
-        let since = self.last_render.lock().map(|t| t.elapsed()).unwrap_or(FRAME);
+        let since = self
+            .last_render
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or(FRAME);
         let job = self.render_job();
         if since >= FRAME {
             let _ = self.main.post(job);
@@ -206,7 +213,9 @@ struct ChatView {
 
 impl ChatView {
     fn ns(&mut self) -> u32 {
-        *self.ns.get_or_insert_with(|| api::create_namespace(NAMESPACE))
+        *self
+            .ns
+            .get_or_insert_with(|| api::create_namespace(NAMESPACE))
     }
 
     /// The chat buffer, created on first use.
@@ -297,7 +306,9 @@ impl ChatView {
                 let row = Self::fresh_line(&mut buf);
                 Self::append(&mut buf, &tool_line(&name, &detail, "running", ""));
                 let ns = self.ns();
-                let mark = buf.set_extmark(ns, row, 0, &SetExtmarkOpts::default()).unwrap_or(0);
+                let mark = buf
+                    .set_extmark(ns, row, 0, &SetExtmarkOpts::default())
+                    .unwrap_or(0);
                 Self::append(&mut buf, "\n");
                 self.tools.insert(id, ToolMark { mark, name, detail });
             }

@@ -18,7 +18,10 @@ pub fn guarded<R>(what: &str, f: impl FnOnce() -> R) -> Option<R> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => Some(v),
         Err(p) => {
-            notify_error(&format!("lathe: internal error in {what}: {}", panic_text(&*p)));
+            notify_error(&format!(
+                "lathe: internal error in {what}: {}",
+                panic_text(&*p)
+            ));
             None
         }
     }

@@ -48,12 +48,17 @@ fn try_install() -> Result<(), String> {
         .get::<mlua::Table>("package")
         .and_then(|p| p.get::<mlua::Table>("loaded"))
         .map_err(|e| e.to_string())?;
-    if loaded.get::<mlua::Value>(CORE_MODULE).is_ok_and(|v| !v.is_nil()) {
+    if loaded
+        .get::<mlua::Value>(CORE_MODULE)
+        .is_ok_and(|v| !v.is_nil())
+    {
         return Ok(());
     }
     state::init_main_thread()?;
     let exports = api::exports(&lua).map_err(|e| e.to_string())?;
-    loaded.set(CORE_MODULE, exports).map_err(|e| e.to_string())?;
+    loaded
+        .set(CORE_MODULE, exports)
+        .map_err(|e| e.to_string())?;
     let opts = CreateAutocmdOpts::builder()
         .desc("lathe: stop the background runtime")
         .callback(|_args: napi::types::AutocmdCallbackArgs| {

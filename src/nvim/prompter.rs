@@ -62,9 +62,11 @@ impl Prompter for FloatPrompter {
         match self.main.run(move || open_float(&tool, &preview, tx)).await {
             Ok(Ok(())) => rx.await.unwrap_or(PromptAnswer::Deny),
             Ok(Err(e)) => {
-                let _ = self
-                    .main
-                    .post(move || super::guard::notify_error(&format!("lathe: cannot open the permission window: {e}")));
+                let _ = self.main.post(move || {
+                    super::guard::notify_error(&format!(
+                        "lathe: cannot open the permission window: {e}"
+                    ))
+                });
                 PromptAnswer::Deny
             }
             Err(_) => PromptAnswer::Deny,
@@ -115,7 +117,8 @@ pub(crate) fn open_float(
     } else {
         preview.diff.trim_end_matches('\n').split('\n').collect()
     };
-    buf.set_lines(.., false, lines.iter().copied()).map_err(err)?;
+    buf.set_lines(.., false, lines.iter().copied())
+        .map_err(err)?;
     let bopts = OptionOpts::builder().buffer(buf.clone()).build();
     api::set_option_value("filetype", "diff", &bopts).map_err(err)?;
     api::set_option_value("bufhidden", "wipe", &bopts).map_err(err)?;
@@ -162,7 +165,11 @@ pub(crate) fn open_float(
     }));
     for (lhs, ans, desc) in [
         ("y", PromptAnswer::AllowOnce, "lathe: allow once"),
-        ("a", PromptAnswer::AllowAlways, "lathe: allow for this session"),
+        (
+            "a",
+            PromptAnswer::AllowAlways,
+            "lathe: allow for this session",
+        ),
         ("n", PromptAnswer::Deny, "lathe: deny"),
         ("<Esc>", PromptAnswer::Deny, "lathe: deny"),
     ] {
@@ -183,7 +190,9 @@ pub(crate) fn open_float(
         .buffer(buf.clone())
         .once(true)
         .callback(move |_args: api::types::AutocmdCallbackArgs| {
-            let _ = guarded("permission window closed", || answer(&s, PromptAnswer::Deny));
+            let _ = guarded("permission window closed", || {
+                answer(&s, PromptAnswer::Deny)
+            });
             true
         })
         .build();
@@ -208,12 +217,18 @@ fn fire_ask_event() {
 /// and health checks.
 pub fn is_float_open() -> bool {
     api::list_wins().any(|w| {
-        let Ok(cfg) = w.get_config() else { return false };
+        let Ok(cfg) = w.get_config() else {
+            return false;
+        };
         cfg.relative.is_some()
             && w.get_buf()
                 .ok()
                 .and_then(|b: Buffer| {
-                    api::get_option_value::<String>("filetype", &OptionOpts::builder().buffer(b).build()).ok()
+                    api::get_option_value::<String>(
+                        "filetype",
+                        &OptionOpts::builder().buffer(b).build(),
+                    )
+                    .ok()
                 })
                 .is_some_and(|ft| ft == "diff")
     })

@@ -98,7 +98,8 @@ pub fn session_or_default() -> Result<Arc<Session>, String> {
     if let Some(s) = session() {
         return Ok(s);
     }
-    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let s = build_session(Config::new(&cwd))?;
     set_session(s.clone());
     Ok(s)
