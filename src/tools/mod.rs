@@ -9,6 +9,7 @@
 
 pub mod file_state;
 pub mod paths;
+pub mod search_walk;
 
 pub mod edit;
 pub mod glob;
@@ -103,6 +104,10 @@ pub trait TypedTool: Send + Sync + 'static {
     const NAME: &'static str;
     /// Other names the model may use (`read_file`, `grep`, …).
     const ALIASES: &'static [&'static str] = &[];
+    /// Results longer than this many chars are stored in a file and the model
+    /// gets a preview plus the path (gate 9). `None`: the tool bounds its own
+    /// output (Read).
+    const MAX_RESULT_CHARS: Option<usize> = None;
 
     /// What the tool does, for the model (a paragraph or two).
     fn description(&self) -> String;
@@ -163,6 +168,8 @@ pub trait Tool: Send + Sync {
     fn aliases(&self) -> &'static [&'static str];
     /// Description for the model.
     fn description(&self) -> String;
+    /// See [`TypedTool::MAX_RESULT_CHARS`].
+    fn max_result_chars(&self) -> Option<usize>;
     /// The input's JSON Schema (sent to the model *and* used to validate).
     fn input_schema(&self) -> Value;
     /// Parses JSON input (already schema-valid) into the typed input and
@@ -211,6 +218,9 @@ impl<T: TypedTool> Tool for T {
     }
     fn description(&self) -> String {
         TypedTool::description(self)
+    }
+    fn max_result_chars(&self) -> Option<usize> {
+        T::MAX_RESULT_CHARS
     }
     fn input_schema(&self) -> Value {
         schema_for::<T::Input>()
@@ -289,5 +299,5 @@ pub fn schema_for<I: JsonSchema>() -> Value {
 /// The built-in tools: Read, Grep, Glob, Edit, Write.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     // Wired up as each tool lands (integration step).
-    Vec::new()
+    vec![Arc::new(grep::GrepTool), Arc::new(glob::GlobTool)]
 }

@@ -1,0 +1,300 @@
+//! The HTTP side: the axum router for `POST /v1/messages`, the shared state
+//! (script position, request record, log file) and how each decision becomes
+//! a response, including the faults.
+
+use std::fs::File;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use futures::StreamExt;
+use serde_json::Value;
+
+use crate::answer::{json_message, sse_error_event, sse_events, AnswerMeta};
+use crate::api_error::{
+    default_message, error_body, error_type_for_status, script_exhausted, status_for_error_type,
+};
+use crate::script::{Entry, FaultKind, Script};
+use crate::{expect, pairing};
+
+/// State shared by all connections of one server.
+pub(crate) struct Shared {
+    script: Script,
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    /// Index of the next script entry to serve (= entries consumed).
+    next: usize,
+    /// Every request body received, in order (non-JSON bodies as strings).
+    requests: Vec<Value>,
+    /// Append-mode log file: one JSON line per request.
+    log: Option<File>,
+}
+
+impl Shared {
+    pub(crate) fn new(script: Script, log: Option<File>) -> Shared {
+        Shared {
+            script,
+            inner: Mutex::new(Inner {
+                next: 0,
+                requests: Vec::new(),
+                log,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave Inner half-updated in a
+        // way that matters for a test server, so poisoning is ignored.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Copies of all request bodies received so far, in order.
+    pub(crate) fn requests(&self) -> Vec<Value> {
+        self.lock().requests.clone()
+    }
+
+    /// Number of script entries consumed so far.
+    pub(crate) fn served(&self) -> usize {
+        self.lock().next
+    }
+
+    /// Records the request, runs the checks and, when they pass, takes the
+    /// next entry. All under one lock, so concurrent requests get distinct
+    /// entries in arrival order.
+    fn decide(&self, body: &Bytes) -> Decision {
+        let parsed = serde_json::from_slice::<Value>(body);
+        let recorded = match &parsed {
+            Ok(v) => v.clone(),
+            Err(_) => Value::String(String::from_utf8_lossy(body).into_owned()),
+        };
+        let mut inner = self.lock();
+        if let Some(file) = inner.log.as_mut() {
+            if let Err(e) = writeln!(file, "{recorded}").and_then(|_| file.flush()) {
+                eprintln!("mock-llm: cannot write the request log: {e}");
+            }
+        }
+        inner.requests.push(recorded);
+        let request_number = inner.requests.len();
+        let value = match parsed {
+            Ok(v) => v,
+            Err(e) => {
+                return Decision::Reject(
+                    StatusCode::BAD_REQUEST,
+                    format!("mock-llm: the request body is not JSON: {e}"),
+                )
+            }
+        };
+        if let Err(message) = pairing::check(&value) {
+            return Decision::Reject(StatusCode::BAD_REQUEST, message);
+        }
+        let index = inner.next;
+        let Some(entry) = self.script.responses.get(index) else {
+            return Decision::Reject(StatusCode::INTERNAL_SERVER_ERROR, script_exhausted(index));
+        };
+        if let Some(exp) = &entry.expect {
+            if let Err(message) = expect::check(exp, index, &value) {
+                return Decision::Reject(StatusCode::BAD_REQUEST, message);
+            }
+        }
+        inner.next += 1;
+        Decision::Answer(Box::new(Answer {
+            entry: entry.clone(),
+            stream: value.get("stream").and_then(Value::as_bool) == Some(true),
+            meta: AnswerMeta {
+                id: format!("msg_mock_{request_number}"),
+                model: value
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .unwrap_or("mock-llm")
+                    .to_string(),
+                request_bytes: body.len(),
+            },
+        }))
+    }
+}
+
+enum Decision {
+    /// Error answer without consuming an entry: status, message.
+    Reject(StatusCode, String),
+    /// The entry to serve.
+    Answer(Box<Answer>),
+}
+
+struct Answer {
+    entry: Entry,
+    stream: bool,
+    meta: AnswerMeta,
+}
+
+/// The router: `POST /v1/messages`, anything else a 404 in the API's shape.
+/// The body size limit is off: conversations can be large.
+pub(crate) fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/messages", post(messages))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::disable())
+        .with_state(shared)
+}
+
+async fn not_found() -> Response {
+    error_response(
+        StatusCode::NOT_FOUND,
+        "not_found_error",
+        "mock-llm serves only POST /v1/messages",
+        None,
+    )
+}
+
+async fn messages(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    match shared.decide(&body) {
+        Decision::Reject(status, message) => {
+            let error_type = error_type_for_status(status.as_u16());
+            error_response(status, error_type, &message, None)
+        }
+        Decision::Answer(answer) => respond(*answer),
+    }
+}
+
+fn error_response(
+    status: StatusCode,
+    error_type: &str,
+    message: &str,
+    retry_after_s: Option<u64>,
+) -> Response {
+    let mut response = (status, axum::Json(error_body(error_type, message))).into_response();
+    if let Some(seconds) = retry_after_s {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+fn respond(answer: Answer) -> Response {
+    let Answer {
+        entry,
+        stream,
+        meta,
+    } = answer;
+    let fault = entry.fault.as_ref().and_then(|f| f.kind().ok());
+    let fault_message = entry.fault.as_ref().and_then(|f| f.message.clone());
+    let mut response = match (fault, stream) {
+        (
+            Some(FaultKind::Http {
+                status,
+                retry_after_s,
+            }),
+            _,
+        ) => {
+            let error_type = error_type_for_status(status);
+            let message = fault_message.unwrap_or_else(|| default_message(error_type).into());
+            let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            error_response(code, error_type, &message, retry_after_s)
+        }
+        (
+            Some(FaultKind::SseError {
+                error_type,
+                after_events,
+            }),
+            true,
+        ) => {
+            let message = fault_message.unwrap_or_else(|| default_message(&error_type).into());
+            let mut chunks: Vec<Result<Bytes, std::io::Error>> = sse_events(&entry, &meta)
+                .into_iter()
+                .take(after_events)
+                .map(|e| Ok(Bytes::from(e.to_wire())))
+                .collect();
+            chunks.push(Ok(Bytes::from(
+                sse_error_event(&error_type, &message).to_wire(),
+            )));
+            sse_response(chunks, entry.event_delay_ms)
+        }
+        (Some(FaultKind::SseError { error_type, .. }), false) => {
+            let message = fault_message.unwrap_or_else(|| default_message(&error_type).into());
+            let code = StatusCode::from_u16(status_for_error_type(&error_type))
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            error_response(code, &error_type, &message, None)
+        }
+        (Some(FaultKind::Disconnect { after_events }), true) => {
+            let mut chunks: Vec<Result<Bytes, std::io::Error>> = sse_events(&entry, &meta)
+                .into_iter()
+                .take(after_events)
+                .map(|e| Ok(Bytes::from(e.to_wire())))
+                .collect();
+            chunks.push(Err(disconnect_error()));
+            sse_response(chunks, entry.event_delay_ms)
+        }
+        (Some(FaultKind::Disconnect { .. }), false) => {
+            // Headers go out, then the body breaks before any byte of JSON.
+            let mut response = Response::new(paced_body(vec![Err(disconnect_error())], None));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        (None, true) => {
+            let chunks = sse_events(&entry, &meta)
+                .into_iter()
+                .map(|e| Ok(Bytes::from(e.to_wire())))
+                .collect();
+            sse_response(chunks, entry.event_delay_ms)
+        }
+        (None, false) => axum::Json(json_message(&entry, &meta)).into_response(),
+    };
+    if let Ok(value) = HeaderValue::from_str(&meta.id.replace("msg_", "req_")) {
+        response.headers_mut().insert("request-id", value);
+    }
+    response
+}
+
+fn disconnect_error() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::ConnectionAborted,
+        "mock-llm: scripted disconnect",
+    )
+}
+
+/// How long an `Err` chunk waits before it is yielded, so hyper flushes the
+/// headers and the events before it (hyper drops unflushed bytes when a body
+/// fails; a pending body makes it flush). In ms.
+const FLUSH_BEFORE_DISCONNECT_MS: u64 = 30;
+
+/// A chunked body sending `chunks` in order with `delay_ms` between two
+/// chunks; an `Err` chunk (after a short flush pause) makes hyper abort the
+/// connection without the final empty chunk, so the client sees a transport
+/// error rather than a clean end.
+fn paced_body(chunks: Vec<Result<Bytes, std::io::Error>>, delay_ms: Option<u64>) -> Body {
+    let delay = Duration::from_millis(delay_ms.unwrap_or(0));
+    let stream =
+        futures::stream::iter(chunks.into_iter().enumerate()).then(move |(i, chunk)| async move {
+            if i > 0 && !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            if chunk.is_err() {
+                tokio::time::sleep(Duration::from_millis(FLUSH_BEFORE_DISCONNECT_MS)).await;
+            }
+            chunk
+        });
+    Body::from_stream(stream)
+}
+
+/// A streamed `text/event-stream` response of `chunks` (see [`paced_body`]).
+fn sse_response(chunks: Vec<Result<Bytes, std::io::Error>>, delay_ms: Option<u64>) -> Response {
+    let mut response = Response::new(paced_body(chunks, delay_ms));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream; charset=utf-8"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
