@@ -107,8 +107,9 @@ pub fn session_or_default() -> Result<Arc<Session>, String> {
 
 /// The model provider for `config` (the one place that picks it).
 pub fn make_provider(config: &Config) -> Result<Arc<dyn Provider>, String> {
-    let _ = config;
-    Ok(Arc::new(super::pending::UnbuiltProvider))
+    crate::provider::anthropic::AnthropicProvider::from_config(config)
+        .map(|p| Arc::new(p) as Arc<dyn Provider>)
+        .map_err(|e| format!("cannot set up the model connection: {e}"))
 }
 
 /// The editor for files that are not loaded in a buffer.

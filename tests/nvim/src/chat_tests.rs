@@ -61,3 +61,54 @@ fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTermin
         ))
     });
 }
+
+#[nvim_oxi::test]
+fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), String> {
+    use lathe::agent::{AgentEvent, ToolStatus, TurnOutcome};
+    load();
+    let ev = |e: AgentEvent| lathe::nvim::chat::render(vec![e]);
+    ev(AgentEvent::TurnStarted {
+        prompt: "fix it".into(),
+    });
+    ev(AgentEvent::AssistantStarted);
+    ev(AgentEvent::TextDelta {
+        text: "Let me ".into(),
+    });
+    ev(AgentEvent::TextDelta {
+        text: "look.".into(),
+    });
+    ev(AgentEvent::ToolStarted {
+        id: "t1".into(),
+        name: "Grep".into(),
+        detail: "Helo".into(),
+    });
+    ev(AgentEvent::ToolStarted {
+        id: "t2".into(),
+        name: "Read".into(),
+        detail: "greeting.py".into(),
+    });
+    if !lathe::nvim::chat::working_indicator_shown() {
+        return Err("no working indicator while the turn runs".into());
+    }
+    ev(AgentEvent::ToolFinished {
+        id: "t1".into(),
+        name: "Grep".into(),
+        status: ToolStatus::Done,
+        summary: "1 file".into(),
+    });
+    ev(AgentEvent::TextDelta {
+        text: "Found it.".into(),
+    });
+    ev(AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Stopped,
+    });
+    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let text = crate::common::lines(&buf).join("\n");
+    let want = "## You\n\nfix it\n\n## lathe\n\nLet me look.\n- Grep(Helo): done — 1 file\n- Read(greeting.py): interrupted\nFound it.\n\n*(stopped)*\n";
+    check_eq("chat text", text.as_str(), want)?;
+    check_eq(
+        "working indicator",
+        lathe::nvim::chat::working_indicator_shown(),
+        false,
+    )
+}
