@@ -100,7 +100,10 @@ mod tests {
     fn rec(n: u64) -> ReadRecord {
         ReadRecord {
             stamp: Stamp {
-                version: Version::Buffer { bufnr: 1, changedtick: n },
+                version: Version::Buffer {
+                    bufnr: 1,
+                    changedtick: n,
+                },
                 hash: TextHash::of(""),
             },
             offset: None,
