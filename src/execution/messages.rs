@@ -38,6 +38,10 @@ pub const TOOL_PANICKED: &str =
 pub const INTERRUPTED: &str =
     "Interrupted by the user: {tool} did not finish and its result is unknown. Wait for the user's next instruction.";
 
+/// A concurrent sibling (a Bash call) failed, so this call was cancelled. `{tool}`.
+pub const SIBLING_FAILED: &str =
+    "{tool} was cancelled because a Bash call running alongside it in the same batch failed. Its result is unknown; run it again if you still need it.";
+
 /// The schema of a tool could not be compiled (an internal bug). `{tool}`.
 pub const SCHEMA_BROKEN: &str =
     "Internal error: the input schema of {tool} could not be compiled, so the call was not run. Use another tool.";
@@ -111,6 +115,10 @@ mod golden {
         assert_eq!(
             fill(INTERRUPTED, &[("tool", "Edit")]),
             "Interrupted by the user: Edit did not finish and its result is unknown. Wait for the user's next instruction."
+        );
+        assert_eq!(
+            fill(SIBLING_FAILED, &[("tool", "Grep")]),
+            "Grep was cancelled because a Bash call running alongside it in the same batch failed. Its result is unknown; run it again if you still need it."
         );
         assert_eq!(
             fill(SCHEMA_BROKEN, &[("tool", "Edit")]),

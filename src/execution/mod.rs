@@ -12,11 +12,15 @@
 //! validation needs the resolved path ("was this file read?"), and resolving
 //! once means every later gate sees the same input.
 
+mod executor;
 mod large_result;
 pub mod messages;
 mod registry;
 mod schema_check;
 
+pub use executor::{
+    is_concurrency_safe, partition_tool_calls, Batch, ToolExecutor, DEFAULT_MAX_CONCURRENCY,
+};
 pub use large_result::{ResultStore, PERSISTED_RESULT, PREVIEW_CHARS};
 pub use registry::{RegisteredTool, ToolRegistry};
 
