@@ -10,6 +10,7 @@
 pub mod file_state;
 pub mod paths;
 
+pub mod bash;
 pub mod edit;
 pub mod glob;
 pub mod grep;
@@ -286,8 +287,8 @@ pub fn schema_for<I: JsonSchema>() -> Value {
     schema
 }
 
-/// The built-in tools: Read, Grep, Glob, Edit, Write.
+/// The built-in tools: Read, Grep, Glob, Edit, Write, Bash.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     // Wired up as each tool lands (integration step).
-    Vec::new()
+    vec![Arc::new(bash::BashTool::default())]
 }
