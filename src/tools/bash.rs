@@ -17,6 +17,7 @@
 //! - A normal exit leaves background jobs running (`cmd > log 2>&1 &`); a
 //!   timeout or interruption stops the whole process group.
 
+mod group;
 pub mod messages;
 pub mod output_cap;
 pub mod process;
@@ -406,8 +407,14 @@ Runs a bash command in the project root and returns its output (stdout and stder
             timeout: None,
             description: description.map(Into::into),
         };
-        assert_eq!(tool.describe(&input("cargo test", Some("Run tests"))), "Run tests");
-        assert_eq!(tool.describe(&input("cargo test", Some("  "))), "cargo test");
+        assert_eq!(
+            tool.describe(&input("cargo test", Some("Run tests"))),
+            "Run tests"
+        );
+        assert_eq!(
+            tool.describe(&input("cargo test", Some("  "))),
+            "cargo test"
+        );
         assert_eq!(tool.describe(&input("ls\npwd", None)), "ls…");
         let long = "x".repeat(200);
         let shown = tool.describe(&input(&long, None));

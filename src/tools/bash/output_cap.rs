@@ -304,7 +304,10 @@ mod tests {
         let mut cap = OutputCap::new(8, 8);
         cap.push(b"one\ntwo\nthree\nfour\nfive\nsix\n");
         let t = cap.finish();
-        assert_eq!((t.head.as_str(), t.tail.as_str()), ("one\ntwo\n", "ive\nsix\n"));
+        assert_eq!(
+            (t.head.as_str(), t.tail.as_str()),
+            ("one\ntwo\n", "ive\nsix\n")
+        );
         assert_eq!(t.omitted_bytes, 12);
         let t = t.align_to_lines(4);
         assert_eq!((t.head.as_str(), t.tail.as_str()), ("one\ntwo\n", "six\n"));

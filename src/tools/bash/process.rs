@@ -13,7 +13,7 @@
 //!   stopped), the pipes are drained for at most `drain` and then dropped,
 //!   even if a background descendant still holds them open.
 //! - If the future is dropped mid-run (the pipeline gave up on it), the
-//!   group gets SIGKILL from [`GroupGuard`]'s `Drop`.
+//!   group gets SIGKILL from `GroupGuard`'s `Drop`.
 
 use std::io;
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
@@ -27,6 +27,7 @@ use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::group::GroupGuard;
 use super::output_cap::{CappedText, OutputCap};
 
 /// Variables added to the command's environment, so that nothing waits for
@@ -239,46 +240,5 @@ async fn sleep_until_opt(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
-    }
-}
-
-/// The child's process group; SIGKILLs it on drop unless disarmed.
-struct GroupGuard {
-    /// Process group id (= bash's pid, thanks to `setsid`); `None` if the
-    /// pid was unavailable.
-    pgid: Option<libc::pid_t>,
-}
-
-impl GroupGuard {
-    fn new(pid: Option<u32>) -> Self {
-        Self {
-            pgid: pid.and_then(|p| libc::pid_t::try_from(p).ok()),
-        }
-    }
-
-    /// Sends `sig` to the whole group; `false` when no process is left in it.
-    fn signal(&self, sig: libc::c_int) -> bool {
-        match self.pgid {
-            // SAFETY: killpg has no memory-safety preconditions.
-            Some(pgid) if pgid > 1 => unsafe { libc::killpg(pgid, sig) == 0 },
-            _ => false,
-        }
-    }
-
-    /// Polls until no process is left in the group or `deadline` passes.
-    async fn wait_gone_until(&self, deadline: Instant) {
-        while self.signal(0) && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.signal(libc::SIGKILL);
     }
 }

@@ -126,11 +126,12 @@ fn simple_is_read_only(words: &[Word]) -> bool {
     }
     match program.as_str() {
         "ls" | "cat" | "head" | "tail" | "wc" | "pwd" | "echo" | "printf" | "grep" | "egrep"
-        | "fgrep" | "stat" | "du" | "df" | "basename" | "dirname" | "realpath"
-        | "readlink" | "cut" | "tr" | "nl" | "diff" | "cmp" | "comm" | "column" | "jq"
-        | "which" | "type" | "true" | "false" | "test" | "[" | "uname" | "whoami" | "id"
-        | "md5sum" | "sha1sum" | "sha256sum" | "od" | "hexdump" | "strings" | "rev" | "tac"
-        | "seq" | "sleep" | "cd" => true,
+        | "fgrep" | "stat" | "du" | "df" | "basename" | "dirname" | "realpath" | "readlink"
+        | "cut" | "tr" | "nl" | "diff" | "cmp" | "comm" | "column" | "jq" | "which" | "type"
+        | "true" | "false" | "test" | "[" | "uname" | "whoami" | "id" | "md5sum" | "sha1sum"
+        | "sha256sum" | "od" | "hexdump" | "strings" | "rev" | "tac" | "seq" | "sleep" | "cd" => {
+            true
+        }
         // `file -C` compiles a magic file and writes it.
         "file" => !has_short_flag(args, 'C'),
         "rg" => !args.iter().any(|a| a == "--pre" || a.starts_with("--pre=")),
@@ -159,8 +160,7 @@ fn has_short_flag(args: &[Word], flag: char) -> bool {
 /// `find` without actions that delete, write or run something.
 fn find_is_read_only(args: &[Word]) -> bool {
     const WRITING: &[&str] = &[
-        "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
-        "-fls",
+        "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
     ];
     !args.iter().any(|a| WRITING.contains(&a.as_str()))
 }
@@ -300,7 +300,13 @@ mod tests {
         assert_eq!(
             split_commands("grep -n 'a b' \"c d\" e\\ f | wc -l"),
             Some(vec![
-                vec!["grep".into(), "-n".into(), "a b".into(), "c d".into(), "e f".into()],
+                vec![
+                    "grep".into(),
+                    "-n".into(),
+                    "a b".into(),
+                    "c d".into(),
+                    "e f".into()
+                ],
                 vec!["wc".into(), "-l".into()],
             ])
         );
