@@ -610,3 +610,61 @@ async fn schema_rejects_a_string_timeout() {
         run.result.content.as_text()
     );
 }
+
+#[tokio::test]
+async fn escaped_descendant_holding_the_pipe_does_not_block_a_timeout() {
+    let (_dir, root) = project();
+    let ctx = ctx(&root);
+    let m = marker("escaped");
+    // `setsid` moves the sleep out of the group, so killpg cannot reach it;
+    // it keeps stdout open, and the call must still return.
+    let command = format!("export LATHE_TEST_MARKER={m}; setsid sleep 30 & echo tick; sleep 600");
+    let started = Instant::now();
+    let err = run(json!({"command": command, "timeout": 500}), &ctx)
+        .await
+        .expect_err("timeout");
+    let elapsed = started.elapsed();
+    kill_marked(&m);
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+    assert!(
+        err.message.ends_with("Output before the timeout:\ntick"),
+        "{}",
+        err.message
+    );
+}
+
+#[tokio::test]
+async fn progress_seam_sees_output_while_it_streams() {
+    let (_dir, root) = project();
+    let ctx = ctx(&root);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+    let progress: lathe::tools::bash::process::ProgressFn = Arc::new({
+        let seen = seen.clone();
+        move |chunk: &[u8]| {
+            if let Ok(mut s) = seen.lock() {
+                s.extend_from_slice(chunk);
+            }
+        }
+    });
+    let tool: Arc<dyn Tool> = Arc::new(BashTool::default().with_progress(progress));
+    let prepared = tool
+        .clone()
+        .prepare(&json!({"command": "echo one; echo two >&2"}), &ctx)
+        .expect("prepare");
+    tool.call(prepared, &ctx).await.expect("runs");
+    let seen = String::from_utf8(seen.lock().expect("lock").clone()).expect("utf8");
+    assert_eq!(seen, "one\ntwo\n");
+}
+
+#[tokio::test]
+async fn timeout_during_the_drain_keeps_the_finished_result() {
+    let (_dir, root) = project();
+    let ctx = ctx(&root);
+    let m = marker("drain_timeout");
+    // bash is done at once; the background sleep holds the pipe past the
+    // 300 ms timeout, which must not turn the result into a timeout.
+    let command = format!("export LATHE_TEST_MARKER={m}; sleep 30 & echo done");
+    let out = run(json!({"command": command, "timeout": 300}), &ctx).await;
+    kill_marked(&m);
+    assert_eq!(text(&out.expect("finished")), "done\n\nExit code 0");
+}

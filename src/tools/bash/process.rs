@@ -9,6 +9,8 @@
 //! - stdin is `/dev/null`, so `read`, `input()` and friends see EOF at once.
 //! - Stop: SIGTERM to the group, then SIGKILL once the group is still alive
 //!   after the grace period.
+//! - The timeout and the interrupt apply while bash runs; once it has
+//!   exited, its result stands even if a background job outlives it.
 //! - The call never waits for EOF forever: once bash has exited (or was
 //!   stopped), the pipes are drained for at most `drain` and then dropped,
 //!   even if a background descendant still holds them open.
@@ -123,26 +125,24 @@ pub async fn run(
         if exit.is_some() && stdout.is_none() && stderr.is_none() {
             break;
         }
+        // `biased`: deadlines first, so a flood of output cannot starve the
+        // timeout; then stdout before stderr, a fixed order for chunks that
+        // are ready together.
         tokio::select! {
-            r = read_some(&mut stdout, &mut out_buf) => {
-                take_chunk(r, &mut stdout, &out_buf, &mut cap, progress);
-            }
-            r = read_some(&mut stderr, &mut err_buf) => {
-                take_chunk(r, &mut stderr, &err_buf, &mut cap, progress);
-            }
-            status = child.wait(), if exit.is_none() => {
-                // A wait error means the child is gone from our view; treat
-                // it as a kill so the result still says something true.
-                exit = Some(status.unwrap_or_else(|_| ExitStatus::from_raw(libc::SIGKILL)));
-                drain_until = Some(Instant::now() + spec.drain);
-            }
-            _ = tokio::time::sleep_until(timeout_at), if stopped.is_none() => {
-                stopped = Some(Ending::TimedOut);
+            biased;
+            _ = sleep_until_opt(drain_until) => break,
+            _ = cancel.cancelled(), if stopped.is_none() => {
+                if exit.is_some() {
+                    break; // bash already finished: keep its result
+                }
+                stopped = Some(Ending::Cancelled);
                 guard.signal(libc::SIGTERM);
                 kill_at = Some(Instant::now() + spec.kill_grace);
             }
-            _ = cancel.cancelled(), if stopped.is_none() => {
-                stopped = Some(Ending::Cancelled);
+            // Only while bash runs: a job it left in the background is not
+            // "the command" and must not turn a finished call into a timeout.
+            _ = tokio::time::sleep_until(timeout_at), if stopped.is_none() && exit.is_none() => {
+                stopped = Some(Ending::TimedOut);
                 guard.signal(libc::SIGTERM);
                 kill_at = Some(Instant::now() + spec.kill_grace);
             }
@@ -150,7 +150,18 @@ pub async fn run(
                 guard.signal(libc::SIGKILL);
                 kill_at = None;
             }
-            _ = sleep_until_opt(drain_until) => break,
+            status = child.wait(), if exit.is_none() => {
+                // A wait error means the child is gone from our view; treat
+                // it as a kill so the result still says something true.
+                exit = Some(status.unwrap_or_else(|_| ExitStatus::from_raw(libc::SIGKILL)));
+                drain_until = Some(Instant::now() + spec.drain);
+            }
+            r = read_some(&mut stdout, &mut out_buf) => {
+                take_chunk(r, &mut stdout, &out_buf, &mut cap, progress);
+            }
+            r = read_some(&mut stderr, &mut err_buf) => {
+                take_chunk(r, &mut stderr, &err_buf, &mut cap, progress);
+            }
         }
     }
 
