@@ -668,3 +668,36 @@ async fn timeout_during_the_drain_keeps_the_finished_result() {
     kill_marked(&m);
     assert_eq!(text(&out.expect("finished")), "done\n\nExit code 0");
 }
+
+#[tokio::test]
+async fn endless_flood_still_times_out_with_capped_output() {
+    let (_dir, root) = project();
+    let started = Instant::now();
+    let err = run(
+        json!({"command": "yes lathe", "timeout": 1000}),
+        &ctx(&root),
+    )
+    .await
+    .expect_err("timeout");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let m = &err.message;
+    assert!(
+        m.starts_with("Command timed out after 1000 ms"),
+        "{}",
+        &m[..80]
+    );
+    assert!(m.contains("bytes of output omitted here"));
+    // The tail is the end of what arrived; the flood may stop mid-line.
+    let last = m.lines().last().unwrap_or_default();
+    assert!(
+        !last.is_empty() && "lathe".starts_with(last),
+        "{}",
+        &m[m.len() - 40..]
+    );
+    assert!(m.contains("\nlathe\nlathe\n"));
+    assert!(m.chars().count() < 30_000, "{} chars", m.chars().count());
+}
