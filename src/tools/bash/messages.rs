@@ -11,7 +11,7 @@ Runs a bash command in the project root and returns its output (stdout and stder
 - There is no terminal and stdin is empty, so a command that prompts gets end-of-file at once. Pass flags that avoid prompts (`-y`, `--yes`, `git commit -m \"...\"`). `GIT_EDITOR`, `EDITOR` and `VISUAL` are `true` and `PAGER` is `cat`, so nothing opens an editor or a pager.
 - `timeout` is in milliseconds: default {default}, at most {max}. On timeout the command and every process it started are stopped and you get the output so far. Start long-running jobs (servers, watchers) in the background with their output redirected to a file (`cmd > out.log 2>&1 &`) and read that file later.
 - Output longer than about {cap} characters is cut in the middle: the start and the end are kept and the number of omitted bytes is stated. When you need all of it, redirect it to a file and use Grep or Read on that file.
-- The result ends with `Exit code N`. A non-zero exit code is reported, not treated as a failure of the tool: read the output to see what went wrong.
+- The result ends with `Exit code N` (or the signal that killed the command). A non-zero exit code is reported, not treated as a failure of the tool: read the output to see what went wrong.
 - For files, prefer the Read, Grep, Glob, Edit and Write tools over `cat`, `grep`, `find`, `sed` and `echo >`: they are faster and show the user what changed. Quote paths that contain spaces.
 - Set `description` to a few words saying what the command does; the user sees it.";
 
