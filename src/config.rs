@@ -39,6 +39,10 @@ pub struct Config {
     pub cwd: PathBuf,
     /// Permission mode and rules.
     pub permissions: Rules,
+    /// Directory for lathe's state (oversized tool results, …). The Neovim
+    /// side sets `stdpath("state")/lathe`; elsewhere the platform's state
+    /// directory, else the temp directory.
+    pub state_dir: PathBuf,
     /// Write a buffer to disk after lathe changed it (when the user had no
     /// unsaved changes in it). Default `true`.
     pub save_after_edit: bool,
@@ -60,6 +64,9 @@ impl Config {
             cwd: cwd.to_path_buf(),
             permissions: Rules::default(),
             save_after_edit: true,
+            state_dir: dirs::state_dir()
+                .unwrap_or_else(std::env::temp_dir)
+                .join("lathe"),
         }
     }
 

@@ -13,3 +13,11 @@ pub mod permissions;
 pub mod protocol;
 pub mod provider;
 pub mod tools;
+
+/// The Lua entry point `luaopen_lathe` (loaded by `lua/lathe/init.lua` with
+/// `package.loadlib`). Infallible: it stores the exports in
+/// `package.loaded["lathe.core"]` and reports problems with `vim.notify`.
+#[nvim_oxi::plugin]
+fn lathe() {
+    nvim::install();
+}

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use lathe::agent::{RecordingSink, ToolStatus};
 use lathe::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
-use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ToolRegistry};
+use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
 use lathe::permissions::{PermissionState, PromptAnswer, Rules, ScriptedPrompter};
 use lathe::protocol::ToolUse;
 use lathe::tools::bash::{BashLimits, BashTool};
@@ -543,6 +543,7 @@ fn exec_env(root: &Path, prompter: Arc<ScriptedPrompter>) -> ExecEnv {
         permissions: Arc::new(PermissionState::new(Rules::default())),
         prompter,
         sink: Arc::new(RecordingSink::default()),
+        results: Arc::new(ResultStore::new(root.join(".lathe-results"), "t")),
     }
 }
 

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::editor::Editor;
-use crate::execution::{run_tool_use, ExecEnv, PendingToolUse, ToolRegistry};
+use crate::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
 use crate::permissions::{PermissionState, Prompter};
 use crate::protocol::{Message, ToolResult, ToolUse};
 use crate::provider::Provider;
@@ -83,6 +83,7 @@ pub struct Session {
     transcript: Arc<Transcript>,
     slot: Mutex<TurnSlot>,
     manual_ids: AtomicU64,
+    results: Arc<ResultStore>,
 }
 
 impl Session {
@@ -94,6 +95,10 @@ impl Session {
     /// A new, empty conversation offering `tools` (tests add their own).
     pub fn with_tools(parts: SessionParts, tools: Vec<Arc<dyn Tool>>) -> Arc<Self> {
         let system = system_prompt::build(&parts.config.cwd, &system_prompt::today());
+        let results = Arc::new(ResultStore::new(
+            parts.config.state_dir.clone(),
+            &session_id(),
+        ));
         Arc::new(Self {
             permissions: Arc::new(PermissionState::new(parts.config.permissions.clone())),
             config: parts.config,
@@ -107,6 +112,7 @@ impl Session {
             transcript: Arc::new(Transcript::default()),
             slot: Mutex::new(TurnSlot::default()),
             manual_ids: AtomicU64::new(1),
+            results,
         })
     }
 
@@ -236,10 +242,20 @@ impl Session {
             permissions: self.permissions.clone(),
             prompter: self.prompter.clone(),
             sink,
+            results: self.results.clone(),
         }
     }
 
     fn lock_slot(&self) -> MutexGuard<'_, TurnSlot> {
         self.slot.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// A session id unique on this machine: start time (ms since the epoch) and pid.
+fn session_id() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    format!("{ms}-{}", std::process::id())
 }

@@ -122,23 +122,21 @@ impl Turn {
                 Some(Ok(ev)) => ev,
                 Some(Err(e)) => return Reply::Failed(e.to_string()),
             };
-            for out in asm.push(event) {
-                match out {
-                    Assembled::TextDelta(text) => self.sink.emit(AgentEvent::TextDelta { text }),
-                    Assembled::ToolUse {
-                        tool_use,
-                        input_error,
-                    } => tool_uses.push(PendingToolUse {
-                        tool_use,
-                        input_error,
-                    }),
+            match asm.push(event) {
+                Some(Assembled::TextDelta { text, .. }) => {
+                    self.sink.emit(AgentEvent::TextDelta { text })
                 }
+                Some(Assembled::ToolUseComplete(done)) => tool_uses.push(PendingToolUse {
+                    tool_use: done.to_tool_use(),
+                    input_error: done.input.as_ref().err().map(|e| e.error.clone()),
+                }),
+                _ => {}
             }
         }
         self.transcript.push_assistant(asm.message());
         Reply::Complete {
             tool_uses,
-            stop_reason: asm.stop_reason(),
+            stop_reason: asm.stop_reason().cloned(),
         }
     }
 

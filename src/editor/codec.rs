@@ -86,3 +86,277 @@ pub fn common_affixes(a: &str, b: &str) -> (usize, usize, usize) {
         bb.len() - prefix - suffix,
     )
 }
+
+/// The new text cannot be written in the file's encoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unencodable {
+    /// The encoding that failed.
+    pub encoding: Encoding,
+    /// Which character failed and where, e.g. `'→' (U+2192) on line 3`.
+    pub detail: String,
+}
+
+const UTF8_BOM: &[u8] = &[0xEF, 0xBB, 0xBF];
+const UTF16LE_BOM: &[u8] = &[0xFF, 0xFE];
+const UTF16BE_BOM: &[u8] = &[0xFE, 0xFF];
+
+/// MIME type of an image format the Messages API accepts in `image` blocks
+/// (`image/png`, `image/jpeg`, `image/gif`, `image/webp`), detected from the
+/// magic bytes at the start of `bytes`; `None` for anything else.
+pub fn image_media_type(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// A human name for a binary format from its magic bytes (`PNG image`,
+/// `PDF document`, `ZIP archive`, …), `binary` when unknown.
+pub fn sniff_kind(bytes: &[u8]) -> &'static str {
+    const MAGIC: &[(&[u8], &str)] = &[
+        (b"\x89PNG\r\n\x1a\n", "PNG image"),
+        (&[0xFF, 0xD8, 0xFF], "JPEG image"),
+        (b"GIF87a", "GIF image"),
+        (b"GIF89a", "GIF image"),
+        (b"%PDF-", "PDF document"),
+        (b"PK\x03\x04", "ZIP archive"),
+        (&[0x1F, 0x8B], "gzip archive"),
+        (b"\x7FELF", "ELF executable"),
+        (b"\0asm", "WebAssembly module"),
+        (b"SQLite format 3\0", "SQLite database"),
+    ];
+    if image_media_type(bytes) == Some("image/webp") {
+        return "WebP image";
+    }
+    MAGIC
+        .iter()
+        .find(|(magic, _)| bytes.starts_with(magic))
+        .map_or("binary", |(_, kind)| kind)
+}
+
+/// Decodes a file's bytes into logical text and the [`TextFormat`] that
+/// [`encode`] needs to give the same bytes back.
+///
+/// Detection, in order: a UTF-8 BOM (`EF BB BF`) → UTF-8; a UTF-16 BOM
+/// (`FF FE` / `FE FF`) → UTF-16 LE/BE (odd length or unpaired surrogates are
+/// not text); a known binary magic number (PNG, PDF, …) → not text; valid
+/// UTF-8 without NUL bytes → UTF-8; bytes without NUL and without control
+/// characters other than `\t \n \v \f \r`, ESC and backspace → Latin-1 (every
+/// byte one char, so the bytes survive exactly). Anything else is
+/// [`NotText`] with the kind from [`sniff_kind`]. The BOM is not part of the
+/// text. The line ending is CRLF when the text has at least one `\n` and every
+/// `\n` follows a `\r`; those `\r`s are then dropped from the text.
+pub fn decode(bytes: &[u8]) -> Result<(String, TextFormat), NotText> {
+    let not_text = |kind: &str| NotText {
+        kind: kind.to_string(),
+    };
+    let (raw, bom, encoding) = if let Some(rest) = bytes.strip_prefix(UTF8_BOM) {
+        let s = std::str::from_utf8(rest)
+            .map_err(|_| not_text("invalid UTF-8 after a UTF-8 byte-order mark"))?;
+        (s.to_string(), true, Encoding::Utf8)
+    } else if let Some(rest) = bytes.strip_prefix(UTF16LE_BOM) {
+        (
+            decode_utf16(rest, u16::from_le_bytes).ok_or_else(|| not_text("invalid UTF-16LE"))?,
+            true,
+            Encoding::Utf16Le,
+        )
+    } else if let Some(rest) = bytes.strip_prefix(UTF16BE_BOM) {
+        (
+            decode_utf16(rest, u16::from_be_bytes).ok_or_else(|| not_text("invalid UTF-16BE"))?,
+            true,
+            Encoding::Utf16Be,
+        )
+    } else {
+        let kind = sniff_kind(bytes);
+        if kind != "binary" || bytes.contains(&0) {
+            return Err(not_text(kind));
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(s) => (s.to_string(), false, Encoding::Utf8),
+            Err(_)
+                if bytes
+                    .iter()
+                    .all(|&b| b >= 0x20 || b"\t\n\x0b\x0c\r\x1b\x08".contains(&b)) =>
+            {
+                (
+                    bytes.iter().map(|&b| char::from(b)).collect(),
+                    false,
+                    Encoding::Latin1,
+                )
+            }
+            Err(_) => return Err(not_text("binary")),
+        }
+    };
+    let crlf = raw.contains('\n') && raw.matches('\n').count() == raw.matches("\r\n").count();
+    let (text, line_ending) = if crlf {
+        (raw.replace("\r\n", "\n"), LineEnding::CrLf)
+    } else {
+        (raw, LineEnding::Lf)
+    };
+    Ok((
+        text,
+        TextFormat {
+            line_ending,
+            bom,
+            encoding,
+        },
+    ))
+}
+
+fn decode_utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> Option<String> {
+    if !bytes.len().is_multiple_of(2) {
+        return None;
+    }
+    let units: Vec<u16> = bytes.chunks_exact(2).map(|c| unit([c[0], c[1]])).collect();
+    String::from_utf16(&units).ok()
+}
+
+/// Encodes logical `text` into file bytes with `format`: `\n` becomes `\r\n`
+/// for CRLF, the BOM is prepended when `format.bom` (UTF-16 always gets one),
+/// then the text is encoded. The exact inverse of [`decode`] for text that
+/// decode produced.
+///
+/// Errors: [`Unencodable`] when `format` is Latin-1 and `text` has a char above
+/// U+00FF (nothing is lost silently: no replacement characters, ever).
+pub fn encode(text: &str, format: &TextFormat) -> Result<Vec<u8>, Unencodable> {
+    let text = match format.line_ending {
+        LineEnding::Lf => std::borrow::Cow::Borrowed(text),
+        LineEnding::CrLf => std::borrow::Cow::Owned(text.replace('\n', "\r\n")),
+    };
+    let mut out = Vec::with_capacity(text.len() + 3);
+    match format.encoding {
+        Encoding::Utf8 => {
+            if format.bom {
+                out.extend_from_slice(UTF8_BOM);
+            }
+            out.extend_from_slice(text.as_bytes());
+        }
+        Encoding::Latin1 => {
+            for (line_no, line) in text.split('\n').enumerate() {
+                if line_no > 0 {
+                    out.push(b'\n');
+                }
+                for c in line.chars() {
+                    let byte = u8::try_from(u32::from(c)).map_err(|_| Unencodable {
+                        encoding: Encoding::Latin1,
+                        detail: format!("'{c}' (U+{:04X}) on line {}", u32::from(c), line_no + 1),
+                    })?;
+                    out.push(byte);
+                }
+            }
+        }
+        Encoding::Utf16Le | Encoding::Utf16Be => {
+            let le = format.encoding == Encoding::Utf16Le;
+            out.extend_from_slice(if le { UTF16LE_BOM } else { UTF16BE_BOM });
+            for unit in text.encode_utf16() {
+                out.extend_from_slice(&if le {
+                    unit.to_le_bytes()
+                } else {
+                    unit.to_be_bytes()
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(bytes: &[u8]) -> (String, TextFormat) {
+        let (text, format) = decode(bytes).expect("text");
+        assert_eq!(
+            encode(&text, &format).expect("encodes"),
+            bytes,
+            "round trip of {bytes:?}"
+        );
+        (text, format)
+    }
+
+    #[test]
+    fn utf8_lf_and_missing_final_newline() {
+        let (text, f) = round_trip(b"a\nb");
+        assert_eq!(text, "a\nb");
+        assert_eq!(f, TextFormat::default());
+        assert_eq!(round_trip(b"").0, "");
+        assert_eq!(round_trip(b"x\n\n").0, "x\n\n");
+    }
+
+    #[test]
+    fn crlf_only_when_every_newline_has_cr() {
+        let (text, f) = round_trip(b"a\r\nb\r\n");
+        assert_eq!((text.as_str(), f.line_ending), ("a\nb\n", LineEnding::CrLf));
+        let (text, f) = round_trip(b"a\r\nb\n");
+        assert_eq!((text.as_str(), f.line_ending), ("a\r\nb\n", LineEnding::Lf));
+        let (text, f) = round_trip(b"a\r\r\nb\r\n");
+        assert_eq!(
+            (text.as_str(), f.line_ending),
+            ("a\r\nb\n", LineEnding::CrLf)
+        );
+        assert_eq!(round_trip(b"lone\rcr").1.line_ending, LineEnding::Lf);
+    }
+
+    #[test]
+    fn utf8_bom_is_not_text() {
+        let (text, f) = round_trip(b"\xEF\xBB\xBFhello\n");
+        assert_eq!(text, "hello\n");
+        assert!(f.bom);
+        assert_eq!(f.encoding, Encoding::Utf8);
+    }
+
+    #[test]
+    fn utf16_with_bom_both_orders() {
+        let le = b"\xFF\xFEh\0i\0\r\0\n\0";
+        let (text, f) = round_trip(le);
+        assert_eq!(text, "hi\n");
+        assert_eq!(
+            (f.encoding, f.line_ending),
+            (Encoding::Utf16Le, LineEnding::CrLf)
+        );
+        let be = b"\xFE\xFF\0h\0\xE9\0\n";
+        let (text, f) = round_trip(be);
+        assert_eq!(text, "h\u{e9}\n");
+        assert_eq!(f.encoding, Encoding::Utf16Be);
+        assert!(decode(b"\xFF\xFEh").is_err(), "odd UTF-16 length");
+    }
+
+    #[test]
+    fn latin1_bytes_survive_and_never_become_replacement_chars() {
+        let bytes = b"const x = 1;\n// caf\xE9 note\n";
+        let (text, f) = round_trip(bytes);
+        assert_eq!(text, "const x = 1;\n// caf\u{e9} note\n");
+        assert_eq!(f.encoding, Encoding::Latin1);
+        let edited = text.replace("1;", "2;");
+        assert_eq!(
+            encode(&edited, &f).expect("latin1"),
+            b"const x = 2;\n// caf\xE9 note\n"
+        );
+        let err = encode("a\nb \u{2192}", &f).expect_err("arrow is not Latin-1");
+        assert_eq!(err.detail, "'\u{2192}' (U+2192) on line 2");
+    }
+
+    #[test]
+    fn binary_is_not_text_with_its_kind() {
+        assert_eq!(
+            decode(b"\x89PNG\r\n\x1a\n\0\0").unwrap_err().kind,
+            "PNG image"
+        );
+        assert_eq!(decode(b"%PDF-1.7\n").unwrap_err().kind, "PDF document");
+        assert_eq!(decode(b"abc\0def").unwrap_err().kind, "binary");
+        assert_eq!(decode(b"\x01\x02\xff\xfe\x03").unwrap_err().kind, "binary");
+        assert_eq!(
+            image_media_type(b"RIFF\0\0\0\0WEBPVP8 "),
+            Some("image/webp")
+        );
+        assert_eq!(image_media_type(b"GIF89a..."), Some("image/gif"));
+        assert_eq!(image_media_type(b"hello"), None);
+    }
+}

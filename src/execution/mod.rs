@@ -12,10 +12,12 @@
 //! validation needs the resolved path ("was this file read?"), and resolving
 //! once means every later gate sees the same input.
 
+mod large_result;
 pub mod messages;
 mod registry;
 mod schema_check;
 
+pub use large_result::{ResultStore, PERSISTED_RESULT, PREVIEW_CHARS};
 pub use registry::{RegisteredTool, ToolRegistry};
 
 use std::panic::AssertUnwindSafe;
@@ -46,6 +48,8 @@ pub struct ExecEnv {
     pub prompter: Arc<dyn Prompter>,
     /// Receives `ToolStarted` / `ToolFinished`.
     pub sink: Arc<dyn EventSink>,
+    /// Where oversized results are saved (gate 9).
+    pub results: Arc<ResultStore>,
 }
 
 /// A `tool_use` as it came off the stream: when its `partial_json` did not
@@ -270,6 +274,21 @@ impl Gates<'_> {
         }
     }
 
+    /// Gate 9's size rule for text results.
+    fn bound(&self, id: &str, content: ToolResultContent) -> ToolResultContent {
+        let max = self
+            .env
+            .registry
+            .lookup(&self.name)
+            .and_then(|t| t.tool.max_result_chars());
+        match content {
+            ToolResultContent::Text(t) => {
+                ToolResultContent::Text(self.env.results.bound(id, t, max))
+            }
+            blocks => blocks,
+        }
+    }
+
     /// Gate 9.
     fn finish(&mut self, outcome: Result<ToolOutput, Stop>) -> ToolRun {
         self.started("");
@@ -278,7 +297,7 @@ impl Gates<'_> {
             Ok(out) => (
                 ToolResult {
                     tool_use_id: id.clone(),
-                    content: out.content,
+                    content: self.bound(&id, out.content),
                     is_error: false,
                 },
                 ToolStatus::Done,

@@ -56,6 +56,7 @@ impl TypedTool for Echo {
     type Input = EchoInput;
     const NAME: &'static str = "Echo";
     const ALIASES: &'static [&'static str] = &["echo_text"];
+    const MAX_RESULT_CHARS: Option<usize> = Some(3_000);
     fn description(&self) -> String {
         "Echoes".into()
     }
@@ -114,6 +115,10 @@ fn env(
         permissions: Arc::new(PermissionState::new(rules)),
         prompter,
         sink: sink.clone(),
+        results: Arc::new(ResultStore::new(
+            std::env::temp_dir().join("lathe-test"),
+            "t",
+        )),
     };
     (env, sink)
 }
@@ -294,4 +299,29 @@ async fn cancelled_turn_gives_interrupted_results() {
     let run = run_tool_use(&call("Echo", json!({"text": "x"})), &env).await;
     assert_eq!(run.status, ToolStatus::Interrupted);
     assert!(text(&run).starts_with("Interrupted by the user"));
+}
+
+#[tokio::test]
+async fn oversized_results_are_saved_and_previewed() {
+    let (mut env, _) = env(
+        true,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    env.results = Arc::new(ResultStore::new(dir.path().to_path_buf(), "sess"));
+    let big = "z".repeat(5_000);
+    let run = run_tool_use(&call("Echo", json!({"text": big})), &env).await;
+    assert!(!run.result.is_error);
+    let saved = dir.path().join("tool-results/sess/toolu_1.txt");
+    assert_eq!(
+        std::fs::read_to_string(&saved).unwrap(),
+        format!("echo: {big}")
+    );
+    let t = text(&run);
+    assert!(
+        t.starts_with("The output was too large to show in full (5006 chars"),
+        "{t}"
+    );
+    assert!(t.contains(&saved.display().to_string()));
 }

@@ -1,1 +1,77 @@
-//! The only module that calls the Neovim API.
+//! The only module that calls the Neovim API (DESIGN.md §2), and only on the
+//! main thread.
+//!
+//! - [`runtime`]: the one tokio runtime of the process.
+//! - [`bridge`]: [`MainThread`], closures from tokio tasks to the main thread.
+//! - [`editor`]: [`NvimEditor`], the `Editor` over loaded buffers.
+//! - [`prompter`]: [`FloatPrompter`], the permission float.
+//! - [`chat`]: the `lathe://chat` window and its event sink.
+//! - [`api`]: the Lua functions of `lathe.core`.
+
+pub mod api;
+pub mod bridge;
+mod buffer_text;
+pub mod chat;
+pub mod editor;
+pub mod guard;
+mod pending;
+pub mod prompter;
+pub mod runtime;
+pub mod state;
+
+pub use bridge::{BridgeError, MainThread};
+pub use editor::NvimEditor;
+pub use prompter::FloatPrompter;
+
+use nvim_oxi::api::{self as napi, opts::CreateAutocmdOpts};
+
+/// Name under which the exports table is stored in `package.loaded`.
+pub const CORE_MODULE: &str = "lathe.core";
+
+/// Sets lathe up in this Neovim (main thread, from the plugin entry):
+/// creates the main-thread bridge, stores the exports table in
+/// `package.loaded["lathe.core"]` and registers the `VimLeavePre` autocmd
+/// that shuts the runtime down. Idempotent. Never fails: problems are shown
+/// with `vim.notify` (an error here would abort Neovim, DESIGN.md §3).
+pub fn install() {
+    let _ = guard::guarded("loading lathe", || {
+        if let Err(e) = try_install() {
+            guard::notify_error(&format!("lathe: could not load: {e}"));
+        }
+    });
+}
+
+fn try_install() -> Result<(), String> {
+    let lua = state::lua();
+    let loaded: mlua::Table = lua
+        .globals()
+        .get::<mlua::Table>("package")
+        .and_then(|p| p.get::<mlua::Table>("loaded"))
+        .map_err(|e| e.to_string())?;
+    if loaded
+        .get::<mlua::Value>(CORE_MODULE)
+        .is_ok_and(|v| !v.is_nil())
+    {
+        return Ok(());
+    }
+    state::init_main_thread()?;
+    let exports = api::exports(&lua).map_err(|e| e.to_string())?;
+    loaded
+        .set(CORE_MODULE, exports)
+        .map_err(|e| e.to_string())?;
+    let opts = CreateAutocmdOpts::builder()
+        .desc("lathe: stop the background runtime")
+        .callback(|_args: napi::types::AutocmdCallbackArgs| {
+            let _ = guard::guarded("VimLeavePre", || {
+                state::stop_turn();
+                if let Some(m) = state::main_thread() {
+                    m.close();
+                }
+                runtime::shutdown();
+            });
+            true
+        })
+        .build();
+    napi::create_autocmd(["VimLeavePre"], &opts).map_err(|e| e.to_string())?;
+    Ok(())
+}

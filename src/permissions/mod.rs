@@ -110,9 +110,14 @@ pub fn root_relative(root: &Path, path: &Path) -> PathBuf {
 
 /// The rules of one session: the configured ones plus "always allow" grants
 /// the user gave with `a` in the prompt. Shared by every tool call.
+///
+/// Like `FileState`, a staged state (see [`PermissionState::staged`]) keeps
+/// its grants until [`PermissionState::commit`], so concurrent calls apply
+/// their grants in call order.
 #[derive(Debug, Default)]
 pub struct PermissionState {
     rules: std::sync::Mutex<Rules>,
+    parent: Option<std::sync::Arc<PermissionState>>,
 }
 
 impl PermissionState {
@@ -120,22 +125,58 @@ impl PermissionState {
     pub fn new(rules: Rules) -> Self {
         Self {
             rules: std::sync::Mutex::new(rules),
+            parent: None,
         }
     }
 
-    /// [`decide`] against the current rules.
+    /// A state deciding with `parent`'s rules plus its own, not yet
+    /// committed grants.
+    pub fn staged(parent: &std::sync::Arc<PermissionState>) -> Self {
+        Self {
+            rules: std::sync::Mutex::new(Rules::default()),
+            parent: Some(parent.clone()),
+        }
+    }
+
+    /// [`decide`] against the current rules (a staged state adds its own
+    /// grants to the parent's allow rules).
     pub fn decide(&self, req: &Request<'_>) -> Decision {
-        decide(&self.lock(), req)
+        match &self.parent {
+            None => decide(&self.lock(), req),
+            Some(parent) => {
+                let mut rules = parent.rules();
+                rules.allow.extend(self.lock().allow.iter().cloned());
+                decide(&rules, req)
+            }
+        }
+    }
+
+    /// A copy of the rules in force.
+    pub fn rules(&self) -> Rules {
+        self.lock().clone()
+    }
+
+    /// Moves a staged state's grants into its parent (no-op without one).
+    pub fn commit(&self) {
+        if let Some(parent) = &self.parent {
+            let grants: Vec<Rule> = std::mem::take(&mut self.lock().allow);
+            for g in grants {
+                parent.grant(g);
+            }
+        }
+    }
+
+    fn grant(&self, rule: Rule) {
+        let mut rules = self.lock();
+        if !rules.allow.contains(&rule) {
+            rules.allow.push(rule);
+        }
     }
 
     /// Allows every call of `tool` for the rest of the session (still below
     /// deny and ask rules).
     pub fn grant_tool(&self, tool: &str) {
-        let mut rules = self.lock();
-        let rule = Rule::tool(tool);
-        if !rules.allow.contains(&rule) {
-            rules.allow.push(rule);
-        }
+        self.grant(Rule::tool(tool));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Rules> {
@@ -227,6 +268,18 @@ mod tests {
             state.decide(&req("Edit", false, Path::new("/p/a"))),
             Decision::Allow(_)
         ));
+    }
+
+    #[test]
+    fn staged_grants_wait_for_commit() {
+        let shared = std::sync::Arc::new(PermissionState::new(Rules::default()));
+        let staged = PermissionState::staged(&shared);
+        staged.grant_tool("Read");
+        let outside = req("Read", true, Path::new("/etc/hosts"));
+        assert!(matches!(staged.decide(&outside), Decision::Allow(_)));
+        assert!(matches!(shared.decide(&outside), Decision::Ask(_)));
+        staged.commit();
+        assert!(matches!(shared.decide(&outside), Decision::Allow(_)));
     }
 
     #[test]

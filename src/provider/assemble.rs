@@ -1,41 +1,838 @@
-//! Placeholder assembler (replaced by the provider branch).
-use crate::protocol::{Message, Role, StopReason, StreamEvent, ToolUse};
+//! Folds the [`StreamEvent`]s of one streaming answer into the assistant
+//! [`Message`], reporting what each event changed.
+//!
+//! Rules (Messages API streaming,
+//! <https://docs.anthropic.com/en/api/messages-streaming>; issue 2 §3):
+//! - blocks are keyed by their `index`; deltas of different blocks may
+//!   interleave;
+//! - `partial_json` pieces are joined per block and parsed once, at the
+//!   block's `content_block_stop`; no pieces (or only empty ones) means the
+//!   `input` of `content_block_start` (the API sends `{}` there);
+//! - a block enters the message only when its `content_block_stop` arrived,
+//!   so [`MessageAssembler::message`] is a valid request message at any
+//!   moment — at the normal end and after an interruption.
+//!
+//! Events that do not fit (a delta or stop for an index that never started
+//! or already stopped, a second start for an open index, a delta of the wrong
+//! kind for its block, `ping`, unknown events) are ignored: `push` returns
+//! `None`. Such events mean a server bug or a block type lathe does not model
+//! (`sse.rs` decodes those starts as [`StreamEvent::Unknown`]), and dropping
+//! them keeps the transcript valid.
 
-/// Output of one event.
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::protocol::{
+    ContentBlock, ContentBlockDelta, Message, Role, StopReason, StreamEvent, ToolUse, Usage,
+};
+
+/// Model-facing text (start of an error `tool_result`) for a `tool_use`
+/// whose input was not a JSON object; [`InvalidToolInput::tool_result_text`]
+/// appends the parse error.
+pub const INVALID_TOOL_INPUT: &str =
+    "The tool input was not a valid JSON object, so the tool was not run. Call the tool again with complete JSON input.";
+
+/// What one event changed, for the chat and the tool executor.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Assembled {
-    /// Text.
-    TextDelta(String),
-    /// A completed tool_use.
+    /// `message_start`: the answer's `msg_…` id and model id.
+    MessageStarted {
+        /// `msg_…` id.
+        id: String,
+        /// Model that answers.
+        model: String,
+    },
+    /// A piece of text for the block at `index`, to stream into the chat.
+    TextDelta {
+        /// Block index.
+        index: usize,
+        /// The new text (not the whole block).
+        text: String,
+    },
+    /// A piece of extended-thinking text for the block at `index`.
+    ThinkingDelta {
+        /// Block index.
+        index: usize,
+        /// The new thinking text.
+        text: String,
+    },
+    /// A `tool_use` block opened; its input is still streaming.
+    ToolUseStarted {
+        /// Block index.
+        index: usize,
+        /// `toolu_…` id.
+        id: String,
+        /// Tool name as the model wrote it.
+        name: String,
+    },
+    /// A `tool_use` block is complete (its `content_block_stop` arrived):
+    /// start running it.
+    ToolUseComplete(CompletedToolUse),
+    /// `message_delta` carried a `stop_reason`.
+    StopReason(StopReason),
+    /// `message_stop`: the answer is complete.
+    MessageStop,
+}
+
+/// A `tool_use` block whose `content_block_stop` arrived.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletedToolUse {
+    /// Block index in the message.
+    pub index: usize,
+    /// `toolu_…` id; the `tool_result` must carry it.
+    pub id: String,
+    /// Tool name as the model wrote it (may be unknown or an alias).
+    pub name: String,
+    /// The parsed input object, or why it could not be parsed.
+    pub input: Result<Value, InvalidToolInput>,
+}
+
+impl CompletedToolUse {
+    /// The block as it is stored in the transcript: the parsed input, or
+    /// `{}` when it failed to parse (the API requires an object there).
+    pub fn to_tool_use(&self) -> ToolUse {
+        ToolUse {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            input: self.input.clone().unwrap_or_else(|_| empty_object()),
+        }
+    }
+}
+
+/// A `tool_use` input that is not a JSON object: truncated or invalid JSON
+/// (e.g. the answer hit `max_tokens` mid-input), or valid JSON of another type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidToolInput {
+    /// serde_json's error text, or `"expected a JSON object, got <type>"`.
+    pub error: String,
+    /// The joined `partial_json` pieces, exactly as received.
+    pub raw: String,
+}
+
+impl InvalidToolInput {
+    /// Text for the error `tool_result` that answers this call:
+    /// [`INVALID_TOOL_INPUT`] followed by ` (<error>)`.
+    pub fn tool_result_text(&self) -> String {
+        format!("{INVALID_TOOL_INPUT} ({})", self.error)
+    }
+}
+
+/// A block between its `content_block_start` and `content_block_stop`.
+#[derive(Debug)]
+enum Open {
+    Text(String),
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    RedactedThinking(String),
     ToolUse {
-        /// The block.
-        tool_use: ToolUse,
-        /// Parse error.
-        input_error: Option<String>,
+        id: String,
+        name: String,
+        start_input: Value,
+        json: String,
     },
 }
 
-/// Placeholder.
-#[derive(Default)]
-pub struct MessageAssembler;
+/// Builds one assistant message from its stream events. One per request.
+#[derive(Debug, Default)]
+pub struct MessageAssembler {
+    id: String,
+    model: String,
+    open: BTreeMap<usize, Open>,
+    done: BTreeMap<usize, ContentBlock>,
+    stop_reason: Option<StopReason>,
+    usage: Usage,
+    stopped: bool,
+}
 
 impl MessageAssembler {
-    /// New.
+    /// An assembler before `message_start`.
     pub fn new() -> Self {
-        Self
+        Self::default()
     }
-    /// Push.
-    pub fn push(&mut self, _e: StreamEvent) -> Vec<Assembled> {
-        Vec::new()
-    }
-    /// Message.
-    pub fn message(&self) -> Message {
-        Message {
-            role: Role::Assistant,
-            content: vec![],
+
+    /// Consumes the next event of the stream, in order, and says what it
+    /// changed; `None` for events with nothing to report (`ping`, block
+    /// starts of text/thinking, their stops, usage-only deltas, unknown or
+    /// ignored events — see the module doc).
+    ///
+    /// An `error` event returns `None` too: [`super::sse::decode`] already
+    /// turns it into `Err(ProviderError::Stream)` and the caller ends the turn.
+    pub fn push(&mut self, event: StreamEvent) -> Option<Assembled> {
+        match event {
+            StreamEvent::MessageStart { message } => {
+                self.id = message.id.clone();
+                self.model = message.model.clone();
+                self.usage = message.usage;
+                Some(Assembled::MessageStarted {
+                    id: message.id,
+                    model: message.model,
+                })
+            }
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => self.start(index, content_block),
+            StreamEvent::ContentBlockDelta { index, delta } => self.delta(index, delta),
+            StreamEvent::ContentBlockStop { index } => self.stop(index),
+            StreamEvent::MessageDelta { delta, usage } => {
+                if let Some(u) = usage {
+                    self.usage.output_tokens = u.output_tokens;
+                    if u.input_tokens > 0 {
+                        self.usage.input_tokens = u.input_tokens;
+                    }
+                }
+                let reason = delta.stop_reason?;
+                self.stop_reason = Some(reason.clone());
+                Some(Assembled::StopReason(reason))
+            }
+            StreamEvent::MessageStop => {
+                self.stopped = true;
+                Some(Assembled::MessageStop)
+            }
+            StreamEvent::Ping | StreamEvent::Error { .. } | StreamEvent::Unknown => None,
         }
     }
-    /// Stop reason.
-    pub fn stop_reason(&self) -> Option<StopReason> {
-        None
+
+    fn start(&mut self, index: usize, block: ContentBlock) -> Option<Assembled> {
+        if self.open.contains_key(&index) || self.done.contains_key(&index) {
+            return None;
+        }
+        let (open, report) = match block {
+            ContentBlock::Text { text } => (Open::Text(text), None),
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => (
+                Open::Thinking {
+                    thinking,
+                    signature,
+                },
+                None,
+            ),
+            ContentBlock::RedactedThinking { data } => (Open::RedactedThinking(data), None),
+            ContentBlock::ToolUse(t) => {
+                let report = Assembled::ToolUseStarted {
+                    index,
+                    id: t.id.clone(),
+                    name: t.name.clone(),
+                };
+                (
+                    Open::ToolUse {
+                        id: t.id,
+                        name: t.name,
+                        start_input: t.input,
+                        json: String::new(),
+                    },
+                    Some(report),
+                )
+            }
+            // Not blocks of an assistant message; nothing to build.
+            ContentBlock::Image { .. } | ContentBlock::ToolResult(_) => return None,
+        };
+        self.open.insert(index, open);
+        report
+    }
+
+    fn delta(&mut self, index: usize, delta: ContentBlockDelta) -> Option<Assembled> {
+        let open = self.open.get_mut(&index)?;
+        match (open, delta) {
+            (Open::Text(buf), ContentBlockDelta::TextDelta { text }) => {
+                buf.push_str(&text);
+                Some(Assembled::TextDelta { index, text })
+            }
+            (
+                Open::Thinking { thinking, .. },
+                ContentBlockDelta::ThinkingDelta { thinking: piece },
+            ) => {
+                thinking.push_str(&piece);
+                Some(Assembled::ThinkingDelta { index, text: piece })
+            }
+            (
+                Open::Thinking { signature, .. },
+                ContentBlockDelta::SignatureDelta { signature: s },
+            ) => {
+                signature.push_str(&s);
+                None
+            }
+            (Open::ToolUse { json, .. }, ContentBlockDelta::InputJsonDelta { partial_json }) => {
+                json.push_str(&partial_json);
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn stop(&mut self, index: usize) -> Option<Assembled> {
+        let (block, report) = match self.open.remove(&index)? {
+            Open::Text(text) => (ContentBlock::Text { text }, None),
+            Open::Thinking {
+                thinking,
+                signature,
+            } => (
+                ContentBlock::Thinking {
+                    thinking,
+                    signature,
+                },
+                None,
+            ),
+            Open::RedactedThinking(data) => (ContentBlock::RedactedThinking { data }, None),
+            Open::ToolUse {
+                id,
+                name,
+                start_input,
+                json,
+            } => {
+                let done = CompletedToolUse {
+                    index,
+                    id,
+                    name,
+                    input: parse_input(start_input, json),
+                };
+                (
+                    ContentBlock::ToolUse(done.to_tool_use()),
+                    Some(Assembled::ToolUseComplete(done)),
+                )
+            }
+        };
+        self.done.insert(index, block);
+        report
+    }
+
+    /// The assistant message built so far: every block whose
+    /// `content_block_stop` arrived, in index order. Text blocks with empty
+    /// text are left out (the API rejects empty text blocks); a `tool_use`
+    /// whose input failed to parse has input `{}`. Blocks still open (an
+    /// interrupted answer) are not included. `content` may be empty.
+    pub fn message(&self) -> Message {
+        let content = self
+            .done
+            .values()
+            .filter(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()))
+            .cloned()
+            .collect();
+        Message {
+            role: Role::Assistant,
+            content,
+        }
+    }
+
+    /// Like [`message`](Self::message), consuming the assembler.
+    pub fn finish(self) -> Message {
+        self.message()
+    }
+
+    /// `stop_reason` from the last `message_delta` that carried one.
+    pub fn stop_reason(&self) -> Option<&StopReason> {
+        self.stop_reason.as_ref()
+    }
+
+    /// `true` once `message_stop` arrived.
+    pub fn is_complete(&self) -> bool {
+        self.stopped
+    }
+
+    /// Token counts: input from `message_start`, output from the last
+    /// `message_delta` (cumulative, as the API reports it).
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
+    /// `msg_…` id from `message_start` (empty before it).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Model id from `message_start` (empty before it).
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+/// Parses the joined `partial_json` of a tool_use block.
+fn parse_input(start_input: Value, json: String) -> Result<Value, InvalidToolInput> {
+    if json.trim().is_empty() {
+        return Ok(if start_input.is_object() {
+            start_input
+        } else {
+            empty_object()
+        });
+    }
+    match serde_json::from_str::<Value>(&json) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(InvalidToolInput {
+            error: format!("expected a JSON object, got {}", json_type(&other)),
+            raw: json,
+        }),
+        Err(e) => Err(InvalidToolInput {
+            error: e.to_string(),
+            raw: json,
+        }),
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{MessageDeltaBody, MessagesResponse};
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn start_msg() -> StreamEvent {
+        StreamEvent::MessageStart {
+            message: MessagesResponse {
+                id: "msg_1".into(),
+                role: Role::Assistant,
+                content: vec![],
+                stop_reason: None,
+                model: "claude-x".into(),
+                usage: Usage {
+                    input_tokens: 10,
+                    output_tokens: 1,
+                },
+            },
+        }
+    }
+    fn start_text(index: usize) -> StreamEvent {
+        StreamEvent::ContentBlockStart {
+            index,
+            content_block: ContentBlock::Text {
+                text: String::new(),
+            },
+        }
+    }
+    fn start_tool(index: usize, id: &str, name: &str) -> StreamEvent {
+        StreamEvent::ContentBlockStart {
+            index,
+            content_block: ContentBlock::ToolUse(ToolUse {
+                id: id.into(),
+                name: name.into(),
+                input: json!({}),
+            }),
+        }
+    }
+    fn text(index: usize, t: &str) -> StreamEvent {
+        StreamEvent::ContentBlockDelta {
+            index,
+            delta: ContentBlockDelta::TextDelta { text: t.into() },
+        }
+    }
+    fn json_piece(index: usize, t: &str) -> StreamEvent {
+        StreamEvent::ContentBlockDelta {
+            index,
+            delta: ContentBlockDelta::InputJsonDelta {
+                partial_json: t.into(),
+            },
+        }
+    }
+    fn stop(index: usize) -> StreamEvent {
+        StreamEvent::ContentBlockStop { index }
+    }
+    fn reason(r: StopReason) -> StreamEvent {
+        StreamEvent::MessageDelta {
+            delta: MessageDeltaBody {
+                stop_reason: Some(r),
+            },
+            usage: Some(Usage {
+                input_tokens: 0,
+                output_tokens: 42,
+            }),
+        }
+    }
+    fn tool_msg(id: &str, name: &str, input: Value) -> ContentBlock {
+        ContentBlock::ToolUse(ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input,
+        })
+    }
+
+    #[test]
+    fn text_then_tool_use_full_answer() {
+        let mut a = MessageAssembler::new();
+        let got: Vec<_> = [
+            start_msg(),
+            start_text(0),
+            StreamEvent::Ping,
+            text(0, "Let me "),
+            text(0, "look."),
+            stop(0),
+            start_tool(1, "toolu_1", "Grep"),
+            json_piece(1, "{\"pattern\""),
+            json_piece(1, ": \"Grü"),
+            json_piece(1, "ße\"}"),
+            stop(1),
+            reason(StopReason::ToolUse),
+            StreamEvent::MessageStop,
+        ]
+        .into_iter()
+        .map(|e| a.push(e))
+        .collect();
+        assert_eq!(
+            got,
+            vec![
+                Some(Assembled::MessageStarted {
+                    id: "msg_1".into(),
+                    model: "claude-x".into()
+                }),
+                None,
+                None,
+                Some(Assembled::TextDelta {
+                    index: 0,
+                    text: "Let me ".into()
+                }),
+                Some(Assembled::TextDelta {
+                    index: 0,
+                    text: "look.".into()
+                }),
+                None,
+                Some(Assembled::ToolUseStarted {
+                    index: 1,
+                    id: "toolu_1".into(),
+                    name: "Grep".into()
+                }),
+                None,
+                None,
+                None,
+                Some(Assembled::ToolUseComplete(CompletedToolUse {
+                    index: 1,
+                    id: "toolu_1".into(),
+                    name: "Grep".into(),
+                    input: Ok(json!({"pattern": "Grüße"})),
+                })),
+                Some(Assembled::StopReason(StopReason::ToolUse)),
+                Some(Assembled::MessageStop),
+            ]
+        );
+        assert!(a.is_complete());
+        assert_eq!(a.stop_reason(), Some(&StopReason::ToolUse));
+        assert_eq!(
+            a.usage(),
+            &Usage {
+                input_tokens: 10,
+                output_tokens: 42
+            }
+        );
+        assert_eq!((a.id(), a.model()), ("msg_1", "claude-x"));
+        assert_eq!(
+            a.finish(),
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Text {
+                        text: "Let me look.".into()
+                    },
+                    tool_msg("toolu_1", "Grep", json!({"pattern": "Grüße"})),
+                ],
+            }
+        );
+    }
+
+    #[test]
+    fn tool_use_is_reported_at_its_stop_not_at_message_end() {
+        let mut a = MessageAssembler::new();
+        a.push(start_tool(0, "toolu_a", "Read"));
+        a.push(json_piece(0, "{\"file_path\":\"/x\"}"));
+        let done = a.push(stop(0));
+        assert!(
+            matches!(done, Some(Assembled::ToolUseComplete(ref t)) if t.input == Ok(json!({"file_path": "/x"})))
+        );
+        assert!(!a.is_complete());
+    }
+
+    #[test]
+    fn no_deltas_or_empty_deltas_mean_empty_object() {
+        let mut a = MessageAssembler::new();
+        a.push(start_tool(0, "toolu_a", "Glob"));
+        let first = a.push(stop(0));
+        a.push(start_tool(1, "toolu_b", "Glob"));
+        a.push(json_piece(1, ""));
+        let second = a.push(stop(1));
+        for (got, id, index) in [(first, "toolu_a", 0), (second, "toolu_b", 1)] {
+            assert_eq!(
+                got,
+                Some(Assembled::ToolUseComplete(CompletedToolUse {
+                    index,
+                    id: id.into(),
+                    name: "Glob".into(),
+                    input: Ok(json!({})),
+                }))
+            );
+        }
+    }
+
+    #[test]
+    fn truncated_json_is_a_completed_tool_use_with_a_parse_error() {
+        let mut a = MessageAssembler::new();
+        a.push(start_tool(0, "toolu_a", "Edit"));
+        a.push(json_piece(0, "{\"file_path\": \"/a\", \"old_str"));
+        let Some(Assembled::ToolUseComplete(done)) = a.push(stop(0)) else {
+            panic!("expected ToolUseComplete");
+        };
+        let err = done.input.clone().unwrap_err();
+        assert_eq!(err.raw, "{\"file_path\": \"/a\", \"old_str");
+        assert!(err.error.contains("EOF while parsing"), "{}", err.error);
+        assert_eq!(
+            err.tool_result_text(),
+            format!("{INVALID_TOOL_INPUT} ({})", err.error)
+        );
+        // The transcript keeps a valid request shape.
+        assert_eq!(
+            a.message().content,
+            vec![tool_msg("toolu_a", "Edit", json!({}))]
+        );
+    }
+
+    #[test]
+    fn non_object_json_is_invalid_input() {
+        let mut a = MessageAssembler::new();
+        a.push(start_tool(0, "toolu_a", "Read"));
+        a.push(json_piece(0, "[1, 2]"));
+        let Some(Assembled::ToolUseComplete(done)) = a.push(stop(0)) else {
+            panic!("expected ToolUseComplete");
+        };
+        assert_eq!(
+            done.input,
+            Err(InvalidToolInput {
+                error: "expected a JSON object, got an array".into(),
+                raw: "[1, 2]".into()
+            })
+        );
+    }
+
+    #[test]
+    fn interleaved_deltas_of_two_blocks_stay_apart() {
+        let mut a = MessageAssembler::new();
+        a.push(start_text(0));
+        a.push(start_tool(1, "toolu_1", "Grep"));
+        a.push(start_tool(2, "toolu_2", "Glob"));
+        a.push(json_piece(2, "{\"pattern\":"));
+        a.push(text(0, "Searching "));
+        a.push(json_piece(1, "{\"pattern\":"));
+        a.push(json_piece(2, "\"*.rs\"}"));
+        a.push(text(0, "both."));
+        let two = a.push(stop(2));
+        a.push(json_piece(1, "\"fn\"}"));
+        let one = a.push(stop(1));
+        a.push(stop(0));
+        let input = |r: Option<Assembled>| match r {
+            Some(Assembled::ToolUseComplete(t)) => (t.id, t.input),
+            other => panic!("expected ToolUseComplete, got {other:?}"),
+        };
+        assert_eq!(
+            input(two),
+            ("toolu_2".into(), Ok(json!({"pattern": "*.rs"})))
+        );
+        assert_eq!(input(one), ("toolu_1".into(), Ok(json!({"pattern": "fn"}))));
+        assert_eq!(
+            a.message().content,
+            vec![
+                ContentBlock::Text {
+                    text: "Searching both.".into()
+                },
+                tool_msg("toolu_1", "Grep", json!({"pattern": "fn"})),
+                tool_msg("toolu_2", "Glob", json!({"pattern": "*.rs"})),
+            ]
+        );
+    }
+
+    #[test]
+    fn delta_or_stop_for_a_block_never_started_is_ignored() {
+        let mut a = MessageAssembler::new();
+        assert_eq!(a.push(text(3, "ghost")), None);
+        assert_eq!(a.push(json_piece(4, "{}")), None);
+        assert_eq!(a.push(stop(3)), None);
+        a.push(start_text(0));
+        a.push(text(0, "real"));
+        a.push(stop(0));
+        // After its stop a block takes no more deltas, stops or starts.
+        assert_eq!(a.push(text(0, " late")), None);
+        assert_eq!(a.push(stop(0)), None);
+        assert_eq!(a.push(start_tool(0, "toolu_x", "Read")), None);
+        assert_eq!(
+            a.message().content,
+            vec![ContentBlock::Text {
+                text: "real".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn delta_of_the_wrong_kind_is_ignored() {
+        let mut a = MessageAssembler::new();
+        a.push(start_text(0));
+        assert_eq!(a.push(json_piece(0, "{\"a\":1}")), None);
+        a.push(start_tool(1, "toolu_1", "Read"));
+        assert_eq!(a.push(text(1, "nope")), None);
+        a.push(stop(0));
+        a.push(stop(1));
+        assert_eq!(
+            a.message().content,
+            vec![tool_msg("toolu_1", "Read", json!({}))]
+        );
+    }
+
+    #[test]
+    fn interrupted_answer_keeps_only_completed_blocks() {
+        let mut a = MessageAssembler::new();
+        a.push(start_msg());
+        a.push(start_text(0));
+        a.push(text(0, "Done with this."));
+        a.push(stop(0));
+        a.push(start_tool(1, "toolu_1", "Edit"));
+        a.push(json_piece(1, "{\"file_path\":"));
+        a.push(start_text(2));
+        a.push(text(2, "half a sent"));
+        assert!(!a.is_complete());
+        assert_eq!(a.stop_reason(), None);
+        assert_eq!(
+            a.message(),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::Text {
+                    text: "Done with this.".into()
+                }]
+            }
+        );
+    }
+
+    #[test]
+    fn empty_text_blocks_are_left_out() {
+        let mut a = MessageAssembler::new();
+        a.push(start_text(0));
+        a.push(stop(0));
+        a.push(start_tool(1, "toolu_1", "Read"));
+        a.push(stop(1));
+        assert_eq!(
+            a.message().content,
+            vec![tool_msg("toolu_1", "Read", json!({}))]
+        );
+    }
+
+    #[test]
+    fn thinking_blocks_keep_text_and_signature() {
+        let mut a = MessageAssembler::new();
+        a.push(StreamEvent::ContentBlockStart {
+            index: 0,
+            content_block: ContentBlock::Thinking {
+                thinking: String::new(),
+                signature: String::new(),
+            },
+        });
+        let d = a.push(StreamEvent::ContentBlockDelta {
+            index: 0,
+            delta: ContentBlockDelta::ThinkingDelta {
+                thinking: "Hmm, ".into(),
+            },
+        });
+        assert_eq!(
+            d,
+            Some(Assembled::ThinkingDelta {
+                index: 0,
+                text: "Hmm, ".into()
+            })
+        );
+        a.push(StreamEvent::ContentBlockDelta {
+            index: 0,
+            delta: ContentBlockDelta::ThinkingDelta {
+                thinking: "grep first.".into(),
+            },
+        });
+        a.push(StreamEvent::ContentBlockDelta {
+            index: 0,
+            delta: ContentBlockDelta::SignatureDelta {
+                signature: "EqQBCgIYAhIM".into(),
+            },
+        });
+        a.push(stop(0));
+        a.push(StreamEvent::ContentBlockStart {
+            index: 1,
+            content_block: ContentBlock::RedactedThinking {
+                data: "opaque".into(),
+            },
+        });
+        a.push(stop(1));
+        a.push(start_text(2));
+        a.push(text(2, "Answer."));
+        a.push(stop(2));
+        assert_eq!(
+            a.message().content,
+            vec![
+                ContentBlock::Thinking {
+                    thinking: "Hmm, grep first.".into(),
+                    signature: "EqQBCgIYAhIM".into()
+                },
+                ContentBlock::RedactedThinking {
+                    data: "opaque".into()
+                },
+                ContentBlock::Text {
+                    text: "Answer.".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_delta_ping_error_and_usage_only_delta_report_nothing() {
+        let mut a = MessageAssembler::new();
+        a.push(start_text(0));
+        assert_eq!(
+            a.push(StreamEvent::ContentBlockDelta {
+                index: 0,
+                delta: ContentBlockDelta::Unknown
+            }),
+            None
+        );
+        assert_eq!(a.push(StreamEvent::Ping), None);
+        assert_eq!(a.push(StreamEvent::Unknown), None);
+        assert_eq!(
+            a.push(StreamEvent::Error {
+                error: crate::protocol::ApiErrorBody {
+                    kind: "overloaded_error".into(),
+                    message: "x".into()
+                }
+            }),
+            None
+        );
+        assert_eq!(
+            a.push(StreamEvent::MessageDelta {
+                delta: MessageDeltaBody::default(),
+                usage: None
+            }),
+            None
+        );
+    }
+
+    #[test]
+    fn invalid_tool_input_text_is_pinned() {
+        assert_eq!(
+            INVALID_TOOL_INPUT,
+            "The tool input was not a valid JSON object, so the tool was not run. Call the tool again with complete JSON input."
+        );
+        let e = InvalidToolInput {
+            error: "EOF while parsing a string at line 1 column 9".into(),
+            raw: "{\"a\": \"b".into(),
+        };
+        assert_eq!(
+            e.tool_result_text(),
+            "The tool input was not a valid JSON object, so the tool was not run. Call the tool again with complete JSON input. (EOF while parsing a string at line 1 column 9)"
+        );
     }
 }

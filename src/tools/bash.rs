@@ -32,11 +32,16 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::execution::messages::fill;
+use crate::tools::template::fill;
 use crate::tools::{PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use output_cap::CappedText;
 use process::{Ending, ProgressFn, RunSpec};
+
+/// The Bash result size of issue 3 §1 (`max_result_size_chars`), in
+/// characters: the default of [`BashLimits::max_output_chars`] and the
+/// pipeline's spill-to-file threshold for this tool.
+pub const BASH_MAX_RESULT_CHARS: usize = 30_000;
 
 /// Characters of the output budget kept for the omission marker, the exit
 /// line and the timeout text, so the whole result stays under
@@ -75,7 +80,7 @@ impl Default for BashLimits {
             max_timeout_ms: 600_000,
             kill_grace_ms: 2_000,
             drain_ms: 1_000,
-            max_output_chars: 30_000,
+            max_output_chars: BASH_MAX_RESULT_CHARS,
         }
     }
 }
@@ -138,6 +143,9 @@ impl TypedTool for BashTool {
     type Input = BashInput;
     const NAME: &'static str = "Bash";
     const ALIASES: &'static [&'static str] = &["bash", "shell", "run_command", "execute_command"];
+    /// A safety net: the tool keeps its own result under
+    /// [`BashLimits::max_output_chars`], which defaults to the same number.
+    const MAX_RESULT_CHARS: Option<usize> = Some(BASH_MAX_RESULT_CHARS);
 
     fn description(&self) -> String {
         let l = &self.limits;

@@ -1,1 +1,464 @@
-//! glob
+//! Glob: files whose path matches a glob pattern, newest first (Claude
+//! Code's Glob contract; issue 2 §5, issue 3 §2).
+//!
+//! - Patterns use `globset` syntax matched against the path relative to the
+//!   search directory: `*` and `?` stay within one folder, `**` crosses
+//!   folders, `{a,b}` alternates, `[abc]`/`[!a]` are classes. `*.rs` matches
+//!   only directly in the search directory; `**/*.rs` at any depth.
+//! - Only files are listed, never directories.
+//! - The walk is Grep's ([`search_walk`]): `.gitignore` is honoured and
+//!   `.git` (and other VCS folders) never listed. **Hidden files are
+//!   included**, so `.github/**`, `**/.env` and also `**/*.yml` find
+//!   dot-files: skipping them made agents waste calls looking for CI configs
+//!   and env files (a known Claude Code complaint), and Grep searches them
+//!   too, so the two tools agree.
+//! - Leading literal folders of the pattern become the walk's start
+//!   (`target/**/*.d` walks `target/`), so, as with an explicit Grep path, a
+//!   pattern that names an ignored folder lists it. An absolute pattern is
+//!   split the same way.
+//! - At most [`GLOB_MAX_FILES`] files, the most recently modified, with a
+//!   note when more matched. Memory stays bounded by that many entries.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use globset::{GlobBuilder, GlobMatcher};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::search_walk::{self, WalkSpec};
+use super::{paths, PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+
+/// Most files Glob lists; the newest are kept.
+pub const GLOB_MAX_FILES: usize = 100;
+
+/// Largest Glob result in chars (the pipeline's `max_result_size_chars`).
+pub const GLOB_MAX_RESULT_CHARS: usize = 20_000;
+
+/// Glob's input (Claude Code's field names).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobInput {
+    /// The glob pattern to match file paths against, e.g. "**/*.rs" or "src/**/*.{ts,tsx}"
+    pub pattern: String,
+    /// The directory to search in. Defaults to the project root; omit it rather than passing "undefined" or "null". Relative paths resolve against the project root
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Project root for display, set by `normalize` (never by the model).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub display_root: Option<PathBuf>,
+}
+
+/// Model-facing description of Glob (Claude Code's contract, in lathe's words).
+pub const GLOB_DESCRIPTION: &str = "Finds files by name pattern, fast in any size of project.
+
+Usage:
+- Glob patterns such as \"**/*.js\", \"src/**/*.{ts,tsx}\" or \"test_[a-c]*.py\"; `*` stays within one folder, `**` spans folders.
+- Returns matching file paths (not folders), most recently modified first, at most 100.
+- Files ignored by .gitignore are skipped unless the pattern starts with their folder; hidden files are included; .git is never listed.
+- Use Glob to find files by name; use Grep to find files by content. For open-ended searches that need several rounds, plan a sequence of Glob and Grep calls.";
+
+/// Error when `path` does not exist.
+pub const GLOB_PATH_NOT_FOUND: &str =
+    "Directory does not exist: {path}. Check the path, or omit path to search from the project root.";
+
+/// Error when `path` is not a directory.
+pub const GLOB_NOT_A_DIRECTORY: &str = "Not a directory: {path}. Glob searches under a directory: pass the folder that holds the file as path, or use Read to open the file itself.";
+
+/// Error when the pattern does not parse; `{error}` is globset's message.
+pub const GLOB_BAD_PATTERN: &str = "Invalid glob pattern \"{pattern}\": {error}. Fix it (e.g. \"**/*.rs\", \"src/**/*.{ts,tsx}\") and try again.";
+
+/// Result when nothing matched.
+pub const GLOB_NO_FILES: &str = "No files found matching \"{pattern}\" in {path}. Files ignored by .gitignore are skipped; to list an ignored folder, start the pattern with it (e.g. \"build/**/*.js\") or pass it as path.";
+
+/// Note after the list when more than [`GLOB_MAX_FILES`] files matched (or
+/// the char cap was reached).
+pub const GLOB_TRUNCATED: &str = "(Showing the {shown} most recently modified of {total} matching files. Use a more specific pattern or path to see the others.)";
+
+/// Error when the user interrupted the turn during the walk.
+pub const GLOB_CANCELLED: &str =
+    "The file search was cancelled because the user interrupted the turn.";
+
+/// Error when the walk thread failed (a bug or a panic).
+pub const GLOB_FAILED: &str =
+    "The file search stopped unexpectedly: {error}. Try again, perhaps with a narrower path.";
+
+/// The Glob tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GlobTool;
+
+#[async_trait]
+impl TypedTool for GlobTool {
+    type Input = GlobInput;
+    const NAME: &'static str = "Glob";
+    const MAX_RESULT_CHARS: Option<usize> = Some(GLOB_MAX_RESULT_CHARS);
+    const ALIASES: &'static [&'static str] = &["glob", "find_files"];
+
+    fn description(&self) -> String {
+        GLOB_DESCRIPTION.to_string()
+    }
+
+    fn is_read_only(&self, _input: &GlobInput) -> bool {
+        true
+    }
+
+    fn normalize(&self, mut input: GlobInput, ctx: &ToolContext) -> GlobInput {
+        let path = match input.path.as_deref() {
+            Some(p) if !p.trim().is_empty() && p != "undefined" && p != "null" => {
+                paths::resolve(&ctx.root, p)
+            }
+            _ => ctx.root.clone(),
+        };
+        input.path = Some(path.display().to_string());
+        input.display_root = Some(ctx.root.clone());
+        input
+    }
+
+    fn target_path(&self, input: &GlobInput) -> Option<PathBuf> {
+        input.path.as_ref().map(PathBuf::from)
+    }
+
+    async fn validate_input(&self, input: &GlobInput, ctx: &ToolContext) -> Result<(), ToolError> {
+        Plan::new(input, &ctx.root).map(|_| ())
+    }
+
+    async fn permission_preview(&self, input: &GlobInput, _ctx: &ToolContext) -> PermissionPreview {
+        PermissionPreview {
+            path: self.target_path(input),
+            diff: String::new(),
+            title: format!("Glob {}", self.describe(input)),
+        }
+    }
+
+    async fn call(&self, input: GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let plan = Plan::new(&input, &ctx.root)?;
+        let cancel = ctx.cancel.clone();
+        tokio::task::spawn_blocking(move || plan.run(&cancel))
+            .await
+            .map_err(|e| ToolError::new(GLOB_FAILED.replace("{error}", &e.to_string())))?
+    }
+
+    fn describe(&self, input: &GlobInput) -> String {
+        let where_ = input.path.as_deref().and_then(|p| {
+            let p = Path::new(p);
+            match &input.display_root {
+                Some(root) if p == root => None,
+                Some(root) => Some(paths::display(root, p)),
+                None => Some(p.display().to_string()),
+            }
+        });
+        match where_ {
+            Some(w) => format!("\"{}\" in {w}", input.pattern),
+            None => format!("\"{}\"", input.pattern),
+        }
+    }
+}
+
+/// A checked, ready-to-run file search.
+struct Plan {
+    root: PathBuf,
+    dir: PathBuf,
+    pattern: String,
+    /// Where the walk starts: `dir` plus the pattern's literal folders.
+    start: PathBuf,
+    matcher: GlobMatcher,
+    max_depth: Option<usize>,
+}
+
+impl Plan {
+    fn new(input: &GlobInput, root: &Path) -> Result<Plan, ToolError> {
+        let dir = match input.path.as_deref() {
+            Some(p) => paths::resolve(root, p),
+            None => root.to_path_buf(),
+        };
+        let shown = || {
+            input
+                .path
+                .clone()
+                .unwrap_or_else(|| root.display().to_string())
+        };
+        if !dir.exists() {
+            return Err(ToolError::new(
+                GLOB_PATH_NOT_FOUND.replace("{path}", &shown()),
+            ));
+        }
+        if !dir.is_dir() {
+            return Err(ToolError::new(
+                GLOB_NOT_A_DIRECTORY.replace("{path}", &shown()),
+            ));
+        }
+        let (start, rest) = split_literal_prefix(&dir, &input.pattern);
+        let matcher = GlobBuilder::new(&rest)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| {
+                ToolError::new(
+                    GLOB_BAD_PATTERN
+                        .replace("{pattern}", &input.pattern)
+                        .replace("{error}", &e.kind().to_string()),
+                )
+            })?
+            .compile_matcher();
+        let max_depth = if rest.contains("**") {
+            None
+        } else {
+            Some(rest.split('/').count())
+        };
+        Ok(Plan {
+            root: root.to_path_buf(),
+            dir,
+            pattern: input.pattern.clone(),
+            start,
+            matcher,
+            max_depth,
+        })
+    }
+
+    /// Walks and renders. Blocking.
+    fn run(self, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+        let (total, newest) = if self.start.is_dir() {
+            self.collect(cancel)?
+        } else {
+            (0, Vec::new())
+        };
+        if total == 0 {
+            let place = if self.dir == self.root {
+                super::grep::PROJECT_ROOT_NAME.to_string()
+            } else {
+                paths::display(&self.root, &self.dir)
+            };
+            let text = GLOB_NO_FILES
+                .replace("{pattern}", &self.pattern)
+                .replace("{path}", &place);
+            return Ok(ToolOutput::text(text, "no files"));
+        }
+        let budget = GLOB_MAX_RESULT_CHARS - 300;
+        let mut out = String::new();
+        let mut shown = 0usize;
+        for (path, _) in &newest {
+            let line = paths::display(&self.root, path);
+            let cost = line.chars().count() + usize::from(shown > 0);
+            if out.chars().count() + cost > budget {
+                break;
+            }
+            if shown > 0 {
+                out.push('\n');
+            }
+            out.push_str(&line);
+            shown += 1;
+        }
+        if (shown as u64) < total {
+            out.push_str("\n\n");
+            out.push_str(
+                &GLOB_TRUNCATED
+                    .replace("{shown}", &shown.to_string())
+                    .replace("{total}", &total.to_string()),
+            );
+        }
+        let summary = if total == 1 {
+            "1 file".to_string()
+        } else {
+            format!("{total} files")
+        };
+        Ok(ToolOutput::text(out, summary))
+    }
+
+    /// The number of matching files and the newest [`GLOB_MAX_FILES`] of
+    /// them, newest first.
+    fn collect(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<(u64, Vec<(PathBuf, SystemTime)>), ToolError> {
+        let newest = Mutex::new(Newest::default());
+        let spec = WalkSpec {
+            start: self.start.clone(),
+            types: None,
+            overrides: None,
+            max_depth: self.max_depth,
+        };
+        search_walk::walk_files(&spec, cancel, || {
+            let newest = &newest;
+            move |path: &Path| {
+                let Ok(rel) = path.strip_prefix(&self.start) else {
+                    return true;
+                };
+                if self.matcher.is_match(rel) {
+                    let t = search_walk::mtime(path);
+                    if let Ok(mut n) = newest.lock() {
+                        n.push(path.to_path_buf(), t);
+                    }
+                }
+                true
+            }
+        })
+        .map_err(|_| ToolError::new(GLOB_CANCELLED))?;
+        let newest = newest.into_inner().unwrap_or_default();
+        let total = newest.total;
+        let mut items: Vec<_> = newest
+            .heap
+            .into_iter()
+            .map(|Reverse((t, Reverse(p)))| (p, t))
+            .collect();
+        search_walk::sort_newest_first(&mut items);
+        Ok((total, items))
+    }
+}
+
+/// The newest [`GLOB_MAX_FILES`] files seen, plus how many were seen.
+#[derive(Default)]
+struct Newest {
+    /// Min-heap on (mtime, reversed path): the top is the entry to drop.
+    heap: BinaryHeap<Reverse<(SystemTime, Reverse<PathBuf>)>>,
+    total: u64,
+}
+
+impl Newest {
+    fn push(&mut self, path: PathBuf, mtime: SystemTime) {
+        self.total += 1;
+        self.heap.push(Reverse((mtime, Reverse(path))));
+        if self.heap.len() > GLOB_MAX_FILES {
+            self.heap.pop();
+        }
+    }
+}
+
+/// Splits `pattern` into the folder to walk (`dir` joined with the
+/// pattern's leading components that hold no glob syntax) and the rest,
+/// which always keeps at least the last component. `./` prefixes are
+/// dropped; an absolute pattern starts from its own literal folders.
+fn split_literal_prefix(dir: &Path, pattern: &str) -> (PathBuf, String) {
+    let mut pat = pattern;
+    while let Some(rest) = pat.strip_prefix("./") {
+        pat = rest;
+    }
+    let (base, pat) = match pat.strip_prefix('/') {
+        Some(rest) => (PathBuf::from("/"), rest),
+        None => (dir.to_path_buf(), pat),
+    };
+    let parts: Vec<&str> = pat.split('/').collect();
+    let literal = parts[..parts.len() - 1]
+        .iter()
+        .take_while(|c| !c.is_empty() && !c.contains(['*', '?', '[', ']', '{', '}', '\\']))
+        .count();
+    let prefix = parts[..literal].join("/");
+    let start = if prefix.is_empty() {
+        base
+    } else {
+        paths::resolve(&base, &prefix)
+    };
+    (start, parts[literal..].join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_prefix_becomes_the_walk_start() {
+        let d = Path::new("/p");
+        assert_eq!(
+            split_literal_prefix(d, "**/*.rs"),
+            (PathBuf::from("/p"), "**/*.rs".into())
+        );
+        assert_eq!(
+            split_literal_prefix(d, "src/**/*.rs"),
+            (PathBuf::from("/p/src"), "**/*.rs".into())
+        );
+        assert_eq!(
+            split_literal_prefix(d, "./src/main.rs"),
+            (PathBuf::from("/p/src"), "main.rs".into())
+        );
+        assert_eq!(
+            split_literal_prefix(d, "/abs/x/*.md"),
+            (PathBuf::from("/abs/x"), "*.md".into())
+        );
+        assert_eq!(
+            split_literal_prefix(d, "a/{b,c}/*.md"),
+            (PathBuf::from("/p/a"), "{b,c}/*.md".into())
+        );
+        assert_eq!(
+            split_literal_prefix(d, "*.md"),
+            (PathBuf::from("/p"), "*.md".into())
+        );
+    }
+
+    #[test]
+    fn newest_keeps_the_most_recent_and_counts_all() {
+        let mut n = Newest::default();
+        for i in 0..(GLOB_MAX_FILES as u64 + 5) {
+            n.push(
+                PathBuf::from(format!("f{i}")),
+                SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(i),
+            );
+        }
+        assert_eq!(n.total, GLOB_MAX_FILES as u64 + 5);
+        assert_eq!(n.heap.len(), GLOB_MAX_FILES);
+        let oldest_kept = n.heap.peek().map(|Reverse((t, _))| *t);
+        assert_eq!(
+            oldest_kept,
+            Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(5))
+        );
+    }
+
+    #[test]
+    fn golden_glob_messages() {
+        assert_eq!(
+            GLOB_PATH_NOT_FOUND,
+            "Directory does not exist: {path}. Check the path, or omit path to search from the project root."
+        );
+        assert_eq!(
+            GLOB_NOT_A_DIRECTORY,
+            "Not a directory: {path}. Glob searches under a directory: pass the folder that holds the file as path, or use Read to open the file itself."
+        );
+        assert_eq!(
+            GLOB_BAD_PATTERN,
+            "Invalid glob pattern \"{pattern}\": {error}. Fix it (e.g. \"**/*.rs\", \"src/**/*.{ts,tsx}\") and try again."
+        );
+        assert_eq!(
+            GLOB_NO_FILES,
+            "No files found matching \"{pattern}\" in {path}. Files ignored by .gitignore are skipped; to list an ignored folder, start the pattern with it (e.g. \"build/**/*.js\") or pass it as path."
+        );
+        assert_eq!(
+            GLOB_TRUNCATED,
+            "(Showing the {shown} most recently modified of {total} matching files. Use a more specific pattern or path to see the others.)"
+        );
+        assert_eq!(
+            GLOB_CANCELLED,
+            "The file search was cancelled because the user interrupted the turn."
+        );
+        assert_eq!(
+            GLOB_FAILED,
+            "The file search stopped unexpectedly: {error}. Try again, perhaps with a narrower path."
+        );
+        assert_eq!(GLOB_MAX_FILES, 100);
+        assert!(GLOB_DESCRIPTION
+            .starts_with("Finds files by name pattern, fast in any size of project.\n"));
+        assert!(GLOB_DESCRIPTION.contains("hidden files are included; .git is never listed."));
+    }
+
+    #[test]
+    fn schema_has_pattern_and_path_only() {
+        let schema = crate::tools::schema_for::<GlobInput>();
+        let props = schema["properties"].as_object().expect("properties");
+        let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, vec!["path", "pattern"]);
+        assert_eq!(schema["required"], serde_json::json!(["pattern"]));
+    }
+
+    #[test]
+    fn describe_is_pattern_and_relative_dir() {
+        let input = GlobInput {
+            pattern: "**/*.rs".into(),
+            path: Some("/p/src".into()),
+            display_root: Some(PathBuf::from("/p")),
+        };
+        assert_eq!(GlobTool.describe(&input), "\"**/*.rs\" in src");
+    }
+}

@@ -1,1 +1,667 @@
-//! grep
+//! Grep: regex search over file contents with ripgrep's crates, in process
+//! (Claude Code's Grep contract; issue 2 §5, issue 3 §2).
+//!
+//! The walk follows ripgrep's rules ([`search_walk`]). The search runs in
+//! two passes on a blocking thread: the first counts matching lines and
+//! output lines per file without keeping any text, the second (content mode
+//! only) renders just the files that fall in the requested page. Memory is
+//! bounded by the number of matching files, never by the size of matches.
+//!
+//! Ordering: `files_with_matches` newest first (mtime), ties by path;
+//! `content` and `count` by path, so paging with `offset` is stable.
+//! Every output path is relative to the project root when inside it.
+
+mod page;
+mod search;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use grep_regex::RegexMatcher;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::search_walk::{self, WalkSpec};
+use super::{paths, PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+
+pub use page::{
+    GREP_MORE_ENTRIES, GREP_OFFSET_PAST_END, GREP_OUTPUT_CUT, GREP_PAGE_END, MAX_RESULT_CHARS,
+};
+pub use search::{GREP_LINE_CUT, MAX_LINE_CHARS};
+
+/// What Grep prints (`output_mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMode {
+    /// Matching lines as `path:line:text` (`rg`).
+    Content,
+    /// Paths of files with a match, newest first (`rg -l`).
+    #[default]
+    FilesWithMatches,
+    /// Matching lines per file as `path:N` (`rg -c`) and a total.
+    Count,
+}
+
+/// Grep's input (Claude Code's field names, including `-i`, `-n`, `-A`,
+/// `-B`, `-C`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepInput {
+    /// The regular expression to search for in file contents (Rust regex syntax, like ripgrep)
+    pub pattern: String,
+    /// File or directory to search in. Defaults to the project root. Relative paths resolve against the project root
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Glob pattern that filters which files are searched (e.g. "*.js", "*.{ts,tsx}", "!*.min.js"); like rg --glob
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
+    /// File type to search, from ripgrep's type table (rg --type), e.g. js, py, rust, go, java. Faster than glob for standard file types
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub file_type: Option<String>,
+    /// Output mode: "content" shows matching lines (honours -A/-B/-C, -n and head_limit), "files_with_matches" shows paths of matching files, newest first (honours head_limit), "count" shows the number of matching lines per file (honours head_limit). Defaults to "files_with_matches"
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "output_mode_schema")]
+    pub output_mode: Option<OutputMode>,
+    /// Case-insensitive search (rg -i)
+    #[serde(default, rename = "-i", skip_serializing_if = "Option::is_none")]
+    pub case_insensitive: Option<bool>,
+    /// Show line numbers in the output (rg -n). Only for output_mode "content", ignored otherwise. Defaults to true
+    #[serde(default, rename = "-n", skip_serializing_if = "Option::is_none")]
+    pub line_numbers: Option<bool>,
+    /// Number of lines to show after each match (rg -A). Only for output_mode "content", ignored otherwise
+    #[serde(default, rename = "-A", skip_serializing_if = "Option::is_none")]
+    pub after: Option<u32>,
+    /// Number of lines to show before each match (rg -B). Only for output_mode "content", ignored otherwise
+    #[serde(default, rename = "-B", skip_serializing_if = "Option::is_none")]
+    pub before: Option<u32>,
+    /// Number of lines to show before and after each match (rg -C). Only for output_mode "content", ignored otherwise
+    #[serde(default, rename = "-C", skip_serializing_if = "Option::is_none")]
+    pub context: Option<u32>,
+    /// Let a match span lines, with . also matching newlines (rg -U --multiline-dotall). Needed for patterns that contain \n. Defaults to false
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiline: Option<bool>,
+    /// Show at most this many entries (output lines in content mode, files in the other modes), like "| head -N". 0 or absent means no limit; the output is cut at 20000 characters anyway
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_limit: Option<u32>,
+    /// Skip this many entries before applying head_limit, like "| tail -n +N+1". Use it to page through large results. Defaults to 0
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u32>,
+    /// Project root for display, set by `normalize` (never by the model).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub display_root: Option<PathBuf>,
+}
+
+/// `output_mode` as a plain string enum, inline (what Claude Code sends),
+/// instead of schemars' `$ref` + `oneOf` for a documented enum.
+fn output_mode_schema(_gen: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["content", "files_with_matches", "count"]
+    })
+}
+
+/// Model-facing description of Grep (Claude Code's contract, in lathe's words).
+pub const GREP_DESCRIPTION: &str = "Searches file contents with regular expressions, using ripgrep's engine.
+
+Usage:
+- Use Grep for every content search. Do not run `grep` or `rg` through Bash: Grep is faster, honours .gitignore and needs no permission inside the project.
+- Full regex syntax (Rust regex, like ripgrep), e.g. \"log.*Error\" or \"fn\\s+\\w+\". Escape regex characters to match them literally: `interface\\{\\}` finds `interface{}`.
+- Narrow the files with `glob` (e.g. \"*.js\", \"**/*.{ts,tsx}\") or `type` (ripgrep's file types, e.g. \"js\", \"py\", \"rust\").
+- output_mode: \"files_with_matches\" (default) lists matching files, newest first; \"content\" shows matching lines as path:line:text; \"count\" shows matching lines per file.
+- A pattern matches within one line unless `multiline: true` is set; set it for patterns that span lines, such as `struct \\{[\\s\\S]*?field`.
+- Files ignored by .gitignore and binary files are skipped; hidden files are searched; .git is never searched. To search an ignored folder, pass it as `path`.
+- Large results are cut; use `head_limit` and `offset` to page through them.";
+
+/// Error when `path` does not exist. `{path}` is what the model asked for.
+pub const GREP_PATH_NOT_FOUND: &str =
+    "Path does not exist: {path}. Check the path (Glob can find files by name), or omit path to search the whole project.";
+
+/// Error for a regex that does not compile; `{error}` is the regex crate's
+/// own message (e.g. `unclosed group` with a caret under the spot).
+pub const GREP_BAD_REGEX: &str = "Invalid regex pattern \"{pattern}\":\n{error}\nFix the pattern and try again; to match a special character such as ( [ { . * literally, escape it with a backslash.";
+
+/// Error for a pattern that matches a line break while `multiline` is off.
+pub const GREP_NEEDS_MULTILINE: &str = "The pattern \"{pattern}\" contains a line break (\\n), but without multiline a match never spans lines. Set multiline: true to search across lines, or remove the \\n from the pattern.";
+
+/// Error for a `type` that is not in ripgrep's type table.
+pub const GREP_UNKNOWN_TYPE: &str = "Unknown file type \"{type}\". type takes ripgrep's type names, for example: {examples}. To filter by file name instead, use glob (e.g. \"*.ext\").";
+
+/// Error for a `glob` that does not parse.
+pub const GREP_BAD_GLOB: &str =
+    "Invalid glob \"{glob}\": {error}. Fix it (e.g. \"*.rs\", \"**/*.{ts,tsx}\") and try again.";
+
+/// Result when nothing matched; `{filters}` lists the active filters.
+pub const GREP_NO_MATCHES: &str = "No matches for \"{pattern}\" in {path}{filters}. Binary files and files ignored by .gitignore are not searched; to search an ignored folder, pass it as path.";
+
+/// Error when the user interrupted the turn during the search.
+pub const GREP_CANCELLED: &str = "The search was cancelled because the user interrupted the turn.";
+
+/// Error when the search thread failed (a bug or a panic).
+pub const GREP_FAILED: &str =
+    "The search stopped unexpectedly: {error}. Try again, perhaps with a narrower path.";
+
+/// Count-mode total line. Sums the per-file counts above it.
+pub const GREP_COUNT_TOTAL: &str = "Found {lines} across {files}.";
+
+/// Files-mode header.
+pub const GREP_FILES_HEADER: &str = "Found {files}";
+
+/// How the project root is named in messages.
+pub const PROJECT_ROOT_NAME: &str = "the project root";
+
+/// The Grep tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GrepTool;
+
+#[async_trait]
+impl TypedTool for GrepTool {
+    type Input = GrepInput;
+    const NAME: &'static str = "Grep";
+    const MAX_RESULT_CHARS: Option<usize> = Some(MAX_RESULT_CHARS);
+    const ALIASES: &'static [&'static str] = &["grep", "rg"];
+
+    fn description(&self) -> String {
+        GREP_DESCRIPTION.to_string()
+    }
+
+    fn is_read_only(&self, _input: &GrepInput) -> bool {
+        true
+    }
+
+    fn normalize(&self, mut input: GrepInput, ctx: &ToolContext) -> GrepInput {
+        let path = match input.path.as_deref() {
+            Some(p) if !p.trim().is_empty() && p != "undefined" && p != "null" => {
+                paths::resolve(&ctx.root, p)
+            }
+            _ => ctx.root.clone(),
+        };
+        input.path = Some(path.display().to_string());
+        input.display_root = Some(ctx.root.clone());
+        input
+    }
+
+    fn target_path(&self, input: &GrepInput) -> Option<PathBuf> {
+        input.path.as_ref().map(PathBuf::from)
+    }
+
+    async fn validate_input(&self, input: &GrepInput, ctx: &ToolContext) -> Result<(), ToolError> {
+        Plan::new(input, &ctx.root).map(|_| ())
+    }
+
+    async fn permission_preview(&self, input: &GrepInput, _ctx: &ToolContext) -> PermissionPreview {
+        PermissionPreview {
+            path: self.target_path(input),
+            diff: String::new(),
+            title: format!("Grep {}", self.describe(input)),
+        }
+    }
+
+    async fn call(&self, input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let plan = Plan::new(&input, &ctx.root)?;
+        let cancel = ctx.cancel.clone();
+        tokio::task::spawn_blocking(move || plan.run(&cancel))
+            .await
+            .map_err(|e| ToolError::new(GREP_FAILED.replace("{error}", &e.to_string())))?
+    }
+
+    fn describe(&self, input: &GrepInput) -> String {
+        let pattern = shorten(&input.pattern, 60);
+        let where_ = input.path.as_deref().and_then(|p| {
+            let p = Path::new(p);
+            match &input.display_root {
+                Some(root) if p == root => None,
+                Some(root) => Some(paths::display(root, p)),
+                None => Some(p.display().to_string()),
+            }
+        });
+        match where_ {
+            Some(w) => format!("\"{pattern}\" in {w}"),
+            None => format!("\"{pattern}\""),
+        }
+    }
+}
+
+/// `s` cut to `max` chars with `…` when longer.
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// A matching file after the first pass.
+#[derive(Debug, Clone)]
+struct Hit {
+    path: PathBuf,
+    matched_lines: u64,
+    entries: u64,
+}
+
+/// A checked, ready-to-run search.
+struct Plan {
+    root: PathBuf,
+    search: PathBuf,
+    pattern: String,
+    matcher: RegexMatcher,
+    mode: OutputMode,
+    shape: search::SearchShape,
+    line_numbers: bool,
+    walk: WalkSpec,
+    offset: u64,
+    head_limit: Option<u64>,
+    filters: Vec<String>,
+}
+
+impl Plan {
+    /// Checks the input against the world: path exists, type known, glob
+    /// and regex compile. Each failure is its model-facing error.
+    fn new(input: &GrepInput, root: &Path) -> Result<Plan, ToolError> {
+        let search = match input.path.as_deref() {
+            Some(p) => paths::resolve(root, p),
+            None => root.to_path_buf(),
+        };
+        if !search.exists() {
+            let shown = input.path.clone().unwrap_or_default();
+            return Err(ToolError::new(
+                GREP_PATH_NOT_FOUND.replace("{path}", &shown),
+            ));
+        }
+        let case_insensitive = input.case_insensitive.unwrap_or(false);
+        let multiline = input.multiline.unwrap_or(false);
+        let matcher = search::build_matcher(&input.pattern, case_insensitive, multiline).map_err(
+            |e| match e {
+                search::PatternError::NeedsMultiline => {
+                    ToolError::new(GREP_NEEDS_MULTILINE.replace("{pattern}", &input.pattern))
+                }
+                search::PatternError::Regex(error) => ToolError::new(
+                    GREP_BAD_REGEX
+                        .replace("{pattern}", &input.pattern)
+                        .replace("{error}", &error),
+                ),
+            },
+        )?;
+        let mut filters = Vec::new();
+        let types = match input.file_type.as_deref().map(str::trim) {
+            Some(t) if !t.is_empty() => {
+                filters.push(format!("type \"{t}\""));
+                Some(search_walk::select_type(t).map_err(|examples| {
+                    ToolError::new(
+                        GREP_UNKNOWN_TYPE
+                            .replace("{type}", t)
+                            .replace("{examples}", &examples),
+                    )
+                })?)
+            }
+            _ => None,
+        };
+        let globs = input
+            .glob
+            .as_deref()
+            .map(search_walk::split_globs)
+            .unwrap_or_default();
+        let overrides = if globs.is_empty() {
+            None
+        } else {
+            filters.insert(0, format!("glob \"{}\"", globs.join(" ")));
+            // Globs with a `/` are anchored at the project root when the
+            // search is inside it (like rg run from the root), else at the
+            // searched directory.
+            let base = if paths::is_inside(root, &search) {
+                root.to_path_buf()
+            } else if search.is_dir() {
+                search.clone()
+            } else {
+                search
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| search.clone())
+            };
+            Some(
+                search_walk::build_overrides(&base, &globs).map_err(|(glob, error)| {
+                    ToolError::new(
+                        GREP_BAD_GLOB
+                            .replace("{glob}", &glob)
+                            .replace("{error}", &error),
+                    )
+                })?,
+            )
+        };
+        if case_insensitive {
+            filters.push("case-insensitive (-i)".to_string());
+        }
+        if multiline {
+            filters.push("multiline".to_string());
+        }
+        let mode = input.output_mode.unwrap_or_default();
+        let content = mode == OutputMode::Content;
+        let context = input.context.unwrap_or(0) as usize;
+        let shape = search::SearchShape {
+            before: if content {
+                input.before.map_or(context, |b| b as usize)
+            } else {
+                0
+            },
+            after: if content {
+                input.after.map_or(context, |a| a as usize)
+            } else {
+                0
+            },
+            multiline,
+        };
+        Ok(Plan {
+            root: root.to_path_buf(),
+            walk: WalkSpec {
+                start: search.clone(),
+                types,
+                overrides,
+                max_depth: None,
+            },
+            search,
+            pattern: input.pattern.clone(),
+            matcher,
+            mode,
+            shape,
+            line_numbers: input.line_numbers.unwrap_or(true),
+            offset: u64::from(input.offset.unwrap_or(0)),
+            head_limit: input.head_limit.map(u64::from),
+            filters,
+        })
+    }
+
+    /// Runs both passes and renders the result. Blocking.
+    fn run(self, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+        let mut hits = self.first_pass(cancel)?;
+        if hits.is_empty() {
+            return Ok(ToolOutput::text(self.no_matches(), "no matches"));
+        }
+        match self.mode {
+            OutputMode::FilesWithMatches => {
+                let mut dated: Vec<_> = hits
+                    .into_iter()
+                    .map(|h| {
+                        let t = search_walk::mtime(&h.path);
+                        (h.path, t)
+                    })
+                    .collect();
+                search_walk::sort_newest_first(&mut dated);
+                let lines: Vec<String> = dated.iter().map(|(p, _)| self.label(p)).collect();
+                Ok(self.render_list(lines, "file", None))
+            }
+            OutputMode::Count => {
+                hits.sort_by(|a, b| a.path.cmp(&b.path));
+                let total: u64 = hits.iter().map(|h| h.matched_lines).sum();
+                let lines: Vec<String> = hits
+                    .iter()
+                    .map(|h| format!("{}:{}", self.label(&h.path), h.matched_lines))
+                    .collect();
+                let footer = GREP_COUNT_TOTAL
+                    .replace("{lines}", &page::plural(total, "matching line"))
+                    .replace("{files}", &page::plural(hits.len() as u64, "file"));
+                Ok(self.render_list(lines, "file", Some(footer)))
+            }
+            OutputMode::Content => {
+                hits.sort_by(|a, b| a.path.cmp(&b.path));
+                self.render_content(&hits, cancel)
+            }
+        }
+    }
+
+    /// Pass 1: which files match, with their counts. Keeps no text.
+    fn first_pass(&self, cancel: &CancellationToken) -> Result<Vec<Hit>, ToolError> {
+        let hits = Mutex::new(Vec::new());
+        let first_match_only = self.mode == OutputMode::FilesWithMatches;
+        search_walk::walk_files(&self.walk, cancel, || {
+            let mut searcher = search::build_searcher(self.shape);
+            let hits = &hits;
+            move |path: &Path| {
+                let report = search::Report {
+                    label: "",
+                    line_numbers: false,
+                    first_match_only,
+                    keep: None,
+                };
+                if let Ok(r) = search::search_file(&mut searcher, &self.matcher, path, &report) {
+                    if r.matched_lines > 0 && !r.binary {
+                        if let Ok(mut v) = hits.lock() {
+                            v.push(Hit {
+                                path: path.to_path_buf(),
+                                matched_lines: r.matched_lines,
+                                entries: r.entries,
+                            });
+                        }
+                    }
+                }
+                true
+            }
+        })
+        .map_err(|_| ToolError::new(GREP_CANCELLED))?;
+        Ok(hits.into_inner().unwrap_or_default())
+    }
+
+    /// Files and count modes: one entry per file, paged and capped.
+    fn render_list(&self, lines: Vec<String>, noun: &str, footer: Option<String>) -> ToolOutput {
+        let total = lines.len() as u64;
+        let files = page::plural(total, "file");
+        let win = page::window(total, self.offset, self.head_limit);
+        if win.is_empty() {
+            return ToolOutput::text(page::offset_past_end(noun, self.offset, total), files);
+        }
+        let header = match (self.mode, &footer) {
+            (OutputMode::FilesWithMatches, _) => Some(GREP_FILES_HEADER.replace("{files}", &files)),
+            _ => None,
+        };
+        let header_chars = header.as_ref().map_or(0, |h| h.chars().count())
+            + footer.as_ref().map_or(0, |f| f.chars().count());
+        let slice = &lines[win.start as usize..win.end as usize];
+        let (body, shown) = page::fit(slice, page::entry_budget(header_chars));
+        let mut out = String::new();
+        if let Some(h) = header {
+            out.push_str(&h);
+            out.push('\n');
+        }
+        out.push_str(&body);
+        if let Some(f) = footer {
+            out.push_str("\n\n");
+            out.push_str(&f);
+        }
+        if let Some(t) = page::trailer(&format!("{noun}s"), win.start, shown as u64, win.end, total)
+        {
+            out.push_str("\n\n");
+            out.push_str(&t);
+        }
+        ToolOutput::text(out, files)
+    }
+
+    /// Content mode: pass 2 renders only the files in the page.
+    fn render_content(
+        &self,
+        hits: &[Hit],
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        let separators = self.shape.before > 0 || self.shape.after > 0;
+        let total: u64 = hits.iter().map(|h| h.entries).sum::<u64>()
+            + if separators { hits.len() as u64 - 1 } else { 0 };
+        let win = page::window(total, self.offset, self.head_limit);
+        if win.is_empty() {
+            return Ok(ToolOutput::text(
+                page::offset_past_end("line", self.offset, total),
+                page::plural(total, "line"),
+            ));
+        }
+        let mut searcher = search::build_searcher(self.shape);
+        let mut lines = Vec::new();
+        let mut pos = 0u64;
+        for (i, hit) in hits.iter().enumerate() {
+            if pos >= win.end {
+                break;
+            }
+            if cancel.is_cancelled() {
+                return Err(ToolError::new(GREP_CANCELLED));
+            }
+            if separators && i > 0 {
+                if win.contains(&pos) {
+                    lines.push("--".to_string());
+                }
+                pos += 1;
+            }
+            let seg = pos..pos + hit.entries;
+            let lo = seg.start.max(win.start);
+            let hi = seg.end.min(win.end);
+            if lo < hi {
+                let label = self.label(&hit.path);
+                let report = search::Report {
+                    label: &label,
+                    line_numbers: self.line_numbers,
+                    first_match_only: false,
+                    keep: Some(lo - seg.start..hi - seg.start),
+                };
+                if let Ok(r) = search::search_file(&mut searcher, &self.matcher, &hit.path, &report)
+                {
+                    lines.extend(r.lines);
+                }
+            }
+            pos = seg.end;
+        }
+        let (body, shown) = page::fit(&lines, page::entry_budget(0));
+        let mut out = body;
+        if let Some(t) = page::trailer("lines", win.start, shown as u64, win.end, total) {
+            out.push_str("\n\n");
+            out.push_str(&t);
+        }
+        Ok(ToolOutput::text(out, page::plural(shown as u64, "line")))
+    }
+
+    /// `path` as shown in output: relative to the root when inside it.
+    fn label(&self, path: &Path) -> String {
+        paths::display(&self.root, path)
+    }
+
+    /// [`GREP_NO_MATCHES`] filled in.
+    fn no_matches(&self) -> String {
+        let filters = if self.filters.is_empty() {
+            String::new()
+        } else {
+            format!(" (filters: {})", self.filters.join(", "))
+        };
+        GREP_NO_MATCHES
+            .replace("{pattern}", &self.pattern)
+            .replace("{path}", &self.place())
+            .replace("{filters}", &filters)
+    }
+
+    /// The searched path for messages.
+    fn place(&self) -> String {
+        if self.search == self.root {
+            PROJECT_ROOT_NAME.to_string()
+        } else {
+            paths::display(&self.root, &self.search)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn golden_grep_messages() {
+        assert_eq!(
+            GREP_PATH_NOT_FOUND,
+            "Path does not exist: {path}. Check the path (Glob can find files by name), or omit path to search the whole project."
+        );
+        assert_eq!(
+            GREP_BAD_REGEX,
+            "Invalid regex pattern \"{pattern}\":\n{error}\nFix the pattern and try again; to match a special character such as ( [ { . * literally, escape it with a backslash."
+        );
+        assert_eq!(
+            GREP_NEEDS_MULTILINE,
+            "The pattern \"{pattern}\" contains a line break (\\n), but without multiline a match never spans lines. Set multiline: true to search across lines, or remove the \\n from the pattern."
+        );
+        assert_eq!(
+            GREP_UNKNOWN_TYPE,
+            "Unknown file type \"{type}\". type takes ripgrep's type names, for example: {examples}. To filter by file name instead, use glob (e.g. \"*.ext\")."
+        );
+        assert_eq!(
+            GREP_BAD_GLOB,
+            "Invalid glob \"{glob}\": {error}. Fix it (e.g. \"*.rs\", \"**/*.{ts,tsx}\") and try again."
+        );
+        assert_eq!(
+            GREP_NO_MATCHES,
+            "No matches for \"{pattern}\" in {path}{filters}. Binary files and files ignored by .gitignore are not searched; to search an ignored folder, pass it as path."
+        );
+        assert_eq!(
+            GREP_CANCELLED,
+            "The search was cancelled because the user interrupted the turn."
+        );
+        assert_eq!(
+            GREP_FAILED,
+            "The search stopped unexpectedly: {error}. Try again, perhaps with a narrower path."
+        );
+        assert_eq!(GREP_COUNT_TOTAL, "Found {lines} across {files}.");
+        assert_eq!(GREP_FILES_HEADER, "Found {files}");
+        assert_eq!(PROJECT_ROOT_NAME, "the project root");
+    }
+
+    #[test]
+    fn golden_grep_description() {
+        assert!(GREP_DESCRIPTION.starts_with(
+            "Searches file contents with regular expressions, using ripgrep's engine.\n"
+        ));
+        assert!(GREP_DESCRIPTION
+            .contains("\"files_with_matches\" (default) lists matching files, newest first"));
+        assert!(GREP_DESCRIPTION.ends_with("use `head_limit` and `offset` to page through them."));
+    }
+
+    #[test]
+    fn schema_uses_claude_code_field_names_and_hides_internal_fields() {
+        let schema = crate::tools::schema_for::<GrepInput>();
+        let props = schema["properties"].as_object().expect("properties");
+        let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            vec![
+                "-A",
+                "-B",
+                "-C",
+                "-i",
+                "-n",
+                "glob",
+                "head_limit",
+                "multiline",
+                "offset",
+                "output_mode",
+                "path",
+                "pattern",
+                "type"
+            ]
+        );
+        assert_eq!(schema["required"], serde_json::json!(["pattern"]));
+        assert_eq!(schema["additionalProperties"], serde_json::json!(false));
+        assert!(props["pattern"]["description"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty()));
+    }
+
+    #[test]
+    fn describe_shows_pattern_and_root_relative_path() {
+        let root = PathBuf::from("/p");
+        let mut input = GrepInput {
+            pattern: "Helo".into(),
+            path: Some("/p/src".into()),
+            display_root: Some(root.clone()),
+            ..Default::default()
+        };
+        assert_eq!(GrepTool.describe(&input), "\"Helo\" in src");
+        input.path = Some("/p".into());
+        assert_eq!(GrepTool.describe(&input), "\"Helo\"");
+        input.path = Some("/elsewhere".into());
+        assert_eq!(GrepTool.describe(&input), "\"Helo\" in /elsewhere");
+    }
+}

@@ -7,8 +7,14 @@
 //! cannot drift. [`TypedTool`] is what a tool implements; the blanket impl
 //! turns it into the object-safe [`Tool`] the pipeline runs.
 
+pub mod diff;
+pub mod file_common;
 pub mod file_state;
+pub mod numbered;
 pub mod paths;
+pub mod search_walk;
+pub mod template;
+pub mod text_match;
 
 pub mod bash;
 pub mod edit;
@@ -104,6 +110,10 @@ pub trait TypedTool: Send + Sync + 'static {
     const NAME: &'static str;
     /// Other names the model may use (`read_file`, `grep`, …).
     const ALIASES: &'static [&'static str] = &[];
+    /// Results longer than this many chars are stored in a file and the model
+    /// gets a preview plus the path (gate 9). `None`: the tool bounds its own
+    /// output (Read).
+    const MAX_RESULT_CHARS: Option<usize> = None;
 
     /// What the tool does, for the model (a paragraph or two).
     fn description(&self) -> String;
@@ -164,6 +174,8 @@ pub trait Tool: Send + Sync {
     fn aliases(&self) -> &'static [&'static str];
     /// Description for the model.
     fn description(&self) -> String;
+    /// See [`TypedTool::MAX_RESULT_CHARS`].
+    fn max_result_chars(&self) -> Option<usize>;
     /// The input's JSON Schema (sent to the model *and* used to validate).
     fn input_schema(&self) -> Value;
     /// Parses JSON input (already schema-valid) into the typed input and
@@ -212,6 +224,9 @@ impl<T: TypedTool> Tool for T {
     }
     fn description(&self) -> String {
         TypedTool::description(self)
+    }
+    fn max_result_chars(&self) -> Option<usize> {
+        T::MAX_RESULT_CHARS
     }
     fn input_schema(&self) -> Value {
         schema_for::<T::Input>()
@@ -289,6 +304,12 @@ pub fn schema_for<I: JsonSchema>() -> Value {
 
 /// The built-in tools: Read, Grep, Glob, Edit, Write, Bash.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    // Wired up as each tool lands (integration step).
-    vec![Arc::new(bash::BashTool::default())]
+    vec![
+        Arc::new(read::ReadTool),
+        Arc::new(grep::GrepTool),
+        Arc::new(glob::GlobTool),
+        Arc::new(edit::EditTool),
+        Arc::new(write::WriteTool),
+        Arc::new(bash::BashTool::default()),
+    ]
 }

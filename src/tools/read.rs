@@ -1,1 +1,494 @@
-//! read
+//! Read: a file's text in `cat -n` form, or an image (Claude Code's Read).
+//!
+//! The text comes from [`Editor::read`](crate::editor::Editor::read), so a file
+//! loaded in Neovim shows the buffer's text, unsaved changes included. Each
+//! successful text read is recorded in [`FileState`](super::FileState) with
+//! `offset: Some(first line)`; Edit and Write record with `offset: None`, so a
+//! repeated Read of the same range is answered with [`READ_UNCHANGED`] only
+//! when the model itself saw that range of that text.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use base64::Engine;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::editor::{codec, EditorError, TextHash};
+use crate::protocol::{ContentBlock, ImageSource, ToolResultContent};
+
+use super::file_common::{editor_error, shown};
+use super::file_state::ReadRecord;
+use super::numbered::{number_lines, split_lines, MAX_LINE_CHARS};
+use super::template::{fill, plural};
+use super::{paths, PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+
+/// Lines shown when the call gives no `limit`.
+pub const DEFAULT_LIMIT: usize = 2000;
+/// Byte budget of one Read result (≈25k tokens); longer output stops early
+/// and the trailer says where to continue.
+pub const MAX_OUTPUT_BYTES: usize = 100_000;
+/// Largest image sent as a content block, in bytes (the Messages API takes
+/// 5 MB of base64, which is 3.75 MB of raw bytes).
+pub const MAX_IMAGE_BYTES: u64 = 3_750_000;
+
+/// Model-facing description of Read.
+pub const READ_DESCRIPTION: &str = "Reads a file from the local filesystem. You can access any file directly by using this tool.
+
+Usage:
+- file_path should be an absolute path. A relative path is resolved against the project root, and a leading ~/ means the home directory.
+- By default it reads up to 2000 lines from the start of the file. For long files, give offset (the 1-based line number to start at) and limit (how many lines) to read one part; reading the whole file is usually best when it is short.
+- Lines longer than 2000 characters are cut.
+- Results are in cat -n format: the line number, a TAB, then the line. The line-number prefix is not part of the file: never copy it into Edit's old_string or new_string.
+- When the file is open in the user's Neovim, you get the buffer's text, including changes the user has not saved yet.
+- Images (PNG, JPEG, GIF, WebP) are returned as images for you to look at. Other binary files are reported with their kind and size.
+- It reads files, not directories: use Glob to list the files in a directory.
+- Reading the same range of an unchanged file again returns a short note instead of the text; the earlier result is still current.
+- You can call several tools in one response: read all files that may be useful at once.";
+
+/// Result for a file with no text.
+pub const READ_EMPTY_FILE: &str = "{path}: empty file. It exists but has no content (0 lines).";
+/// Result when `offset` is beyond the last line.
+pub const READ_PAST_END: &str = "offset {offset} is past the end ({total}) of {path}. Call Read with a smaller offset, or without offset to read from the start.";
+/// Result when the same range of the same text was read before.
+pub const READ_UNCHANGED: &str = "File unchanged since your last read of {path} ({lines}). The content of that earlier Read result is still current; refer to it instead of reading again.";
+/// Trailer when some shown lines were cut.
+pub const READ_LINES_CUT: &str = "[{count} longer than {max} characters cut (marked with \"… [line cut\"). Use Grep to search their full text.]";
+/// Trailer when the file goes on after the shown lines.
+pub const READ_CONTINUES: &str = "[Showing lines {first}-{last} of {total}. The file continues: call Read with offset={next} to read more.]";
+/// Error for a binary file that is not a supported image.
+pub const READ_BINARY: &str = "{path} is a binary file ({kind}, {size} bytes), so Read does not show its bytes. Read shows text files and images (PNG, JPEG, GIF, WebP).";
+/// Error for an image too large for an image block.
+pub const READ_IMAGE_TOO_LARGE: &str = "{path} is an image ({kind}) of {size} bytes, more than the {max} bytes an image may have. Make a smaller copy (e.g. with Bash) and Read that.";
+
+/// Input of Read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadInput {
+    /// The absolute path to the file to read
+    pub file_path: String,
+    /// The line number to start reading from (1-based). Only provide if the file is too large to read at once
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
+    /// The number of lines to read. Only provide if the file is too large to read at once
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub limit: Option<usize>,
+    /// Project root for display, set by `normalize`; never from the model.
+    #[serde(skip)]
+    pub root: Option<PathBuf>,
+}
+
+/// The Read tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReadTool;
+
+impl ReadTool {
+    async fn read_image(
+        &self,
+        path: &std::path::Path,
+        shown_path: &str,
+        kind: &str,
+        size: u64,
+    ) -> Result<ToolOutput, ToolError> {
+        let binary = || {
+            ToolError::new(fill(
+                READ_BINARY,
+                &[
+                    ("path", shown_path),
+                    ("kind", kind),
+                    ("size", &size.to_string()),
+                ],
+            ))
+        };
+        if !kind.ends_with(" image") {
+            return Err(binary());
+        }
+        if size > MAX_IMAGE_BYTES {
+            return Err(ToolError::new(fill(
+                READ_IMAGE_TOO_LARGE,
+                &[
+                    ("path", shown_path),
+                    ("kind", kind),
+                    ("size", &size.to_string()),
+                    ("max", &MAX_IMAGE_BYTES.to_string()),
+                ],
+            )));
+        }
+        let bytes = tokio::fs::read(path).await.map_err(|e| {
+            ToolError::new(fill(
+                super::file_common::FILE_IO_ERROR,
+                &[("path", shown_path), ("detail", &e.to_string())],
+            ))
+        })?;
+        let media_type = codec::image_media_type(&bytes).ok_or_else(binary)?;
+        Ok(ToolOutput {
+            content: ToolResultContent::Blocks(vec![ContentBlock::Image {
+                source: ImageSource {
+                    kind: "base64".into(),
+                    media_type: media_type.into(),
+                    data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+                },
+            }]),
+            summary: format!("{kind}, {size} bytes"),
+        })
+    }
+}
+
+/// The text of a Read result for `text` from 1-based line `first`, at most
+/// `limit` lines: numbered lines, then the trailers. Returns the result and
+/// the number of lines shown. `first` must be a line of `text`.
+pub fn render(text: &str, first: usize, limit: usize) -> (String, usize) {
+    let lines = split_lines(text);
+    let total = lines.len();
+    let end = first.saturating_add(limit).saturating_sub(1).min(total);
+    let numbered = number_lines(&lines[first - 1..end], first, MAX_OUTPUT_BYTES);
+    let last = first + numbered.shown - 1;
+    let mut out = numbered.text;
+    if numbered.cut > 0 {
+        out.push_str("\n\n");
+        out.push_str(&fill(
+            READ_LINES_CUT,
+            &[
+                ("count", &plural(numbered.cut, "line", "lines")),
+                ("max", &MAX_LINE_CHARS.to_string()),
+            ],
+        ));
+    }
+    if last < total {
+        out.push_str("\n\n");
+        out.push_str(&fill(
+            READ_CONTINUES,
+            &[
+                ("first", &first.to_string()),
+                ("last", &last.to_string()),
+                ("total", &total.to_string()),
+                ("next", &(last + 1).to_string()),
+            ],
+        ));
+    }
+    (out, numbered.shown)
+}
+
+#[async_trait]
+impl TypedTool for ReadTool {
+    type Input = ReadInput;
+    const NAME: &'static str = "Read";
+    const ALIASES: &'static [&'static str] = &["read_file", "read", "view"];
+
+    fn description(&self) -> String {
+        READ_DESCRIPTION.to_string()
+    }
+
+    fn is_read_only(&self, _input: &ReadInput) -> bool {
+        true
+    }
+
+    fn normalize(&self, input: ReadInput, ctx: &ToolContext) -> ReadInput {
+        ReadInput {
+            file_path: paths::resolve(&ctx.root, &input.file_path)
+                .display()
+                .to_string(),
+            root: Some(ctx.root.clone()),
+            ..input
+        }
+    }
+
+    fn target_path(&self, input: &ReadInput) -> Option<PathBuf> {
+        Some(PathBuf::from(&input.file_path))
+    }
+
+    async fn validate_input(
+        &self,
+        _input: &ReadInput,
+        _ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
+        // Every failure of Read depends on the file at call time; `call` reports it.
+        Ok(())
+    }
+
+    async fn permission_preview(&self, input: &ReadInput, ctx: &ToolContext) -> PermissionPreview {
+        let path = PathBuf::from(&input.file_path);
+        PermissionPreview {
+            title: format!("Read {}", shown(&ctx.root, &path)),
+            path: Some(path),
+            diff: String::new(),
+        }
+    }
+
+    async fn call(&self, input: ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = PathBuf::from(&input.file_path);
+        let p = shown(&ctx.root, &path);
+        let doc = match ctx.editor.read(&path).await {
+            Ok(doc) => doc,
+            Err(EditorError::NotText { kind, size, .. }) => {
+                return self.read_image(&path, &p, &kind, size).await
+            }
+            Err(e) => return Err(editor_error(&ctx.root, &path, &e)),
+        };
+        let first = input.offset.unwrap_or(1).max(1);
+        let limit = input.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+        let total = split_lines(&doc.text).len();
+        if total == 0 {
+            ctx.file_state.record(
+                &path,
+                ReadRecord {
+                    stamp: doc.stamp(),
+                    offset: Some(first),
+                    limit: input.limit,
+                },
+            );
+            return Ok(ToolOutput::text(
+                fill(READ_EMPTY_FILE, &[("path", &p)]),
+                "empty file",
+            ));
+        }
+        if first > total {
+            let msg = fill(
+                READ_PAST_END,
+                &[
+                    ("offset", &first.to_string()),
+                    ("total", &plural(total, "line", "lines")),
+                    ("path", &p),
+                ],
+            );
+            return Ok(ToolOutput::text(msg, "offset past the end"));
+        }
+        let stamp = doc.stamp();
+        let (text, shown_lines) = render(&doc.text, first, limit);
+        let last = first + shown_lines - 1;
+        let previous = ctx.file_state.get(&path);
+        if previous.is_some_and(|r| {
+            r.offset == Some(first)
+                && r.limit == input.limit
+                && r.stamp.hash == TextHash::of(&doc.text)
+        }) {
+            let lines = if first == last {
+                format!("line {first}")
+            } else {
+                format!("lines {first}-{last}")
+            };
+            let msg = fill(READ_UNCHANGED, &[("path", &p), ("lines", &lines)]);
+            return Ok(ToolOutput::text(msg, "unchanged since last read"));
+        }
+        ctx.file_state.record(
+            &path,
+            ReadRecord {
+                stamp,
+                offset: Some(first),
+                limit: input.limit,
+            },
+        );
+        let summary = if first == 1 && last == total {
+            plural(total, "line", "lines")
+        } else {
+            format!("lines {first}-{last} of {total}")
+        };
+        Ok(ToolOutput::text(text, summary))
+    }
+
+    fn describe(&self, input: &ReadInput) -> String {
+        let path = PathBuf::from(&input.file_path);
+        match &input.root {
+            Some(root) => paths::display(root, &path),
+            None => input.file_path.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::editor::DiskEditor;
+    use crate::tools::{schema_for, FileState, Tool};
+    use std::sync::Arc;
+    use tokio_util::sync::CancellationToken;
+
+    fn ctx(root: &std::path::Path) -> ToolContext {
+        ToolContext {
+            root: root.to_path_buf(),
+            editor: Arc::new(DiskEditor::new()),
+            file_state: Arc::new(FileState::new()),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    async fn read(ctx: &ToolContext, input: serde_json::Value) -> Result<ToolOutput, ToolError> {
+        let tool: Arc<dyn Tool> = Arc::new(ReadTool);
+        let call = tool.clone().prepare(&input, ctx)?;
+        tool.validate_input(&call, ctx).await?;
+        tool.call(call, ctx).await
+    }
+
+    fn text(out: Result<ToolOutput, ToolError>) -> String {
+        match out {
+            Ok(o) => o.content.as_text(),
+            Err(e) => panic!("expected success, got {e}"),
+        }
+    }
+
+    #[test]
+    fn golden_constants() {
+        assert_eq!(
+            READ_EMPTY_FILE,
+            "{path}: empty file. It exists but has no content (0 lines)."
+        );
+        assert_eq!(READ_PAST_END, "offset {offset} is past the end ({total}) of {path}. Call Read with a smaller offset, or without offset to read from the start.");
+        assert_eq!(READ_UNCHANGED, "File unchanged since your last read of {path} ({lines}). The content of that earlier Read result is still current; refer to it instead of reading again.");
+        assert_eq!(READ_LINES_CUT, "[{count} longer than {max} characters cut (marked with \"… [line cut\"). Use Grep to search their full text.]");
+        assert_eq!(READ_CONTINUES, "[Showing lines {first}-{last} of {total}. The file continues: call Read with offset={next} to read more.]");
+        assert_eq!(READ_BINARY, "{path} is a binary file ({kind}, {size} bytes), so Read does not show its bytes. Read shows text files and images (PNG, JPEG, GIF, WebP).");
+        assert_eq!(READ_IMAGE_TOO_LARGE, "{path} is an image ({kind}) of {size} bytes, more than the {max} bytes an image may have. Make a smaller copy (e.g. with Bash) and Read that.");
+        assert!(READ_DESCRIPTION.starts_with("Reads a file from the local filesystem."));
+    }
+
+    #[test]
+    fn schema_describes_fields_and_rejects_unknown() {
+        let s = schema_for::<ReadInput>();
+        assert_eq!(
+            s["properties"]["file_path"]["description"],
+            "The absolute path to the file to read"
+        );
+        assert_eq!(s["required"], serde_json::json!(["file_path"]));
+        assert_eq!(s["additionalProperties"], false);
+        assert!(
+            s["properties"].get("root").is_none(),
+            "internal field leaked into the schema"
+        );
+        assert!(serde_json::from_value::<ReadInput>(
+            serde_json::json!({"file_path": "a", "root": "/"})
+        )
+        .is_err());
+    }
+
+    #[tokio::test]
+    async fn cat_n_output_with_offset_limit_and_trailer() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("abc.txt"), "a\nb\nc").expect("write");
+        let c = ctx(dir.path());
+        assert_eq!(
+            text(
+                read(
+                    &c,
+                    serde_json::json!({"file_path": "abc.txt", "offset": 3, "limit": 1})
+                )
+                .await
+            ),
+            "     3\tc"
+        );
+        assert_eq!(
+            text(read(&c, serde_json::json!({"file_path": "abc.txt", "limit": 2})).await),
+            "     1\ta\n     2\tb\n\n[Showing lines 1-2 of 3. The file continues: call Read with offset=3 to read more.]"
+        );
+    }
+
+    #[tokio::test]
+    async fn second_read_of_unchanged_range_is_a_note_until_it_changes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("a.txt");
+        std::fs::write(&f, "one\n").expect("write");
+        let c = ctx(dir.path());
+        let input = serde_json::json!({"file_path": f.display().to_string()});
+        assert_eq!(text(read(&c, input.clone()).await), "     1\tone");
+        assert_eq!(
+            text(read(&c, input.clone()).await),
+            "File unchanged since your last read of a.txt (line 1). The content of that earlier Read result is still current; refer to it instead of reading again."
+        );
+        // Another range is not "unchanged".
+        assert_eq!(
+            text(
+                read(
+                    &c,
+                    serde_json::json!({"file_path": "a.txt", "offset": 1, "limit": 5})
+                )
+                .await
+            ),
+            "     1\tone"
+        );
+        std::fs::write(&f, "two\n").expect("write");
+        assert_eq!(text(read(&c, input).await), "     1\ttwo");
+        let rec = c.file_state.get(&f).expect("recorded");
+        assert_eq!((rec.offset, rec.limit), (Some(1), None));
+    }
+
+    #[tokio::test]
+    async fn png_comes_back_as_image_block() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let png =
+            b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+        std::fs::write(dir.path().join("dot.png"), png).expect("write");
+        let out = read(
+            &ctx(dir.path()),
+            serde_json::json!({"file_path": "dot.png"}),
+        )
+        .await
+        .expect("image");
+        let ToolResultContent::Blocks(blocks) = out.content else {
+            panic!("not blocks")
+        };
+        let ContentBlock::Image { source } = &blocks[0] else {
+            panic!("not an image")
+        };
+        assert_eq!(source.media_type, "image/png");
+        assert_eq!(
+            base64::engine::general_purpose::STANDARD
+                .decode(&source.data)
+                .expect("b64"),
+            png
+        );
+        assert_eq!(out.summary, "PNG image, 33 bytes");
+    }
+
+    #[tokio::test]
+    async fn binary_gets_a_notice_not_bytes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("x.bin"), b"\x7FELF\x02\x01\0\0").expect("write");
+        let err = read(&ctx(dir.path()), serde_json::json!({"file_path": "x.bin"}))
+            .await
+            .expect_err("binary");
+        assert_eq!(
+            err.message,
+            "x.bin is a binary file (ELF executable, 8 bytes), so Read does not show its bytes. Read shows text files and images (PNG, JPEG, GIF, WebP)."
+        );
+    }
+
+    #[test]
+    fn huge_single_line_is_cut_with_a_note() {
+        let text = "x".repeat(300_000);
+        let (out, shown) = render(&text, 1, DEFAULT_LIMIT);
+        assert_eq!(shown, 1);
+        assert!(out.len() < 3_000, "far below the cap: {}", out.len());
+        assert!(out.starts_with("     1\txxx"));
+        assert!(out.ends_with("… [line cut: 300000 chars in full]\n\n[1 line longer than 2000 characters cut (marked with \"… [line cut\"). Use Grep to search their full text.]"));
+    }
+
+    #[test]
+    fn output_budget_stops_early_and_says_where_to_continue() {
+        let text = format!("{}\n", "y".repeat(1500)).repeat(200);
+        let (out, shown) = render(&text, 1, DEFAULT_LIMIT);
+        assert!(shown < 200 && out.len() <= MAX_OUTPUT_BYTES + 200);
+        assert!(out.ends_with(&format!(
+            "call Read with offset={} to read more.]",
+            shown + 1
+        )));
+    }
+
+    #[test]
+    fn describe_is_root_relative_after_normalize() {
+        let c = ctx(std::path::Path::new("/proj"));
+        let input = TypedTool::normalize(
+            &ReadTool,
+            ReadInput {
+                file_path: "src/a.rs".into(),
+                ..Default::default()
+            },
+            &c,
+        );
+        assert_eq!(input.file_path, "/proj/src/a.rs");
+        assert_eq!(TypedTool::describe(&ReadTool, &input), "src/a.rs");
+        assert!(
+            TypedTool::is_read_only(&ReadTool, &input)
+                && TypedTool::is_concurrency_safe(&ReadTool, &input)
+        );
+    }
+}

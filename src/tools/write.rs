@@ -1,1 +1,304 @@
-//! write
+//! Write: create a file, or replace one the model has read (Claude Code's
+//! Write contract). An existing file keeps its format (line endings, BOM,
+//! encoding); a new one is UTF-8 with `\n`, parent directories created.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::editor::{Document, EditorError, LineEnding};
+
+use super::diff::unified_diff;
+use super::file_common::{check_read, commit, editor_error, shown};
+use super::template::{fill, plural};
+use super::{paths, PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+
+/// Model-facing description of Write.
+pub const WRITE_DESCRIPTION: &str = "Writes a file to the local filesystem, replacing it if it already exists.
+
+Usage:
+- To overwrite an existing file you must use the Read tool on it first in this conversation; Write refuses otherwise, and also refuses if the file changed since your Read.
+- Parent directories are created as needed.
+- content is the whole new file, exactly: end it with a newline if the file should end with one.
+- An existing file keeps its line endings (CRLF stays CRLF), encoding and byte-order mark; a new file is UTF-8 with \\n line endings.
+- Writing to a symlink replaces the file it points to; the link stays a link.
+- If the file is open in the user's Neovim, the new text goes into the buffer and the buffer is saved, unless it had unsaved changes of the user.
+- Prefer Edit for changing part of an existing file: it sends only the change. Never create documentation files (*.md, README) unless the user asks for them.";
+
+/// Overwrite without a prior Read.
+pub const WRITE_NOT_READ: &str = "{path} already exists and has not been read in this conversation. Read it first, then write it, so that no content is lost unseen (to change part of a file, prefer Edit).";
+/// Success creating a file.
+pub const WRITE_CREATED: &str = "File created successfully at: {path} ({lines}).";
+/// Success replacing a file.
+pub const WRITE_UPDATED: &str = "The file {path} has been updated.";
+/// The file already had exactly this content.
+pub const WRITE_UNCHANGED: &str = "{path} already has exactly this content; nothing was written.";
+
+/// Input of Write.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteInput {
+    /// The absolute path to the file to write
+    pub file_path: String,
+    /// The content to write to the file
+    pub content: String,
+    /// Project root for display, set by `normalize`; never from the model.
+    #[serde(skip)]
+    pub root: Option<PathBuf>,
+}
+
+/// The Write tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WriteTool;
+
+/// A checked write: the current document (`None` for a new file) and the
+/// logical text to write.
+#[derive(Debug, Clone)]
+pub struct WritePlan {
+    /// The document as it is now; `None` when the file does not exist.
+    pub doc: Option<Document>,
+    /// The new logical text (`\r\n` folded to `\n` for a CRLF file).
+    pub new_text: String,
+}
+
+/// Checks `input` against the file now (exists → was read and is not stale)
+/// and computes the text to write. No side effects.
+pub async fn plan(input: &WriteInput, ctx: &ToolContext) -> Result<WritePlan, ToolError> {
+    let path = PathBuf::from(&input.file_path);
+    let p = shown(&ctx.root, &path);
+    match ctx.editor.read(&path).await {
+        Err(EditorError::NotFound(_)) => Ok(WritePlan {
+            doc: None,
+            new_text: input.content.clone(),
+        }),
+        Err(e) => Err(editor_error(&ctx.root, &path, &e)),
+        Ok(doc) => {
+            check_read(&ctx.file_state.get(&path), &doc, &p, WRITE_NOT_READ)?;
+            let new_text = match doc.format.line_ending {
+                LineEnding::CrLf => input.content.replace("\r\n", "\n"),
+                LineEnding::Lf => input.content.clone(),
+            };
+            Ok(WritePlan {
+                doc: Some(doc),
+                new_text,
+            })
+        }
+    }
+}
+
+#[async_trait]
+impl TypedTool for WriteTool {
+    type Input = WriteInput;
+    const NAME: &'static str = "Write";
+    const ALIASES: &'static [&'static str] = &["write_file", "write", "create_file"];
+
+    fn description(&self) -> String {
+        WRITE_DESCRIPTION.to_string()
+    }
+
+    fn is_read_only(&self, _input: &WriteInput) -> bool {
+        false
+    }
+
+    fn normalize(&self, input: WriteInput, ctx: &ToolContext) -> WriteInput {
+        WriteInput {
+            file_path: paths::resolve(&ctx.root, &input.file_path)
+                .display()
+                .to_string(),
+            root: Some(ctx.root.clone()),
+            ..input
+        }
+    }
+
+    fn target_path(&self, input: &WriteInput) -> Option<PathBuf> {
+        Some(PathBuf::from(&input.file_path))
+    }
+
+    async fn validate_input(&self, input: &WriteInput, ctx: &ToolContext) -> Result<(), ToolError> {
+        plan(input, ctx).await.map(|_| ())
+    }
+
+    async fn permission_preview(&self, input: &WriteInput, ctx: &ToolContext) -> PermissionPreview {
+        let path = PathBuf::from(&input.file_path);
+        let name = shown(&ctx.root, &path);
+        let diff = match plan(input, ctx).await {
+            Ok(planned) => unified_diff(
+                planned.doc.as_ref().map(|d| d.text.as_str()),
+                &planned.new_text,
+                &name,
+            ),
+            Err(_) => String::new(),
+        };
+        PermissionPreview {
+            title: format!("Write {name}"),
+            path: Some(path),
+            diff,
+        }
+    }
+
+    async fn call(&self, input: WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = PathBuf::from(&input.file_path);
+        let p = shown(&ctx.root, &path);
+        let planned = plan(&input, ctx).await?;
+        if planned
+            .doc
+            .as_ref()
+            .is_some_and(|d| d.text == planned.new_text)
+        {
+            return Ok(ToolOutput::text(
+                fill(WRITE_UNCHANGED, &[("path", &p)]),
+                "unchanged",
+            ));
+        }
+        let lines = plural(
+            super::numbered::split_lines(&planned.new_text).len(),
+            "line",
+            "lines",
+        );
+        let headline = match planned.doc {
+            None => fill(WRITE_CREATED, &[("path", &p), ("lines", &lines)]),
+            Some(_) => fill(WRITE_UPDATED, &[("path", &p)]),
+        };
+        let created = planned.doc.is_none();
+        let (text, _) =
+            commit(ctx, &path, planned.doc.as_ref(), planned.new_text, headline).await?;
+        Ok(ToolOutput::text(
+            text,
+            if created {
+                format!("created, {lines}")
+            } else {
+                lines
+            },
+        ))
+    }
+
+    fn describe(&self, input: &WriteInput) -> String {
+        let path = PathBuf::from(&input.file_path);
+        match &input.root {
+            Some(root) => paths::display(root, &path),
+            None => input.file_path.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::editor::DiskEditor;
+    use crate::tools::read::ReadTool;
+    use crate::tools::{schema_for, FileState, Tool};
+    use std::path::Path;
+    use std::sync::Arc;
+    use tokio_util::sync::CancellationToken;
+
+    fn ctx(root: &Path) -> ToolContext {
+        ToolContext {
+            root: root.to_path_buf(),
+            editor: Arc::new(DiskEditor::new()),
+            file_state: Arc::new(FileState::new()),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    async fn run(
+        tool: Arc<dyn Tool>,
+        ctx: &ToolContext,
+        input: serde_json::Value,
+    ) -> Result<ToolOutput, ToolError> {
+        let call = tool.clone().prepare(&input, ctx)?;
+        tool.validate_input(&call, ctx).await?;
+        tool.call(call, ctx).await
+    }
+
+    #[test]
+    fn golden_constants() {
+        assert_eq!(WRITE_NOT_READ, "{path} already exists and has not been read in this conversation. Read it first, then write it, so that no content is lost unseen (to change part of a file, prefer Edit).");
+        assert_eq!(
+            WRITE_CREATED,
+            "File created successfully at: {path} ({lines})."
+        );
+        assert_eq!(WRITE_UPDATED, "The file {path} has been updated.");
+        assert_eq!(
+            WRITE_UNCHANGED,
+            "{path} already has exactly this content; nothing was written."
+        );
+        assert!(WRITE_DESCRIPTION.contains("you must use the Read tool on it first"));
+        let s = schema_for::<WriteInput>();
+        assert_eq!(
+            s["properties"]["content"]["description"],
+            "The content to write to the file"
+        );
+        assert_eq!(s["required"], serde_json::json!(["file_path", "content"]));
+    }
+
+    #[tokio::test]
+    async fn create_then_overwrite_after_read_keeping_crlf() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let c = ctx(dir.path());
+        let write = |content: &str| serde_json::json!({"file_path": "d/w.txt", "content": content});
+        let out = run(Arc::new(WriteTool), &c, write("x"))
+            .await
+            .expect("create");
+        assert_eq!(
+            out.content.as_text(),
+            "File created successfully at: d/w.txt (1 line)."
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("d/w.txt")).expect("read"),
+            b"x"
+        );
+        let f = dir.path().join("crlf.txt");
+        std::fs::write(&f, "a\r\nb\r\n").expect("write");
+        let input = serde_json::json!({"file_path": "crlf.txt", "content": "a\nB\nc\n"});
+        assert_eq!(
+            run(Arc::new(WriteTool), &c, input.clone()).await.expect_err("not read").message,
+            "crlf.txt already exists and has not been read in this conversation. Read it first, then write it, so that no content is lost unseen (to change part of a file, prefer Edit)."
+        );
+        run(
+            Arc::new(ReadTool),
+            &c,
+            serde_json::json!({"file_path": "crlf.txt"}),
+        )
+        .await
+        .expect("read");
+        let out = run(Arc::new(WriteTool), &c, input)
+            .await
+            .expect("overwrite");
+        assert_eq!(
+            out.content.as_text(),
+            "The file crlf.txt has been updated. Here is the result of running `cat -n` on a snippet of the edited file:\n     1\ta\n     2\tB\n     3\tc"
+        );
+        assert_eq!(std::fs::read(&f).expect("read"), b"a\r\nB\r\nc\r\n");
+        let again = run(
+            Arc::new(WriteTool),
+            &c,
+            serde_json::json!({"file_path": "crlf.txt", "content": "a\nB\nc\n"}),
+        )
+        .await
+        .expect("same");
+        assert_eq!(
+            again.content.as_text(),
+            "crlf.txt already has exactly this content; nothing was written."
+        );
+    }
+
+    #[tokio::test]
+    async fn preview_of_new_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let c = ctx(dir.path());
+        let tool: Arc<dyn Tool> = Arc::new(WriteTool);
+        let call = tool
+            .clone()
+            .prepare(
+                &serde_json::json!({"file_path": "n.txt", "content": "hi\n"}),
+                &c,
+            )
+            .expect("prepare");
+        let p = tool.permission_preview(&call, &c).await;
+        assert_eq!(p.title, "Write n.txt");
+        assert_eq!(p.diff, "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+hi\n");
+        assert!(!dir.path().join("n.txt").exists());
+    }
+}

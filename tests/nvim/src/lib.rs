@@ -1,1 +1,11 @@
+//! Tests inside real Neovim: each `#[nvim_oxi::test]` runs in a fresh
+//! `nvim -u NONE --headless` (from `PATH`, 0.11). Async tests run their body
+//! on lathe's runtime and end through the `TestTerminator`; run them under
+//! `cargo nextest` so a hung Neovim fails at the timeout
+//! (`.config/nextest.toml`).
 
+mod chat_tests;
+mod common;
+mod editor_tests;
+mod float_tests;
+mod lua_api_tests;

@@ -1,0 +1,52 @@
+-- :Lathe command and <Plug> mappings. No default key mappings are set.
+if vim.g.loaded_lathe then
+  return
+end
+vim.g.loaded_lathe = true
+
+local subcommands = { "stop", "open", "status" }
+
+local function run(opts)
+  local args = vim.trim(opts.args)
+  local ok, err = pcall(function()
+    local lathe = require("lathe")
+    if args == "" or args == "open" then
+      lathe.open()
+    elseif args == "stop" then
+      lathe.stop()
+    elseif args == "status" then
+      local state, last, msg = lathe.status()
+      vim.notify(("lathe: %s%s%s"):format(state, last and (", last: " .. last) or "", msg and (" (" .. msg .. ")") or ""))
+    else
+      lathe.ask(args)
+    end
+  end)
+  if not ok then
+    vim.notify(tostring(err), vim.log.levels.ERROR)
+  end
+end
+
+vim.api.nvim_create_user_command("Lathe", run, {
+  nargs = "*",
+  desc = "lathe: ask the agent (:Lathe {prompt}), or :Lathe stop|open|status",
+  complete = function(arglead, cmdline)
+    if cmdline:match("^%s*%S+%s+%S+%s") then
+      return {}
+    end
+    return vim.tbl_filter(function(s)
+      return vim.startswith(s, arglead)
+    end, subcommands)
+  end,
+})
+
+vim.keymap.set("n", "<Plug>(lathe-stop)", function()
+  run({ args = "stop" })
+end, { desc = "lathe: stop the running request" })
+
+vim.keymap.set("n", "<Plug>(lathe-ask)", function()
+  vim.ui.input({ prompt = "lathe: " }, function(input)
+    if input and vim.trim(input) ~= "" then
+      run({ args = input })
+    end
+  end)
+end, { desc = "lathe: ask (prompts for the request)" })

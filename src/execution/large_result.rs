@@ -1,0 +1,114 @@
+//! Gate 9's size rule: a result longer than its tool's
+//! `max_result_size_chars` is written in full to
+//! `<state>/tool-results/<session>/<tool_use_id>.txt` and the model gets a
+//! preview, the size and that path (which Read can open). If the file cannot
+//! be written, the full result is returned instead — never lost.
+
+use std::path::PathBuf;
+
+use super::messages::fill;
+
+/// Chars of a persisted result shown to the model.
+pub const PREVIEW_CHARS: usize = 2_000;
+
+/// What the model gets instead of an oversized result. `{chars}`, `{bytes}`,
+/// `{path}`, `{preview_chars}`, `{preview}`.
+pub const PERSISTED_RESULT: &str =
+    "The output was too large to show in full ({chars} chars, {bytes} bytes). \
+It was saved to {path} — Read that file with offset/limit, or Grep it, to see the rest. \
+The first {preview_chars} chars:\n{preview}";
+
+/// Where one session's oversized results go.
+#[derive(Debug, Clone)]
+pub struct ResultStore {
+    dir: PathBuf,
+}
+
+impl ResultStore {
+    /// Results of session `session_id` under `state_dir/tool-results/`.
+    pub fn new(state_dir: PathBuf, session_id: &str) -> Self {
+        Self {
+            dir: state_dir.join("tool-results").join(sanitize(session_id)),
+        }
+    }
+
+    /// `text` itself when it has at most `max_chars` chars (or no limit);
+    /// otherwise the file is written and the preview message returned.
+    pub fn bound(&self, tool_use_id: &str, text: String, max_chars: Option<usize>) -> String {
+        let Some(max) = max_chars else { return text };
+        let chars = text.chars().count();
+        if chars <= max {
+            return text;
+        }
+        let path = self.dir.join(format!("{}.txt", sanitize(tool_use_id)));
+        let written = std::fs::create_dir_all(&self.dir).and_then(|_| std::fs::write(&path, &text));
+        if written.is_err() {
+            return text;
+        }
+        let preview: String = text.chars().take(PREVIEW_CHARS).collect();
+        fill(
+            PERSISTED_RESULT,
+            &[
+                ("chars", &chars.to_string()),
+                ("bytes", &text.len().to_string()),
+                ("path", &path.display().to_string()),
+                ("preview_chars", &PREVIEW_CHARS.to_string()),
+                ("preview", &preview),
+            ],
+        )
+    }
+}
+
+/// Keeps `[A-Za-z0-9_-]`, replaces the rest with `_` (ids come from the model).
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_results_pass_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResultStore::new(dir.path().to_path_buf(), "s1");
+        assert_eq!(store.bound("toolu_1", "short".into(), Some(10)), "short");
+        assert_eq!(store.bound("toolu_1", "x".repeat(50), None), "x".repeat(50));
+    }
+
+    #[test]
+    fn large_results_are_saved_in_full_with_a_preview() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResultStore::new(dir.path().to_path_buf(), "s1");
+        let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let out = store.bound("toolu_../x", text.clone(), Some(20_000));
+        let path = dir.path().join("tool-results/s1/toolu____x.txt");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        assert!(out.starts_with(&format!(
+            "The output was too large to show in full ({} chars, {} bytes). It was saved to {} — Read that file",
+            text.len(),
+            text.len(),
+            path.display()
+        )));
+        assert!(out.ends_with(&text.chars().take(PREVIEW_CHARS).collect::<String>()));
+        assert!(out.chars().count() < 2_400);
+    }
+
+    #[test]
+    fn unwritable_store_returns_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, "").unwrap();
+        let store = ResultStore::new(blocker, "s1");
+        let text = "y".repeat(100);
+        assert_eq!(store.bound("toolu_1", text.clone(), Some(10)), text);
+    }
+}

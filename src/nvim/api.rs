@@ -1,0 +1,213 @@
+//! The Lua functions of `require("lathe.core")`, built with mlua so that an
+//! error is an ordinary Lua error (`pcall` works) and a panic is caught
+//! (DESIGN.md §3). `lua/lathe/init.lua` wraps them; `doc/lathe.txt`
+//! documents them.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mlua::{Function, Lua, LuaSerdeExt, MultiValue, SerializeOptions, Table, Value};
+use serde_json::Value as Json;
+
+use super::state;
+use crate::agent::{Session, Status};
+use crate::config::Config;
+
+/// A Lua-facing error: its text is exactly the message (no prefix), so the
+/// Lua layer can show `tostring(err)` up to the traceback.
+#[derive(Debug)]
+pub struct ApiError(pub String);
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+fn fail<T>(msg: impl Into<String>) -> mlua::Result<T> {
+    Err(mlua::Error::external(ApiError(msg.into())))
+}
+
+/// `lathe.<func>(<arg>): <arg> must be <want>, got <type>`.
+pub fn bad_argument(func: &str, arg: &str, want: &str, got: &Value) -> String {
+    format!(
+        "lathe.{func}({arg}): {arg} must be {want}, got {}",
+        lua_type(got)
+    )
+}
+
+/// What Lua's `type(v)` says (`number` for integers too).
+fn lua_type(v: &Value) -> &'static str {
+    match v {
+        Value::Integer(_) | Value::Number(_) => "number",
+        Value::LightUserData(_) | Value::UserData(_) => "userdata",
+        other => other.type_name(),
+    }
+}
+
+fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
+    match v {
+        Value::String(s) => Ok(s.to_str()?.to_string()),
+        other => fail(bad_argument(func, arg, "a string", &other)),
+    }
+}
+
+/// The exports table: `setup`, `ask`, `open`, `stop`, `status`,
+/// `transcript`, `tool`. Errors: Lua could not allocate.
+pub fn exports(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("setup", lua.create_function(setup)?)?;
+    t.set("ask", lua.create_function(ask)?)?;
+    t.set("open", lua.create_function(open)?)?;
+    t.set(
+        "stop",
+        lua.create_function(|_, ()| {
+            state::stop_turn();
+            Ok(())
+        })?,
+    )?;
+    t.set("status", lua.create_function(status)?)?;
+    t.set("transcript", lua.create_function(transcript)?)?;
+    t.set("tool", lua.create_function(tool)?)?;
+    Ok(t)
+}
+
+/// `setup(opts)`: `opts` nil or a table (see `Config::from_setup`). Starts
+/// a new conversation: a running turn is stopped and the old transcript is
+/// dropped.
+fn setup(lua: &Lua, opts: Value) -> mlua::Result<()> {
+    let json = match opts {
+        Value::Nil => Json::Null,
+        Value::Table(_) => lua
+            .from_value::<Json>(opts)
+            .or_else(|e| fail(format!("lathe.setup(opts): {e}")))?,
+        other => return fail(bad_argument("setup", "opts", "a table", &other)),
+    };
+    let cwd = std::env::current_dir().or_else(|e| {
+        fail(format!(
+            "lathe.setup(opts): cannot read the current directory: {e}"
+        ))
+    })?;
+    let config = Config::from_setup(&json, &cwd).or_else(|e| fail(e.0))?;
+    let session = state::build_session(config).or_else(fail)?;
+    state::set_session(session);
+    Ok(())
+}
+
+fn session() -> mlua::Result<Arc<Session>> {
+    state::session_or_default().or_else(fail)
+}
+
+/// `ask(prompt)`: opens (or reuses) the chat window and starts a turn;
+/// returns at once. Errors: not a string, empty, a turn already running.
+fn ask(_: &Lua, prompt: Value) -> mlua::Result<()> {
+    let prompt = string_arg("ask", "prompt", prompt)?;
+    if prompt.trim().is_empty() {
+        return fail(crate::agent::AskError::EmptyPrompt.to_string());
+    }
+    let s = session()?;
+    let rt = super::runtime::handle().or_else(|e| fail(e.to_string()))?;
+    super::chat::open_window()
+        .or_else(|e| fail(format!("lathe.ask: cannot open the chat window: {e}")))?;
+    s.ask(&prompt, &rt).or_else(|e| fail(e.to_string()))
+}
+
+/// `open()`: opens (or reuses) the chat window.
+fn open(_: &Lua, (): ()) -> mlua::Result<()> {
+    super::chat::open_window()
+        .or_else(|e| fail(format!("lathe.open: cannot open the chat window: {e}")))
+}
+
+/// `status()` → `state, last, message`: `"idle"` or `"running"`; the last
+/// turn's outcome (`"done"`, `"error"`, `"stopped"`, nil before the first);
+/// the error text when `last` is `"error"`.
+fn status(_: &Lua, (): ()) -> mlua::Result<(String, Option<String>, Option<String>)> {
+    let Some(s) = state::session() else {
+        return Ok(("idle".into(), None, None));
+    };
+    Ok(match s.status() {
+        Status::Running => ("running".into(), None, None),
+        Status::Idle(None) => ("idle".into(), None, None),
+        Status::Idle(Some(o)) => {
+            let msg = match &o {
+                crate::agent::TurnOutcome::Error(m) => Some(m.clone()),
+                _ => None,
+            };
+            ("idle".into(), Some(o.as_str().to_string()), msg)
+        }
+    })
+}
+
+/// `transcript()` → the conversation as a list of Messages API messages
+/// (`{ role = "user", content = { { type = "text", text = ... } } }`).
+fn transcript(lua: &Lua, (): ()) -> mlua::Result<Value> {
+    let msgs = state::session().map(|s| s.transcript()).unwrap_or_default();
+    let opts = SerializeOptions::new()
+        .serialize_none_to_null(false)
+        .serialize_unit_to_null(false);
+    lua.to_value_with(&msgs, opts)
+}
+
+thread_local! {
+    static CALLBACKS: RefCell<(u64, HashMap<u64, Function>)> = RefCell::new((0, HashMap::new()));
+}
+
+/// `tool(name, input, callback)`: runs one tool through the pipeline on the
+/// runtime; `callback({ content = string, is_error = boolean })` is called
+/// later on the main thread. Returns at once.
+fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
+    let mut it = args.into_iter();
+    let name = string_arg("tool", "name", it.next().unwrap_or(Value::Nil))?;
+    let input = match it.next().unwrap_or(Value::Nil) {
+        Value::Nil => Json::Object(Default::default()),
+        v @ Value::Table(_) => match lua.from_value::<Json>(v) {
+            Ok(Json::Array(a)) if a.is_empty() => Json::Object(Default::default()),
+            Ok(j) => j,
+            Err(e) => return fail(format!("lathe.tool(input): {e}")),
+        },
+        other => return fail(bad_argument("tool", "input", "a table", &other)),
+    };
+    let callback = match it.next().unwrap_or(Value::Nil) {
+        Value::Function(f) => f,
+        other => return fail(bad_argument("tool", "callback", "a function", &other)),
+    };
+    let s = session()?;
+    let rt = super::runtime::handle().or_else(|e| fail(e.to_string()))?;
+    let main = state::main_thread()
+        .ok_or_else(|| mlua::Error::external(ApiError("lathe is not loaded".into())))?;
+    let id = CALLBACKS.with(|c| {
+        let mut c = c.borrow_mut();
+        c.0 += 1;
+        let id = c.0;
+        c.1.insert(id, callback);
+        id
+    });
+    rt.spawn(async move {
+        let result = s.run_tool(&name, input).await;
+        let content = result.content.as_text();
+        let is_error = result.is_error;
+        let _ = main.post(move || deliver(id, content, is_error));
+    });
+    Ok(())
+}
+
+/// Calls the stored callback `id` with `{ content, is_error }`; its errors
+/// are shown with `vim.notify`.
+fn deliver(id: u64, content: String, is_error: bool) {
+    let Some(cb) = CALLBACKS.with(|c| c.borrow_mut().1.remove(&id)) else {
+        return;
+    };
+    let lua = state::lua();
+    let called = (|| -> mlua::Result<()> {
+        let t = lua.create_table()?;
+        t.set("content", content)?;
+        t.set("is_error", is_error)?;
+        cb.call::<()>(t)
+    })();
+    if let Err(e) = called {
+        super::guard::notify_error(&format!("lathe.tool: the callback failed: {e}"));
+    }
+}

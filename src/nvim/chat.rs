@@ -1,0 +1,387 @@
+//! The chat window: a vertical split on the `lathe://chat` buffer
+//! (`buftype=nofile`, `filetype=markdown`, unlisted) and the [`ChatSink`]
+//! that renders [`AgentEvent`]s into it (issue 2 §7 "Chat window").
+//!
+//! Events are queued from tokio tasks and rendered on the main thread at
+//! most about every [`FRAME`] (16 ms), so streamed text never floods the
+//! editor. Each tool call gets one line, `- Name(detail): status`, updated in
+//! place through an extmark when the call finishes.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nvim_oxi::api::{
+    self,
+    opts::{OptionOpts, SetExtmarkOpts, SetKeymapOpts},
+    types::Mode,
+    Buffer, Window,
+};
+
+use super::bridge::MainThread;
+use super::guard::guarded;
+use crate::agent::{AgentEvent, EventSink, ToolStatus, TurnOutcome};
+
+/// The chat buffer's name.
+pub const CHAT_BUFFER_NAME: &str = "lathe://chat";
+/// Shortest time between two renders of queued events.
+pub const FRAME: Duration = Duration::from_millis(16);
+/// Heading line of the user's prompt.
+pub const YOU_HEADING: &str = "## You";
+/// Heading line of the model's answer.
+pub const LATHE_HEADING: &str = "## lathe";
+/// Virtual text shown at the end of the chat while a turn runs.
+pub const WORKING_TEXT: &str = "lathe is working… (<C-c> stops)";
+/// Extmark namespace of the chat window.
+pub const NAMESPACE: &str = "lathe_chat";
+
+/// The chat line of a tool call: `- Name(detail): status` plus ` — summary`.
+pub fn tool_line(name: &str, detail: &str, status: &str, summary: &str) -> String {
+    let mut line = format!("- {name}({detail}): {status}");
+    if !summary.is_empty() {
+        line.push_str(" — ");
+        line.push_str(summary.lines().next().unwrap_or(""));
+    }
+    line
+}
+
+/// The chat line that ends a turn.
+pub fn turn_end_line(outcome: &TurnOutcome) -> String {
+    match outcome {
+        TurnOutcome::Done => "*(done)*".to_string(),
+        TurnOutcome::Stopped => "*(stopped)*".to_string(),
+        TurnOutcome::Error(m) => format!("*(error: {})*", m.lines().next().unwrap_or("")),
+    }
+}
+
+/// The chat lines of a notice; errors are marked `**error:**`.
+pub fn notice_line(text: &str, is_error: bool) -> String {
+    let tag = if is_error { "**error:**" } else { "**note:**" };
+    format!("> {tag} {}", text.replace('\n', " "))
+}
+
+/// Queues agent events and renders them into the chat buffer, coalesced.
+pub struct ChatSink {
+    main: MainThread,
+    queue: Arc<Mutex<Vec<AgentEvent>>>,
+    scheduled: Arc<AtomicBool>,
+    last_render: Arc<Mutex<Instant>>,
+}
+
+impl ChatSink {
+    /// A sink rendering through `main`.
+    pub fn new(main: MainThread) -> Self {
+        Self {
+            main,
+            queue: Arc::default(),
+            scheduled: Arc::new(AtomicBool::new(false)),
+            last_render: Arc::new(Mutex::new(Instant::now() - FRAME)),
+        }
+    }
+
+    fn render_job(&self) -> impl FnOnce() + Send + 'static {
+        let queue = self.queue.clone();
+        let scheduled = self.scheduled.clone();
+        let last = self.last_render.clone();
+        move || {
+            scheduled.store(false, Ordering::Release);
+            let events = std::mem::take(&mut *queue.lock().unwrap_or_else(|p| p.into_inner()));
+            *last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+            render(events);
+        }
+    }
+}
+
+impl EventSink for ChatSink {
+    fn emit(&self, event: AgentEvent) {
+        self.queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(event);
+        if self.scheduled.swap(true, Ordering::AcqRel) {
+            return; // a render is already on its way and will take this event
+        }
+        let since = self
+            .last_render
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or(FRAME);
+        let job = self.render_job();
+        if since >= FRAME {
+            let _ = self.main.post(job);
+            return;
+        }
+        let main = self.main.clone();
+        match super::runtime::handle() {
+            Ok(rt) => {
+                rt.spawn(async move {
+                    tokio::time::sleep(FRAME - since).await;
+                    let _ = main.post(job);
+                });
+            }
+            Err(_) => {
+                let _ = main.post(job);
+            }
+        }
+    }
+}
+
+/// Renders `events` into the chat buffer (creating it when needed). Main thread.
+pub fn render(events: Vec<AgentEvent>) {
+    if events.is_empty() {
+        return;
+    }
+    let _ = guarded("chat update", || {
+        VIEW.with(|v| {
+            let mut view = v.borrow_mut();
+            let Ok(buf) = view.buffer() else { return };
+            let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
+            for ev in events {
+                view.apply(&buf, ev);
+            }
+            let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
+            view.follow(&buf);
+        })
+    });
+}
+
+/// Opens the chat window (a vertical split on the right) unless one shows
+/// the chat buffer in this tab already; the cursor stays where it was.
+/// Main thread. Errors: the API's message.
+pub fn open_window() -> Result<(), String> {
+    VIEW.with(|v| {
+        let buf = v.borrow_mut().buffer()?;
+        let tab = api::get_current_tabpage();
+        let shown = tab
+            .list_wins()
+            .map_err(|e| e.to_string())?
+            .any(|w| w.get_buf().is_ok_and(|b| b == buf));
+        if shown {
+            return Ok(());
+        }
+        let prev = api::get_current_win();
+        api::command("botright vsplit").map_err(|e| e.to_string())?;
+        let mut win = api::get_current_win();
+        win.set_buf(&buf).map_err(|e| e.to_string())?;
+        let columns: u32 = api::get_option_value("columns", &OptionOpts::default()).unwrap_or(120);
+        let _ = win.set_width((columns / 3).max(40));
+        let wopts = OptionOpts::builder().win(win.clone()).build();
+        let _ = api::set_option_value("wrap", true, &wopts);
+        let _ = api::set_option_value("linebreak", true, &wopts);
+        let _ = api::set_option_value("number", false, &wopts);
+        if prev.is_valid() {
+            let _ = api::set_current_win(&prev);
+        }
+        Ok(())
+    })
+}
+
+/// The chat buffer if it exists (for tests): `None` before the first ask.
+pub fn chat_buffer() -> Option<Buffer> {
+    VIEW.with(|v| v.borrow().buf.clone().filter(|b| b.is_valid()))
+}
+
+/// `true` while the "working" indicator is shown (a turn is being rendered
+/// as running).
+pub fn working_indicator_shown() -> bool {
+    VIEW.with(|v| v.borrow().working.is_some())
+}
+
+fn buf_opts(buf: &Buffer) -> OptionOpts {
+    OptionOpts::builder().buffer(buf.clone()).build()
+}
+
+thread_local! {
+    static VIEW: RefCell<ChatView> = RefCell::new(ChatView::default());
+}
+
+struct ToolMark {
+    mark: u32,
+    name: String,
+    detail: String,
+}
+
+#[derive(Default)]
+struct ChatView {
+    buf: Option<Buffer>,
+    ns: Option<u32>,
+    tools: HashMap<String, ToolMark>,
+    working: Option<u32>,
+}
+
+impl ChatView {
+    fn ns(&mut self) -> u32 {
+        *self
+            .ns
+            .get_or_insert_with(|| api::create_namespace(NAMESPACE))
+    }
+
+    /// The chat buffer, created on first use.
+    fn buffer(&mut self) -> Result<Buffer, String> {
+        if let Some(b) = self.buf.as_ref().filter(|b| b.is_valid()) {
+            return Ok(b.clone());
+        }
+        self.tools.clear();
+        self.working = None;
+        let e = |e: api::Error| e.to_string();
+        let mut buf = api::create_buf(false, true).map_err(e)?;
+        buf.set_name(CHAT_BUFFER_NAME).map_err(e)?;
+        let o = buf_opts(&buf);
+        api::set_option_value("buftype", "nofile", &o).map_err(e)?;
+        api::set_option_value("bufhidden", "hide", &o).map_err(e)?;
+        api::set_option_value("swapfile", false, &o).map_err(e)?;
+        api::set_option_value("buflisted", false, &o).map_err(e)?;
+        api::set_option_value("filetype", "markdown", &o).map_err(e)?;
+        api::set_option_value("modifiable", false, &o).map_err(e)?;
+        for mode in [Mode::Normal, Mode::Insert] {
+            let opts = SetKeymapOpts::builder()
+                .noremap(true)
+                .silent(true)
+                .desc("lathe: stop the running request")
+                .callback(|()| {
+                    let _ = guarded("stop", super::state::stop_turn);
+                })
+                .build();
+            buf.set_keymap(mode, "<C-c>", "", &opts).map_err(e)?;
+        }
+        self.buf = Some(buf.clone());
+        Ok(buf)
+    }
+
+    fn last_line(buf: &Buffer) -> (usize, String) {
+        let n = buf.line_count().unwrap_or(1).max(1);
+        let text = buf
+            .get_lines(n - 1..n, false)
+            .ok()
+            .and_then(|mut l| l.next())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        (n - 1, text)
+    }
+
+    /// Appends `text` at the very end of the buffer (it may hold newlines).
+    fn append(buf: &mut Buffer, text: &str) {
+        let (row, last) = Self::last_line(buf);
+        let _ = buf.set_text(row..row, last.len(), last.len(), text.split('\n'));
+    }
+
+    /// Starts a fresh line unless the last line is empty; returns its row.
+    fn fresh_line(buf: &mut Buffer) -> usize {
+        let (row, last) = Self::last_line(buf);
+        if last.is_empty() {
+            row
+        } else {
+            Self::append(buf, "\n");
+            row + 1
+        }
+    }
+
+    fn is_blank(buf: &Buffer) -> bool {
+        buf.line_count().unwrap_or(0) <= 1 && Self::last_line(buf).1.is_empty()
+    }
+
+    fn apply(&mut self, buf: &Buffer, ev: AgentEvent) {
+        let mut buf = buf.clone();
+        match ev {
+            AgentEvent::TurnStarted { prompt } => {
+                let mut block = String::new();
+                if !Self::is_blank(&buf) {
+                    Self::fresh_line(&mut buf);
+                    block.push('\n');
+                }
+                block.push_str(YOU_HEADING);
+                block.push_str("\n\n");
+                block.push_str(prompt.trim_end());
+                block.push_str("\n\n");
+                block.push_str(LATHE_HEADING);
+                block.push_str("\n\n");
+                Self::append(&mut buf, &block);
+                self.working = Some(0);
+            }
+            AgentEvent::AssistantStarted => {}
+            AgentEvent::TextDelta { text } => Self::append(&mut buf, &text),
+            AgentEvent::ToolStarted { id, name, detail } => {
+                let row = Self::fresh_line(&mut buf);
+                Self::append(&mut buf, &tool_line(&name, &detail, "running", ""));
+                let ns = self.ns();
+                let mark = buf
+                    .set_extmark(ns, row, 0, &SetExtmarkOpts::default())
+                    .unwrap_or(0);
+                Self::append(&mut buf, "\n");
+                self.tools.insert(id, ToolMark { mark, name, detail });
+            }
+            AgentEvent::ToolFinished {
+                id,
+                name,
+                status,
+                summary,
+            } => {
+                let line = match self.tools.remove(&id) {
+                    Some(t) => {
+                        let line = tool_line(&t.name, &t.detail, status.as_str(), &summary);
+                        if self.replace_mark_line(&mut buf, t.mark, &line) {
+                            return;
+                        }
+                        line
+                    }
+                    None => tool_line(&name, "", status.as_str(), &summary),
+                };
+                Self::fresh_line(&mut buf);
+                Self::append(&mut buf, &format!("{line}\n"));
+            }
+            AgentEvent::Notice { text, is_error } => {
+                Self::fresh_line(&mut buf);
+                Self::append(&mut buf, &format!("{}\n", notice_line(&text, is_error)));
+            }
+            AgentEvent::TurnEnded { outcome } => {
+                let left: Vec<(String, ToolMark)> = self.tools.drain().collect();
+                for (_, t) in left {
+                    let line = tool_line(&t.name, &t.detail, ToolStatus::Interrupted.as_str(), "");
+                    self.replace_mark_line(&mut buf, t.mark, &line);
+                }
+                Self::fresh_line(&mut buf);
+                Self::append(&mut buf, &format!("\n{}\n", turn_end_line(&outcome)));
+                if let (Some(id), Some(ns)) = (self.working.take(), self.ns) {
+                    if id != 0 {
+                        let _ = buf.del_extmark(ns, id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Replaces the line holding extmark `mark` with `line`; `false` when
+    /// the mark is gone.
+    fn replace_mark_line(&mut self, buf: &mut Buffer, mark: u32, line: &str) -> bool {
+        let ns = self.ns();
+        let Ok((row, _, _)) = buf.get_extmark_by_id(ns, mark, &Default::default()) else {
+            return false;
+        };
+        buf.set_lines(row..row + 1, false, [line]).is_ok()
+    }
+
+    /// Moves the "working" indicator to the last line and scrolls chat
+    /// windows whose cursor was on the last line before.
+    fn follow(&mut self, buf: &Buffer) {
+        let mut buf = buf.clone();
+        let (row, _) = Self::last_line(&buf);
+        if let Some(id) = self.working {
+            let ns = self.ns();
+            let mut b = SetExtmarkOpts::builder();
+            b.virt_text([(WORKING_TEXT, "Comment")]);
+            if id != 0 {
+                b.id(id);
+            }
+            if let Ok(new_id) = buf.set_extmark(ns, row, 0, &b.build()) {
+                self.working = Some(new_id);
+            }
+        }
+        for mut w in api::list_wins().filter(|w: &Window| w.get_buf().is_ok_and(|b| b == buf)) {
+            if w != api::get_current_win() {
+                let _ = w.set_cursor(row + 1, 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The one tokio runtime of the Neovim process (DESIGN.md §3 "Threads").
+//!
+//! Started on first use by [`handle`], shut down by [`shutdown`] from the
+//! `VimLeavePre` autocmd. After shutdown [`handle`] fails instead of starting
+//! a second runtime, so nothing new starts while Neovim exits.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::runtime::{Handle, Runtime};
+
+/// How long [`shutdown`] waits for running tasks before leaving them behind.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// Worker threads of the runtime (network, tools and disk are I/O bound).
+const WORKER_THREADS: usize = 2;
+
+enum State {
+    NotStarted,
+    Running(Runtime),
+    ShutDown,
+}
+
+static RUNTIME: Mutex<State> = Mutex::new(State::NotStarted);
+
+/// Why no runtime handle could be given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuntimeError {
+    /// Neovim is exiting; the runtime was shut down on `VimLeavePre`.
+    #[error("lathe is shutting down (Neovim is exiting)")]
+    ShutDown,
+    /// The runtime could not be built; the OS error text.
+    #[error("could not start lathe's background runtime: {0}")]
+    Start(String),
+}
+
+/// A handle to the runtime, starting it on first use (a multi-thread
+/// runtime with I/O and timers, threads named `lathe-worker`).
+///
+/// Errors: [`RuntimeError::ShutDown`] after [`shutdown`],
+/// [`RuntimeError::Start`] when the OS refuses threads.
+pub fn handle() -> Result<Handle, RuntimeError> {
+    let mut state = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
+    match &*state {
+        State::Running(rt) => Ok(rt.handle().clone()),
+        State::ShutDown => Err(RuntimeError::ShutDown),
+        State::NotStarted => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(WORKER_THREADS)
+                .thread_name("lathe-worker")
+                .enable_all()
+                .build()
+                .map_err(|e| RuntimeError::Start(e.to_string()))?;
+            let h = rt.handle().clone();
+            *state = State::Running(rt);
+            Ok(h)
+        }
+    }
+}
+
+/// Shuts the runtime down, waiting at most [`SHUTDOWN_TIMEOUT`] for its
+/// tasks; later [`handle`] calls fail with [`RuntimeError::ShutDown`].
+/// Called on `VimLeavePre`; harmless when the runtime never started.
+pub fn shutdown() {
+    let old = {
+        let mut state = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::replace(&mut *state, State::ShutDown)
+    };
+    if let State::Running(rt) = old {
+        rt.shutdown_timeout(SHUTDOWN_TIMEOUT);
+    }
+}

@@ -1,0 +1,118 @@
+//! The plugin's per-process state on the main thread: the bridge, the
+//! cached Lua handle and the current session.
+
+use std::cell::{OnceCell, RefCell};
+use std::sync::{Arc, OnceLock};
+
+use crate::agent::{Session, SessionParts};
+use crate::config::Config;
+use crate::editor::Editor;
+use crate::provider::Provider;
+
+use super::bridge::MainThread;
+use super::chat::ChatSink;
+use super::editor::NvimEditor;
+use super::prompter::FloatPrompter;
+
+static MAIN: OnceLock<MainThread> = OnceLock::new();
+
+thread_local! {
+    static LUA: OnceCell<mlua::Lua> = const { OnceCell::new() };
+    static SESSION: RefCell<Option<Arc<Session>>> = const { RefCell::new(None) };
+}
+
+/// Creates the bridge on first call (main thread, at load time) and returns
+/// it. Errors: libuv's message when the handle cannot be created.
+pub fn init_main_thread() -> Result<MainThread, String> {
+    if let Some(m) = MAIN.get() {
+        return Ok(m.clone());
+    }
+    let m = MainThread::new().map_err(|e| e.to_string())?;
+    Ok(MAIN.get_or_init(|| m).clone())
+}
+
+/// The bridge, once [`init_main_thread`] ran.
+pub fn main_thread() -> Option<MainThread> {
+    MAIN.get().cloned()
+}
+
+/// A handle to Neovim's Lua state (main thread). The first call takes
+/// `nvim_oxi::mlua::lua()` and keeps it for the life of the process; later
+/// calls return clones, which never trigger the full GC that dropping the
+/// original would (DESIGN.md §3).
+pub fn lua() -> mlua::Lua {
+    LUA.with(|cell| {
+        cell.get_or_init(|| {
+            let original = nvim_oxi::mlua::lua();
+            let keep = original.clone();
+            // The original runs a full GC when dropped; it lives forever.
+            std::mem::forget(original);
+            keep
+        })
+        .clone()
+    })
+}
+
+/// The current session, if `setup` or an `ask` created one.
+pub fn session() -> Option<Arc<Session>> {
+    SESSION.with(|s| s.borrow().clone())
+}
+
+/// Replaces the current session (stopping a running turn of the old one).
+pub fn set_session(new: Arc<Session>) {
+    let old = SESSION.with(|s| s.borrow_mut().replace(new));
+    if let Some(old) = old {
+        old.stop();
+    }
+}
+
+/// Stops the running turn, if any (`lathe.stop()`, `<C-c>` in the chat).
+pub fn stop_turn() {
+    if let Some(s) = session() {
+        s.stop();
+    }
+}
+
+/// A session for `config` with Neovim's editor, float prompter and chat
+/// sink. Errors: the bridge is not set up, or the provider cannot be made.
+pub fn build_session(config: Config) -> Result<Arc<Session>, String> {
+    let main = main_thread().ok_or("lathe is not loaded (the main-thread bridge is missing)")?;
+    let provider = make_provider(&config)?;
+    let editor: Arc<dyn Editor> = Arc::new(NvimEditor::new(
+        main.clone(),
+        make_disk_editor(),
+        config.save_after_edit,
+    ));
+    Ok(Session::new(SessionParts {
+        config,
+        provider,
+        editor,
+        prompter: Arc::new(FloatPrompter::new(main.clone())),
+        sink: Arc::new(ChatSink::new(main)),
+    }))
+}
+
+/// The current session, creating one with default options (cwd = Neovim's
+/// current directory) when there is none.
+pub fn session_or_default() -> Result<Arc<Session>, String> {
+    if let Some(s) = session() {
+        return Ok(s);
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let s = build_session(Config::new(&cwd))?;
+    set_session(s.clone());
+    Ok(s)
+}
+
+/// The model provider for `config` (the one place that picks it).
+pub fn make_provider(config: &Config) -> Result<Arc<dyn Provider>, String> {
+    crate::provider::anthropic::AnthropicProvider::from_config(config)
+        .map(|p| Arc::new(p) as Arc<dyn Provider>)
+        .map_err(|e| format!("cannot set up the model connection: {e}"))
+}
+
+/// The editor for files that are not loaded in a buffer.
+fn make_disk_editor() -> Arc<dyn Editor> {
+    Arc::new(super::pending::UnbuiltDisk)
+}

@@ -1,0 +1,263 @@
+//! What Read, Edit and Write share: model-facing messages for
+//! [`EditorError`]s, the stale rule against [`FileState`](super::FileState),
+//! the `cat -n` snippet shown after a change, and the write-and-record step
+//! of Edit and Write.
+
+use std::path::Path;
+
+use crate::editor::{Document, EditorError, TextFormat, WriteRequest};
+
+use super::file_state::ReadRecord;
+use super::numbered::{number_lines, split_lines};
+use super::template::fill;
+use super::{ToolContext, ToolError};
+
+/// The file changed since the model read it (Claude Code's stale-read rule).
+pub const FILE_STALE: &str = "{path} has been modified since you last read it (by the user or another program), so nothing was changed. Read it again, then retry with its current text.";
+/// The file does not exist.
+pub const FILE_NOT_FOUND: &str = "File does not exist: {path}. Check the path; relative paths resolve against the project root {root}. Glob can find files by name.";
+/// The path is a directory.
+pub const FILE_IS_DIRECTORY: &str = "{path} is a directory, not a file. Use Glob to list the files in it, then use one of those paths.";
+/// The file holds bytes that are not text.
+pub const FILE_NOT_TEXT: &str =
+    "{path} is not a text file ({kind}, {size} bytes); this tool only works on text files.";
+/// The new text has characters the file's encoding cannot store.
+pub const FILE_UNENCODABLE: &str = "The new text cannot be saved in {path}, whose encoding is {encoding}: {detail} has no {encoding} form. Nothing was written. Use only characters that exist in {encoding} (for example an ASCII spelling or an escape sequence).";
+/// A file appeared where a new one was to be created.
+pub const FILE_ALREADY_EXISTS: &str = "{path} was created by someone else while this call ran, so nothing was written. Read it, then edit or overwrite it.";
+/// The buffer refuses changes.
+pub const FILE_NOT_MODIFIABLE: &str = "The Neovim buffer of {path} cannot be modified ({detail}), so nothing was changed. Ask the user to make it modifiable.";
+/// The path cannot be resolved (symlink loop, a file used as a directory, …).
+pub const FILE_BAD_PATH: &str = "Cannot resolve the path {path}: {detail}. Check where the symlinks on that path point, or use the real file's path.";
+/// Any other I/O failure.
+pub const FILE_IO_ERROR: &str = "Could not access {path}: {detail}. Nothing was changed.";
+/// Neovim or the bridge to it is gone.
+pub const EDITOR_UNAVAILABLE: &str =
+    "The editor is not available ({detail}), so nothing was changed. Try the call again.";
+/// After a change to a buffer that had unsaved user changes.
+pub const BUFFER_LEFT_MODIFIED: &str = "Note: {path} is open in Neovim with unsaved changes by the user, so the change was made in the buffer and the buffer was left modified (not written to disk). The user decides when to save.";
+/// Cat-n snippet after Edit/Write.
+pub const SNIPPET_INTRO: &str =
+    "Here is the result of running `cat -n` on a snippet of the edited file:";
+/// When a snippet was cut because the changed span is long.
+pub const SNIPPET_CUT: &str = "[… {count} more changed lines not shown; Read the file to see them]";
+
+/// Lines of context around a change in a snippet.
+const SNIPPET_CONTEXT: usize = 4;
+/// Most lines a snippet shows.
+const SNIPPET_MAX_LINES: usize = 40;
+/// Byte budget of a snippet.
+const SNIPPET_BUDGET: usize = 20_000;
+
+/// `path` for messages: relative to `root` when inside it, else absolute.
+pub fn shown(root: &Path, path: &Path) -> String {
+    super::paths::display(root, path)
+}
+
+/// The model-facing message for an [`EditorError`] on `path`.
+pub fn editor_error(root: &Path, path: &Path, err: &EditorError) -> ToolError {
+    let p = shown(root, path);
+    let msg = match err {
+        EditorError::NotFound(_) => fill(
+            FILE_NOT_FOUND,
+            &[("path", &p), ("root", &root.display().to_string())],
+        ),
+        EditorError::IsDirectory(_) => fill(FILE_IS_DIRECTORY, &[("path", &p)]),
+        EditorError::NotText { kind, size, .. } => fill(
+            FILE_NOT_TEXT,
+            &[("path", &p), ("kind", kind), ("size", &size.to_string())],
+        ),
+        EditorError::Unencodable { encoding, detail } => fill(
+            FILE_UNENCODABLE,
+            &[("path", &p), ("encoding", encoding), ("detail", detail)],
+        ),
+        EditorError::Stale(_) => fill(FILE_STALE, &[("path", &p)]),
+        EditorError::AlreadyExists(_) => fill(FILE_ALREADY_EXISTS, &[("path", &p)]),
+        EditorError::NotModifiable(detail) => {
+            fill(FILE_NOT_MODIFIABLE, &[("path", &p), ("detail", detail)])
+        }
+        EditorError::BadPath { detail, .. } => {
+            fill(FILE_BAD_PATH, &[("path", &p), ("detail", detail)])
+        }
+        EditorError::Io { detail, .. } => fill(FILE_IO_ERROR, &[("path", &p), ("detail", detail)]),
+        EditorError::Unavailable(detail) => fill(EDITOR_UNAVAILABLE, &[("detail", detail)]),
+    };
+    ToolError::new(msg)
+}
+
+/// DESIGN.md §4's stale rule at the tool level: the document moved on from
+/// the model's record when its version differs **and** its text differs.
+pub fn is_stale(record: &ReadRecord, doc: &Document) -> bool {
+    record.stamp.version != doc.version && record.stamp.hash != doc.stamp().hash
+}
+
+/// `cat -n` lines of `text` around the 1-based line span `changed`: four
+/// lines of context each side, at most 40 lines, then [`SNIPPET_CUT`].
+pub fn snippet(text: &str, changed: (usize, usize)) -> String {
+    let lines = split_lines(text);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let first = changed
+        .0
+        .saturating_sub(SNIPPET_CONTEXT)
+        .max(1)
+        .min(lines.len());
+    let last = (changed.1 + SNIPPET_CONTEXT).min(lines.len()).max(first);
+    let end = last.min(first + SNIPPET_MAX_LINES - 1);
+    let numbered = number_lines(&lines[first - 1..end], first, SNIPPET_BUDGET);
+    let hidden = last - (first - 1 + numbered.shown);
+    if hidden == 0 {
+        numbered.text
+    } else {
+        format!(
+            "{}\n{}",
+            numbered.text,
+            fill(SNIPPET_CUT, &[("count", &hidden.to_string())])
+        )
+    }
+}
+
+/// The read-before-change rule shared by Edit and Write: a record must exist
+/// (`not_read` names the tool's message) and the document must not have moved
+/// on since (DESIGN.md §4).
+pub(crate) fn check_read(
+    record: &Option<ReadRecord>,
+    doc: &Document,
+    shown_path: &str,
+    not_read: &str,
+) -> Result<(), ToolError> {
+    match record {
+        None => Err(ToolError::new(fill(not_read, &[("path", shown_path)]))),
+        Some(r) if is_stale(r, doc) => {
+            Err(ToolError::new(fill(FILE_STALE, &[("path", shown_path)])))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// Writes `new_text` over `doc` (or creates the file when `doc` is `None`)
+/// through the editor, records the result in `FileState`, and returns the
+/// result text's first part plus the snippet and buffer notes. Shared by
+/// Edit and Write.
+pub(crate) async fn commit(
+    ctx: &ToolContext,
+    path: &Path,
+    doc: Option<&Document>,
+    new_text: String,
+    headline: String,
+) -> Result<(String, usize), ToolError> {
+    let req = WriteRequest {
+        base: doc.map(Document::stamp),
+        text: new_text.clone(),
+        format: TextFormat::default(),
+    };
+    let outcome = ctx
+        .editor
+        .write(path, req)
+        .await
+        .map_err(|e| editor_error(&ctx.root, path, &e))?;
+    ctx.file_state.record(
+        path,
+        ReadRecord {
+            stamp: outcome.stamp.clone(),
+            offset: None,
+            limit: None,
+        },
+    );
+    let mut out = headline;
+    if let (Some(span), Some(_)) = (outcome.changed_lines, doc) {
+        let snip = snippet(&new_text, span);
+        if !snip.is_empty() {
+            out = format!("{out} {SNIPPET_INTRO}\n{snip}");
+        }
+    }
+    if outcome.in_buffer && !outcome.saved {
+        out.push_str("\n\n");
+        out.push_str(&fill(
+            BUFFER_LEFT_MODIFIED,
+            &[("path", &shown(&ctx.root, path))],
+        ));
+    }
+    Ok((out, split_lines(&new_text).len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn golden_messages() {
+        let root = PathBuf::from("/p");
+        let path = root.join("src/a.rs");
+        let msg = |e: EditorError| editor_error(&root, &path, &e).message;
+        assert_eq!(
+            msg(EditorError::Stale(path.clone())),
+            "src/a.rs has been modified since you last read it (by the user or another program), so nothing was changed. Read it again, then retry with its current text."
+        );
+        assert_eq!(
+            msg(EditorError::NotFound(path.clone())),
+            "File does not exist: src/a.rs. Check the path; relative paths resolve against the project root /p. Glob can find files by name."
+        );
+        assert_eq!(
+            msg(EditorError::IsDirectory(path.clone())),
+            "src/a.rs is a directory, not a file. Use Glob to list the files in it, then use one of those paths."
+        );
+        assert_eq!(
+            msg(EditorError::NotText { path: path.clone(), kind: "PDF document".into(), size: 12 }),
+            "src/a.rs is not a text file (PDF document, 12 bytes); this tool only works on text files."
+        );
+        assert_eq!(
+            msg(EditorError::Unencodable { encoding: "Latin-1".into(), detail: "'→' (U+2192) on line 1".into() }),
+            "The new text cannot be saved in src/a.rs, whose encoding is Latin-1: '→' (U+2192) on line 1 has no Latin-1 form. Nothing was written. Use only characters that exist in Latin-1 (for example an ASCII spelling or an escape sequence)."
+        );
+        assert_eq!(
+            msg(EditorError::AlreadyExists(path.clone())),
+            "src/a.rs was created by someone else while this call ran, so nothing was written. Read it, then edit or overwrite it."
+        );
+        assert_eq!(
+            msg(EditorError::NotModifiable("'modifiable' is off".into())),
+            "The Neovim buffer of src/a.rs cannot be modified ('modifiable' is off), so nothing was changed. Ask the user to make it modifiable."
+        );
+        assert_eq!(
+            msg(EditorError::BadPath { path: path.clone(), detail: "loop".into() }),
+            "Cannot resolve the path src/a.rs: loop. Check where the symlinks on that path point, or use the real file's path."
+        );
+        assert_eq!(
+            msg(EditorError::Io {
+                path: path.clone(),
+                detail: "Permission denied (os error 13)".into()
+            }),
+            "Could not access src/a.rs: Permission denied (os error 13). Nothing was changed."
+        );
+        assert_eq!(
+            msg(EditorError::Unavailable("closed".into())),
+            "The editor is not available (closed), so nothing was changed. Try the call again."
+        );
+        assert_eq!(
+            BUFFER_LEFT_MODIFIED,
+            "Note: {path} is open in Neovim with unsaved changes by the user, so the change was made in the buffer and the buffer was left modified (not written to disk). The user decides when to save."
+        );
+        assert_eq!(
+            SNIPPET_INTRO,
+            "Here is the result of running `cat -n` on a snippet of the edited file:"
+        );
+        assert_eq!(
+            SNIPPET_CUT,
+            "[… {count} more changed lines not shown; Read the file to see them]"
+        );
+    }
+
+    #[test]
+    fn snippet_shows_context_around_change() {
+        let text: String = (1..=20).map(|i| format!("l{i}\n")).collect();
+        let s = snippet(&text, (10, 10));
+        assert_eq!(s.lines().next(), Some("     6\tl6"));
+        assert_eq!(s.lines().last(), Some("    14\tl14"));
+        let cut = snippet(&"x\n".repeat(100), (1, 100));
+        assert_eq!(cut.lines().count(), 41);
+        assert!(cut.ends_with("[… 60 more changed lines not shown; Read the file to see them]"));
+        assert_eq!(snippet("a\nb", (3, 3)), "     1\ta\n     2\tb");
+    }
+}

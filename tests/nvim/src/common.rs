@@ -1,0 +1,99 @@
+//! Helpers shared by the Neovim tests.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use lathe::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
+use lathe::nvim::{MainThread, NvimEditor};
+use nvim_oxi::api::{self, Buffer};
+use nvim_oxi::tests::{TestFailure, TestTerminator};
+
+/// Loads lathe into this Neovim (what `luaopen_lathe` does) and returns the bridge.
+pub fn load() -> MainThread {
+    lathe::nvim::install();
+    lathe::nvim::state::main_thread().expect("install() creates the bridge")
+}
+
+/// A fresh file under the temp dir holding `bytes`.
+pub fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "lathe-nvim-test-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).expect("write temp file");
+    p
+}
+
+/// `:edit path` and the buffer it made current.
+pub fn edit(path: &Path) -> Buffer {
+    api::command(&format!("edit {}", path.display())).expect(":edit");
+    api::get_current_buf()
+}
+
+/// The buffer's lines.
+pub fn lines(buf: &Buffer) -> Vec<String> {
+    buf.get_lines(.., false)
+        .expect("get_lines")
+        .map(|l| l.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Fails every call: the tests only touch loaded buffers.
+pub struct NoDisk;
+
+#[async_trait]
+impl Editor for NoDisk {
+    async fn read(&self, path: &Path) -> Result<Document, EditorError> {
+        Err(EditorError::Unavailable(format!(
+            "NoDisk: {}",
+            path.display()
+        )))
+    }
+    async fn write(&self, path: &Path, _req: WriteRequest) -> Result<WriteOutcome, EditorError> {
+        Err(EditorError::Unavailable(format!(
+            "NoDisk: {}",
+            path.display()
+        )))
+    }
+}
+
+/// A `NvimEditor` over `main` that saves after edits.
+pub fn editor(main: &MainThread) -> Arc<NvimEditor> {
+    Arc::new(NvimEditor::new(main.clone(), Arc::new(NoDisk), true))
+}
+
+/// Runs `body` on lathe's runtime and ends the test with its result.
+pub fn run_async<F>(t: TestTerminator, body: F)
+where
+    F: Future<Output = Result<(), String>> + Send + 'static,
+{
+    let rt = lathe::nvim::runtime::handle().expect("runtime");
+    let task = rt.spawn(async move {
+        tokio::time::timeout(std::time::Duration::from_secs(20), body)
+            .await
+            .unwrap_or_else(|_| Err("test body timed out after 20 s".into()))
+    });
+    rt.spawn(async move {
+        let r = match task.await {
+            Ok(r) => r,
+            Err(e) => Err(format!("test body panicked: {e}")),
+        };
+        t.terminate(r.map_err(TestFailure::Error));
+    });
+}
+
+/// `Err` with `what` when `a != b`.
+pub fn check_eq<T: PartialEq + std::fmt::Debug>(what: &str, a: T, b: T) -> Result<(), String> {
+    if a == b {
+        Ok(())
+    } else {
+        Err(format!("{what}: got {a:?}, want {b:?}"))
+    }
+}

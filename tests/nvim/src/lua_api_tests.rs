@@ -1,0 +1,107 @@
+//! The Lua API through `require("lathe")`: wrong arguments are Lua errors
+//! that name the argument (and Neovim lives on); the tool pipeline answers
+//! through `tool_sync`.
+
+use crate::common::load;
+
+/// Loads lathe and puts the plugin directory on 'runtimepath'.
+fn require_lathe() -> mlua::Lua {
+    load();
+    let lua = lathe::nvim::state::lua();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    lua.load(format!("vim.opt.rtp:prepend({root:?})"))
+        .exec()
+        .expect("rtp");
+    lua
+}
+
+#[nvim_oxi::test]
+fn wrong_arguments_are_lua_errors_naming_the_argument() -> Result<(), String> {
+    let lua = require_lathe();
+    let failures: String = lua
+        .load(
+            r#"
+            local lathe = require("lathe")
+            local core = package.loaded["lathe.core"]
+            local cases = {
+              { "setup(5)", function() lathe.setup(5) end, "lathe.setup(opts): opts must be a table, got number" },
+              { "setup{modle}", function() lathe.setup({ modle = "x" }) end, "modle" },
+              { "setup bad mode", function() lathe.setup({ permissions = { mode = "yolo" } }) end, "yolo" },
+              { "ask()", function() lathe.ask() end, "lathe.ask(prompt): prompt must be a string, got nil" },
+              { "ask(5)", function() lathe.ask(5) end, "prompt must be a string, got number" },
+              { "ask('  ')", function() lathe.ask("  ") end, "empty prompt" },
+              { "tool(nil)", function() lathe.tool(nil, {}, function() end) end, "lathe.tool(name): name must be a string, got nil" },
+              { "tool input", function() lathe.tool("Read", 5, function() end) end, "lathe.tool(input): input must be a table, got number" },
+              { "tool cb", function() lathe.tool("Read", {}, "cb") end, "lathe.tool(callback): callback must be a function, got string" },
+              { "wait('x')", function() lathe.wait("x") end, "lathe.wait(timeout_ms): timeout_ms must be a number, got string" },
+              { "tool_sync", function() lathe.tool_sync("Read", {}) end, "lathe.tool_sync(timeout_ms): timeout_ms must be a number, got nil" },
+              { "core.setup(true)", function() core.setup(true) end, "opts must be a table, got boolean" },
+              { "core.ask({})", function() core.ask({}) end, "prompt must be a string, got table" },
+              { "core.tool()", function() core.tool() end, "name must be a string, got nil" },
+            }
+            local failures = {}
+            for _, c in ipairs(cases) do
+              local ok, err = pcall(c[2])
+              if ok then
+                table.insert(failures, c[1] .. ": no error")
+              elseif not tostring(err):find(c[3], 1, true) then
+                table.insert(failures, c[1] .. ": error " .. vim.inspect(tostring(err)) .. " lacks " .. vim.inspect(c[3]))
+              elseif not c[1]:find("^core") and tostring(err):find("stack traceback", 1, true) then
+                table.insert(failures, c[1] .. ": error carries a traceback: " .. tostring(err))
+              end
+            end
+            -- Still alive and answering.
+            if vim.api.nvim_eval("1 + 1") ~= 2 then table.insert(failures, "Neovim stopped answering") end
+            local state = lathe.status()
+            if state ~= "idle" then table.insert(failures, "status after errors: " .. tostring(state)) end
+            return table.concat(failures, "\n")
+            "#,
+        )
+        .eval()
+        .map_err(|e| e.to_string())?;
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures)
+    }
+}
+
+#[nvim_oxi::test]
+fn tool_sync_runs_the_pipeline_and_reports_unknown_tools() -> Result<(), String> {
+    let lua = require_lathe();
+    let (content, is_error): (String, bool) = lua
+        .load(
+            r#"
+            local r = require("lathe").tool_sync("NoSuchTool", {}, 5000)
+            return r.content, r.is_error
+            "#,
+        )
+        .eval()
+        .map_err(|e| e.to_string())?;
+    if !is_error || !content.contains("NoSuchTool") {
+        return Err(format!(
+            "want an error naming the tool, got is_error={is_error} {content:?}"
+        ));
+    }
+    Ok(())
+}
+
+#[nvim_oxi::test]
+fn status_and_transcript_start_empty() -> Result<(), String> {
+    let lua = require_lathe();
+    let (state, last, n): (String, Option<String>, i64) = lua
+        .load(
+            r#"
+            local lathe = require("lathe")
+            lathe.setup({})
+            local s, last = lathe.status()
+            return s, last, #lathe.transcript()
+            "#,
+        )
+        .eval()
+        .map_err(|e| e.to_string())?;
+    if state != "idle" || last.is_some() || n != 0 {
+        return Err(format!("want idle/nil/0, got {state}/{last:?}/{n}"));
+    }
+    Ok(())
+}
