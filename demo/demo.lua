@@ -20,6 +20,8 @@ local ok, err = pcall(function()
   vim.cmd.edit(vim.fn.fnameescape(cwd .. "/greeting.py"))
   local source_buf = vim.api.nvim_get_current_buf()
 
+  -- `-u NONE` loads no plugins; source lathe's like a plugin manager would.
+  vim.cmd.runtime("plugin/lathe.lua")
   local lathe = require("lathe")
   lathe.setup({ cwd = cwd, base_url = (base_url ~= "" and base_url or nil) })
 
@@ -39,7 +41,7 @@ local ok, err = pcall(function()
           end
         end
         out("== pressing y")
-        vim.api.nvim_input("y")
+        vim.api.nvim_feedkeys("y", "x", false)
       end, 100)
     end,
   })

@@ -524,7 +524,7 @@ async fn grep_is_read_only_with_the_search_dir_as_target() {
     assert!(tool.is_read_only(&call));
     assert!(tool.is_concurrency_safe(&call));
     assert_eq!(tool.target_path(&call), Some(p.path().join("src")));
-    assert_eq!(tool.describe(&call), "\"Helo\" in src");
+    assert_eq!(tool.describe(&call, &c.root), "\"Helo\" in src");
     assert_eq!(
         call.input_json["path"],
         json!(p.path().join("src").display().to_string())
@@ -657,7 +657,7 @@ async fn glob_is_read_only_and_describes_itself() {
         .expect("prepare");
     assert!(tool.is_read_only(&call) && tool.is_concurrency_safe(&call));
     assert_eq!(tool.target_path(&call), Some(p.path().to_path_buf()));
-    assert_eq!(tool.describe(&call), "\"**/*.rs\"");
+    assert_eq!(tool.describe(&call, &c.root), "\"**/*.rs\"");
 }
 
 #[tokio::test]

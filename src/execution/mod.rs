@@ -153,7 +153,7 @@ impl Gates<'_> {
         }
         check_schema(registered, input)?;
         let prepared = self.normalize(registered, input)?;
-        self.started(&tool.describe(&prepared));
+        self.started(&tool.describe(&prepared, &self.env.ctx.root));
         if self.env.ctx.cancel.is_cancelled() {
             return Err(interrupted(&self.name));
         }

@@ -1,7 +1,7 @@
 //! Pipeline tests with small fake tools: every exit gives one `tool_result`
 //! with the original id.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -93,7 +93,7 @@ impl TypedTool for Echo {
         }
         Ok(ToolOutput::text(format!("echo: {}", input.text), "echoed"))
     }
-    fn describe(&self, input: &EchoInput) -> String {
+    fn describe(&self, input: &EchoInput, _root: &Path) -> String {
         input.text.clone()
     }
 }

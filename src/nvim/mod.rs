@@ -14,7 +14,6 @@ mod buffer_text;
 pub mod chat;
 pub mod editor;
 pub mod guard;
-mod pending;
 pub mod prompter;
 pub mod runtime;
 pub mod state;

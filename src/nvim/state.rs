@@ -75,7 +75,10 @@ pub fn stop_turn() {
 
 /// A session for `config` with Neovim's editor, float prompter and chat
 /// sink. Errors: the bridge is not set up, or the provider cannot be made.
-pub fn build_session(config: Config) -> Result<Arc<Session>, String> {
+pub fn build_session(mut config: Config) -> Result<Arc<Session>, String> {
+    if let Some(dir) = state_dir() {
+        config.state_dir = dir;
+    }
     let main = main_thread().ok_or("lathe is not loaded (the main-thread bridge is missing)")?;
     let provider = make_provider(&config)?;
     let editor: Arc<dyn Editor> = Arc::new(NvimEditor::new(
@@ -114,5 +117,13 @@ pub fn make_provider(config: &Config) -> Result<Arc<dyn Provider>, String> {
 
 /// The editor for files that are not loaded in a buffer.
 fn make_disk_editor() -> Arc<dyn Editor> {
-    Arc::new(super::pending::UnbuiltDisk)
+    Arc::new(crate::editor::DiskEditor)
+}
+
+/// `stdpath("state")/lathe` (`:help stdpath()`), where oversized tool results
+/// are saved. Main thread only; `None` if Neovim cannot say.
+fn state_dir() -> Option<std::path::PathBuf> {
+    nvim_oxi::api::call_function::<_, String>("stdpath", ("state",))
+        .ok()
+        .map(|d| std::path::PathBuf::from(d).join("lathe"))
 }

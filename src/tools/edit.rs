@@ -6,7 +6,7 @@
 //! `call` all use it, and `call` writes the planned text with the document's
 //! stamp as `base`, so the editor re-checks staleness atomically.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -72,9 +72,6 @@ pub struct EditInput {
     /// Replace all occurrences of old_string (default false)
     #[serde(default)]
     pub replace_all: bool,
-    /// Project root for display, set by `normalize`; never from the model.
-    #[serde(skip)]
-    pub root: Option<PathBuf>,
 }
 
 /// The Edit tool.
@@ -214,7 +211,6 @@ impl TypedTool for EditTool {
             file_path: paths::resolve(&ctx.root, &input.file_path)
                 .display()
                 .to_string(),
-            root: Some(ctx.root.clone()),
             ..input
         }
     }
@@ -285,12 +281,8 @@ impl TypedTool for EditTool {
         Ok(ToolOutput::text(text, summary))
     }
 
-    fn describe(&self, input: &EditInput) -> String {
-        let path = PathBuf::from(&input.file_path);
-        match &input.root {
-            Some(root) => paths::display(root, &path),
-            None => input.file_path.clone(),
-        }
+    fn describe(&self, input: &EditInput, root: &Path) -> String {
+        paths::display(root, Path::new(&input.file_path))
     }
 }
 
@@ -456,7 +448,7 @@ mod tests {
             "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
         );
         assert_eq!(preview.path, Some(dir.path().join("a.txt")));
-        assert_eq!(tool.describe(&call), "a.txt");
+        assert_eq!(tool.describe(&call, &c.root), "a.txt");
         assert!(!tool.is_read_only(&call) && !tool.is_concurrency_safe(&call));
         assert_eq!(
             std::fs::read_to_string(dir.path().join("a.txt")).expect("read"),

@@ -49,10 +49,6 @@ pub struct GlobInput {
     /// The directory to search in. Defaults to the project root; omit it rather than passing "undefined" or "null". Relative paths resolve against the project root
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// Project root for display, set by `normalize` (never by the model).
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub display_root: Option<PathBuf>,
 }
 
 /// Model-facing description of Glob (Claude Code's contract, in lathe's words).
@@ -116,7 +112,6 @@ impl TypedTool for GlobTool {
             _ => ctx.root.clone(),
         };
         input.path = Some(path.display().to_string());
-        input.display_root = Some(ctx.root.clone());
         input
     }
 
@@ -128,11 +123,11 @@ impl TypedTool for GlobTool {
         Plan::new(input, &ctx.root).map(|_| ())
     }
 
-    async fn permission_preview(&self, input: &GlobInput, _ctx: &ToolContext) -> PermissionPreview {
+    async fn permission_preview(&self, input: &GlobInput, ctx: &ToolContext) -> PermissionPreview {
         PermissionPreview {
             path: self.target_path(input),
             diff: String::new(),
-            title: format!("Glob {}", self.describe(input)),
+            title: format!("Glob {}", self.describe(input, &ctx.root)),
         }
     }
 
@@ -144,14 +139,10 @@ impl TypedTool for GlobTool {
             .map_err(|e| ToolError::new(GLOB_FAILED.replace("{error}", &e.to_string())))?
     }
 
-    fn describe(&self, input: &GlobInput) -> String {
+    fn describe(&self, input: &GlobInput, root: &Path) -> String {
         let where_ = input.path.as_deref().and_then(|p| {
             let p = Path::new(p);
-            match &input.display_root {
-                Some(root) if p == root => None,
-                Some(root) => Some(paths::display(root, p)),
-                None => Some(p.display().to_string()),
-            }
+            (p != root).then(|| paths::display(root, p))
         });
         match where_ {
             Some(w) => format!("\"{}\" in {w}", input.pattern),
@@ -457,8 +448,10 @@ mod tests {
         let input = GlobInput {
             pattern: "**/*.rs".into(),
             path: Some("/p/src".into()),
-            display_root: Some(PathBuf::from("/p")),
         };
-        assert_eq!(GlobTool.describe(&input), "\"**/*.rs\" in src");
+        assert_eq!(
+            GlobTool.describe(&input, Path::new("/p")),
+            "\"**/*.rs\" in src"
+        );
     }
 }

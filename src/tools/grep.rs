@@ -88,10 +88,6 @@ pub struct GrepInput {
     /// Skip this many entries before applying head_limit, like "| tail -n +N+1". Use it to page through large results. Defaults to 0
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<u32>,
-    /// Project root for display, set by `normalize` (never by the model).
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub display_root: Option<PathBuf>,
 }
 
 /// `output_mode` as a plain string enum, inline (what Claude Code sends),
@@ -179,7 +175,6 @@ impl TypedTool for GrepTool {
             _ => ctx.root.clone(),
         };
         input.path = Some(path.display().to_string());
-        input.display_root = Some(ctx.root.clone());
         input
     }
 
@@ -191,11 +186,11 @@ impl TypedTool for GrepTool {
         Plan::new(input, &ctx.root).map(|_| ())
     }
 
-    async fn permission_preview(&self, input: &GrepInput, _ctx: &ToolContext) -> PermissionPreview {
+    async fn permission_preview(&self, input: &GrepInput, ctx: &ToolContext) -> PermissionPreview {
         PermissionPreview {
             path: self.target_path(input),
             diff: String::new(),
-            title: format!("Grep {}", self.describe(input)),
+            title: format!("Grep {}", self.describe(input, &ctx.root)),
         }
     }
 
@@ -207,15 +202,11 @@ impl TypedTool for GrepTool {
             .map_err(|e| ToolError::new(GREP_FAILED.replace("{error}", &e.to_string())))?
     }
 
-    fn describe(&self, input: &GrepInput) -> String {
+    fn describe(&self, input: &GrepInput, root: &Path) -> String {
         let pattern = shorten(&input.pattern, 60);
         let where_ = input.path.as_deref().and_then(|p| {
             let p = Path::new(p);
-            match &input.display_root {
-                Some(root) if p == root => None,
-                Some(root) => Some(paths::display(root, p)),
-                None => Some(p.display().to_string()),
-            }
+            (p != root).then(|| paths::display(root, p))
         });
         match where_ {
             Some(w) => format!("\"{pattern}\" in {w}"),
@@ -655,13 +646,12 @@ mod tests {
         let mut input = GrepInput {
             pattern: "Helo".into(),
             path: Some("/p/src".into()),
-            display_root: Some(root.clone()),
             ..Default::default()
         };
-        assert_eq!(GrepTool.describe(&input), "\"Helo\" in src");
+        assert_eq!(GrepTool.describe(&input, &root), "\"Helo\" in src");
         input.path = Some("/p".into());
-        assert_eq!(GrepTool.describe(&input), "\"Helo\"");
+        assert_eq!(GrepTool.describe(&input, &root), "\"Helo\"");
         input.path = Some("/elsewhere".into());
-        assert_eq!(GrepTool.describe(&input), "\"Helo\" in /elsewhere");
+        assert_eq!(GrepTool.describe(&input, &root), "\"Helo\" in /elsewhere");
     }
 }

@@ -25,7 +25,7 @@ pub mod write;
 
 pub use file_state::FileState;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -146,7 +146,8 @@ pub trait TypedTool: Send + Sync + 'static {
     async fn call(&self, input: Self::Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 
     /// A short chat line for the call before it runs, e.g. `src/main.rs`.
-    fn describe(&self, input: &Self::Input) -> String;
+    /// root: the project root, for root-relative paths.
+    fn describe(&self, input: &Self::Input, root: &Path) -> String;
 }
 
 /// A tool call whose input passed the schema and was normalised, ready for
@@ -192,7 +193,7 @@ pub trait Tool: Send + Sync {
     /// See [`TypedTool::target_path`].
     fn target_path(&self, call: &PreparedCall) -> Option<PathBuf>;
     /// See [`TypedTool::describe`].
-    fn describe(&self, call: &PreparedCall) -> String;
+    fn describe(&self, call: &PreparedCall, root: &Path) -> String;
     /// See [`TypedTool::validate_input`].
     async fn validate_input(&self, call: &PreparedCall, ctx: &ToolContext)
         -> Result<(), ToolError>;
@@ -257,9 +258,9 @@ impl<T: TypedTool> Tool for T {
             .ok()
             .and_then(|i| TypedTool::target_path(self, i))
     }
-    fn describe(&self, call: &PreparedCall) -> String {
+    fn describe(&self, call: &PreparedCall, root: &Path) -> String {
         typed::<T>(call)
-            .map(|i| TypedTool::describe(self, i))
+            .map(|i| TypedTool::describe(self, i, root))
             .unwrap_or_default()
     }
     async fn validate_input(

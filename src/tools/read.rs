@@ -7,7 +7,7 @@
 //! repeated Read of the same range is answered with [`READ_UNCHANGED`] only
 //! when the model itself saw that range of that text.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use base64::Engine;
@@ -74,9 +74,6 @@ pub struct ReadInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub limit: Option<usize>,
-    /// Project root for display, set by `normalize`; never from the model.
-    #[serde(skip)]
-    pub root: Option<PathBuf>,
 }
 
 /// The Read tool.
@@ -189,7 +186,6 @@ impl TypedTool for ReadTool {
             file_path: paths::resolve(&ctx.root, &input.file_path)
                 .display()
                 .to_string(),
-            root: Some(ctx.root.clone()),
             ..input
         }
     }
@@ -287,12 +283,8 @@ impl TypedTool for ReadTool {
         Ok(ToolOutput::text(text, summary))
     }
 
-    fn describe(&self, input: &ReadInput) -> String {
-        let path = PathBuf::from(&input.file_path);
-        match &input.root {
-            Some(root) => paths::display(root, &path),
-            None => input.file_path.clone(),
-        }
+    fn describe(&self, input: &ReadInput, root: &Path) -> String {
+        paths::display(root, Path::new(&input.file_path))
     }
 }
 
@@ -485,7 +477,7 @@ mod tests {
             &c,
         );
         assert_eq!(input.file_path, "/proj/src/a.rs");
-        assert_eq!(TypedTool::describe(&ReadTool, &input), "src/a.rs");
+        assert_eq!(TypedTool::describe(&ReadTool, &input, &c.root), "src/a.rs");
         assert!(
             TypedTool::is_read_only(&ReadTool, &input)
                 && TypedTool::is_concurrency_safe(&ReadTool, &input)

@@ -2,7 +2,7 @@
 //! Write contract). An existing file keeps its format (line endings, BOM,
 //! encoding); a new one is UTF-8 with `\n`, parent directories created.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -44,9 +44,6 @@ pub struct WriteInput {
     pub file_path: String,
     /// The content to write to the file
     pub content: String,
-    /// Project root for display, set by `normalize`; never from the model.
-    #[serde(skip)]
-    pub root: Option<PathBuf>,
 }
 
 /// The Write tool.
@@ -107,7 +104,6 @@ impl TypedTool for WriteTool {
             file_path: paths::resolve(&ctx.root, &input.file_path)
                 .display()
                 .to_string(),
-            root: Some(ctx.root.clone()),
             ..input
         }
     }
@@ -174,12 +170,8 @@ impl TypedTool for WriteTool {
         ))
     }
 
-    fn describe(&self, input: &WriteInput) -> String {
-        let path = PathBuf::from(&input.file_path);
-        match &input.root {
-            Some(root) => paths::display(root, &path),
-            None => input.file_path.clone(),
-        }
+    fn describe(&self, input: &WriteInput, root: &Path) -> String {
+        paths::display(root, Path::new(&input.file_path))
     }
 }
 
