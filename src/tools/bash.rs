@@ -24,7 +24,7 @@ pub mod process;
 pub mod read_only;
 
 use std::os::unix::process::ExitStatusExt as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::Duration;
 
@@ -260,7 +260,7 @@ impl TypedTool for BashTool {
 
     /// The description when given, else the command's first line, cut to
     /// [`DESCRIBE_MAX_CHARS`] characters with `…`.
-    fn describe(&self, input: &BashInput) -> String {
+    fn describe(&self, input: &BashInput, _root: &Path) -> String {
         let text = match input.description.as_deref().map(str::trim) {
             Some(d) if !d.is_empty() => d,
             _ => input.command.trim(),
@@ -415,17 +415,15 @@ Runs a bash command in the project root and returns its output (stdout and stder
             timeout: None,
             description: description.map(Into::into),
         };
+        let describe = |i: &BashInput| TypedTool::describe(&tool, i, Path::new("/p"));
         assert_eq!(
-            tool.describe(&input("cargo test", Some("Run tests"))),
+            describe(&input("cargo test", Some("Run tests"))),
             "Run tests"
         );
-        assert_eq!(
-            tool.describe(&input("cargo test", Some("  "))),
-            "cargo test"
-        );
-        assert_eq!(tool.describe(&input("ls\npwd", None)), "ls…");
+        assert_eq!(describe(&input("cargo test", Some("  "))), "cargo test");
+        assert_eq!(describe(&input("ls\npwd", None)), "ls…");
         let long = "x".repeat(200);
-        let shown = tool.describe(&input(&long, None));
+        let shown = describe(&input(&long, None));
         assert_eq!(shown.chars().count(), DESCRIBE_MAX_CHARS);
         assert!(shown.ends_with('…'));
     }
