@@ -16,6 +16,7 @@ pub mod search_walk;
 pub mod template;
 pub mod text_match;
 
+pub mod bash;
 pub mod edit;
 pub mod glob;
 pub mod grep;
@@ -302,7 +303,7 @@ pub fn schema_for<I: JsonSchema>() -> Value {
     schema
 }
 
-/// The built-in tools: Read, Grep, Glob, Edit, Write.
+/// The built-in tools: Read, Grep, Glob, Edit, Write, Bash.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(read::ReadTool),
@@ -310,5 +311,6 @@ pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(glob::GlobTool),
         Arc::new(edit::EditTool),
         Arc::new(write::WriteTool),
+        Arc::new(bash::BashTool::default()),
     ]
 }

@@ -1,0 +1,460 @@
+//! `Bash`: runs a shell command in the project root (Claude Code's Bash tool
+//! contract; issue 3 §2 "Bash").
+//!
+//! Input `{command, timeout?, description?}`, `timeout` in ms (default and
+//! maximum in [`BashLimits`]). How the process is run and stopped is in
+//! [`process`]; the head-and-tail output cap in [`output_cap`]; the
+//! read-only classifier in [`read_only`]; the model-facing texts in
+//! [`messages`].
+//!
+//! Decisions:
+//! - stdout and stderr are read from two pipes and interleaved in arrival
+//!   order into one stream (the model sees what a terminal would show).
+//! - A non-zero exit is not a tool error (as in Claude Code): the result is
+//!   the output followed by `Exit code N` and `is_error` stays false.
+//!   Timeout and user interruption are errors (`is_error`), with the output
+//!   so far.
+//! - A normal exit leaves background jobs running (`cmd > log 2>&1 &`); a
+//!   timeout or interruption stops the whole process group.
+
+mod group;
+pub mod messages;
+pub mod output_cap;
+pub mod process;
+pub mod read_only;
+
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::tools::template::fill;
+use crate::tools::{PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+
+use output_cap::CappedText;
+use process::{Ending, ProgressFn, RunSpec};
+
+/// The Bash result size of issue 3 §1 (`max_result_size_chars`), in
+/// characters: the default of [`BashLimits::max_output_chars`] and the
+/// pipeline's spill-to-file threshold for this tool.
+pub const BASH_MAX_RESULT_CHARS: usize = 30_000;
+
+/// Characters of the output budget kept for the omission marker, the exit
+/// line and the timeout text, so the whole result stays under
+/// [`BashLimits::max_output_chars`].
+pub const OUTPUT_RESERVE_CHARS: usize = 1_000;
+
+/// A cut moves to a line boundary when one is within this many bytes.
+pub const LINE_ALIGN_BYTES: usize = 500;
+
+/// Longest chat line of [`TypedTool::describe`], in characters.
+pub const DESCRIBE_MAX_CHARS: usize = 80;
+
+/// The limits of the Bash tool; [`Default`] gives Claude Code's values.
+/// Config may change them later.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BashLimits {
+    /// Timeout when the call gives none, in ms (120 000).
+    pub default_timeout_ms: u64,
+    /// Largest `timeout` accepted, in ms (600 000); above it validate_input fails.
+    pub max_timeout_ms: u64,
+    /// Time between SIGTERM and SIGKILL to the process group, in ms (2 000).
+    pub kill_grace_ms: u64,
+    /// How long output is still read after bash exited or was stopped, in ms
+    /// (1 000); bounds the wait on a background process holding the pipe.
+    pub drain_ms: u64,
+    /// Result size in characters (30 000, the Bash `max_result_size_chars`
+    /// of issue 3 §1): head and tail each get half of it minus
+    /// [`OUTPUT_RESERVE_CHARS`].
+    pub max_output_chars: usize,
+}
+
+impl Default for BashLimits {
+    fn default() -> Self {
+        Self {
+            default_timeout_ms: 120_000,
+            max_timeout_ms: 600_000,
+            kill_grace_ms: 2_000,
+            drain_ms: 1_000,
+            max_output_chars: BASH_MAX_RESULT_CHARS,
+        }
+    }
+}
+
+impl BashLimits {
+    /// Characters kept from each end of the output.
+    pub fn side_chars(&self) -> usize {
+        self.max_output_chars.saturating_sub(OUTPUT_RESERVE_CHARS) / 2
+    }
+}
+
+/// Input of `Bash`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashInput {
+    /// The command to run with `bash -c` in the project root.
+    pub command: String,
+    /// Optional timeout in milliseconds; the tool description gives the
+    /// default and the maximum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+    /// What the command does in 5-10 words, shown to the user (e.g. "Run
+    /// the unit tests").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// The Bash tool. Holds its limits and the optional progress seam.
+#[derive(Clone, Default)]
+pub struct BashTool {
+    limits: BashLimits,
+    progress: Option<ProgressFn>,
+}
+
+impl BashTool {
+    /// A Bash tool with these limits and no progress callback.
+    pub fn new(limits: BashLimits) -> Self {
+        Self {
+            limits,
+            progress: None,
+        }
+    }
+
+    /// Sets the callback that receives every output chunk while a command
+    /// runs (the seam for streaming partial output to the chat; the
+    /// `ToolContext` has no per-call progress channel yet).
+    pub fn with_progress(mut self, progress: ProgressFn) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &BashLimits {
+        &self.limits
+    }
+}
+
+#[async_trait]
+impl TypedTool for BashTool {
+    type Input = BashInput;
+    const NAME: &'static str = "Bash";
+    const ALIASES: &'static [&'static str] = &["bash", "shell", "run_command", "execute_command"];
+    /// A safety net: the tool keeps its own result under
+    /// [`BashLimits::max_output_chars`], which defaults to the same number.
+    const MAX_RESULT_CHARS: Option<usize> = Some(BASH_MAX_RESULT_CHARS);
+
+    fn description(&self) -> String {
+        let l = &self.limits;
+        fill(
+            messages::DESCRIPTION,
+            &[
+                ("default", &l.default_timeout_ms.to_string()),
+                ("max", &l.max_timeout_ms.to_string()),
+                ("cap", &l.max_output_chars.to_string()),
+            ],
+        )
+    }
+
+    /// Conservative: see [`read_only::is_read_only_command`].
+    fn is_read_only(&self, input: &BashInput) -> bool {
+        read_only::is_read_only_command(&input.command)
+    }
+
+    /// Fills the default timeout so hooks and the chat see the real one.
+    fn normalize(&self, mut input: BashInput, _ctx: &ToolContext) -> BashInput {
+        input.timeout.get_or_insert(self.limits.default_timeout_ms);
+        input
+    }
+
+    /// Bash touches no single known path; permission rules match the tool.
+    fn target_path(&self, _input: &BashInput) -> Option<PathBuf> {
+        None
+    }
+
+    /// Errors: [`messages::EMPTY_COMMAND`], [`messages::TIMEOUT_ZERO`],
+    /// [`messages::TIMEOUT_TOO_LARGE`].
+    async fn validate_input(&self, input: &BashInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+        let l = &self.limits;
+        if input.command.trim().is_empty() {
+            return Err(ToolError::new(messages::EMPTY_COMMAND));
+        }
+        match input.timeout {
+            Some(0) => Err(ToolError::new(fill(
+                messages::TIMEOUT_ZERO,
+                &[
+                    ("default", &l.default_timeout_ms.to_string()),
+                    ("max", &l.max_timeout_ms.to_string()),
+                ],
+            ))),
+            Some(t) if t > l.max_timeout_ms => Err(ToolError::new(fill(
+                messages::TIMEOUT_TOO_LARGE,
+                &[
+                    ("timeout", &t.to_string()),
+                    ("max", &l.max_timeout_ms.to_string()),
+                ],
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Title `Bash: <whole command>` (newlines shown as `⏎`), so the user
+    /// approves exactly what runs.
+    async fn permission_preview(&self, input: &BashInput, _ctx: &ToolContext) -> PermissionPreview {
+        PermissionPreview {
+            path: None,
+            diff: String::new(),
+            title: format!("Bash: {}", input.command.replace('\n', " ⏎ ")),
+        }
+    }
+
+    /// Runs the command (see [`process::run`]). `Ok` for any exit code;
+    /// errors: [`messages::TIMED_OUT`], [`messages::INTERRUPTED`] (both
+    /// with the output so far), [`messages::SPAWN_FAILED`].
+    async fn call(&self, input: BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let l = &self.limits;
+        let timeout_ms = input.timeout.unwrap_or(l.default_timeout_ms);
+        let spec = RunSpec {
+            command: &input.command,
+            cwd: &ctx.root,
+            timeout: Duration::from_millis(timeout_ms),
+            kill_grace: Duration::from_millis(l.kill_grace_ms),
+            drain: Duration::from_millis(l.drain_ms),
+            head_chars: l.side_chars(),
+            tail_chars: l.side_chars(),
+        };
+        let outcome = process::run(&spec, &ctx.cancel, self.progress.as_ref())
+            .await
+            .map_err(|e| {
+                ToolError::new(fill(
+                    messages::SPAWN_FAILED,
+                    &[
+                        ("cwd", &ctx.root.display().to_string()),
+                        ("error", &e.to_string()),
+                    ],
+                ))
+            })?;
+        let output = render_output(outcome.output);
+        match outcome.ending {
+            Ending::Exited(status) => {
+                let (footer, short) = exit_line(status);
+                Ok(ToolOutput::text(format!("{output}\n\n{footer}"), short))
+            }
+            Ending::TimedOut => Err(ToolError::new(fill(
+                messages::TIMED_OUT,
+                &[
+                    ("timeout", &timeout_ms.to_string()),
+                    ("max", &l.max_timeout_ms.to_string()),
+                    ("output", &output),
+                ],
+            ))),
+            Ending::Cancelled => Err(ToolError::new(fill(
+                messages::INTERRUPTED,
+                &[("output", &output)],
+            ))),
+        }
+    }
+
+    /// The description when given, else the command's first line, cut to
+    /// [`DESCRIBE_MAX_CHARS`] characters with `…`.
+    fn describe(&self, input: &BashInput, _root: &Path) -> String {
+        let text = match input.description.as_deref().map(str::trim) {
+            Some(d) if !d.is_empty() => d,
+            _ => input.command.trim(),
+        };
+        let first = text.lines().next().unwrap_or_default();
+        let cut = first.chars().count() > DESCRIBE_MAX_CHARS || text.lines().nth(1).is_some();
+        let mut shown: String = first.chars().take(DESCRIBE_MAX_CHARS - 1).collect();
+        if cut {
+            shown.push('…');
+        } else {
+            shown = first.to_string();
+        }
+        shown
+    }
+}
+
+/// The output as the model reads it: the whole text, or head, the
+/// [`messages::OUTPUT_OMITTED`] marker and tail; trailing newlines trimmed;
+/// [`messages::NO_OUTPUT`] when empty.
+fn render_output(text: CappedText) -> String {
+    if text.total_bytes == 0 {
+        return messages::NO_OUTPUT.to_string();
+    }
+    let text = text.align_to_lines(LINE_ALIGN_BYTES);
+    if text.is_complete() {
+        return text.head.trim_end_matches('\n').to_string();
+    }
+    let marker = fill(
+        messages::OUTPUT_OMITTED,
+        &[
+            ("omitted", &text.omitted_bytes.to_string()),
+            ("total", &text.total_bytes.to_string()),
+        ],
+    );
+    format!(
+        "{}\n{marker}\n{}",
+        text.head.trim_end_matches('\n'),
+        text.tail.trim_end_matches('\n')
+    )
+}
+
+/// The model-facing exit line and the short chat summary for `status`.
+fn exit_line(status: ExitStatus) -> (String, String) {
+    if let Some(code) = status.code() {
+        let code = code.to_string();
+        return (
+            fill(messages::EXIT_CODE, &[("code", &code)]),
+            format!("exit {code}"),
+        );
+    }
+    let signal = status.signal().unwrap_or(0);
+    let name = signal_name(signal);
+    (
+        fill(
+            messages::KILLED_BY_SIGNAL,
+            &[("signal", &signal.to_string()), ("name", &name)],
+        ),
+        format!("killed by {name}"),
+    )
+}
+
+/// `SIGSEGV` for 11 and so on; `signal N` for numbers without a name here.
+fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::schema_for;
+
+    #[test]
+    fn description_golden() {
+        assert_eq!(
+            TypedTool::description(&BashTool::default()),
+            "\
+Runs a bash command in the project root and returns its output (stdout and stderr interleaved, in the order they arrived) and its exit code.
+
+- Each call starts a fresh non-interactive `bash -c` in the project root: `cd`, variables and other shell state do not carry over to the next call. Chain dependent steps in one command with `&&`.
+- There is no terminal and stdin is empty, so a command that prompts gets end-of-file at once. Pass flags that avoid prompts (`-y`, `--yes`, `git commit -m \"...\"`). `GIT_EDITOR`, `EDITOR` and `VISUAL` are `true` and `PAGER` is `cat`, so nothing opens an editor or a pager.
+- `timeout` is in milliseconds: default 120000, at most 600000. On timeout the command and every process it started are stopped and you get the output so far. Start long-running jobs (servers, watchers) in the background with their output redirected to a file (`cmd > out.log 2>&1 &`) and read that file later.
+- Output longer than about 30000 characters is cut in the middle: the start and the end are kept and the number of omitted bytes is stated. When you need all of it, redirect it to a file and use Grep or Read on that file.
+- The result ends with `Exit code N` (or the signal that killed the command). A non-zero exit code is reported, not treated as a failure of the tool: read the output to see what went wrong.
+- For files, prefer the Read, Grep, Glob, Edit and Write tools over `cat`, `grep`, `find`, `sed` and `echo >`: they are faster and show the user what changed. Quote paths that contain spaces.
+- Set `description` to a few words saying what the command does; the user sees it."
+        );
+    }
+
+    #[test]
+    fn schema_golden() {
+        assert_eq!(
+            schema_for::<BashInput>(),
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "command": {
+                        "type": "string",
+                        "description": "The command to run with `bash -c` in the project root."
+                    },
+                    "timeout": {
+                        "type": ["integer", "null"],
+                        "format": "uint64",
+                        "minimum": 0,
+                        "description": "Optional timeout in milliseconds; the tool description gives the\ndefault and the maximum."
+                    },
+                    "description": {
+                        "type": ["string", "null"],
+                        "description": "What the command does in 5-10 words, shown to the user (e.g. \"Run\nthe unit tests\")."
+                    }
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            })
+        );
+    }
+
+    #[test]
+    fn defaults_are_claude_codes() {
+        let l = BashLimits::default();
+        assert_eq!(
+            (l.default_timeout_ms, l.max_timeout_ms, l.max_output_chars),
+            (120_000, 600_000, 30_000)
+        );
+        assert_eq!(l.side_chars(), 14_500);
+    }
+
+    #[test]
+    fn describe_prefers_description_and_shortens() {
+        let tool = BashTool::default();
+        let input = |command: &str, description: Option<&str>| BashInput {
+            command: command.into(),
+            timeout: None,
+            description: description.map(Into::into),
+        };
+        let describe = |i: &BashInput| TypedTool::describe(&tool, i, Path::new("/p"));
+        assert_eq!(
+            describe(&input("cargo test", Some("Run tests"))),
+            "Run tests"
+        );
+        assert_eq!(describe(&input("cargo test", Some("  "))), "cargo test");
+        assert_eq!(describe(&input("ls\npwd", None)), "ls…");
+        let long = "x".repeat(200);
+        let shown = describe(&input(&long, None));
+        assert_eq!(shown.chars().count(), DESCRIBE_MAX_CHARS);
+        assert!(shown.ends_with('…'));
+    }
+
+    #[test]
+    fn render_cut_output() {
+        let text = CappedText {
+            head: "1\n2\n".into(),
+            tail: "9\n10\n".into(),
+            omitted_bytes: 7,
+            total_bytes: 16,
+            tail_starts_line: true,
+        };
+        assert_eq!(
+            render_output(text),
+            "1\n2\n[... 7 bytes of output omitted here (16 bytes in all); the start and the end are shown. To see all of it, run the command with its output redirected to a file (cmd > out.log 2>&1) and use Grep or Read on that file.]\n9\n10"
+        );
+    }
+
+    #[test]
+    fn exit_lines() {
+        assert_eq!(
+            exit_line(ExitStatus::from_raw(3 << 8)),
+            ("Exit code 3".to_string(), "exit 3".to_string())
+        );
+        assert_eq!(
+            exit_line(ExitStatus::from_raw(libc::SIGSEGV)),
+            (
+                "Killed by signal 11 (SIGSEGV)".to_string(),
+                "killed by SIGSEGV".to_string()
+            )
+        );
+    }
+}
