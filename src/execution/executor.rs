@@ -44,7 +44,11 @@ pub fn is_concurrency_safe(call: &PendingToolUse, env: &ExecEnv) -> bool {
         return false;
     };
     let input = &call.tool_use.input;
-    if !registered.validator.as_ref().is_some_and(|v| v.is_valid(input)) {
+    if !registered
+        .validator
+        .as_ref()
+        .is_some_and(|v| v.is_valid(input))
+    {
         return false;
     }
     match registered.tool.clone().prepare(input, &env.ctx) {
@@ -222,7 +226,9 @@ impl ToolExecutor {
 
     fn spawn(&mut self, i: usize, env: ExecEnv) {
         let call = self.entries[i].call.clone();
-        let handle = self.running.spawn(async move { (i, run_tool_use(&call, &env).await) });
+        let handle = self
+            .running
+            .spawn(async move { (i, run_tool_use(&call, &env).await) });
         self.running_ids.insert(handle.id(), i);
     }
 
@@ -235,7 +241,9 @@ impl ToolExecutor {
             Err(e) => {
                 // run_tool_use catches panics, so this is a runtime shutdown
                 // or abort; the call still gets its result.
-                let Some(i) = self.running_ids.remove(&e.id()) else { return };
+                let Some(i) = self.running_ids.remove(&e.id()) else {
+                    return;
+                };
                 let call = &self.entries[i].call.tool_use;
                 let run = ToolRun {
                     result: ToolResult {
@@ -258,10 +266,14 @@ impl ToolExecutor {
             self.running_unsafe = false;
         } else if let Some(group) = &self.group {
             let turn_cancelled = self.env.ctx.cancel.is_cancelled();
-            if run.status == ToolStatus::Interrupted && group.cancel.is_cancelled() && !turn_cancelled {
+            if run.status == ToolStatus::Interrupted
+                && group.cancel.is_cancelled()
+                && !turn_cancelled
+            {
                 run.status = ToolStatus::Error;
                 run.result.is_error = true;
-                run.result.content = ToolResultContent::Text(fill(SIBLING_FAILED, &[("tool", &run.name)]));
+                run.result.content =
+                    ToolResultContent::Text(fill(SIBLING_FAILED, &[("tool", &run.name)]));
             } else if run.name == "Bash" && run.result.is_error && !turn_cancelled {
                 group.cancel.cancel();
             }

@@ -259,6 +259,12 @@ impl Gates<'_> {
         };
         match result {
             Ok(Ok(out)) => Ok(out),
+            // A tool that stopped itself on the turn's token (Bash) reports
+            // the interrupt in its own words; the chat labels it interrupted.
+            Ok(Err(e)) if ctx.cancel.is_cancelled() => Err(Stop {
+                status: ToolStatus::Interrupted,
+                message: e.message,
+            }),
             Ok(Err(e)) => Err(Stop::error(e.message)),
             Err(panic) => Err(Stop::error(fill(
                 TOOL_PANICKED,

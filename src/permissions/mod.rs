@@ -84,11 +84,14 @@ pub fn decide(rules: &Rules, req: &Request<'_>) -> Decision {
         return Decision::Allow(format!("allowed by rule {r}"));
     }
     let inside = req.path.is_none_or(|p| p.starts_with(req.root));
+    // acceptEdits covers file edits inside the root: calls with a target
+    // path. A call that changes things without naming a path (Bash) asks.
+    let edit_inside = req.path.is_some_and(|p| p.starts_with(req.root));
     match (req.read_only, inside, rules.mode) {
         (true, true, _) => Decision::Allow("read-only inside the project".into()),
-        (false, true, Mode::AcceptEdits) => Decision::Allow("acceptEdits mode".into()),
+        (false, _, Mode::AcceptEdits) if edit_inside => Decision::Allow("acceptEdits mode".into()),
         (true, false, _) => Decision::Ask("outside the project root".into()),
-        (false, _, _) => Decision::Ask("changes files".into()),
+        (false, _, _) => Decision::Ask("may change files or run programs".into()),
     }
 }
 
@@ -234,6 +237,26 @@ mod tests {
             decide(&rules, &req("Edit", false, Path::new("/p/src/x"))),
             Decision::Allow(_)
         ));
+    }
+
+    #[test]
+    fn accept_edits_does_not_cover_commands_without_a_path() {
+        let rules = Rules {
+            mode: Mode::AcceptEdits,
+            ..Rules::default()
+        };
+        let bash = Request {
+            tool: "Bash",
+            read_only: false,
+            path: None,
+            root: Path::new("/p"),
+        };
+        assert!(matches!(decide(&rules, &bash), Decision::Ask(_)));
+        let ls = Request {
+            read_only: true,
+            ..bash
+        };
+        assert!(matches!(decide(&rules, &ls), Decision::Allow(_)));
     }
 
     #[test]
