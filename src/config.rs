@@ -39,6 +39,12 @@ pub struct Config {
     pub cwd: PathBuf,
     /// Permission mode and rules.
     pub permissions: Rules,
+    /// Concurrency-safe tool calls run at once, at most (≥ 1). Default 10.
+    pub max_tool_concurrency: usize,
+    /// Start each tool call as soon as its `tool_use` block is complete,
+    /// while the model is still writing (default `true`); `false` waits for
+    /// the whole answer first.
+    pub streaming_tools: bool,
     /// Directory for lathe's state (oversized tool results, …). The Neovim
     /// side sets `stdpath("state")/lathe`; elsewhere the platform's state
     /// directory, else the temp directory.
@@ -64,6 +70,8 @@ impl Config {
             cwd: cwd.to_path_buf(),
             permissions: Rules::default(),
             save_after_edit: true,
+            max_tool_concurrency: crate::execution::DEFAULT_MAX_CONCURRENCY,
+            streaming_tools: true,
             state_dir: dirs::state_dir()
                 .unwrap_or_else(std::env::temp_dir)
                 .join("lathe"),
@@ -104,6 +112,17 @@ impl Config {
         }
         if let Some(s) = raw.save_after_edit {
             cfg.save_after_edit = s;
+        }
+        if let Some(n) = raw.max_tool_concurrency {
+            if n == 0 {
+                return Err(ConfigError(
+                    "setup(): max_tool_concurrency must be at least 1".into(),
+                ));
+            }
+            cfg.max_tool_concurrency = n;
+        }
+        if let Some(s) = raw.streaming_tools {
+            cfg.streaming_tools = s;
         }
         if let Some(c) = raw.cwd {
             let p = PathBuf::from(nonempty("cwd", c)?);
@@ -160,6 +179,8 @@ struct RawSetup {
     max_tokens: Option<u32>,
     cwd: Option<String>,
     save_after_edit: Option<bool>,
+    max_tool_concurrency: Option<usize>,
+    streaming_tools: Option<bool>,
     permissions: Option<RawPermissions>,
 }
 

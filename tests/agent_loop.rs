@@ -290,12 +290,13 @@ async fn truncated_tool_input_is_an_error_result_and_empty_input_is_an_empty_obj
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stop_mid_stream_answers_every_tool_use_and_the_conversation_continues() {
+async fn stop_mid_stream_keeps_finished_results_drops_unfinished_blocks_and_continues() {
     let script = json!({ "responses": [
         {
             "content": [
                 {"type": "tool_use", "id": "toolu_01", "name": "Glob", "input": {"pattern": "*.txt"}},
-                {"type": "text", "text": "this text takes a long while to arrive in full"}
+                {"type": "text", "text": "this text takes a long while to arrive in full"},
+                {"type": "tool_use", "id": "toolu_02", "name": "Read", "input": {"file_path": "a.txt"}}
             ],
             "stop_reason": "tool_use",
             "text_chunk_chars": 1,
@@ -305,24 +306,25 @@ async fn stop_mid_stream_answers_every_tool_use_and_the_conversation_continues()
             "content": [{"type": "text", "text": "Continuing."}],
             "stop_reason": "end_turn",
             "expect": {
-                "tool_result_is_error": {"toolu_01": true},
-                "tool_result_contains": {"toolu_01": "Interrupted by the user"},
+                "tool_result_is_error": {"toolu_01": false},
+                "tool_result_contains": {"toolu_01": "a.txt"},
                 "last_user_text_contains": "carry on"
             }
         }
     ]});
     let h = harness(script, vec![]).await;
+    h.write("a.txt", "x\n");
     h.session
         .ask("start", &tokio::runtime::Handle::current())
         .expect("ask");
-    // Wait until the tool_use block completed in the stream, then stop.
+    // The Glob runs while the text still streams; stop once it finished.
     for _ in 0..500 {
-        let seen = h
+        let finished = h
             .sink
             .events()
             .iter()
-            .any(|e| matches!(e, AgentEvent::TextDelta { .. }));
-        if seen {
+            .any(|e| matches!(e, AgentEvent::ToolFinished { .. }));
+        if finished {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -333,9 +335,21 @@ async fn stop_mid_stream_answers_every_tool_use_and_the_conversation_continues()
     assert_eq!(
         t.len(),
         3,
-        "user, the completed part of the answer, interrupted results"
+        "user, the completed part of the answer, results"
     );
-    assert_eq!(tool_result_texts(&t[2]).len(), 1);
+    let uses: Vec<String> = t[1].tool_uses().map(|u| u.id.clone()).collect();
+    assert_eq!(
+        uses,
+        vec!["toolu_01"],
+        "the Read block never completed, so it is not in history"
+    );
+    let results = tool_result_texts(&t[2]);
+    assert_eq!(results.len(), 1);
+    assert!(
+        !results[0].1,
+        "the Glob that finished keeps its real result: {}",
+        results[0].2
+    );
     // mock-llm's pairing rule and `expect` check the next request.
     assert_eq!(h.ask("carry on").await, TurnOutcome::Done);
 }

@@ -6,17 +6,21 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::execution::{interrupted_result, run_tool_use, ExecEnv, PendingToolUse};
+use crate::execution::{ExecEnv, PendingToolUse, ToolExecutor};
 use crate::protocol::{MessagesRequest, StopReason};
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::Provider;
 
 use super::transcript::Transcript;
-use super::{AgentEvent, EventSink, ToolStatus, TurnOutcome};
+use super::{AgentEvent, EventSink, TurnOutcome};
 
 /// Notice shown when `max_turns` model requests did not finish the task.
 pub const MAX_TURNS_REACHED: &str =
     "Stopped after {n} model requests (max_turns). Ask again to let lathe continue.";
+
+/// Notice when an answer failed after some of its tool calls ran. `{n}`.
+pub const EFFECTS_REMAIN: &str =
+    "The answer broke off after {n} of its tool calls ran; their results were dropped, but what they changed remains.";
 
 /// Everything one turn needs; built by `Session::ask`.
 pub(crate) struct Turn {
@@ -31,14 +35,15 @@ pub(crate) struct Turn {
 
 /// How one model request ended.
 enum Reply {
-    /// The message streamed to `message_stop` (or the stream closed cleanly).
+    /// The message streamed to its end and its tool calls (if any) ran.
     Complete {
-        tool_uses: Vec<PendingToolUse>,
+        ran_tools: bool,
         stop_reason: Option<StopReason>,
     },
-    /// The user stopped the turn while the model was answering.
-    Interrupted { tool_uses: Vec<PendingToolUse> },
-    /// The API or the connection failed; the text is shown in the chat.
+    /// The user stopped the turn; the completed part of the answer and one
+    /// result per completed `tool_use` are in the transcript.
+    Interrupted,
+    /// The API or the connection failed; nothing of this answer was kept.
     Failed(String),
 }
 
@@ -58,22 +63,15 @@ impl Turn {
                     });
                     return TurnOutcome::Error(msg);
                 }
-                Reply::Interrupted { tool_uses } => {
-                    self.interrupt_all(&tool_uses);
-                    return TurnOutcome::Stopped;
-                }
+                Reply::Interrupted => return TurnOutcome::Stopped,
                 Reply::Complete {
-                    tool_uses,
+                    ran_tools,
                     stop_reason,
                 } => {
-                    if tool_uses.is_empty() {
-                        return TurnOutcome::Done;
-                    }
-                    self.run_tools(&tool_uses).await;
                     if self.cancel.is_cancelled() {
                         return TurnOutcome::Stopped;
                     }
-                    if stop_reason != Some(StopReason::ToolUse) {
+                    if !ran_tools || stop_reason != Some(StopReason::ToolUse) {
                         return TurnOutcome::Done;
                     }
                 }
@@ -88,7 +86,9 @@ impl Turn {
     }
 
     /// One model request: streams the answer into the chat and the
-    /// transcript. A failed request leaves the transcript as it was.
+    /// transcript, running tool calls as they complete (or after the answer
+    /// when `streaming_tools` is off). A failed request leaves the
+    /// transcript as it was.
     async fn request(&self) -> Reply {
         let req = MessagesRequest {
             model: self.config.model.clone(),
@@ -104,75 +104,90 @@ impl Turn {
                 Ok(s) => s,
                 Err(e) => return Reply::Failed(e.to_string()),
             },
-            _ = self.cancel.cancelled() => return Reply::Interrupted { tool_uses: Vec::new() },
+            _ = self.cancel.cancelled() => return Reply::Interrupted,
         };
         let mut asm = MessageAssembler::new();
-        let mut tool_uses = Vec::new();
+        let mut exec = ToolExecutor::new(self.env.clone(), self.config.max_tool_concurrency);
+        let mut held = Vec::new();
         loop {
             let next = tokio::select! {
                 n = stream.next() => n,
+                _ = exec.next(), if exec.has_running() => continue,
                 _ = self.cancel.cancelled() => {
-                    // Keep what completed; drop blocks still streaming.
+                    // Keep what completed; blocks still streaming are dropped.
                     self.transcript.push_assistant(asm.message());
-                    return Reply::Interrupted { tool_uses };
+                    for call in held.drain(..) {
+                        exec.add(call);
+                    }
+                    let results = exec.finish().await;
+                    self.transcript.push_tool_results(results);
+                    return Reply::Interrupted;
                 }
             };
             let event = match next {
                 None => break,
                 Some(Ok(ev)) => ev,
-                Some(Err(e)) => return Reply::Failed(e.to_string()),
+                Some(Err(e)) => {
+                    self.discard(exec).await;
+                    return Reply::Failed(e.to_string());
+                }
             };
             match asm.push(event) {
                 Some(Assembled::TextDelta { text, .. }) => {
                     self.sink.emit(AgentEvent::TextDelta { text })
                 }
-                Some(Assembled::ToolUseComplete(done)) => tool_uses.push(PendingToolUse {
-                    tool_use: done.to_tool_use(),
-                    input_error: done.input.as_ref().err().map(|e| e.error.clone()),
-                }),
+                Some(Assembled::ToolUseComplete(done)) => {
+                    let call = PendingToolUse {
+                        tool_use: done.to_tool_use(),
+                        input_error: done.input.as_ref().err().map(|e| e.error.clone()),
+                    };
+                    if self.config.streaming_tools {
+                        exec.add(call);
+                    } else {
+                        held.push(call);
+                    }
+                }
                 _ => {}
             }
         }
-        self.transcript.push_assistant(asm.message());
+        let message = asm.message();
+        let ran_tools = message.tool_uses().next().is_some();
+        self.transcript.push_assistant(message);
+        for call in held {
+            exec.add(call);
+        }
+        let results = exec.finish().await;
+        self.transcript.push_tool_results(results);
         Reply::Complete {
-            tool_uses,
+            ran_tools,
             stop_reason: asm.stop_reason().cloned(),
         }
     }
 
-    /// Runs the calls one after another in the model's order; once the user
-    /// interrupts, the rest get interrupted results without running.
-    async fn run_tools(&self, calls: &[PendingToolUse]) {
-        let mut results = Vec::with_capacity(calls.len());
-        for call in calls {
-            if self.cancel.is_cancelled() {
-                results.push(self.interrupted(call));
-            } else {
-                results.push(run_tool_use(call, &self.env).await.result);
-            }
+    /// Drops a failed answer's executor: queued calls never start, running
+    /// ones finish (an Edit is never half-applied) and their results are
+    /// dropped with the answer; the chat says their effects remain.
+    async fn discard(&self, exec: ToolExecutor) {
+        let ran = exec.abandon().await;
+        if ran > 0 {
+            self.sink.emit(AgentEvent::Notice {
+                text: EFFECTS_REMAIN.replace("{n}", &ran.to_string()),
+                is_error: false,
+            });
         }
-        self.transcript.push_tool_results(results);
-    }
-
-    fn interrupt_all(&self, calls: &[PendingToolUse]) {
-        let results = calls.iter().map(|c| self.interrupted(c)).collect();
-        self.transcript.push_tool_results(results);
-    }
-
-    fn interrupted(&self, call: &PendingToolUse) -> crate::protocol::ToolResult {
-        let result = interrupted_result(&call.tool_use);
-        self.sink.emit(AgentEvent::ToolFinished {
-            id: call.tool_use.id.clone(),
-            name: call.tool_use.name.clone(),
-            status: ToolStatus::Interrupted,
-            summary: "interrupted".into(),
-        });
-        result
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn effects_remain_text() {
+        assert_eq!(
+            super::EFFECTS_REMAIN.replace("{n}", "2"),
+            "The answer broke off after 2 of its tool calls ran; their results were dropped, but what they changed remains."
+        );
+    }
+
     #[test]
     fn max_turns_text() {
         assert_eq!(

@@ -183,6 +183,17 @@ impl ToolExecutor {
             .collect()
     }
 
+    /// Gives up on the calls: queued ones never start, running ones are
+    /// awaited (their results dropped). Returns how many calls ran.
+    pub async fn abandon(mut self) -> usize {
+        self.next_to_start = self.entries.len();
+        while let Some(done) = self.running.join_next_with_id().await {
+            self.complete(done);
+        }
+        self.commit_group();
+        self.entries.iter().filter(|e| e.run.is_some()).count()
+    }
+
     fn start_ready(&mut self) {
         while self.next_to_start < self.entries.len() {
             if self.env.ctx.cancel.is_cancelled() || self.running_unsafe {
