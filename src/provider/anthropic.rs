@@ -225,12 +225,10 @@ impl Provider for AnthropicProvider {
     ///   refused, TLS, connect timeout) with the cause chain, or no response
     ///   headers arrived within the idle timeout ([`idle_timeout_message`]).
     async fn stream(&self, req: &MessagesRequest) -> Result<EventStream, ProviderError> {
-        let resp = tokio::time::timeout(
-            self.idle_timeout,
-            self.send(req, true, "text/event-stream"),
-        )
-        .await
-        .map_err(|_| ProviderError::Transport(idle_timeout_message(self.idle_timeout)))??;
+        let resp =
+            tokio::time::timeout(self.idle_timeout, self.send(req, true, "text/event-stream"))
+                .await
+                .map_err(|_| ProviderError::Transport(idle_timeout_message(self.idle_timeout)))??;
         let status = resp.status();
         let headers = resp.headers().clone();
         if !status.is_success() {
@@ -331,9 +329,13 @@ fn http_error(status: reqwest::StatusCode, headers: &HeaderMap, body: &str) -> P
 /// [`RETRY_AFTER_MS`] (milliseconds, may be fractional) wins, else
 /// `retry-after` by [`parse_retry_after`]; `None` when neither is readable.
 fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let text = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
     text(RETRY_AFTER_MS)
-        .and_then(|v| non_negative_f64(v))
+        .and_then(non_negative_f64)
         .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
         .or_else(|| text(RETRY_AFTER.as_str()).and_then(|v| parse_retry_after(v, now)))
 }
@@ -809,10 +811,7 @@ mod tests {
                 .ok()
                 .map(|t| t.duration_since(now).unwrap_or(Duration::ZERO))
         );
-        assert_eq!(
-            p("Wed Oct 21 07:29:00 2099"),
-            Some(Duration::from_secs(90))
-        );
+        assert_eq!(p("Wed Oct 21 07:29:00 2099"), Some(Duration::from_secs(90)));
         // A date already past: retry now.
         assert_eq!(p("Wed, 21 Oct 2099 07:00:00 GMT"), Some(Duration::ZERO));
     }
@@ -923,9 +922,12 @@ mod tests {
     #[tokio::test]
     async fn complete_maps_errors_like_stream() {
         let body = r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#;
-        let (url, _s) = serve_once(vec![
-            response("429 Too Many Requests", "retry-after: 3\r\n", body).into_bytes(),
-        ])
+        let (url, _s) = serve_once(vec![response(
+            "429 Too Many Requests",
+            "retry-after: 3\r\n",
+            body,
+        )
+        .into_bytes()])
         .await;
         assert_eq!(
             provider(&url, None).complete(&request()).await.unwrap_err(),
@@ -936,8 +938,10 @@ mod tests {
                 retry_after: Some(Duration::from_secs(3)),
             }
         );
-        let (url, _s) =
-            serve_once(vec![response("200 OK", "", "<html>proxy</html>").into_bytes()]).await;
+        let (url, _s) = serve_once(vec![
+            response("200 OK", "", "<html>proxy</html>").into_bytes()
+        ])
+        .await;
         let e = provider(&url, None).complete(&request()).await.unwrap_err();
         assert!(
             matches!(&e, ProviderError::Decode(m) if m.starts_with("the answer is not a Messages API message (") && m.ends_with("): <html>proxy</html>")),
@@ -947,8 +951,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_key_that_cannot_be_a_header_is_a_request_error_not_retried() {
-        let p = AnthropicProvider::new("http://127.0.0.1:9", Some("sk\nbad".into()), "MY_KEY")
-            .unwrap();
+        let p =
+            AnthropicProvider::new("http://127.0.0.1:9", Some("sk\nbad".into()), "MY_KEY").unwrap();
         let e = p.stream(&request()).await.err().unwrap();
         assert_eq!(
             e,

@@ -21,13 +21,15 @@ pub const HINT_FORBIDDEN: &str = "Your API key is not allowed to do this: check 
 /// Hint after HTTP 404.
 pub const HINT_NOT_FOUND: &str = "Check `model` and `base_url` in setup{}: the model id may be misspelled or retired, or base_url may not point at the Messages API.";
 /// Hint after HTTP 413.
-pub const HINT_TOO_LARGE: &str = "The request is too large: the conversation has grown too long. Start a new session.";
+pub const HINT_TOO_LARGE: &str =
+    "The request is too large: the conversation has grown too long. Start a new session.";
 /// Hint after HTTP 429 when the retries ran out.
 pub const HINT_RATE_LIMITED: &str =
     "You hit your rate limit: wait a minute and ask again, or check your plan's limits.";
 /// Hint after a server error (5xx, an overloaded or failing stream) when the
 /// retries ran out.
-pub const HINT_SERVER: &str = "The API is overloaded or failing; this is usually temporary. Ask again in a moment.";
+pub const HINT_SERVER: &str =
+    "The API is overloaded or failing; this is usually temporary. Ask again in a moment.";
 /// Hint after a dropped connection or idle stream when the retries ran out;
 /// `{base_url}` is not known here, so it is named generically.
 pub const HINT_TRANSPORT: &str =
@@ -125,12 +127,26 @@ mod tests {
              Check `model` and `base_url` in setup{}: the model id may be misspelled or retired, or base_url may not point at the Messages API."
         );
         assert_eq!(
-            user_message(&http(413, "request_too_large", "Request exceeds the maximum allowed number of bytes."), "K"),
+            user_message(
+                &http(
+                    413,
+                    "request_too_large",
+                    "Request exceeds the maximum allowed number of bytes."
+                ),
+                "K"
+            ),
             "HTTP 413 request_too_large: Request exceeds the maximum allowed number of bytes.\n\
              The request is too large: the conversation has grown too long. Start a new session."
         );
         assert_eq!(
-            user_message(&http(400, "invalid_request_error", "max_tokens: must be at least 1"), "K"),
+            user_message(
+                &http(
+                    400,
+                    "invalid_request_error",
+                    "max_tokens: must be at least 1"
+                ),
+                "K"
+            ),
             "HTTP 400 invalid_request_error: max_tokens: must be at least 1"
         );
         assert_eq!(
@@ -160,9 +176,7 @@ mod tests {
         );
         assert_eq!(
             user_message(
-                &ProviderError::Transport(
-                    "no data from the API for 90 s (idle timeout)".into()
-                ),
+                &ProviderError::Transport("no data from the API for 90 s (idle timeout)".into()),
                 "K"
             ),
             "connection error: no data from the API for 90 s (idle timeout)\n\

@@ -116,8 +116,8 @@ mod tests {
     /// exactly at the timeout, after both chunks, and the stream ends.
     #[tokio::test(start_paused = true)]
     async fn silence_after_chunks_is_one_idle_error_then_end() {
-        let inner = stream::iter(vec![Ok::<_, std::io::Error>("a"), Ok("b")])
-            .chain(stream::pending());
+        let inner =
+            stream::iter(vec![Ok::<_, std::io::Error>("a"), Ok("b")]).chain(stream::pending());
         let started = tokio::time::Instant::now();
         let got: Vec<_> = with_idle_timeout(inner, Duration::from_secs(90))
             .collect()

@@ -74,6 +74,17 @@ pub enum ProviderError {
     Decode(String),
 }
 
+impl ProviderError {
+    /// The server's requested wait of an [`ProviderError::Http`] answer
+    /// (its `retry_after` field); `None` for every other kind.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ProviderError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
 /// Sends requests to a model.
 #[async_trait]
 pub trait Provider: Send + Sync {
@@ -109,5 +120,79 @@ pub trait Provider: Send + Sync {
             usage: assembler.usage().clone(),
             content: assembler.finish().content,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ContentBlock, Message, Role, StopReason, Usage};
+    use pretty_assertions::assert_eq;
+
+    /// A provider that only streams: the replayed events of one answer, or
+    /// those events cut by an error.
+    struct Replaying {
+        answer: MessagesResponse,
+        fail_after: Option<usize>,
+    }
+
+    #[async_trait]
+    impl Provider for Replaying {
+        async fn stream(&self, _req: &MessagesRequest) -> Result<EventStream, ProviderError> {
+            let mut items: Vec<Result<StreamEvent, ProviderError>> =
+                replay::response_events(&self.answer)
+                    .into_iter()
+                    .map(Ok)
+                    .collect();
+            if let Some(n) = self.fail_after {
+                items.truncate(n);
+                items.push(Err(ProviderError::Transport("reset".into())));
+            }
+            Ok(Box::pin(futures::stream::iter(items)))
+        }
+    }
+
+    fn answer() -> MessagesResponse {
+        MessagesResponse {
+            id: "msg_5".into(),
+            role: Role::Assistant,
+            content: vec![ContentBlock::Text {
+                text: "done".into(),
+            }],
+            stop_reason: Some(StopReason::EndTurn),
+            model: "m".into(),
+            usage: Usage {
+                input_tokens: 3,
+                output_tokens: 2,
+            },
+        }
+    }
+
+    fn req() -> MessagesRequest {
+        MessagesRequest {
+            model: "m".into(),
+            max_tokens: 10,
+            system: String::new(),
+            messages: vec![Message::user_text("hi")],
+            tools: vec![],
+            stream: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn default_complete_assembles_the_stream() {
+        let p = Replaying {
+            answer: answer(),
+            fail_after: None,
+        };
+        assert_eq!(p.complete(&req()).await.unwrap(), answer());
+        let cut = Replaying {
+            answer: answer(),
+            fail_after: Some(3),
+        };
+        assert_eq!(
+            cut.complete(&req()).await.unwrap_err(),
+            ProviderError::Transport("reset".into())
+        );
     }
 }

@@ -66,10 +66,11 @@ pub fn response_events(resp: &MessagesResponse) -> Vec<StreamEvent> {
                 thinking,
                 signature,
             } => {
-                let mut deltas =
-                    non_empty(thinking, |t| ContentBlockDelta::ThinkingDelta { thinking: t });
-                deltas.extend(non_empty(signature, |s| ContentBlockDelta::SignatureDelta {
-                    signature: s,
+                let mut deltas = non_empty(thinking, |t| ContentBlockDelta::ThinkingDelta {
+                    thinking: t,
+                });
+                deltas.extend(non_empty(signature, |s| {
+                    ContentBlockDelta::SignatureDelta { signature: s }
                 }));
                 (
                     ContentBlock::Thinking {
@@ -210,14 +211,17 @@ mod tests {
     #[test]
     fn event_sequence_shape() {
         let resp = response(
-            vec![ContentBlock::Text {
-                text: "hi".into(),
-            }],
+            vec![ContentBlock::Text { text: "hi".into() }],
             StopReason::EndTurn,
         );
         let names: Vec<String> = response_events(&resp)
             .iter()
-            .map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_string())
+            .map(|e| {
+                serde_json::to_value(e).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
             .collect();
         assert_eq!(
             names,

@@ -141,17 +141,6 @@ pub fn is_retryable(err: &ProviderError) -> bool {
     }
 }
 
-impl ProviderError {
-    /// The server's `retry-after` of an [`ProviderError::Http`] answer;
-    /// `None` for every other kind.
-    pub fn retry_after(&self) -> Option<Duration> {
-        match self {
-            ProviderError::Http { retry_after, .. } => *retry_after,
-            _ => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,7 +271,10 @@ mod tests {
         assert_eq!(RetryPolicy::from_config(&cfg).max_attempts, 5);
         cfg.max_retries = 0;
         assert_eq!(RetryPolicy::from_config(&cfg).max_attempts, 1);
-        assert_eq!(RetryPolicy::from_config(&cfg).next_delay(1, &http(529)), None);
+        assert_eq!(
+            RetryPolicy::from_config(&cfg).next_delay(1, &http(529)),
+            None
+        );
         cfg.max_retries = u32::MAX;
         assert_eq!(RetryPolicy::from_config(&cfg).max_attempts, u32::MAX);
     }
