@@ -21,6 +21,39 @@ pub const DEFAULT_API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 pub const DEFAULT_MAX_TURNS: u32 = 50;
 /// `max_tokens` of each request.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// Retries of a failed model request after its first try (so 5 tries in
+/// all; see `provider::retry::RetryPolicy::from_config`).
+pub const DEFAULT_MAX_RETRIES: u32 = 4;
+/// Longest silence of a streaming answer before it counts as dropped, in ms.
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 90_000;
+
+/// What the turn loop does after a stream failed once output began
+/// (issue 4 §4): `setup{ stream_fallback = "streaming" | "non_streaming" | "off" }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StreamFallback {
+    /// `"streaming"` (default): withdraw the partial answer and retry with
+    /// streaming again.
+    #[default]
+    Streaming,
+    /// `"non_streaming"`: withdraw the partial answer and retry once more
+    /// without streaming (`Provider::complete`).
+    NonStreaming,
+    /// `"off"`: end the turn with the error.
+    Off,
+}
+
+impl StreamFallback {
+    /// The setup value for `s` (`"streaming"`, `"non_streaming"`, `"off"`,
+    /// exact spelling), `None` for anything else.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "streaming" => Some(Self::Streaming),
+            "non_streaming" => Some(Self::NonStreaming),
+            "off" => Some(Self::Off),
+            _ => None,
+        }
+    }
+}
 
 /// The effective configuration of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +85,16 @@ pub struct Config {
     /// Write a buffer to disk after lathe changed it (when the user had no
     /// unsaved changes in it). Default `true`.
     pub save_after_edit: bool,
+    /// Retries of a failed model request after the first try (0 = never
+    /// retry). Default [`DEFAULT_MAX_RETRIES`].
+    pub max_retries: u32,
+    /// Milliseconds without a byte from a streaming answer (headers or
+    /// body) before it fails as dropped; at least 1. Default
+    /// [`DEFAULT_IDLE_TIMEOUT_MS`].
+    pub idle_timeout_ms: u64,
+    /// What to do after a stream failed mid-answer. Default
+    /// [`StreamFallback::Streaming`].
+    pub stream_fallback: StreamFallback,
 }
 
 impl Config {
@@ -72,6 +115,9 @@ impl Config {
             save_after_edit: true,
             max_tool_concurrency: crate::execution::DEFAULT_MAX_CONCURRENCY,
             streaming_tools: true,
+            max_retries: DEFAULT_MAX_RETRIES,
+            idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
+            stream_fallback: StreamFallback::default(),
             state_dir: dirs::state_dir()
                 .unwrap_or_else(std::env::temp_dir)
                 .join("lathe"),
@@ -102,18 +148,20 @@ impl Config {
             cfg.api_key_env = nonempty("api_key_env", e)?;
         }
         if let Some(n) = raw.max_turns {
+            let n: u32 = whole("max_turns", &n, u32::MAX.into())?;
             if n == 0 {
                 return Err(ConfigError("setup(): max_turns must be at least 1".into()));
             }
             cfg.max_turns = n;
         }
         if let Some(n) = raw.max_tokens {
-            cfg.max_tokens = n;
+            cfg.max_tokens = whole("max_tokens", &n, u32::MAX.into())?;
         }
         if let Some(s) = raw.save_after_edit {
             cfg.save_after_edit = s;
         }
         if let Some(n) = raw.max_tool_concurrency {
+            let n: usize = whole("max_tool_concurrency", &n, 1_000)?;
             if n == 0 {
                 return Err(ConfigError(
                     "setup(): max_tool_concurrency must be at least 1".into(),
@@ -123,6 +171,29 @@ impl Config {
         }
         if let Some(s) = raw.streaming_tools {
             cfg.streaming_tools = s;
+        }
+        if let Some(n) = raw.max_retries {
+            cfg.max_retries = whole("max_retries", &n, u32::MAX.into())?;
+        }
+        if let Some(ms) = raw.idle_timeout_ms {
+            let ms: u64 = whole("idle_timeout_ms", &ms, u64::MAX)?;
+            if ms == 0 {
+                return Err(ConfigError(
+                    "setup(): idle_timeout_ms must be at least 1 (milliseconds; default 90000)"
+                        .into(),
+                ));
+            }
+            cfg.idle_timeout_ms = ms;
+        }
+        if let Some(f) = raw.stream_fallback {
+            cfg.stream_fallback = f
+                .as_str()
+                .and_then(StreamFallback::parse)
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "setup(): stream_fallback must be \"streaming\", \"non_streaming\" or \"off\", got {f}"
+                    ))
+                })?;
         }
         if let Some(c) = raw.cwd {
             let p = PathBuf::from(nonempty("cwd", c)?);
@@ -161,6 +232,26 @@ impl Config {
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
+/// `v` as an unsigned integer that fits `T` (`u32` or `u64`); an integral
+/// float (`4.0`, as a Lua number may arrive) counts. The error names `key`,
+/// the range (`0..=max`, `T`'s largest value) and the value given.
+fn whole<T: TryFrom<u64>>(key: &str, v: &Value, max: u64) -> Result<T, ConfigError> {
+    v.as_u64()
+        .or_else(|| {
+            v.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < u64::MAX as f64)
+                // Integral and in range: the cast is exact.
+                .map(|f| f as u64)
+        })
+        .filter(|n| *n <= max)
+        .and_then(|n| T::try_from(n).ok())
+        .ok_or_else(|| {
+            ConfigError(format!(
+                "setup(): {key} must be a whole number from 0 to {max}, got {v}"
+            ))
+        })
+}
+
 fn nonempty(key: &str, v: String) -> Result<String, ConfigError> {
     if v.trim().is_empty() {
         Err(ConfigError(format!("setup(): {key} must not be empty")))
@@ -175,12 +266,15 @@ struct RawSetup {
     model: Option<String>,
     base_url: Option<String>,
     api_key_env: Option<String>,
-    max_turns: Option<u32>,
-    max_tokens: Option<u32>,
+    max_turns: Option<Value>,
+    max_tokens: Option<Value>,
     cwd: Option<String>,
     save_after_edit: Option<bool>,
-    max_tool_concurrency: Option<usize>,
+    max_tool_concurrency: Option<Value>,
     streaming_tools: Option<bool>,
+    max_retries: Option<Value>,
+    idle_timeout_ms: Option<Value>,
+    stream_fallback: Option<Value>,
     permissions: Option<RawPermissions>,
 }
 
@@ -231,6 +325,76 @@ mod tests {
         .unwrap();
         assert_eq!(c.permissions.mode, Mode::AcceptEdits);
         assert_eq!(c.permissions.deny, vec![Rule::tool("Write")]);
+    }
+
+    #[test]
+    fn retry_options_default_and_parse() {
+        let d = Config::from_setup(&json!({}), Path::new("/p")).unwrap();
+        assert_eq!(d.max_retries, 4);
+        assert_eq!(d.idle_timeout_ms, 90_000);
+        assert_eq!(d.stream_fallback, StreamFallback::Streaming);
+        let c = Config::from_setup(
+            &json!({"max_retries": 0, "idle_timeout_ms": 250, "stream_fallback": "non_streaming"}),
+            Path::new("/p"),
+        )
+        .unwrap();
+        assert_eq!(c.max_retries, 0);
+        assert_eq!(c.idle_timeout_ms, 250);
+        assert_eq!(c.stream_fallback, StreamFallback::NonStreaming);
+        let off = Config::from_setup(&json!({"stream_fallback": "off"}), Path::new("/p")).unwrap();
+        assert_eq!(off.stream_fallback, StreamFallback::Off);
+        let lua = Config::from_setup(&json!({"max_retries": 2.0}), Path::new("/p")).unwrap();
+        assert_eq!(lua.max_retries, 2);
+    }
+
+    #[test]
+    fn retry_option_errors_name_the_key() {
+        let err = |v| Config::from_setup(&v, Path::new("/p")).unwrap_err().0;
+        assert_eq!(
+            err(json!({"stream_fallback": "nonstreaming"})),
+            "setup(): stream_fallback must be \"streaming\", \"non_streaming\" or \"off\", got \"nonstreaming\""
+        );
+        assert_eq!(
+            err(json!({"idle_timeout_ms": 0})),
+            "setup(): idle_timeout_ms must be at least 1 (milliseconds; default 90000)"
+        );
+        assert_eq!(
+            err(json!({"max_retries": -1})),
+            "setup(): max_retries must be a whole number from 0 to 4294967295, got -1"
+        );
+        assert_eq!(
+            err(json!({"idle_timeout_ms": "90s"})),
+            "setup(): idle_timeout_ms must be a whole number from 0 to 18446744073709551615, got \"90s\""
+        );
+        assert_eq!(
+            err(json!({"max_retries": 2.5})),
+            "setup(): max_retries must be a whole number from 0 to 4294967295, got 2.5"
+        );
+        assert_eq!(
+            err(json!({"stream_fallback": false})),
+            "setup(): stream_fallback must be \"streaming\", \"non_streaming\" or \"off\", got false"
+        );
+    }
+
+    #[test]
+    fn lua_numbers_arrive_as_floats_and_are_accepted_when_whole() {
+        let c = Config::from_setup(
+            &json!({"max_turns": 7.0, "max_tool_concurrency": 2.0, "max_tokens": 1024}),
+            Path::new("/p"),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.max_turns, c.max_tool_concurrency, c.max_tokens),
+            (7, 2, 1024)
+        );
+        let e = Config::from_setup(&json!({"max_turns": 1.5}), Path::new("/p")).unwrap_err();
+        assert!(e.0.contains("max_turns"), "{e}");
+        let e =
+            Config::from_setup(&json!({"max_tool_concurrency": 0}), Path::new("/p")).unwrap_err();
+        assert!(
+            e.0.contains("max_tool_concurrency must be at least 1"),
+            "{e}"
+        );
     }
 
     #[test]

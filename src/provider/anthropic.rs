@@ -3,19 +3,24 @@
 //! <https://docs.anthropic.com/en/api/messages-streaming>,
 //! <https://docs.anthropic.com/en/api/errors>).
 //!
-//! No retries here: a failure is returned once, as a [`ProviderError`]
-//! (retry/backoff wraps a provider in a later issue).
+//! No retries here: a failure is returned once, as a [`ProviderError`]; the
+//! turn loop decides with [`super::retry`]. A body that goes silent for the
+//! idle timeout fails ([`super::idle`]).
+//!
+//! [`Provider::complete`] sends the same request with `stream: false` (the
+//! fallback after a failed stream).
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use futures::StreamExt;
 use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE, RETRY_AFTER};
 use serde::Deserialize;
 
+use super::idle::{idle_timeout_message, with_idle_timeout, DEFAULT_IDLE_TIMEOUT};
 use super::{sse, EventStream, Provider, ProviderError};
 use crate::config::Config;
-use crate::protocol::{ApiErrorBody, MessagesRequest};
+use crate::protocol::{ApiErrorBody, MessagesRequest, MessagesResponse};
 
 /// Value of the `anthropic-version` header (the API's only stable version).
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -23,12 +28,20 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// [`ProviderError::MissingKey`]; other hosts (a local mock, a proxy) are
 /// sent to without `x-api-key`.
 pub const ANTHROPIC_HOST: &str = "api.anthropic.com";
-/// TCP + TLS connect timeout.
+/// TCP + TLS connect timeout (the idle timeout also bounds it, when shorter).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// Longest silence between two network reads (response headers or body
-/// bytes) before the request fails with [`ProviderError::Transport`]. The API
-/// sends `ping` events while a long answer is being produced.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Longest wait for a whole non-streaming answer ([`Provider::complete`]):
+/// 10 minutes, the API's own limit for non-streaming requests
+/// (<https://docs.anthropic.com/en/api/errors#long-requests>). A longer
+/// idle timeout wins.
+pub const NON_STREAMING_TIMEOUT: Duration = Duration::from_secs(600);
+/// Template of the [`ProviderError::Transport`] text when a non-streaming
+/// answer took longer than its timeout; `{secs}` is the timeout in seconds.
+pub const NON_STREAMING_TIMEOUT_MESSAGE: &str =
+    "no complete answer from the API within {secs} s (non-streaming timeout)";
+/// Header the API (and its SDKs) use for a retry wait in milliseconds;
+/// preferred over `retry-after` when both are sent.
+pub const RETRY_AFTER_MS: &str = "retry-after-ms";
 /// `kind` of [`ProviderError::Http`] when the error body is not the API's
 /// `{"type":"error","error":{…}}` shape.
 pub const HTTP_ERROR_KIND: &str = "http_error";
@@ -46,6 +59,8 @@ pub struct AnthropicProvider {
     api_key: Option<String>,
     /// Variable the key came from; named in [`ProviderError::MissingKey`].
     api_key_env: String,
+    /// Longest silence of a streaming answer (headers or body bytes).
+    idle_timeout: Duration,
     http: reqwest::Client,
 }
 
@@ -56,8 +71,11 @@ impl AnthropicProvider {
     /// `api_key_env`, `None` when unset or empty).
     ///
     /// Builds its own rustls `reqwest::Client` with [`CONNECT_TIMEOUT`] and
-    /// [`IDLE_TIMEOUT`]. Errors: [`ProviderError::Transport`] when the client
-    /// cannot be built (TLS backend initialisation failed).
+    /// no read timeout (silence is caught by the idle timeout,
+    /// [`DEFAULT_IDLE_TIMEOUT`] unless set with
+    /// [`with_idle_timeout`](Self::with_idle_timeout)). Errors:
+    /// [`ProviderError::Request`] when the client cannot be built (TLS
+    /// backend initialisation failed).
     pub fn new(
         base_url: impl Into<String>,
         api_key: Option<String>,
@@ -65,14 +83,14 @@ impl AnthropicProvider {
     ) -> Result<Self, ProviderError> {
         let http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
-            .read_timeout(IDLE_TIMEOUT)
             .user_agent(concat!("lathe/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| ProviderError::Transport(sse::chain(&e)))?;
+            .map_err(|e| ProviderError::Request(sse::chain(&e)))?;
         Ok(Self::with_client(base_url, api_key, api_key_env, http))
     }
 
-    /// Like [`new`](Self::new) with a caller-built client (tests, proxies).
+    /// Like [`new`](Self::new) with a caller-built client (tests, proxies);
+    /// idle timeout [`DEFAULT_IDLE_TIMEOUT`].
     pub fn with_client(
         base_url: impl Into<String>,
         api_key: Option<String>,
@@ -87,18 +105,38 @@ impl AnthropicProvider {
             base_url,
             api_key,
             api_key_env: api_key_env.into(),
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
             http,
         }
     }
 
+    /// This provider with `timeout` as the longest silence of a streaming
+    /// answer: waiting longer for the response headers, or for the next body
+    /// bytes, fails with [`ProviderError::Transport`] carrying
+    /// [`idle_timeout_message`] ("no data from the API for 90 s (idle
+    /// timeout)"). Zero is treated as 1 ms.
+    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The idle timeout in use (see [`with_idle_timeout`](Self::with_idle_timeout)).
+    pub fn idle_timeout(&self) -> Duration {
+        self.idle_timeout
+    }
+
     /// A provider for `cfg.base_url`, with the key read now from the
     /// environment variable named `cfg.api_key_env` (surrounding whitespace
-    /// trimmed; unset, empty or not UTF-8 means no key). A missing key is
-    /// not an error here; [`Provider::stream`] reports it.
+    /// trimmed; unset, empty or not UTF-8 means no key) and
+    /// `cfg.idle_timeout_ms` as idle timeout. A missing key is not an error
+    /// here; [`Provider::stream`] reports it.
     /// Errors: as [`new`](Self::new).
     pub fn from_config(cfg: &Config) -> Result<Self, ProviderError> {
         let key = std::env::var(&cfg.api_key_env).ok();
-        Self::new(cfg.base_url.clone(), key, cfg.api_key_env.clone())
+        Ok(
+            Self::new(cfg.base_url.clone(), key, cfg.api_key_env.clone())?
+                .with_idle_timeout(Duration::from_millis(cfg.idle_timeout_ms)),
+        )
     }
 
     /// `{base_url}/v1/messages`, where requests go.
@@ -113,6 +151,51 @@ impl AnthropicProvider {
             .and_then(|u| u.host_str().map(|h| h.eq_ignore_ascii_case(ANTHROPIC_HOST)))
             .unwrap_or(false)
     }
+
+    /// Posts `req` with `stream` set as given and `accept` (`text/event-stream`
+    /// or `application/json`), and returns the response once its headers
+    /// arrived, whatever its status. Errors: [`ProviderError::MissingKey`]
+    /// (nothing sent), [`ProviderError::Request`] (a key that cannot be a
+    /// header, a `base_url` that is not a URL), [`ProviderError::Transport`]
+    /// (DNS, refused, TLS, reset). No timeout of its own.
+    async fn send(
+        &self,
+        req: &MessagesRequest,
+        stream: bool,
+        accept: &'static str,
+    ) -> Result<reqwest::Response, ProviderError> {
+        if self.api_key.is_none() && self.is_anthropic_host() {
+            return Err(ProviderError::MissingKey {
+                env: self.api_key_env.clone(),
+            });
+        }
+        let mut body = req.clone();
+        body.stream = stream;
+        let mut builder = self
+            .http
+            .post(self.messages_url())
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, accept)
+            .json(&body);
+        if let Some(key) = &self.api_key {
+            let mut value = HeaderValue::from_str(key).map_err(|_| {
+                ProviderError::Request(format!(
+                    "the API key in ${} has characters an HTTP header cannot carry",
+                    self.api_key_env
+                ))
+            })?;
+            value.set_sensitive(true);
+            builder = builder.header("x-api-key", value);
+        }
+        builder.send().await.map_err(|e| {
+            if e.is_builder() {
+                ProviderError::Request(format!("base_url {:?}: {}", self.base_url, sse::chain(&e)))
+            } else {
+                ProviderError::Transport(sse::chain(&e))
+            }
+        })
+    }
 }
 
 #[async_trait]
@@ -123,6 +206,8 @@ impl Provider for AnthropicProvider {
     /// text/event-stream`, and returns the decoded events once the response
     /// headers arrived (see [`sse::decode`] for the stream's own errors,
     /// including the `Transport` error when it ends before `message_stop`).
+    /// When no body bytes arrive for the idle timeout, the stream yields
+    /// `Err(ProviderError::Transport(`[`idle_timeout_message`]`))` and ends.
     ///
     /// Errors, before any event:
     /// - [`ProviderError::MissingKey`] — no key and the host is
@@ -130,41 +215,20 @@ impl Provider for AnthropicProvider {
     /// - [`ProviderError::Http`] — a non-2xx status: `kind`/`message` from
     ///   the API's `{"type":"error","error":{"type","message"}}` body, else
     ///   [`HTTP_ERROR_KIND`] and the body text (or the status reason when the
-    ///   body is empty); `retry_after_s` from a `retry-after` header in
-    ///   seconds (an HTTP-date value gives `None`);
+    ///   body is empty); `retry_after` from a `retry-after-ms` header, else a
+    ///   `retry-after` header in seconds or as an HTTP-date;
     /// - [`ProviderError::Decode`] — a 2xx answer whose `content-type` is
     ///   not `text/event-stream`;
-    /// - [`ProviderError::Transport`] — the request could not be built or
-    ///   sent (bad URL, DNS, refused, TLS, timeout), with the cause chain.
+    /// - [`ProviderError::Request`] — the request could not be built (a key
+    ///   that cannot be a header, a `base_url` that is not a URL);
+    /// - [`ProviderError::Transport`] — the request could not be sent (DNS,
+    ///   refused, TLS, connect timeout) with the cause chain, or no response
+    ///   headers arrived within the idle timeout ([`idle_timeout_message`]).
     async fn stream(&self, req: &MessagesRequest) -> Result<EventStream, ProviderError> {
-        if self.api_key.is_none() && self.is_anthropic_host() {
-            return Err(ProviderError::MissingKey {
-                env: self.api_key_env.clone(),
-            });
-        }
-        let mut body = req.clone();
-        body.stream = true;
-        let mut builder = self
-            .http
-            .post(self.messages_url())
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "text/event-stream")
-            .json(&body);
-        if let Some(key) = &self.api_key {
-            let mut value = HeaderValue::from_str(key).map_err(|_| {
-                ProviderError::Transport(format!(
-                    "the API key in ${} has characters an HTTP header cannot carry",
-                    self.api_key_env
-                ))
-            })?;
-            value.set_sensitive(true);
-            builder = builder.header("x-api-key", value);
-        }
-        let resp = builder
-            .send()
-            .await
-            .map_err(|e| ProviderError::Transport(sse::chain(&e)))?;
+        let resp =
+            tokio::time::timeout(self.idle_timeout, self.send(req, true, "text/event-stream"))
+                .await
+                .map_err(|_| ProviderError::Transport(idle_timeout_message(self.idle_timeout)))??;
         let status = resp.status();
         let headers = resp.headers().clone();
         if !status.is_success() {
@@ -182,7 +246,50 @@ impl Provider for AnthropicProvider {
                 cut(&text, 200)
             )));
         }
-        Ok(sse::decode(resp.bytes_stream()))
+        Ok(sse::decode(with_idle_timeout(
+            resp.bytes_stream(),
+            self.idle_timeout,
+        )))
+    }
+
+    /// Sends `req` with `stream: false` and `accept: application/json` and
+    /// returns the parsed message (the same headers and key rules as
+    /// [`stream`](Provider::stream)).
+    ///
+    /// Errors: [`ProviderError::MissingKey`], [`ProviderError::Request`],
+    /// [`ProviderError::Http`] exactly as for `stream`;
+    /// [`ProviderError::Transport`] when sending or reading the body failed,
+    /// or the whole answer took longer than [`NON_STREAMING_TIMEOUT`] (or
+    /// the idle timeout, when longer) — [`NON_STREAMING_TIMEOUT_MESSAGE`];
+    /// [`ProviderError::Decode`] when a 2xx body is not a Messages API
+    /// message (serde's error and the first 200 chars of the body).
+    async fn complete(&self, req: &MessagesRequest) -> Result<MessagesResponse, ProviderError> {
+        let limit = NON_STREAMING_TIMEOUT.max(self.idle_timeout);
+        let answer = async {
+            let resp = self.send(req, false, "application/json").await?;
+            let status = resp.status();
+            let headers = resp.headers().clone();
+            if !status.is_success() {
+                let text = read_capped(resp, MAX_ERROR_BODY_BYTES).await;
+                return Err(http_error(status, &headers, &text));
+            }
+            let bytes = resp
+                .bytes()
+                .await
+                .map_err(|e| ProviderError::Transport(sse::chain(&e)))?;
+            serde_json::from_slice::<MessagesResponse>(&bytes).map_err(|e| {
+                ProviderError::Decode(format!(
+                    "the answer is not a Messages API message ({e}): {}",
+                    cut(&String::from_utf8_lossy(&bytes), 200)
+                ))
+            })
+        };
+        tokio::time::timeout(limit, answer).await.map_err(|_| {
+            ProviderError::Transport(
+                NON_STREAMING_TIMEOUT_MESSAGE
+                    .replace("{secs}", &super::idle::ceil_secs(limit).to_string()),
+            )
+        })?
     }
 }
 
@@ -194,10 +301,7 @@ struct ErrorEnvelope {
 
 /// Builds [`ProviderError::Http`] from a non-2xx answer.
 fn http_error(status: reqwest::StatusCode, headers: &HeaderMap, body: &str) -> ProviderError {
-    let retry_after_s = headers
-        .get(RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_retry_after);
+    let retry_after = retry_after(headers, SystemTime::now());
     let (kind, message) = match serde_json::from_str::<ErrorEnvelope>(body) {
         Ok(env) => (env.error.kind, env.error.message),
         Err(_) => {
@@ -217,23 +321,45 @@ fn http_error(status: reqwest::StatusCode, headers: &HeaderMap, body: &str) -> P
         status: status.as_u16(),
         kind,
         message,
-        retry_after_s,
+        retry_after,
     }
 }
 
-/// `retry-after` as whole seconds: `"7"` → 7, `"1.5"` → 2; an HTTP-date or
-/// garbage → `None`.
-fn parse_retry_after(v: &str) -> Option<u64> {
+/// The server's retry wait from `headers`, measured from `now`: a readable
+/// [`RETRY_AFTER_MS`] (milliseconds, may be fractional) wins, else
+/// `retry-after` by [`parse_retry_after`]; `None` when neither is readable.
+fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    text(RETRY_AFTER_MS)
+        .and_then(non_negative_f64)
+        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+        .or_else(|| text(RETRY_AFTER.as_str()).and_then(|v| parse_retry_after(v, now)))
+}
+
+/// A `retry-after` value (RFC 9110 §10.2.3) as a wait from `now`:
+/// delay-seconds (`"7"` → 7 s; a fractional `"1.5"` → 1.5 s, as some
+/// servers send) or an HTTP-date (`"Wed, 21 Oct 2099 07:28:00 GMT"` → that
+/// moment minus `now`, zero when it already passed, via `httpdate`).
+/// Negative numbers and garbage → `None`.
+fn parse_retry_after(v: &str, now: SystemTime) -> Option<Duration> {
     let v = v.trim();
-    if let Ok(n) = v.parse::<u64>() {
-        return Some(n);
+    if let Some(secs) = non_negative_f64(v) {
+        return Duration::try_from_secs_f64(secs).ok();
     }
-    let f = v
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// `v` as a finite, non-negative number.
+fn non_negative_f64(v: &str) -> Option<f64> {
+    v.trim()
         .parse::<f64>()
         .ok()
-        .filter(|f| f.is_finite() && *f >= 0.0)?;
-    // Bounded above by u64::MAX as f64; the cast saturates.
-    Some(f.ceil() as u64)
+        .filter(|f| f.is_finite() && *f >= 0.0)
 }
 
 /// Reads at most `cap` bytes of the body as lossy UTF-8; a read error ends
@@ -472,7 +598,7 @@ mod tests {
                 status: 400,
                 kind: "invalid_request_error".into(),
                 message: "messages.1: tool_use ids were found without tool_result blocks immediately after: toolu_01".into(),
-                retry_after_s: None,
+                retry_after: None,
             }
         );
         assert_eq!(
@@ -490,7 +616,7 @@ mod tests {
                 status: 401,
                 kind: "authentication_error".into(),
                 message: "invalid x-api-key".into(),
-                retry_after_s: None,
+                retry_after: None,
             }
         );
     }
@@ -504,7 +630,7 @@ mod tests {
                 status: 529,
                 kind: "overloaded_error".into(),
                 message: "Overloaded".into(),
-                retry_after_s: Some(7),
+                retry_after: Some(Duration::from_secs(7)),
             }
         );
     }
@@ -522,22 +648,32 @@ mod tests {
                 status: 502,
                 kind: HTTP_ERROR_KIND.into(),
                 message: "<html>upstream timed out</html>".into(),
-                retry_after_s: None,
+                retry_after: None,
             }
         );
+        let e = error_for(&response(
+            "503 Service Unavailable",
+            "retry-after: Wed, 21 Oct 2099 07:28:00 GMT\r\n",
+            "",
+        ))
+        .await;
+        let ProviderError::Http {
+            status,
+            kind,
+            message,
+            retry_after,
+        } = e
+        else {
+            panic!("{e:?}")
+        };
         assert_eq!(
-            error_for(&response(
-                "503 Service Unavailable",
-                "retry-after: Wed, 21 Oct 2099 07:28:00 GMT\r\n",
-                ""
-            ))
-            .await,
-            ProviderError::Http {
-                status: 503,
-                kind: HTTP_ERROR_KIND.into(),
-                message: "Service Unavailable".into(),
-                retry_after_s: None,
-            }
+            (status, kind.as_str(), message.as_str()),
+            (503, HTTP_ERROR_KIND, "Service Unavailable")
+        );
+        // An HTTP-date decades ahead: a wait of decades (the policy caps it).
+        assert!(
+            retry_after.is_some_and(|d| d > Duration::from_secs(60 * 60 * 24 * 365 * 50)),
+            "{retry_after:?}"
         );
     }
 
@@ -645,19 +781,186 @@ mod tests {
         let mut cfg = Config::new(std::path::Path::new("/tmp"));
         cfg.base_url = "http://127.0.0.1:9/".into();
         cfg.api_key_env = "LATHE_PROVIDER_TEST_KEY_UNSET_0xC0FFEE".into();
+        cfg.idle_timeout_ms = 1500;
         let p = AnthropicProvider::from_config(&cfg).unwrap();
         assert_eq!(p.messages_url(), "http://127.0.0.1:9/v1/messages");
+        assert_eq!(p.idle_timeout(), Duration::from_millis(1500));
         assert_eq!(p.api_key, None);
         assert_eq!(p.api_key_env, "LATHE_PROVIDER_TEST_KEY_UNSET_0xC0FFEE");
     }
 
     #[test]
-    fn retry_after_parsing() {
-        assert_eq!(parse_retry_after("7"), Some(7));
-        assert_eq!(parse_retry_after(" 30 "), Some(30));
-        assert_eq!(parse_retry_after("1.5"), Some(2));
-        assert_eq!(parse_retry_after("-1"), None);
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2099 07:28:00 GMT"), None);
+    fn retry_after_seconds_and_http_date() {
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2099 07:27:30 GMT").unwrap();
+        let p = |v| parse_retry_after(v, now);
+        assert_eq!(p("7"), Some(Duration::from_secs(7)));
+        assert_eq!(p(" 30 "), Some(Duration::from_secs(30)));
+        assert_eq!(p("1.5"), Some(Duration::from_millis(1500)));
+        assert_eq!(p("0"), Some(Duration::ZERO));
+        assert_eq!(p("-1"), None);
+        assert_eq!(p("soon"), None);
+        assert_eq!(p("inf"), None);
+        assert_eq!(
+            p("Wed, 21 Oct 2099 07:28:00 GMT"),
+            Some(Duration::from_secs(30))
+        );
+        // RFC 850 and asctime forms are HTTP-dates too (RFC 9110 §5.6.7).
+        assert_eq!(
+            p("Wednesday, 21-Oct-99 07:28:10 GMT"),
+            httpdate::parse_http_date("Wednesday, 21-Oct-99 07:28:10 GMT")
+                .ok()
+                .map(|t| t.duration_since(now).unwrap_or(Duration::ZERO))
+        );
+        assert_eq!(p("Wed Oct 21 07:29:00 2099"), Some(Duration::from_secs(90)));
+        // A date already past: retry now.
+        assert_eq!(p("Wed, 21 Oct 2099 07:00:00 GMT"), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn retry_after_ms_header_wins() {
+        let now = SystemTime::UNIX_EPOCH;
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h, now), None);
+        h.insert(RETRY_AFTER, HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(7)));
+        h.insert(RETRY_AFTER_MS, HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_millis(250)));
+        h.insert(RETRY_AFTER_MS, HeaderValue::from_static("garbage"));
+        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(7)));
+    }
+
+    /// Serves one connection: reads the request head, writes `first`, then
+    /// keeps the socket open without writing until the client goes away.
+    async fn serve_then_stall(first: Vec<u8>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let mut tmp = [0u8; 4096];
+            let mut buf = Vec::new();
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = sock.read(&mut tmp).await.unwrap();
+                if n == 0 {
+                    return;
+                }
+                buf.extend_from_slice(&tmp[..n]);
+            }
+            sock.write_all(&first).await.ok();
+            sock.flush().await.ok();
+            // Stall: wait for the client to close (read returns 0 or fails).
+            while matches!(sock.read(&mut tmp).await, Ok(n) if n > 0) {}
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_body_that_goes_silent_ends_with_the_idle_error() {
+        let body = "event: message_start\r\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"role\":\"assistant\",\"content\":[],\"model\":\"x\"}}\r\n\r\n";
+        let mut bytes = sse_head();
+        bytes.extend(chunked(body.as_bytes(), 4096, false));
+        let url = serve_then_stall(bytes).await;
+        let p = provider(&url, None).with_idle_timeout(Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        let events = collect(p.stream(&request()).await.unwrap()).await;
+        assert_eq!(events.len(), 2, "{events:?}");
+        assert!(matches!(events[0], Ok(StreamEvent::MessageStart { .. })));
+        assert_eq!(
+            events[1],
+            Err(ProviderError::Transport(
+                "no data from the API for 1 s (idle timeout)".into()
+            ))
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn no_response_headers_within_the_idle_timeout_is_the_idle_error() {
+        let url = serve_then_stall(Vec::new()).await;
+        let p = provider(&url, None).with_idle_timeout(Duration::from_millis(300));
+        let e = p.stream(&request()).await.err().unwrap();
+        assert_eq!(
+            e,
+            ProviderError::Transport("no data from the API for 1 s (idle timeout)".into())
+        );
+        assert!(crate::provider::retry::is_retryable(&e));
+    }
+
+    #[tokio::test]
+    async fn complete_sends_stream_false_and_parses_the_message() {
+        let body = r#"{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Grüße"},{"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"a.rs"}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":9,"output_tokens":4}}"#;
+        let (url, server) = serve_once(vec![response("200 OK", "", body).into_bytes()]).await;
+        let got = provider(&url, Some("sk-test"))
+            .complete(&request())
+            .await
+            .unwrap();
+        assert_eq!(got.id, "msg_2");
+        assert_eq!(got.stop_reason, Some(StopReason::ToolUse));
+        assert_eq!(
+            got.content,
+            vec![
+                ContentBlock::Text {
+                    text: "Grüße".into()
+                },
+                ContentBlock::ToolUse(crate::protocol::ToolUse {
+                    id: "toolu_1".into(),
+                    name: "Read".into(),
+                    input: json!({"file_path": "a.rs"}),
+                }),
+            ]
+        );
+        let sent = server.await.unwrap();
+        assert_eq!(sent.body["stream"], json!(false));
+        let head = sent.head.to_ascii_lowercase();
+        assert!(head.contains("\r\naccept: application/json\r\n"), "{head}");
+        assert!(head.contains("\r\nx-api-key: sk-test\r\n"), "{head}");
+    }
+
+    #[tokio::test]
+    async fn complete_maps_errors_like_stream() {
+        let body = r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#;
+        let (url, _s) = serve_once(vec![response(
+            "429 Too Many Requests",
+            "retry-after: 3\r\n",
+            body,
+        )
+        .into_bytes()])
+        .await;
+        assert_eq!(
+            provider(&url, None).complete(&request()).await.unwrap_err(),
+            ProviderError::Http {
+                status: 429,
+                kind: "rate_limit_error".into(),
+                message: "slow down".into(),
+                retry_after: Some(Duration::from_secs(3)),
+            }
+        );
+        let (url, _s) = serve_once(vec![
+            response("200 OK", "", "<html>proxy</html>").into_bytes()
+        ])
+        .await;
+        let e = provider(&url, None).complete(&request()).await.unwrap_err();
+        assert!(
+            matches!(&e, ProviderError::Decode(m) if m.starts_with("the answer is not a Messages API message (") && m.ends_with("): <html>proxy</html>")),
+            "{e:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_key_that_cannot_be_a_header_is_a_request_error_not_retried() {
+        let p =
+            AnthropicProvider::new("http://127.0.0.1:9", Some("sk\nbad".into()), "MY_KEY").unwrap();
+        let e = p.stream(&request()).await.err().unwrap();
+        assert_eq!(
+            e,
+            ProviderError::Request(
+                "the API key in $MY_KEY has characters an HTTP header cannot carry".into()
+            )
+        );
+        assert!(!crate::provider::retry::is_retryable(&e));
     }
 
     #[test]

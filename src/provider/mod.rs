@@ -4,17 +4,25 @@
 //! `anthropic` speaks the Messages API over reqwest with SSE (`sse` decodes
 //! the byte stream); `assemble` folds events into the assistant message and
 //! reports each `tool_use` the moment its `content_block_stop` arrives.
+//! Recovery pieces for the turn loop: `retry` (which errors to retry and how
+//! long to wait), `idle` (a stalled body becomes an error), `replay` (a
+//! non-streaming answer as stream events) and `hints` (what the user is told).
 
 pub mod anthropic;
 pub mod assemble;
+pub mod hints;
+pub mod idle;
+pub mod replay;
+pub mod retry;
 pub mod sse;
 
 use std::pin::Pin;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::Stream;
 
-use crate::protocol::{MessagesRequest, StreamEvent};
+use crate::protocol::{MessagesRequest, MessagesResponse, StreamEvent};
 
 /// A stream of decoded events; ends after `message_stop` or an error.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
@@ -37,8 +45,12 @@ pub enum ProviderError {
         kind: String,
         /// The API's message, or the body text.
         message: String,
-        /// `retry-after` in seconds, when the server sent one.
-        retry_after_s: Option<u64>,
+        /// How long the server asked to wait before retrying, from a
+        /// `retry-after-ms` header (milliseconds) or else `retry-after`
+        /// (whole or fractional seconds, or an HTTP-date, measured from the
+        /// moment the answer arrived; a past date is zero). `None` when
+        /// neither header was sent or readable.
+        retry_after: Option<Duration>,
     },
     /// An `error` event inside a 200 stream.
     #[error("{kind}: {message}")]
@@ -48,12 +60,29 @@ pub enum ProviderError {
         /// The API's message.
         message: String,
     },
-    /// Connection failed or dropped.
+    /// Connection failed or dropped, or no bytes arrived for the idle
+    /// timeout (see [`idle`]). Worth retrying.
     #[error("connection error: {0}")]
     Transport(String),
+    /// The request could not be built: the API key has characters an HTTP
+    /// header cannot carry, `base_url` is not a URL, the HTTP client could
+    /// not start. Retrying cannot help; the text says what to fix.
+    #[error("could not send the request: {0}")]
+    Request(String),
     /// A `data:` payload was not a valid event.
     #[error("could not decode a stream event: {0}")]
     Decode(String),
+}
+
+impl ProviderError {
+    /// The server's requested wait of an [`ProviderError::Http`] answer
+    /// (its `retry_after` field); `None` for every other kind.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ProviderError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
 }
 
 /// Sends requests to a model.
@@ -63,4 +92,107 @@ pub trait Provider: Send + Sync {
     /// Returns once the response headers arrived: a non-2xx status is an
     /// `Err(ProviderError::Http)` here; later failures come through the stream.
     async fn stream(&self, req: &MessagesRequest) -> Result<EventStream, ProviderError>;
+
+    /// Sends `req` without streaming (`stream: false`) and returns the whole
+    /// answer: the turn loop's fallback after a stream failed mid-answer
+    /// (`stream_fallback = "non_streaming"`, issue 4 §4). Feed the result
+    /// through [`replay::response_events`] and the same
+    /// [`assemble::MessageAssembler`] as a stream.
+    ///
+    /// Errors are those of [`stream`](Self::stream) (same kinds, same
+    /// retryability); there are no stream errors.
+    ///
+    /// The default implementation (for providers that only stream, e.g. test
+    /// fakes) calls [`stream`](Self::stream) and assembles the events into
+    /// a [`MessagesResponse`]; the first `Err` of the stream is returned.
+    async fn complete(&self, req: &MessagesRequest) -> Result<MessagesResponse, ProviderError> {
+        use futures::StreamExt;
+        let mut events = self.stream(req).await?;
+        let mut assembler = assemble::MessageAssembler::new();
+        while let Some(event) = events.next().await {
+            assembler.push(event?);
+        }
+        Ok(MessagesResponse {
+            id: assembler.id().to_string(),
+            role: crate::protocol::Role::Assistant,
+            model: assembler.model().to_string(),
+            stop_reason: assembler.stop_reason().cloned(),
+            usage: assembler.usage().clone(),
+            content: assembler.finish().content,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ContentBlock, Message, Role, StopReason, Usage};
+    use pretty_assertions::assert_eq;
+
+    /// A provider that only streams: the replayed events of one answer, or
+    /// those events cut by an error.
+    struct Replaying {
+        answer: MessagesResponse,
+        fail_after: Option<usize>,
+    }
+
+    #[async_trait]
+    impl Provider for Replaying {
+        async fn stream(&self, _req: &MessagesRequest) -> Result<EventStream, ProviderError> {
+            let mut items: Vec<Result<StreamEvent, ProviderError>> =
+                replay::response_events(&self.answer)
+                    .into_iter()
+                    .map(Ok)
+                    .collect();
+            if let Some(n) = self.fail_after {
+                items.truncate(n);
+                items.push(Err(ProviderError::Transport("reset".into())));
+            }
+            Ok(Box::pin(futures::stream::iter(items)))
+        }
+    }
+
+    fn answer() -> MessagesResponse {
+        MessagesResponse {
+            id: "msg_5".into(),
+            role: Role::Assistant,
+            content: vec![ContentBlock::Text {
+                text: "done".into(),
+            }],
+            stop_reason: Some(StopReason::EndTurn),
+            model: "m".into(),
+            usage: Usage {
+                input_tokens: 3,
+                output_tokens: 2,
+            },
+        }
+    }
+
+    fn req() -> MessagesRequest {
+        MessagesRequest {
+            model: "m".into(),
+            max_tokens: 10,
+            system: String::new(),
+            messages: vec![Message::user_text("hi")],
+            tools: vec![],
+            stream: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn default_complete_assembles_the_stream() {
+        let p = Replaying {
+            answer: answer(),
+            fail_after: None,
+        };
+        assert_eq!(p.complete(&req()).await.unwrap(), answer());
+        let cut = Replaying {
+            answer: answer(),
+            fail_after: Some(3),
+        };
+        assert_eq!(
+            cut.complete(&req()).await.unwrap_err(),
+            ProviderError::Transport("reset".into())
+        );
+    }
 }
