@@ -57,6 +57,12 @@ pub enum AgentEvent {
     },
     /// A new assistant message began (one per model request).
     AssistantStarted,
+    /// The answer being streamed failed and is withdrawn: it is not part of
+    /// the conversation (the chat strikes it out); a retry may follow.
+    AssistantWithdrawn {
+        /// What went wrong.
+        reason: String,
+    },
     /// More assistant text.
     TextDelta {
         /// The text piece.

@@ -5,11 +5,14 @@ use std::sync::Arc;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
+use crate::config::{Config, StreamFallback};
 use crate::execution::{ExecEnv, PendingToolUse, ToolExecutor};
 use crate::protocol::{MessagesRequest, StopReason};
 use crate::provider::assemble::{Assembled, MessageAssembler};
-use crate::provider::Provider;
+use crate::provider::hints::{retrying_message, user_message};
+use crate::provider::replay::response_events;
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{EventStream, Provider, ProviderError};
 
 use super::transcript::Transcript;
 use super::{AgentEvent, EventSink, TurnOutcome};
@@ -33,6 +36,17 @@ pub(crate) struct Turn {
     pub cancel: CancellationToken,
 }
 
+/// How one try of a request ended.
+enum Attempt {
+    /// Finished or interrupted: no retry.
+    Reply(Reply),
+    /// Failed; `output_began` when the chat already showed part of it.
+    Failed {
+        error: ProviderError,
+        output_began: bool,
+    },
+}
+
 /// How one model request ended.
 enum Reply {
     /// The message streamed to its end and its tool calls (if any) ran.
@@ -43,7 +57,8 @@ enum Reply {
     /// The user stopped the turn; the completed part of the answer and one
     /// result per completed `tool_use` are in the transcript.
     Interrupted,
-    /// The API or the connection failed; nothing of this answer was kept.
+    /// The API or the connection failed (retries exhausted or not
+    /// retryable); nothing of this answer was kept. The text is for the user.
     Failed(String),
 }
 
@@ -85,10 +100,11 @@ impl Turn {
         TurnOutcome::Done
     }
 
-    /// One model request: streams the answer into the chat and the
-    /// transcript, running tool calls as they complete (or after the answer
-    /// when `streaming_tools` is off). A failed request leaves the
-    /// transcript as it was.
+    /// One model request, retried on retryable failures (429, 5xx,
+    /// `overloaded_error`, dropped or idle connections) with backoff; the
+    /// chat shows each wait. An answer that fails after output began is
+    /// withdrawn and requested again — streaming, or not streaming when
+    /// `stream_fallback = "non_streaming"`; `"off"` ends the turn instead.
     async fn request(&self) -> Reply {
         let req = MessagesRequest {
             model: self.config.model.clone(),
@@ -98,17 +114,62 @@ impl Turn {
             tools: self.env.registry.definitions(),
             stream: true,
         };
+        let policy = RetryPolicy::from_config(&self.config);
+        let mut streaming = true;
+        let mut attempt = 1;
+        loop {
+            let (error, output_began) = match self.attempt(&req, streaming).await {
+                Attempt::Reply(reply) => return reply,
+                Attempt::Failed {
+                    error,
+                    output_began,
+                } => (error, output_began),
+            };
+            let give_up = || Reply::Failed(user_message(&error, &self.config.api_key_env));
+            if output_began {
+                match self.config.stream_fallback {
+                    StreamFallback::Off => return give_up(),
+                    StreamFallback::NonStreaming => streaming = false,
+                    StreamFallback::Streaming => {}
+                }
+            }
+            let Some(wait) = policy.next_delay(attempt, &error) else {
+                return give_up();
+            };
+            attempt += 1;
+            self.sink.emit(AgentEvent::Notice {
+                text: retrying_message(wait, attempt, policy.max_attempts, &error),
+                is_error: false,
+            });
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = self.cancel.cancelled() => return Reply::Interrupted,
+            }
+        }
+    }
+
+    /// One try: streams the answer into the chat and the transcript, running
+    /// tool calls as they complete (or after the answer when
+    /// `streaming_tools` is off). A failed try leaves the transcript as it was.
+    async fn attempt(&self, req: &MessagesRequest, streaming: bool) -> Attempt {
         self.sink.emit(AgentEvent::AssistantStarted);
-        let mut stream = tokio::select! {
-            r = self.provider.stream(&req) => match r {
-                Ok(s) => s,
-                Err(e) => return Reply::Failed(e.to_string()),
-            },
-            _ = self.cancel.cancelled() => return Reply::Interrupted,
+        let opened = tokio::select! {
+            r = self.open(req, streaming) => r,
+            _ = self.cancel.cancelled() => return Attempt::Reply(Reply::Interrupted),
+        };
+        let mut stream = match opened {
+            Ok(s) => s,
+            Err(error) => {
+                return Attempt::Failed {
+                    error,
+                    output_began: false,
+                }
+            }
         };
         let mut asm = MessageAssembler::new();
         let mut exec = ToolExecutor::new(self.env.clone(), self.config.max_tool_concurrency);
         let mut held = Vec::new();
+        let mut output_began = false;
         loop {
             let next = tokio::select! {
                 n = stream.next() => n,
@@ -121,22 +182,32 @@ impl Turn {
                     }
                     let results = exec.finish().await;
                     self.transcript.push_tool_results(results);
-                    return Reply::Interrupted;
+                    return Attempt::Reply(Reply::Interrupted);
                 }
             };
             let event = match next {
                 None => break,
                 Some(Ok(ev)) => ev,
-                Some(Err(e)) => {
+                Some(Err(error)) => {
+                    if output_began {
+                        self.sink.emit(AgentEvent::AssistantWithdrawn {
+                            reason: error.to_string(),
+                        });
+                    }
                     self.discard(exec).await;
-                    return Reply::Failed(e.to_string());
+                    return Attempt::Failed {
+                        error,
+                        output_began,
+                    };
                 }
             };
             match asm.push(event) {
                 Some(Assembled::TextDelta { text, .. }) => {
-                    self.sink.emit(AgentEvent::TextDelta { text })
+                    output_began = true;
+                    self.sink.emit(AgentEvent::TextDelta { text });
                 }
                 Some(Assembled::ToolUseComplete(done)) => {
+                    output_began = true;
                     let call = PendingToolUse {
                         tool_use: done.to_tool_use(),
                         input_error: done.input.as_ref().err().map(|e| e.error.clone()),
@@ -146,6 +217,9 @@ impl Turn {
                     } else {
                         held.push(call);
                     }
+                }
+                Some(Assembled::ToolUseStarted { .. } | Assembled::ThinkingDelta { .. }) => {
+                    output_began = true;
                 }
                 _ => {}
             }
@@ -158,10 +232,27 @@ impl Turn {
         }
         let results = exec.finish().await;
         self.transcript.push_tool_results(results);
-        Reply::Complete {
+        Attempt::Reply(Reply::Complete {
             ran_tools,
             stop_reason: asm.stop_reason().cloned(),
+        })
+    }
+
+    /// The answer's events: the SSE stream, or a complete (non-streaming)
+    /// answer replayed as the same events.
+    async fn open(
+        &self,
+        req: &MessagesRequest,
+        streaming: bool,
+    ) -> Result<EventStream, ProviderError> {
+        if streaming {
+            return self.provider.stream(req).await;
         }
+        let mut req = req.clone();
+        req.stream = false;
+        let response = self.provider.complete(&req).await?;
+        let events = response_events(&response).into_iter().map(Ok);
+        Ok(Box::pin(futures::stream::iter(events)))
     }
 
     /// Drops a failed answer's executor: queued calls never start, running

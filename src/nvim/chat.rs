@@ -62,6 +62,11 @@ pub fn notice_line(text: &str, is_error: bool) -> String {
     format!("> {tag} {}", text.replace('\n', " "))
 }
 
+/// The chat line replacing a withdrawn answer.
+pub fn withdrawn_line(reason: &str) -> String {
+    format!("> ~~answer withdrawn~~ ({})", reason.replace('\n', " "))
+}
+
 /// Queues agent events and renders them into the chat buffer, coalesced.
 pub struct ChatSink {
     main: MainThread,
@@ -209,6 +214,8 @@ struct ChatView {
     ns: Option<u32>,
     tools: HashMap<String, ToolMark>,
     working: Option<u32>,
+    /// Extmark where the answer being streamed began (for withdrawal).
+    answer_start: Option<u32>,
 }
 
 impl ChatView {
@@ -300,7 +307,28 @@ impl ChatView {
                 Self::append(&mut buf, &block);
                 self.working = Some(0);
             }
-            AgentEvent::AssistantStarted => {}
+            AgentEvent::AssistantStarted => {
+                let (row, last) = Self::last_line(&buf);
+                let ns = self.ns();
+                self.answer_start = buf
+                    .set_extmark(ns, row, last.len(), &SetExtmarkOpts::default())
+                    .ok();
+            }
+            AgentEvent::AssistantWithdrawn { reason } => {
+                // The failed answer is not part of the conversation: remove
+                // what it streamed and say so.
+                if let Some(mark) = self.answer_start.take() {
+                    let ns = self.ns();
+                    if let Ok((row, col, _)) = buf.get_extmark_by_id(ns, mark, &Default::default())
+                    {
+                        let (end_row, end_text) = Self::last_line(&buf);
+                        let _ = buf.set_text(row..end_row, col, end_text.len(), [""]);
+                    }
+                }
+                self.tools.clear();
+                Self::fresh_line(&mut buf);
+                Self::append(&mut buf, &format!("{}\n", withdrawn_line(&reason)));
+            }
             AgentEvent::TextDelta { text } => Self::append(&mut buf, &text),
             AgentEvent::ToolStarted { id, name, detail } => {
                 let row = Self::fresh_line(&mut buf);
