@@ -18,7 +18,7 @@ LIB_INST  := lua/lathe/lathe.so
 
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: all install build demo test lint unit nvim-test clean
+.PHONY: all install build demo test lint unit bench clean
 
 all: install
 
@@ -52,6 +52,10 @@ unit: $(NVIM)
 
 test: $(NVIM) lint unit
 	@$(NVIM) --headless -u NONE -i NONE -c 'helptags doc' -c 'qall!' && echo "doc/lathe.txt: helptags ok"
+
+# Streaming tool executor on vs off: prints both medians and their ratio.
+bench:
+	$(CARGO) bench --bench streaming_executor
 
 clean:
 	$(CARGO) clean
