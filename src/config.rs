@@ -19,6 +19,10 @@ pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 /// Model requests per `ask` before the turn stops.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
+/// Bash timeout when the model gives none, ms (Claude Code's 2 minutes).
+pub const DEFAULT_BASH_TIMEOUT_MS: u64 = 120_000;
+/// Largest Bash timeout the model may ask for, ms (10 minutes).
+pub const DEFAULT_BASH_MAX_TIMEOUT_MS: u64 = 600_000;
 /// `max_tokens` of each request.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// Retries of a failed model request after its first try (so 5 tries in
@@ -72,6 +76,10 @@ pub struct Config {
     pub cwd: PathBuf,
     /// Permission mode and rules.
     pub permissions: Rules,
+    /// Bash `timeout` when the model gives none, in ms (default 120 000).
+    pub bash_default_timeout_ms: u64,
+    /// Largest Bash `timeout` accepted, in ms (default 600 000).
+    pub bash_max_timeout_ms: u64,
     /// Concurrency-safe tool calls run at once, at most (≥ 1). Default 10.
     pub max_tool_concurrency: usize,
     /// Start each tool call as soon as its `tool_use` block is complete,
@@ -115,6 +123,8 @@ impl Config {
             save_after_edit: true,
             max_tool_concurrency: crate::execution::DEFAULT_MAX_CONCURRENCY,
             streaming_tools: true,
+            bash_default_timeout_ms: DEFAULT_BASH_TIMEOUT_MS,
+            bash_max_timeout_ms: DEFAULT_BASH_MAX_TIMEOUT_MS,
             max_retries: DEFAULT_MAX_RETRIES,
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             stream_fallback: StreamFallback::default(),
@@ -168,6 +178,22 @@ impl Config {
                 ));
             }
             cfg.max_tool_concurrency = n;
+        }
+        if let Some(b) = raw.bash {
+            if let Some(ms) = b.timeout_ms {
+                cfg.bash_default_timeout_ms = whole("bash.timeout_ms", &ms, u64::MAX)?;
+            }
+            if let Some(ms) = b.max_timeout_ms {
+                cfg.bash_max_timeout_ms = whole("bash.max_timeout_ms", &ms, u64::MAX)?;
+            }
+            if cfg.bash_default_timeout_ms == 0
+                || cfg.bash_default_timeout_ms > cfg.bash_max_timeout_ms
+            {
+                return Err(ConfigError(format!(
+                    "setup(): bash.timeout_ms must be from 1 to bash.max_timeout_ms ({} ms), got {}",
+                    cfg.bash_max_timeout_ms, cfg.bash_default_timeout_ms
+                )));
+            }
         }
         if let Some(s) = raw.streaming_tools {
             cfg.streaming_tools = s;
@@ -272,10 +298,18 @@ struct RawSetup {
     save_after_edit: Option<bool>,
     max_tool_concurrency: Option<Value>,
     streaming_tools: Option<bool>,
+    bash: Option<RawBash>,
     max_retries: Option<Value>,
     idle_timeout_ms: Option<Value>,
     stream_fallback: Option<Value>,
     permissions: Option<RawPermissions>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBash {
+    timeout_ms: Option<Value>,
+    max_timeout_ms: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -393,6 +427,25 @@ mod tests {
             Config::from_setup(&json!({"max_tool_concurrency": 0}), Path::new("/p")).unwrap_err();
         assert!(
             e.0.contains("max_tool_concurrency must be at least 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bash_limits_are_configurable_and_checked() {
+        let c = Config::from_setup(
+            &json!({"bash": {"timeout_ms": 5000, "max_timeout_ms": 60000}}),
+            Path::new("/p"),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.bash_default_timeout_ms, c.bash_max_timeout_ms),
+            (5000, 60000)
+        );
+        let e = Config::from_setup(&json!({"bash": {"timeout_ms": 700000}}), Path::new("/p"))
+            .unwrap_err();
+        assert!(
+            e.0.contains("bash.timeout_ms must be from 1 to bash.max_timeout_ms (600000 ms)"),
             "{e}"
         );
     }

@@ -41,6 +41,7 @@ fn ctx(root: &Path) -> ToolContext {
         editor: Arc::new(NoFiles),
         file_state: Arc::new(FileState::new()),
         cancel: CancellationToken::new(),
+        progress: None,
     }
 }
 
@@ -637,9 +638,9 @@ async fn escaped_descendant_holding_the_pipe_does_not_block_a_timeout() {
 #[tokio::test]
 async fn progress_seam_sees_output_while_it_streams() {
     let (_dir, root) = project();
-    let ctx = ctx(&root);
+    let mut ctx = ctx(&root);
     let seen = Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-    let progress: lathe::tools::bash::process::ProgressFn = Arc::new({
+    let progress: lathe::tools::ProgressFn = Arc::new({
         let seen = seen.clone();
         move |chunk: &[u8]| {
             if let Ok(mut s) = seen.lock() {
@@ -647,7 +648,8 @@ async fn progress_seam_sees_output_while_it_streams() {
             }
         }
     });
-    let tool: Arc<dyn Tool> = Arc::new(BashTool::default().with_progress(progress));
+    ctx.progress = Some(progress);
+    let tool: Arc<dyn Tool> = Arc::new(BashTool::default());
     let prepared = tool
         .clone()
         .prepare(&json!({"command": "echo one; echo two >&2"}), &ctx)

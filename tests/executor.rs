@@ -118,9 +118,7 @@ async fn harness(
     config.state_dir = root.join(".state");
     tune(&mut config);
     let sink = Arc::new(RecordingSink::default());
-    let mut tools = builtin_tools();
-    tools.extend(extra);
-    let session = Session::with_tools(
+    let session = Session::with_extra_tools(
         SessionParts {
             provider: Arc::new(AnthropicProvider::from_config(&config).expect("provider")),
             config,
@@ -128,7 +126,7 @@ async fn harness(
             prompter: Arc::new(ScriptedPrompter::new([PromptAnswer::AllowAlways])),
             sink: sink.clone(),
         },
-        tools,
+        extra,
     );
     Harness {
         server,
@@ -210,6 +208,7 @@ fn partition_groups_adjacent_safe_calls() {
             editor: Arc::new(DiskEditor),
             file_state: Arc::new(FileState::new()),
             cancel: CancellationToken::new(),
+            progress: None,
         },
         permissions: Arc::new(PermissionState::new(Rules::default())),
         prompter: Arc::new(ScriptedPrompter::default()),
@@ -566,4 +565,67 @@ async fn client_errors_are_not_retried_and_say_what_to_do() {
     };
     assert_eq!(h.server.requests().len(), 1);
     assert!(msg.contains("ANTHROPIC_API_KEY"), "{msg}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_output_streams_to_the_chat_while_it_runs() {
+    let script = json!({"responses": [
+        {"content": [tool_use("toolu_1", "Bash", json!({"command": "echo first; sleep 0.4; echo second"}))],
+         "stop_reason": "tool_use"},
+        end("ok", json!({"tool_result_contains": {"toolu_1": "first\nsecond"}}))
+    ]});
+    let h = harness(script, |_| {}, vec![]).await;
+    assert_eq!(h.ask("run").await, TurnOutcome::Done);
+    let events = h.sink.events();
+    let first = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::ToolProgress { text, .. } if text.contains("first")))
+        .expect("progress with the first line");
+    let finished = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::ToolFinished { .. }))
+        .expect("finished");
+    assert!(
+        first < finished,
+        "output arrived while the command still ran"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_bash_cancels_its_running_siblings() {
+    let script = json!({"responses": [
+        {"content": [
+            tool_use("toolu_1", "Bash", json!({"command": "sleep 30", "timeout": 300})),
+            tool_use("toolu_2", "Bash", json!({"command": "sleep 20"}))
+         ], "stop_reason": "tool_use"},
+        end("ok", json!({
+            "tool_result_is_error": {"toolu_1": true, "toolu_2": true},
+            "tool_result_contains": {"toolu_2": "was cancelled because a Bash call running alongside it in the same batch failed"}
+        }))
+    ]});
+    let h = harness(script, |_| {}, vec![]).await;
+    let started = std::time::Instant::now();
+    assert_eq!(h.ask("run both").await, TurnOutcome::Done);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the sibling did not run to its end"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configured_bash_limits_apply() {
+    let script = json!({"responses": [
+        {"content": [tool_use("toolu_1", "Bash", json!({"command": "ls", "timeout": 5000}))], "stop_reason": "tool_use"},
+        end("ok", json!({"tool_result_is_error": {"toolu_1": true}, "tool_result_contains": {"toolu_1": "1000"}}))
+    ]});
+    let h = harness(
+        script,
+        |c| {
+            c.bash_default_timeout_ms = 500;
+            c.bash_max_timeout_ms = 1000;
+        },
+        vec![],
+    )
+    .await;
+    assert_eq!(h.ask("run").await, TurnOutcome::Done);
 }

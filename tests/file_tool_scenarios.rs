@@ -160,6 +160,7 @@ async fn run_case(case: &Path) -> Result<(), String> {
         editor: Arc::new(DiskEditor::new()),
         file_state: Arc::new(FileState::new()),
         cancel: CancellationToken::new(),
+        progress: None,
     };
     for step in spec
         .get("setup")

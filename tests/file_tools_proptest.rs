@@ -108,6 +108,7 @@ proptest! {
             editor: Arc::new(DiskEditor::new()),
             file_state: Arc::new(FileState::new()),
             cancel: CancellationToken::new(),
+            progress: None,
         };
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         let result = rt.block_on(async {

@@ -41,6 +41,7 @@ fn ctx(root: &Path) -> ToolContext {
         editor: Arc::new(NoEditor),
         file_state: Arc::new(FileState::new()),
         cancel: CancellationToken::new(),
+        progress: None,
     }
 }
 

@@ -77,6 +77,13 @@ pub enum AgentEvent {
         /// Short description, e.g. the file path or the pattern.
         detail: String,
     },
+    /// Partial output of a running tool call (Bash), as it arrives.
+    ToolProgress {
+        /// `tool_use_id`.
+        id: String,
+        /// The new output (whole UTF-8 characters).
+        text: String,
+    },
     /// A tool call ended.
     ToolFinished {
         /// `tool_use_id`.

@@ -14,7 +14,8 @@ use crate::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolR
 use crate::permissions::{PermissionState, Prompter};
 use crate::protocol::{Message, ToolResult, ToolUse};
 use crate::provider::Provider;
-use crate::tools::{builtin_tools, FileState, Tool, ToolContext};
+use crate::tools::bash::BashLimits;
+use crate::tools::{builtin_tools_with, FileState, Tool, ToolContext};
 
 use super::events::NullSink;
 use super::transcript::Transcript;
@@ -87,13 +88,22 @@ pub struct Session {
 }
 
 impl Session {
-    /// A new, empty conversation with the built-in tools.
+    /// A new, empty conversation with the built-in tools (Bash with the
+    /// configured limits).
     pub fn new(parts: SessionParts) -> Arc<Self> {
-        Self::with_tools(parts, builtin_tools())
+        Self::with_extra_tools(parts, Vec::new())
     }
 
-    /// A new, empty conversation offering `tools` (tests add their own).
-    pub fn with_tools(parts: SessionParts, tools: Vec<Arc<dyn Tool>>) -> Arc<Self> {
+    /// Like [`Session::new`], also offering `extra` tools after the built-in
+    /// ones (tests add probes; plugins could add their own).
+    pub fn with_extra_tools(parts: SessionParts, extra: Vec<Arc<dyn Tool>>) -> Arc<Self> {
+        let bash = BashLimits {
+            default_timeout_ms: parts.config.bash_default_timeout_ms,
+            max_timeout_ms: parts.config.bash_max_timeout_ms,
+            ..BashLimits::default()
+        };
+        let mut tools = builtin_tools_with(bash);
+        tools.extend(extra);
         let system = system_prompt::build(&parts.config.cwd, &system_prompt::today());
         let results = Arc::new(ResultStore::new(
             parts.config.state_dir.clone(),
@@ -238,6 +248,7 @@ impl Session {
                 editor: self.editor.clone(),
                 file_state: self.file_state.clone(),
                 cancel,
+                progress: None,
             },
             permissions: self.permissions.clone(),
             prompter: self.prompter.clone(),

@@ -15,6 +15,7 @@
 mod executor;
 mod large_result;
 pub mod messages;
+mod progress;
 mod registry;
 mod schema_check;
 
@@ -247,7 +248,12 @@ impl Gates<'_> {
     async fn call_tool(&mut self, prepared: PreparedCall) -> Result<ToolOutput, Stop> {
         let tool = prepared.tool().clone();
         let read_only = tool.is_read_only(&prepared);
-        let ctx = &self.env.ctx;
+        let mut call_ctx = self.env.ctx.clone();
+        call_ctx.progress = Some(progress::progress_for(
+            &self.call.tool_use.id,
+            self.env.sink.clone(),
+        ));
+        let ctx = &call_ctx;
         let fut = AssertUnwindSafe(tool.call(prepared, ctx)).catch_unwind();
         let result = if read_only {
             tokio::select! {

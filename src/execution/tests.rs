@@ -111,6 +111,7 @@ fn env(
             editor: Arc::new(NoFiles),
             file_state: Arc::new(FileState::new()),
             cancel: CancellationToken::new(),
+            progress: None,
         },
         permissions: Arc::new(PermissionState::new(rules)),
         prompter,

@@ -62,6 +62,21 @@ pub fn notice_line(text: &str, is_error: bool) -> String {
     format!("> {tag} {}", text.replace('\n', " "))
 }
 
+/// The last non-empty line of `output`, cut to 80 chars, for a running
+/// tool's line.
+pub fn progress_line(output: &str) -> String {
+    let last = output
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    let mut cut: String = last.chars().take(80).collect();
+    if last.chars().count() > 80 {
+        cut.push('…');
+    }
+    cut
+}
+
 /// The chat line replacing a withdrawn answer.
 pub fn withdrawn_line(reason: &str) -> String {
     format!("> ~~answer withdrawn~~ ({})", reason.replace('\n', " "))
@@ -206,6 +221,8 @@ struct ToolMark {
     mark: u32,
     name: String,
     detail: String,
+    /// Output seen so far that has not ended a line yet.
+    partial: String,
 }
 
 #[derive(Default)]
@@ -338,7 +355,33 @@ impl ChatView {
                     .set_extmark(ns, row, 0, &SetExtmarkOpts::default())
                     .unwrap_or(0);
                 Self::append(&mut buf, "\n");
-                self.tools.insert(id, ToolMark { mark, name, detail });
+                self.tools.insert(
+                    id,
+                    ToolMark {
+                        mark,
+                        name,
+                        detail,
+                        partial: String::new(),
+                    },
+                );
+            }
+            AgentEvent::ToolProgress { id, text } => {
+                // Show the latest output line on the tool's own line.
+                let Some(t) = self.tools.get_mut(&id) else {
+                    return;
+                };
+                t.partial.push_str(&text);
+                // Only the tail matters; keep memory bounded.
+                if t.partial.len() > 4096 {
+                    let mut cut = t.partial.len() - 2048;
+                    while !t.partial.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    t.partial.drain(..cut);
+                }
+                let latest = progress_line(&t.partial);
+                let (mark, line) = (t.mark, tool_line(&t.name, &t.detail, "running", &latest));
+                self.replace_mark_line(&mut buf, mark, &line);
             }
             AgentEvent::ToolFinished {
                 id,

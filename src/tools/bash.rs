@@ -36,7 +36,7 @@ use crate::tools::template::fill;
 use crate::tools::{PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use output_cap::CappedText;
-use process::{Ending, ProgressFn, RunSpec};
+use process::{Ending, RunSpec};
 
 /// The Bash result size of issue 3 §1 (`max_result_size_chars`), in
 /// characters: the default of [`BashLimits::max_output_chars`] and the
@@ -108,28 +108,17 @@ pub struct BashInput {
     pub description: Option<String>,
 }
 
-/// The Bash tool. Holds its limits and the optional progress seam.
+/// The Bash tool. Holds its limits; partial output goes to the call's
+/// `ToolContext::progress` while the command runs.
 #[derive(Clone, Default)]
 pub struct BashTool {
     limits: BashLimits,
-    progress: Option<ProgressFn>,
 }
 
 impl BashTool {
-    /// A Bash tool with these limits and no progress callback.
+    /// A Bash tool with these limits.
     pub fn new(limits: BashLimits) -> Self {
-        Self {
-            limits,
-            progress: None,
-        }
-    }
-
-    /// Sets the callback that receives every output chunk while a command
-    /// runs (the seam for streaming partial output to the chat; the
-    /// `ToolContext` has no per-call progress channel yet).
-    pub fn with_progress(mut self, progress: ProgressFn) -> Self {
-        self.progress = Some(progress);
-        self
+        Self { limits }
     }
 
     /// The limits in force.
@@ -226,7 +215,7 @@ impl TypedTool for BashTool {
             head_chars: l.side_chars(),
             tail_chars: l.side_chars(),
         };
-        let outcome = process::run(&spec, &ctx.cancel, self.progress.as_ref())
+        let outcome = process::run(&spec, &ctx.cancel, ctx.progress.as_ref())
             .await
             .map_err(|e| {
                 ToolError::new(fill(

@@ -302,6 +302,7 @@ mod tests {
             editor: Arc::new(DiskEditor::new()),
             file_state: Arc::new(FileState::new()),
             cancel: CancellationToken::new(),
+            progress: None,
         }
     }
 

@@ -49,7 +49,14 @@ pub struct ToolContext {
     pub file_state: Arc<FileState>,
     /// Cancelled when the user interrupts the turn.
     pub cancel: CancellationToken,
+    /// Receives partial output of a long call (Bash) as it arrives, for the
+    /// chat; set per call by the pipeline, `None` when nobody listens.
+    pub progress: Option<ProgressFn>,
 }
+
+/// A per-call progress callback: raw output bytes as they arrive (chunks may
+/// split UTF-8 characters; the receiver decodes).
+pub type ProgressFn = Arc<dyn Fn(&[u8]) + Send + Sync>;
 
 /// A tool's successful result before it becomes a `tool_result`.
 #[derive(Debug, Clone, PartialEq)]
@@ -303,14 +310,19 @@ pub fn schema_for<I: JsonSchema>() -> Value {
     schema
 }
 
-/// The built-in tools: Read, Grep, Glob, Edit, Write, Bash.
+/// The built-in tools with default limits: Read, Grep, Glob, Edit, Write, Bash.
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
+    builtin_tools_with(bash::BashLimits::default())
+}
+
+/// The built-in tools, Bash with `bash_limits` (from `Config`).
+pub fn builtin_tools_with(bash_limits: bash::BashLimits) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(read::ReadTool),
         Arc::new(grep::GrepTool),
         Arc::new(glob::GlobTool),
         Arc::new(edit::EditTool),
         Arc::new(write::WriteTool),
-        Arc::new(bash::BashTool::default()),
+        Arc::new(bash::BashTool::new(bash_limits)),
     ]
 }

@@ -191,6 +191,7 @@ mod tests {
             editor: Arc::new(DiskEditor::new()),
             file_state: Arc::new(FileState::new()),
             cancel: CancellationToken::new(),
+            progress: None,
         }
     }
 

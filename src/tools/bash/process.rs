@@ -21,7 +21,6 @@ use std::io;
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt as _;
@@ -49,10 +48,7 @@ pub const CHILD_ENV: &[(&str, &str)] = &[
     ("GIT_PAGER", "cat"),
 ];
 
-/// Called with every chunk of output as it arrives (raw bytes, stdout and
-/// stderr interleaved in arrival order). The seam for streaming partial
-/// output to the chat; nothing calls it with a chat yet.
-pub type ProgressFn = Arc<dyn Fn(&[u8]) + Send + Sync>;
+pub use crate::tools::ProgressFn;
 
 /// What to run and the time limits.
 #[derive(Debug, Clone)]
