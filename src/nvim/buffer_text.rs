@@ -228,6 +228,9 @@ fn write_buffer(
         Some(b) => (b, true),
         None => (req.text.as_str(), false),
     };
+    // Typing just before (or after) the edit would otherwise join its undo
+    // block, and one `u` would undo the user's change with the model's.
+    close_undo_block(&buf);
     if new_body != before.body {
         let (prefix, old_mid, new_mid) = common_affixes(&before.body, new_body);
         let (sr, sc) = row_col(&before.body, prefix);
@@ -239,6 +242,8 @@ fn write_buffer(
     if new_eol != before.eol {
         api::set_option_value("endofline", new_eol, &buf_opts(&buf)).map_err(unavailable)?;
     }
+
+    close_undo_block(&buf);
 
     let after = snapshot(&buf)?;
     let new_text = after.text();
@@ -256,6 +261,18 @@ fn write_buffer(
         saved,
         changed_lines: changed_line_span(&old_text, &new_text),
     })
+}
+
+/// Closes the current undo block of `buf`, so the next change starts a new
+/// one (`:help undo-blocks`: setting 'undolevels', even to its own value,
+/// closes the block of the current buffer; `&g:` keeps a buffer-local value
+/// intact). Failures are ignored: at worst the edit joins the previous block.
+fn close_undo_block(buf: &Buffer) {
+    let _ = buf.call(|()| {
+        let _ = guarded("closing the undo block", || {
+            let _ = api::command("let &g:undolevels = &g:undolevels");
+        });
+    });
 }
 
 /// `(row, byte column)`, both 0-based, of byte offset `at` in `body`.

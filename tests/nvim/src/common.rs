@@ -97,3 +97,22 @@ pub fn check_eq<T: PartialEq + std::fmt::Debug>(what: &str, a: T, b: T) -> Resul
         Err(format!("{what}: got {a:?}, want {b:?}"))
     }
 }
+
+/// Loads lathe, puts the plugin and `tests/nvim` (for `lua/lathe_test.lua`)
+/// on 'runtimepath', and runs the Lua `chunk` with `T = require("lathe_test")`
+/// in scope. `Err` with the Lua error (an assertion's message) when it raises.
+pub fn lua_test(chunk: &str) -> Result<(), String> {
+    load();
+    let lua = lathe::nvim::state::lua();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let here = env!("CARGO_MANIFEST_DIR");
+    lua.load(format!(
+        "vim.opt.rtp:prepend({root:?}); vim.opt.rtp:prepend({here:?})"
+    ))
+    .exec()
+    .map_err(|e| e.to_string())?;
+    lua.load(format!("local T = require('lathe_test')\n{chunk}"))
+        .set_name("test")
+        .exec()
+        .map_err(|e| e.to_string())
+}
