@@ -10,3 +10,4 @@ mod editor_tests;
 mod float_tests;
 mod lua_api_tests;
 mod pipeline_tests;
+mod turn_tests;
