@@ -91,10 +91,10 @@ function T.lines(buf)
   return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 end
 
---- Types `keys` (with <> notation) in Normal mode as if from the keyboard,
---- and executes them now.
+--- Types `keys` (with <> notation) in Normal mode as if from the keyboard
+--- (mappings apply), and executes them now.
 function T.type(keys)
-  vim.api.nvim_feedkeys(vim.keycode(keys), "ntx", false)
+  vim.api.nvim_feedkeys(vim.keycode(keys), "tx", false)
 end
 
 --- Answers permission floats in order with `keys` (e.g. {"y", "n"}); one

@@ -97,3 +97,108 @@ fn lathe_command_fixes_the_typo_in_the_open_buffer() -> Result<(), String> {
         ),
     )
 }
+
+/// A slow answer (about 4 s of streaming), then a quick one that must see
+/// the second prompt.
+const SLOW_SCRIPT: &str = r#"{ "responses": [
+  { "content": [ { "type": "text", "text": "Once upon a time there was a story so long that nobody ever heard its end." } ],
+    "text_chunk_chars": 2, "event_delay_ms": 100 },
+  { "content": [ { "type": "text", "text": "Second answer." } ],
+    "expect": { "last_user_text_contains": "and now?" } }
+] }"#;
+
+/// Starts the slow turn, lets `stop` stop it once text streamed, checks the
+/// chat, then asks again.
+fn stop_during_stream(stop: &str) -> Result<(), String> {
+    lua_test_with_model(
+        SLOW_SCRIPT,
+        &format!(
+            r###"
+        local dir = T.project()
+        vim.cmd("runtime plugin/lathe.lua")
+        T.setup(dir, {{ base_url = MOCK_URL }})
+        vim.cmd("Lathe tell me a story")
+        T.wait_for("streamed text in the chat", 5000, function()
+          return T.chat_text():find("Once up", 1, true) ~= nil
+        end)
+        T.eq("indicator while streaming", T.chat_virt_texts(), {{ "lathe is working… (<C-c> stops)" }})
+        local stop = function() {stop} end
+        stop()
+        T.eq("wait after stop", T.lathe.wait(5000), "stopped")
+        local chat = T.chat_text()
+        T.has("chat marks the stop", chat, "*(stopped)*")
+        T.lacks("the story did not finish", chat, "its end.")
+        T.eq("no indicator left", T.chat_virt_texts(), {{}})
+
+        T.lathe.ask("and now?")
+        T.eq("next ask", T.lathe.wait(5000), "done")
+        chat = T.chat_text()
+        T.has("second answer", chat, "and now?\n\n## lathe\n\nSecond answer.\n\n*(done)*")
+        T.eq("no indicator left", T.chat_virt_texts(), {{}})
+        "###
+        ),
+    )
+}
+
+#[nvim_oxi::test]
+fn lathe_stop_during_a_slow_stream_stops_and_the_next_ask_works() -> Result<(), String> {
+    stop_during_stream(r#"vim.cmd("Lathe stop")"#)
+}
+
+#[nvim_oxi::test]
+fn ctrl_c_in_the_chat_stops_the_turn() -> Result<(), String> {
+    stop_during_stream(
+        r#"
+        for _, w in ipairs(vim.api.nvim_list_wins()) do
+          if vim.api.nvim_win_get_buf(w) == T.chat_buf() then vim.api.nvim_set_current_win(w) end
+        end
+        T.eq("in the chat", vim.api.nvim_get_current_buf(), T.chat_buf())
+        T.type("<C-c>")
+        "#,
+    )
+}
+
+/// Read, then an Edit whose float is left open until the turn is stopped;
+/// the next request must carry an error result for the Edit.
+const STOP_AT_FLOAT_SCRIPT: &str = r#"{ "responses": [
+  { "content": [ { "type": "tool_use", "id": "toolu_r", "name": "Read", "input": { "file_path": "greeting.py" } } ] },
+  { "content": [
+      { "type": "tool_use", "id": "toolu_e", "name": "Edit",
+        "input": { "file_path": "greeting.py", "old_string": "Helo", "new_string": "Hello" } } ],
+    "expect": { "tool_result_contains": { "toolu_r": "Helo" } } },
+  { "content": [ { "type": "text", "text": "Leaving it as it is." } ],
+    "expect": { "tool_result_is_error": { "toolu_e": true },
+                "last_user_text_contains": "leave it" } }
+] }"#;
+
+#[nvim_oxi::test]
+fn stopping_while_the_float_is_open_closes_it_and_changes_nothing() -> Result<(), String> {
+    lua_test_with_model(
+        STOP_AT_FLOAT_SCRIPT,
+        &format!(
+            r###"
+        {GREETING}
+        local dir = T.project()
+        local path = dir .. "/greeting.py"
+        T.write(path, greeting)
+        local buf = T.open(path)
+        local win = vim.api.nvim_get_current_win()
+        T.setup(dir, {{ base_url = MOCK_URL }})
+        T.lathe.ask("fix it")
+        T.wait_for("the permission float", 10000, function() return T.floats() == 1 end)
+        T.lathe.stop()
+        T.eq("wait after stop", T.lathe.wait(5000), "stopped")
+        T.eq("float closed", T.floats(), 0)
+        T.eq("back in the file's window", vim.api.nvim_get_current_win(), win)
+        T.eq("buffer unchanged", table.concat(T.lines(buf), "\n") .. "\n", greeting)
+        T.eq("disk unchanged", T.bytes(path), greeting)
+        T.has("chat shows the Edit interrupted", T.chat_text(), "- Edit(greeting.py): ")
+        T.lacks("chat shows no running tool", T.chat_text(), ": running")
+
+        T.lathe.ask("leave it")
+        T.eq("next ask", T.lathe.wait(5000), "done")
+        T.eq("still no float", T.floats(), 0)
+        "###
+        ),
+    )
+}
