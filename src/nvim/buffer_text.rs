@@ -12,7 +12,7 @@ use std::rc::Rc;
 use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
 
 use super::guard::guarded;
-use crate::editor::codec::common_affixes;
+use crate::editor::codec::{common_affixes, encode};
 use crate::editor::{
     changed_line_span, Document, EditorError, Encoding, LineEnding, Stamp, TextFormat, TextHash,
     Version, WriteOutcome, WriteRequest,
@@ -181,7 +181,9 @@ pub(crate) fn read_loaded(
 ///    (with `'nofixendofline'` for the write when the text has no final
 ///    newline); else the buffer stays modified and `saved` is `false`.
 ///
-/// `'nomodifiable'` or `'readonly'` buffers: [`EditorError::NotModifiable`].
+/// `'nomodifiable'` or `'readonly'` buffers: [`EditorError::NotModifiable`];
+/// text the buffer's `'fileencoding'` cannot hold (e.g. `→` in a Latin-1
+/// file): [`EditorError::Unencodable`], buffer untouched.
 pub(crate) fn write_loaded(
     path: &Path,
     canon: Option<&Path>,
@@ -224,6 +226,15 @@ fn write_buffer(
         )));
     }
 
+    // Refuse text the file's encoding cannot hold before touching the
+    // buffer, as the disk path does: `:write` would fail on it (E513) and
+    // leave the buffer changed but unsaved.
+    if let Err(e) = encode(&req.text, &before.format) {
+        return Err(EditorError::Unencodable {
+            encoding: e.encoding.to_string(),
+            detail: e.detail,
+        });
+    }
     let (new_body, new_eol) = match req.text.strip_suffix('\n') {
         Some(b) => (b, true),
         None => (req.text.as_str(), false),
