@@ -70,3 +70,12 @@ fn read_cases_through_buffers() -> Result<(), String> {
         ],
     )
 }
+
+/// Seeded generated files (UTF-8, BOM, Latin-1; LF or CRLF; 0–2 final
+/// newlines; tabs, `é`, `→`) and edits (unique spans or `replace_all`, new
+/// text with newlines or empty): the buffer path and the disk path give the
+/// same result text and the same bytes on disk.
+#[nvim_oxi::test]
+fn generated_edits_give_the_same_bytes_through_a_buffer_as_on_disk() -> Result<(), String> {
+    lua_test("require('lathe_same_bytes').run(20240611, 80)")
+}
