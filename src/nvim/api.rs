@@ -70,10 +70,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     t.set("status", lua.create_function(status)?)?;
-    t.set(
-        "settled",
-        lua.create_function(|_, ()| Ok(settled_now()))?,
-    )?;
+    t.set("settled", lua.create_function(|_, ()| Ok(settled_now()))?)?;
     t.set("transcript", lua.create_function(transcript)?)?;
     t.set("tool", lua.create_function(tool)?)?;
     Ok(t)
