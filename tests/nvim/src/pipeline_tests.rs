@@ -157,3 +157,22 @@ fn the_float_answers_n_y_and_a_do_what_they_say() -> Result<(), String> {
         "#,
     )
 }
+
+#[nvim_oxi::test]
+fn write_of_x_to_a_loaded_buffer_writes_exactly_one_byte() -> Result<(), String> {
+    lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/x.txt"
+        T.write(path, "old\ntext\n")
+        T.setup(dir, { permissions = { mode = "acceptEdits" } })
+        local buf = T.open(path)
+        T.ok("Read", { file_path = path })
+        T.ok("Write", { file_path = path, content = "x" })
+        T.eq("buffer", T.lines(buf), { "x" })
+        T.eq("'eol' follows the missing final newline", vim.bo[buf].eol, false)
+        T.eq("disk", T.bytes(path), "x")
+        T.eq("not modified", vim.bo[buf].modified, false)
+        "#,
+    )
+}
