@@ -106,15 +106,15 @@ function M.tool(name, input, callback)
   call("tool", name, input, callback)
 end
 
---- Pumps the event loop until the turn ends or `timeout_ms` passes.
---- Returns "done", "error", "stopped" or "timeout" (or "idle" when no turn
---- ever ran).
+--- Pumps the event loop until the turn ends and the chat shows its end, or
+--- `timeout_ms` passes. Returns "done", "error", "stopped" or "timeout" (or
+--- "idle" when no turn ever ran).
 function M.wait(timeout_ms)
   if type(timeout_ms) ~= "number" then
     error(("lathe.wait(timeout_ms): timeout_ms must be a number, got %s"):format(type(timeout_ms)), 0)
   end
   local finished = vim.wait(timeout_ms, function()
-    return (call("status")) ~= "running"
+    return call("settled")
   end, 10)
   if not finished then
     return "timeout"

@@ -55,7 +55,7 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
     }
 }
 
-/// The exports table: `setup`, `ask`, `open`, `stop`, `status`,
+/// The exports table: `setup`, `ask`, `open`, `stop`, `status`, `settled`,
 /// `transcript`, `tool`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
@@ -70,6 +70,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     t.set("status", lua.create_function(status)?)?;
+    t.set("settled", lua.create_function(|_, ()| Ok(settled_now()))?)?;
     t.set("transcript", lua.create_function(transcript)?)?;
     t.set("tool", lua.create_function(tool)?)?;
     Ok(t)
@@ -139,6 +140,13 @@ fn status(_: &Lua, (): ()) -> mlua::Result<(String, Option<String>, Option<Strin
             ("idle".into(), Some(o.as_str().to_string()), msg)
         }
     })
+}
+
+/// `settled()` → `true` when no turn is running and the chat window shows
+/// the end of every turn (what `lathe.wait()` waits for).
+fn settled_now() -> bool {
+    let idle = state::session().is_none_or(|s| s.status() != Status::Running);
+    idle && super::chat::settled()
 }
 
 /// `transcript()` → the conversation as a list of Messages API messages

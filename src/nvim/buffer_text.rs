@@ -12,7 +12,7 @@ use std::rc::Rc;
 use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
 
 use super::guard::guarded;
-use crate::editor::codec::common_affixes;
+use crate::editor::codec::{common_affixes, encode};
 use crate::editor::{
     changed_line_span, Document, EditorError, Encoding, LineEnding, Stamp, TextFormat, TextHash,
     Version, WriteOutcome, WriteRequest,
@@ -181,7 +181,9 @@ pub(crate) fn read_loaded(
 ///    (with `'nofixendofline'` for the write when the text has no final
 ///    newline); else the buffer stays modified and `saved` is `false`.
 ///
-/// `'nomodifiable'` or `'readonly'` buffers: [`EditorError::NotModifiable`].
+/// `'nomodifiable'` or `'readonly'` buffers: [`EditorError::NotModifiable`];
+/// text the buffer's `'fileencoding'` cannot hold (e.g. `→` in a Latin-1
+/// file): [`EditorError::Unencodable`], buffer untouched.
 pub(crate) fn write_loaded(
     path: &Path,
     canon: Option<&Path>,
@@ -224,10 +226,22 @@ fn write_buffer(
         )));
     }
 
+    // Refuse text the file's encoding cannot hold before touching the
+    // buffer, as the disk path does: `:write` would fail on it (E513) and
+    // leave the buffer changed but unsaved.
+    if let Err(e) = encode(&req.text, &before.format) {
+        return Err(EditorError::Unencodable {
+            encoding: e.encoding.to_string(),
+            detail: e.detail,
+        });
+    }
     let (new_body, new_eol) = match req.text.strip_suffix('\n') {
         Some(b) => (b, true),
         None => (req.text.as_str(), false),
     };
+    // Typing just before (or after) the edit would otherwise join its undo
+    // block, and one `u` would undo the user's change with the model's.
+    close_undo_block(&buf);
     if new_body != before.body {
         let (prefix, old_mid, new_mid) = common_affixes(&before.body, new_body);
         let (sr, sc) = row_col(&before.body, prefix);
@@ -239,6 +253,8 @@ fn write_buffer(
     if new_eol != before.eol {
         api::set_option_value("endofline", new_eol, &buf_opts(&buf)).map_err(unavailable)?;
     }
+
+    close_undo_block(&buf);
 
     let after = snapshot(&buf)?;
     let new_text = after.text();
@@ -256,6 +272,18 @@ fn write_buffer(
         saved,
         changed_lines: changed_line_span(&old_text, &new_text),
     })
+}
+
+/// Closes the current undo block of `buf`, so the next change starts a new
+/// one (`:help undo-blocks`: setting 'undolevels', even to its own value,
+/// closes the block of the current buffer; `&g:` keeps a buffer-local value
+/// intact). Failures are ignored: at worst the edit joins the previous block.
+fn close_undo_block(buf: &Buffer) {
+    let _ = buf.call(|()| {
+        let _ = guarded("closing the undo block", || {
+            let _ = api::command("let &g:undolevels = &g:undolevels");
+        });
+    });
 }
 
 /// `(row, byte column)`, both 0-based, of byte offset `at` in `body`.

@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -114,8 +114,24 @@ impl ChatSink {
     }
 }
 
+/// Turns whose start any [`ChatSink`] was given (counted when emitted).
+static TURNS_STARTED: AtomicU64 = AtomicU64::new(0);
+/// Turns whose end [`render`] has drawn (counted on the main thread).
+static TURNS_RENDERED: AtomicU64 = AtomicU64::new(0);
+
+/// `true` when the chat shows the end of every turn that started, i.e. no
+/// `TurnEnded` is still queued for rendering. The session reports a turn
+/// idle a moment before its end reaches the chat; `lathe.wait()` waits for
+/// both, so scripts can read the chat right after it returns.
+pub fn settled() -> bool {
+    TURNS_RENDERED.load(Ordering::Acquire) >= TURNS_STARTED.load(Ordering::Acquire)
+}
+
 impl EventSink for ChatSink {
     fn emit(&self, event: AgentEvent) {
+        if matches!(event, AgentEvent::TurnStarted { .. }) {
+            TURNS_STARTED.fetch_add(1, Ordering::AcqRel);
+        }
         self.queue
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -153,6 +169,10 @@ pub fn render(events: Vec<AgentEvent>) {
     if events.is_empty() {
         return;
     }
+    let ended = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::TurnEnded { .. }))
+        .count() as u64;
     let _ = guarded("chat update", || {
         VIEW.with(|v| {
             let mut view = v.borrow_mut();
@@ -165,6 +185,8 @@ pub fn render(events: Vec<AgentEvent>) {
             view.follow(&buf);
         })
     });
+    // Counted even when drawing failed, so `lathe.wait()` never hangs on it.
+    TURNS_RENDERED.fetch_add(ended, Ordering::AcqRel);
 }
 
 /// Opens the chat window (a vertical split on the right) unless one shows

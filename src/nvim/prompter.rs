@@ -7,10 +7,13 @@
 //! `n` / `<Esc>` deny. Closing it any other way (`:q`, `:bwipeout`) denies.
 //! After opening, the `User LathePermissionAsk` autocmd fires (scripts and
 //! tests answer it with `nvim_feedkeys("y", "x", false)`). One float at a
-//! time: concurrent asks wait their turn.
+//! time: concurrent asks wait their turn. When an ask is abandoned (the turn
+//! was stopped while the float was open) its float closes.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use nvim_oxi::api::{
@@ -53,13 +56,57 @@ impl FloatPrompter {
     }
 }
 
+/// Closes float `id` when dropped while armed: the ask's future was dropped
+/// before an answer (the turn was stopped while the float was open), and a
+/// float nobody waits for must not stay on screen.
+struct CloseOnDrop {
+    main: MainThread,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            let id = self.id;
+            // Queued after the job that opens the float, so it finds it.
+            let _ = self.main.post(move || close_float(id));
+        }
+    }
+}
+
 #[async_trait]
 impl Prompter for FloatPrompter {
     async fn ask(&self, tool: &str, preview: &PermissionPreview) -> PromptAnswer {
         let _turn = self.one_at_a_time.lock().await;
         let (tx, rx) = oneshot::channel();
         let (tool, preview) = (tool.to_string(), preview.clone());
-        match self.main.run(move || open_float(&tool, &preview, tx)).await {
+        let id = NEXT_FLOAT.fetch_add(1, Ordering::Relaxed);
+        let mut guard = CloseOnDrop {
+            main: self.main.clone(),
+            id,
+            armed: true,
+        };
+        let answer = self.ask_in_float(id, tool, preview, tx, rx).await;
+        guard.armed = false;
+        answer
+    }
+}
+
+impl FloatPrompter {
+    async fn ask_in_float(
+        &self,
+        id: u64,
+        tool: String,
+        preview: PermissionPreview,
+        tx: oneshot::Sender<PromptAnswer>,
+        rx: oneshot::Receiver<PromptAnswer>,
+    ) -> PromptAnswer {
+        match self
+            .main
+            .run(move || open_float(id, &tool, &preview, tx))
+            .await
+        {
             Ok(Ok(())) => rx.await.unwrap_or(PromptAnswer::Deny),
             Ok(Err(e)) => {
                 let _ = self.main.post(move || {
@@ -83,9 +130,29 @@ struct Pending {
 
 type Shared = Rc<RefCell<Pending>>;
 
+/// Ids of floats, one per ask.
+static NEXT_FLOAT: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The open floats by id (main thread), so a dropped ask can close its own.
+    static OPEN: RefCell<HashMap<u64, Shared>> = RefCell::new(HashMap::new());
+}
+
+/// Closes float `id` if it is still open (answering `Deny` to nobody).
+/// Main thread.
+fn close_float(id: u64) {
+    let state = OPEN.with(|o| o.borrow_mut().remove(&id));
+    if let Some(state) = state {
+        let _ = guarded("closing the permission window", || {
+            answer(&state, PromptAnswer::Deny)
+        });
+    }
+}
+
 /// Sends `answer` (once), closes the float and returns to the window that
 /// was current before it opened.
 fn answer(state: &Shared, answer: PromptAnswer) {
+    OPEN.with(|o| o.borrow_mut().retain(|_, s| !Rc::ptr_eq(s, state)));
     let (tx, win, prev) = {
         let mut s = state.borrow_mut();
         (s.tx.take(), s.win.take(), s.prev.clone())
@@ -103,9 +170,10 @@ fn answer(state: &Shared, answer: PromptAnswer) {
     }
 }
 
-/// Opens the float for `tool` with `preview`; `tx` receives the answer.
+/// Opens float `id` for `tool` with `preview`; `tx` receives the answer.
 /// Main thread only. Errors: the API's message when the window cannot open.
 pub(crate) fn open_float(
+    id: u64,
     tool: &str,
     preview: &PermissionPreview,
     tx: oneshot::Sender<PromptAnswer>,
@@ -163,6 +231,7 @@ pub(crate) fn open_float(
         win: Some(win),
         prev,
     }));
+    OPEN.with(|o| o.borrow_mut().insert(id, state.clone()));
     for (lhs, ans, desc) in [
         ("y", PromptAnswer::AllowOnce, "lathe: allow once"),
         (

@@ -97,3 +97,53 @@ pub fn check_eq<T: PartialEq + std::fmt::Debug>(what: &str, a: T, b: T) -> Resul
         Err(format!("{what}: got {a:?}, want {b:?}"))
     }
 }
+
+/// Loads lathe, puts the plugin and `tests/nvim` (for `lua/lathe_test.lua`)
+/// on 'runtimepath', and runs the Lua `chunk` with `T = require("lathe_test")`
+/// in scope. `Err` with the Lua error (an assertion's message) when it raises.
+pub fn lua_test(chunk: &str) -> Result<(), String> {
+    load();
+    let lua = lathe::nvim::state::lua();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let here = env!("CARGO_MANIFEST_DIR");
+    lua.load(format!(
+        "vim.opt.rtp:prepend({root:?}); vim.opt.rtp:prepend({here:?})"
+    ))
+    .exec()
+    .map_err(|e| e.to_string())?;
+    lua.load(format!("local T = require('lathe_test')\n{chunk}"))
+        .set_name("test")
+        .exec()
+        .map_err(|e| e.to_string())
+}
+
+/// Starts `mock-llm` with the JSON `script` on lathe's runtime and runs
+/// `chunk` like [`lua_test`], with the Lua global `MOCK_URL` holding the
+/// server's base URL. Then fails unless the server served every scripted
+/// response (a request the pairing rule or an `expect` rejected does not
+/// count, so a script doubles as an assertion on what lathe sent).
+pub fn lua_test_with_model(script: &str, chunk: &str) -> Result<(), String> {
+    load();
+    let entries = serde_json::from_str::<serde_json::Value>(script)
+        .map_err(|e| format!("script: {e}"))?["responses"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let script = mock_llm::Script::from_json(script).map_err(|e| format!("script: {e}"))?;
+    let rt = lathe::nvim::runtime::handle().map_err(|e| e.to_string())?;
+    let server = rt
+        .block_on(mock_llm::spawn(script, None))
+        .map_err(|e| format!("mock-llm: {e}"))?;
+    lathe::nvim::state::lua()
+        .globals()
+        .set("MOCK_URL", server.url())
+        .map_err(|e| e.to_string())?;
+    lua_test(chunk)?;
+    let served = server.served();
+    if served != entries {
+        let last = server.requests().len();
+        return Err(format!(
+            "mock-llm served {served} of {entries} scripted responses ({last} requests received)"
+        ));
+    }
+    Ok(())
+}

@@ -9,3 +9,6 @@ mod common;
 mod editor_tests;
 mod float_tests;
 mod lua_api_tests;
+mod pipeline_tests;
+mod scenario_tests;
+mod turn_tests;

@@ -1,0 +1,178 @@
+//! Read and Edit through the whole tool pipeline (`require("lathe").tool_sync`)
+//! on loaded buffers, as a user's script would call them (issue 2 §9): the
+//! buffer's unsaved text, the stale refusal after typing, one undo, extmarks,
+//! CRLF, saving or not, and the permission float's `y` / `a` / `n`.
+
+use crate::common::lua_test;
+
+#[nvim_oxi::test]
+fn read_of_a_buffer_with_unsaved_changes_returns_the_buffer_text() -> Result<(), String> {
+    lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/notes.txt"
+        T.write(path, "one\ntwo\nthree\n")
+        T.setup(dir)
+        local buf = T.open(path)
+        T.type("2Gccsecond (typed, unsaved)<Esc>")
+        T.eq("buffer modified", vim.bo[buf].modified, true)
+        local r = T.ok("Read", { file_path = path })
+        T.eq("Read result", r.content, "     1\tone\n     2\tsecond (typed, unsaved)\n     3\tthree")
+        -- A relative path resolves against the project root, same buffer.
+        r = T.ok("Read", { file_path = "notes.txt", offset = 2, limit = 1 })
+        T.eq("Read with offset", r.content, "     2\tsecond (typed, unsaved)\n\n[Showing lines 2-2 of 3. The file continues: call Read with offset=3 to read more.]")
+        T.eq("disk untouched", T.bytes(path), "one\ntwo\nthree\n")
+        "#,
+    )
+}
+
+#[nvim_oxi::test]
+fn typing_after_read_makes_edit_stale_then_a_new_read_lets_it_apply_in_one_undo_step(
+) -> Result<(), String> {
+    lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/list.txt"
+        T.write(path, "alpha\nbeta\ngamma\ndelta\n")
+        T.setup(dir, { permissions = { mode = "acceptEdits" } })
+        local buf = T.open(path)
+        local ns = vim.api.nvim_create_namespace("lathe_test_marks")
+        local mark = vim.api.nvim_buf_set_extmark(buf, ns, 3, 2, {}) -- "de|lta"
+
+        T.ok("Read", { file_path = path })
+        T.type("1GA typed<Esc>") -- the user types after the model read the file
+        local edit = { file_path = path, old_string = "beta", new_string = "BETA\nbeta two" }
+        local r = T.tool("Edit", edit)
+        T.eq("stale Edit is an error", r.is_error, true)
+        T.has("stale message", r.content, "has been modified since you last read it (by the user or another program), so nothing was changed. Read it again, then retry with its current text.")
+        T.has("stale message names the file", r.content, "list.txt")
+        T.eq("buffer after the refusal", T.lines(buf), { "alpha typed", "beta", "gamma", "delta" })
+        T.eq("disk after the refusal", T.bytes(path), "alpha\nbeta\ngamma\ndelta\n")
+
+        T.ok("Read", { file_path = path })
+        r = T.ok("Edit", edit)
+        T.has("Edit result", r.content, "has been updated")
+        T.has("Edit result shows the changed lines", r.content, "     3\tbeta two")
+        T.eq("buffer after the Edit", T.lines(buf), { "alpha typed", "BETA", "beta two", "gamma", "delta" })
+        T.eq("extmark on the untouched line", vim.api.nvim_buf_get_extmark_by_id(buf, ns, mark, {}), { 4, 2 })
+        -- The user's typing was unsaved: the buffer stays modified, disk untouched.
+        T.has("result says the buffer was left modified", r.content, "left modified (not written to disk)")
+        T.eq("still modified", vim.bo[buf].modified, true)
+        T.eq("disk untouched", T.bytes(path), "alpha\nbeta\ngamma\ndelta\n")
+
+        T.type("u")
+        T.eq("one u undoes the whole Edit (and only it)", T.lines(buf), { "alpha typed", "beta", "gamma", "delta" })
+        T.eq("extmark after undo", vim.api.nvim_buf_get_extmark_by_id(buf, ns, mark, {}), { 3, 2 })
+        T.type("u")
+        T.eq("a second u undoes the typing", T.lines(buf), { "alpha", "beta", "gamma", "delta" })
+        "#,
+    )
+}
+
+#[nvim_oxi::test]
+fn a_buffer_without_unsaved_changes_is_written_after_the_edit() -> Result<(), String> {
+    lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/clean.txt"
+        T.write(path, "keep\nfix me\n")
+        T.setup(dir, { permissions = { mode = "acceptEdits" } })
+        local buf = T.open(path)
+        T.ok("Read", { file_path = path })
+        local r = T.ok("Edit", { file_path = path, old_string = "fix me", new_string = "fixed" })
+        T.lacks("result", r.content, "left modified")
+        T.eq("buffer", T.lines(buf), { "keep", "fixed" })
+        T.eq("not modified", vim.bo[buf].modified, false)
+        T.eq("disk", T.bytes(path), "keep\nfixed\n")
+        -- A moved changedtick with the same text (e.g. :write) is not stale.
+        vim.cmd("silent write")
+        T.ok("Edit", { file_path = path, old_string = "keep", new_string = "kept" })
+        T.eq("disk after a second Edit", T.bytes(path), "kept\nfixed\n")
+        "#,
+    )
+}
+
+#[nvim_oxi::test]
+fn a_crlf_file_keeps_crlf_on_every_line() -> Result<(), String> {
+    lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/dos.txt"
+        T.write(path, "first\r\nsecond\r\n")
+        T.setup(dir, { permissions = { mode = "acceptEdits" } })
+        local buf = T.open(path)
+        T.eq("fileformat", vim.bo[buf].fileformat, "dos")
+        local r = T.ok("Read", { file_path = path })
+        T.eq("Read shows no CR", r.content, "     1\tfirst\n     2\tsecond")
+        T.ok("Edit", { file_path = path, old_string = "second", new_string = "2nd\nthird" })
+        T.eq("buffer", T.lines(buf), { "first", "2nd", "third" })
+        T.eq("fileformat after", vim.bo[buf].fileformat, "dos")
+        T.eq("disk", T.bytes(path), "first\r\n2nd\r\nthird\r\n")
+        "#,
+    )
+}
+
+#[nvim_oxi::test]
+fn the_float_answers_n_y_and_a_do_what_they_say() -> Result<(), String> {
+    lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/ask.txt"
+        T.write(path, "one\ntwo\nthree\nfour\n")
+        T.setup(dir) -- default mode: Edit asks
+        local buf = T.open(path)
+        local win = vim.api.nvim_get_current_win()
+        local rec = T.answer_floats({ "n", "y", "a" })
+        T.ok("Read", { file_path = path })
+        T.eq("Read inside the project does not ask", #rec.asks, 0)
+
+        -- n: declined, nothing written.
+        local r = T.tool("Edit", { file_path = path, old_string = "one", new_string = "ONE" })
+        T.eq("asks after n", #rec.asks, 1)
+        T.eq("declined is an error", r.is_error, true)
+        T.eq("declined message", r.content, "The user declined this tool call; nothing was written or run. Ask the user how to proceed, or try a different approach.")
+        T.eq("buffer after n", T.lines(buf), { "one", "two", "three", "four" })
+        T.eq("disk after n", T.bytes(path), "one\ntwo\nthree\nfour\n")
+        T.eq("float closed", T.floats(), 0)
+        T.eq("back in the file's window", vim.api.nvim_get_current_win(), win)
+        local ask = rec.asks[1]
+        T.has("float title names the tool", ask.title, "Edit")
+        T.has("float title names the file", ask.title, "ask.txt")
+        T.has("float footer", ask.footer, "[y] allow once")
+        T.eq("float shows the diff", vim.tbl_contains(ask.lines, "-one") and vim.tbl_contains(ask.lines, "+ONE"), true)
+
+        -- y: applied once.
+        T.ok("Edit", { file_path = path, old_string = "one", new_string = "ONE" })
+        T.eq("asks after y", #rec.asks, 2)
+        T.eq("disk after y", T.bytes(path), "ONE\ntwo\nthree\nfour\n")
+
+        -- y was for one call only: the next Edit asks again; a allows Edit.
+        T.ok("Edit", { file_path = path, old_string = "two", new_string = "TWO" })
+        T.eq("asks after a", #rec.asks, 3)
+        T.ok("Edit", { file_path = path, old_string = "three", new_string = "THREE" })
+        T.eq("no ask after a", #rec.asks, 3)
+        T.eq("disk after a", T.bytes(path), "ONE\nTWO\nTHREE\nfour\n")
+        T.eq("buffer", T.lines(buf), { "ONE", "TWO", "THREE", "four" })
+        T.eq("float closed", T.floats(), 0)
+        "#,
+    )
+}
+
+#[nvim_oxi::test]
+fn write_of_x_to_a_loaded_buffer_writes_exactly_one_byte() -> Result<(), String> {
+    lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/x.txt"
+        T.write(path, "old\ntext\n")
+        T.setup(dir, { permissions = { mode = "acceptEdits" } })
+        local buf = T.open(path)
+        T.ok("Read", { file_path = path })
+        T.ok("Write", { file_path = path, content = "x" })
+        T.eq("buffer", T.lines(buf), { "x" })
+        T.eq("'eol' follows the missing final newline", vim.bo[buf].eol, false)
+        T.eq("disk", T.bytes(path), "x")
+        T.eq("not modified", vim.bo[buf].modified, false)
+        "#,
+    )
+}
