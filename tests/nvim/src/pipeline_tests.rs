@@ -176,3 +176,31 @@ fn write_of_x_to_a_loaded_buffer_writes_exactly_one_byte() -> Result<(), String>
         "#,
     )
 }
+
+/// Issue 3 case 15: relative paths resolve against the project root even
+/// after a window-local `:lcd elsewhere`; `~/x` resolves under `$HOME`.
+#[nvim_oxi::test]
+fn relative_paths_ignore_a_window_local_lcd() -> Result<(), String> {
+    lua_test(
+        r#"
+        local dir = T.project()
+        local elsewhere = T.project()
+        T.write(dir .. "/here.txt", "in the project\n")
+        T.write(elsewhere .. "/here.txt", "elsewhere\n")
+        T.setup(dir)
+        vim.cmd("lcd " .. vim.fn.fnameescape(elsewhere))
+        T.eq("window cwd moved", vim.fn.getcwd(), elsewhere)
+        local r = T.ok("Read", { file_path = "here.txt" })
+        T.eq("read from the project root", r.content, "     1\tin the project")
+        local home = T.project()
+        vim.env.HOME = home
+        T.write(home .. "/notes.txt", "home notes\n")
+        -- Outside the project root a Read asks first.
+        local floats = T.answer_floats({ "y" })
+        r = T.ok("Read", { file_path = "~/notes.txt" })
+        T.eq("~/ expands to $HOME", r.content, "     1\thome notes")
+        T.eq("asked once", #floats.asks, 1)
+        T.has("the float names the file", floats.asks[1].title, "notes.txt")
+        "#,
+    )
+}
