@@ -5,6 +5,8 @@
 //! Timing bounds are generous ("returned within N seconds"): they prove a
 //! call did not hang, not how fast it was.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -12,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use lathe::agent::{RecordingSink, ToolStatus};
 use lathe::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
@@ -20,7 +21,7 @@ use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolR
 use lathe::permissions::{PermissionState, PromptAnswer, Rules, ScriptedPrompter};
 use lathe::protocol::ToolUse;
 use lathe::tools::bash::{BashLimits, BashTool};
-use lathe::tools::{FileState, Tool, ToolContext, ToolError, ToolOutput};
+use lathe::tools::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// Bash never touches the editor.
 struct NoFiles;
@@ -36,13 +37,7 @@ impl Editor for NoFiles {
 }
 
 fn ctx(root: &Path) -> ToolContext {
-    ToolContext {
-        root: root.to_path_buf(),
-        editor: Arc::new(NoFiles),
-        file_state: Arc::new(FileState::new()),
-        cancel: CancellationToken::new(),
-        progress: None,
-    }
+    common::tool_ctx(root, Arc::new(NoFiles))
 }
 
 /// A project root that is a real directory with no symlink in its path.

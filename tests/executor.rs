@@ -20,13 +20,11 @@ use lathe::execution::{
 use lathe::permissions::{PermissionState, PromptAnswer, Rules, ScriptedPrompter};
 use lathe::protocol::{ContentBlock, ToolUse};
 use lathe::tools::{
-    builtin_tools, FileState, PermissionPreview, Tool, ToolContext, ToolError, ToolOutput,
-    TypedTool,
+    builtin_tools, PermissionPreview, Tool, ToolContext, ToolError, ToolOutput, TypedTool,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 /// A read-only test tool that records how many of its calls run at once and
 /// can wait on a shared barrier.
@@ -143,13 +141,7 @@ fn partition_groups_adjacent_safe_calls() {
     .collect();
     let env = ExecEnv {
         registry: Arc::new(ToolRegistry::new(builtin_tools())),
-        ctx: ToolContext {
-            root: PathBuf::from("/x"),
-            editor: Arc::new(DiskEditor),
-            file_state: Arc::new(FileState::new()),
-            cancel: CancellationToken::new(),
-            progress: None,
-        },
+        ctx: common::tool_ctx(Path::new("/x"), Arc::new(DiskEditor)),
         permissions: Arc::new(PermissionState::new(Rules::default())),
         prompter: Arc::new(ScriptedPrompter::default()),
         sink: Arc::new(RecordingSink::default()),

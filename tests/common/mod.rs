@@ -1,23 +1,26 @@
 //! The harness the integration tests share: `mock-llm` on loopback, a
 //! [`Session`] against it in a temp project, and readers of what the turn
-//! left behind. Each test crate includes this with `mod common;`.
+//! left behind; for tests of single tools, a [`ToolContext`] and a runner
+//! through the tool's own gates. Each test crate includes this with
+//! `mod common;`.
 
 // Each test crate uses only some of these helpers.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use lathe::agent::{RecordingSink, Session, SessionParts, Status, TurnOutcome};
 use lathe::config::Config;
-use lathe::editor::DiskEditor;
+use lathe::editor::{DiskEditor, Editor};
 use lathe::permissions::{PromptAnswer, ScriptedPrompter};
 use lathe::protocol::{ContentBlock, Message};
 use lathe::provider::anthropic::AnthropicProvider;
-use lathe::tools::Tool;
+use lathe::tools::{builtin_tools, FileState, Tool, ToolContext};
 use mock_llm::{MockServer, Script};
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 /// Most time one turn may take before a test fails.
 pub const TURN_LIMIT: Duration = Duration::from_secs(60);
@@ -133,4 +136,43 @@ pub fn tool_results(msg: &Message) -> Vec<(String, bool, String)> {
             _ => None,
         })
         .collect()
+}
+
+/// A tool context rooted at `root` on `editor`: nothing read yet, not
+/// cancelled, no progress listener.
+pub fn tool_ctx(root: &Path, editor: Arc<dyn Editor>) -> ToolContext {
+    ToolContext {
+        root: root.to_path_buf(),
+        editor,
+        file_state: Arc::new(FileState::new()),
+        cancel: CancellationToken::new(),
+        progress: None,
+    }
+}
+
+/// The built-in tool called `name` (its name or one of its aliases).
+/// Panics when there is none.
+pub fn builtin(name: &str) -> Arc<dyn Tool> {
+    builtin_tools()
+        .into_iter()
+        .find(|t| t.name() == name || t.aliases().contains(&name))
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+/// Runs `tool` on `input` like the pipeline: prepare (parse + normalise),
+/// validate, call. `Ok` is the result text, `Err` the model-facing message
+/// of the first gate that failed.
+pub async fn run_tool(
+    tool: Arc<dyn Tool>,
+    ctx: &ToolContext,
+    input: &Value,
+) -> Result<String, String> {
+    let call = tool.clone().prepare(input, ctx).map_err(|e| e.message)?;
+    tool.validate_input(&call, ctx)
+        .await
+        .map_err(|e| e.message)?;
+    tool.call(call, ctx)
+        .await
+        .map(|o| o.content.as_text())
+        .map_err(|e| e.message)
 }
