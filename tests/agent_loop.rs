@@ -3,102 +3,20 @@
 //! tool_use/tool_result pairing rule on every request (a violation is a 400
 //! that ends the turn with an error, so every `done` below also proves it).
 
-use std::sync::Arc;
+mod common;
+
 use std::time::Duration;
 
-use lathe::agent::{
-    AgentEvent, RecordingSink, Session, SessionParts, Status, ToolStatus, TurnOutcome,
-};
-use lathe::config::Config;
-use lathe::editor::DiskEditor;
-use lathe::permissions::{PromptAnswer, ScriptedPrompter};
-use lathe::protocol::{ContentBlock, Message, Role};
-use lathe::provider::anthropic::AnthropicProvider;
-use mock_llm::{MockServer, Script};
+use common::{tool_results, wait_idle, Harness};
+use lathe::agent::{AgentEvent, ToolStatus, TurnOutcome};
+use lathe::permissions::PromptAnswer;
+use lathe::protocol::Role;
 use serde_json::{json, Value};
 
-struct Harness {
-    server: MockServer,
-    session: Arc<Session>,
-    sink: Arc<RecordingSink>,
-    prompter: Arc<ScriptedPrompter>,
-    dir: tempfile::TempDir,
-}
-
+/// A session against mock-llm playing `script`, answering prompts with
+/// `answers`, with the default config and tools.
 async fn harness(script: Value, answers: Vec<PromptAnswer>) -> Harness {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().canonicalize().expect("canonical root");
-    let server = mock_llm::spawn(
-        Script::from_json(&script.to_string()).expect("script"),
-        None,
-    )
-    .await
-    .expect("mock-llm");
-    let mut config = Config::new(&root);
-    config.base_url = server.url();
-    let provider = AnthropicProvider::from_config(&config).expect("provider");
-    let sink = Arc::new(RecordingSink::default());
-    let prompter = Arc::new(ScriptedPrompter::new(answers));
-    let session = Session::new(SessionParts {
-        config,
-        provider: Arc::new(provider),
-        editor: Arc::new(DiskEditor),
-        prompter: prompter.clone(),
-        sink: sink.clone(),
-    });
-    Harness {
-        server,
-        session,
-        sink,
-        prompter,
-        dir,
-    }
-}
-
-impl Harness {
-    fn root(&self) -> std::path::PathBuf {
-        self.dir.path().canonicalize().expect("root")
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.root().join(rel);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write");
-    }
-
-    fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.root().join(rel)).expect("read")
-    }
-
-    /// Asks and waits (at most 30 s) for the turn to end.
-    async fn ask(&self, prompt: &str) -> TurnOutcome {
-        self.session
-            .ask(prompt, &tokio::runtime::Handle::current())
-            .expect("ask starts");
-        wait_idle(&self.session).await
-    }
-}
-
-async fn wait_idle(session: &Session) -> TurnOutcome {
-    for _ in 0..3000 {
-        if let Status::Idle(Some(outcome)) = session.status() {
-            return outcome;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("turn did not end within 30 s");
-}
-
-fn tool_result_texts(msg: &Message) -> Vec<(String, bool, String)> {
-    msg.content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult(r) => {
-                Some((r.tool_use_id.clone(), r.is_error, r.content.as_text()))
-            }
-            _ => None,
-        })
-        .collect()
+    common::harness(script, answers, |_| {}, vec![]).await
 }
 
 fn assistant(content: Value, stop: &str) -> Value {
@@ -167,7 +85,7 @@ async fn grep_read_edit_fixes_the_file() {
     let roles: Vec<Role> = t.iter().map(|m| m.role).collect();
     use Role::{Assistant as A, User as U};
     assert_eq!(roles, vec![U, A, U, A, U, A, U, A]);
-    let results = tool_result_texts(&t[6]);
+    let results = tool_results(&t[6]);
     assert_eq!(results[0].0, "toolu_03");
     assert!(!results[0].1);
 
@@ -343,7 +261,7 @@ async fn stop_mid_stream_keeps_finished_results_drops_unfinished_blocks_and_cont
         vec!["toolu_01"],
         "the Read block never completed, so it is not in history"
     );
-    let results = tool_result_texts(&t[2]);
+    let results = tool_results(&t[2]);
     assert_eq!(results.len(), 1);
     assert!(
         !results[0].1,
@@ -381,20 +299,8 @@ async fn max_turns_stops_the_loop() {
         )
     };
     let script = json!({ "responses": [call("toolu_01"), call("toolu_02"), call("toolu_03")] });
-    let h = harness(script, vec![]).await;
-    let mut config = h.session.config().clone();
-    config.max_turns = 2;
-    let session = Session::new(SessionParts {
-        provider: Arc::new(AnthropicProvider::from_config(&config).expect("provider")),
-        config,
-        editor: Arc::new(DiskEditor),
-        prompter: h.prompter.clone(),
-        sink: h.sink.clone(),
-    });
-    session
-        .ask("loop", &tokio::runtime::Handle::current())
-        .expect("ask");
-    assert_eq!(wait_idle(&session).await, TurnOutcome::Done);
+    let h = common::harness(script, vec![], |c| c.max_turns = 2, vec![]).await;
+    assert_eq!(h.ask("loop").await, TurnOutcome::Done);
     assert_eq!(h.server.requests().len(), 2);
     let notice = h.sink.events().into_iter().any(|e| {
         matches!(e, AgentEvent::Notice { ref text, .. } if text.starts_with("Stopped after 2 model requests"))

@@ -5,6 +5,8 @@
 //! Timing bounds are generous ("returned within N seconds"): they prove a
 //! call did not hang, not how fast it was.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -12,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use lathe::agent::{RecordingSink, ToolStatus};
 use lathe::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
@@ -20,7 +21,7 @@ use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolR
 use lathe::permissions::{PermissionState, PromptAnswer, Rules, ScriptedPrompter};
 use lathe::protocol::ToolUse;
 use lathe::tools::bash::{BashLimits, BashTool};
-use lathe::tools::{FileState, Tool, ToolContext, ToolError, ToolOutput};
+use lathe::tools::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// Bash never touches the editor.
 struct NoFiles;
@@ -36,13 +37,7 @@ impl Editor for NoFiles {
 }
 
 fn ctx(root: &Path) -> ToolContext {
-    ToolContext {
-        root: root.to_path_buf(),
-        editor: Arc::new(NoFiles),
-        file_state: Arc::new(FileState::new()),
-        cancel: CancellationToken::new(),
-        progress: None,
-    }
+    common::tool_ctx(root, Arc::new(NoFiles))
 }
 
 /// A project root that is a real directory with no symlink in its path.
@@ -58,6 +53,12 @@ async fn run(input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let prepared = tool.clone().prepare(&input, ctx)?;
     tool.validate_input(&prepared, ctx).await?;
     tool.call(prepared, ctx).await
+}
+
+/// [`run`] in a fresh empty project, for calls that need nothing else.
+async fn run_in_new_project(input: Value) -> Result<ToolOutput, ToolError> {
+    let (_dir, root) = project();
+    run(input, &ctx(&root)).await
 }
 
 fn text(out: &ToolOutput) -> String {
@@ -203,11 +204,9 @@ async fn timeout_escalates_to_kill_when_term_is_ignored() {
 
 #[tokio::test]
 async fn case13_read_prompt_sees_eof_at_once() {
-    let (_dir, root) = project();
     let started = Instant::now();
-    let out = run(
+    let out = run_in_new_project(
         json!({"command": "read -p 'Name? ' n; echo \"got:$n\"", "timeout": 30000}),
-        &ctx(&root),
     )
     .await
     .expect("runs");
@@ -217,14 +216,11 @@ async fn case13_read_prompt_sees_eof_at_once() {
 
 #[tokio::test]
 async fn case13_python_input_sees_eof_at_once() {
-    let (_dir, root) = project();
     let started = Instant::now();
-    let out = run(
-        json!({"command": "python3 -c \"input('> ')\"", "timeout": 30000}),
-        &ctx(&root),
-    )
-    .await
-    .expect("a non-zero exit is not a tool error");
+    let out =
+        run_in_new_project(json!({"command": "python3 -c \"input('> ')\"", "timeout": 30000}))
+            .await
+            .expect("a non-zero exit is not a tool error");
     assert!(started.elapsed() < Duration::from_secs(10));
     let t = text(&out);
     assert!(t.contains("EOFError"), "{t}");
@@ -262,13 +258,10 @@ async fn case13_git_commit_with_vi_editor_returns_at_once() {
 
 #[tokio::test]
 async fn no_controlling_terminal() {
-    let (_dir, root) = project();
-    let out = run(
-        json!({"command": "cat /dev/tty; echo \"stdin: $(cat | wc -c)\""}),
-        &ctx(&root),
-    )
-    .await
-    .expect("runs");
+    let out =
+        run_in_new_project(json!({"command": "cat /dev/tty; echo \"stdin: $(cat | wc -c)\""}))
+            .await
+            .expect("runs");
     let t = text(&out);
     assert!(t.contains("/dev/tty: No such device or address"), "{t}");
     assert!(t.contains("stdin: 0"), "{t}");
@@ -278,8 +271,7 @@ async fn no_controlling_terminal() {
 
 #[tokio::test]
 async fn case14_huge_output_is_capped_with_head_tail_and_size() {
-    let (_dir, root) = project();
-    let out = run(json!({"command": "seq 1 2000000"}), &ctx(&root))
+    let out = run_in_new_project(json!({"command": "seq 1 2000000"}))
         .await
         .expect("runs");
     let t = text(&out);
@@ -423,10 +415,8 @@ async fn background_job_holding_the_pipe_does_not_block_the_result() {
 
 #[tokio::test]
 async fn environment_disables_prompts_editors_and_pagers() {
-    let (_dir, root) = project();
-    let out = run(
-        json!({"command": "echo \"$GIT_TERMINAL_PROMPT|$GIT_EDITOR|$EDITOR|$VISUAL|$PAGER|$GIT_PAGER\""}),
-        &ctx(&root),
+    let out = run_in_new_project(
+        json!({"command": "echo \"$GIT_TERMINAL_PROMPT|$GIT_EDITOR|$EDITOR|$VISUAL|$PAGER|$GIT_PAGER\""})
     )
     .await
     .expect("runs");
@@ -444,13 +434,9 @@ async fn runs_in_the_project_root() {
 
 #[tokio::test]
 async fn nonzero_exit_is_reported_not_an_error() {
-    let (_dir, root) = project();
-    let out = run(
-        json!({"command": "echo out; echo err >&2; exit 3"}),
-        &ctx(&root),
-    )
-    .await
-    .expect("not a tool error");
+    let out = run_in_new_project(json!({"command": "echo out; echo err >&2; exit 3"}))
+        .await
+        .expect("not a tool error");
     let t = text(&out);
     assert!(t.contains("out") && t.contains("err"), "{t}");
     assert!(t.ends_with("\n\nExit code 3"), "{t}");
@@ -459,8 +445,7 @@ async fn nonzero_exit_is_reported_not_an_error() {
 
 #[tokio::test]
 async fn killed_by_signal_is_named() {
-    let (_dir, root) = project();
-    let out = run(json!({"command": "kill -SEGV $$"}), &ctx(&root))
+    let out = run_in_new_project(json!({"command": "kill -SEGV $$"}))
         .await
         .expect("runs");
     assert_eq!(text(&out), "(no output)\n\nKilled by signal 11 (SIGSEGV)");
@@ -486,8 +471,7 @@ async fn missing_root_is_a_spawn_error() {
 
 #[tokio::test]
 async fn timeout_above_max_is_refused_naming_the_max() {
-    let (_dir, root) = project();
-    let err = run(json!({"command": "ls", "timeout": 600001}), &ctx(&root))
+    let err = run_in_new_project(json!({"command": "ls", "timeout": 600001}))
         .await
         .expect_err("too large");
     assert_eq!(
@@ -674,14 +658,10 @@ async fn timeout_during_the_drain_keeps_the_finished_result() {
 
 #[tokio::test]
 async fn endless_flood_still_times_out_with_capped_output() {
-    let (_dir, root) = project();
     let started = Instant::now();
-    let err = run(
-        json!({"command": "yes lathe", "timeout": 1000}),
-        &ctx(&root),
-    )
-    .await
-    .expect_err("timeout");
+    let err = run_in_new_project(json!({"command": "yes lathe", "timeout": 1000}))
+        .await
+        .expect_err("timeout");
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "{:?}",

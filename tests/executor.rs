@@ -2,30 +2,29 @@
 //! interruption and retries. mock-llm checks the tool_use/tool_result pairing
 //! on every request, so each `done` also proves every request was valid.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lathe::agent::{AgentEvent, RecordingSink, Session, SessionParts, Status, TurnOutcome};
+use common::{tool_results, wait_idle, Harness};
+use lathe::agent::{AgentEvent, RecordingSink, TurnOutcome};
 use lathe::config::{Config, StreamFallback};
 use lathe::editor::DiskEditor;
 use lathe::execution::{
     partition_tool_calls, Batch, ExecEnv, PendingToolUse, ResultStore, ToolRegistry,
 };
 use lathe::permissions::{PermissionState, PromptAnswer, Rules, ScriptedPrompter};
-use lathe::protocol::{ContentBlock, Message, ToolUse};
-use lathe::provider::anthropic::AnthropicProvider;
+use lathe::protocol::{ContentBlock, ToolUse};
 use lathe::tools::{
-    builtin_tools, FileState, PermissionPreview, Tool, ToolContext, ToolError, ToolOutput,
-    TypedTool,
+    builtin_tools, PermissionPreview, Tool, ToolContext, ToolError, ToolOutput, TypedTool,
 };
-use mock_llm::{MockServer, Script};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 /// A read-only test tool that records how many of its calls run at once and
 /// can wait on a shared barrier.
@@ -92,80 +91,19 @@ impl TypedTool for SharedProbe {
 
 struct SharedProbe(Arc<Probe>);
 
-struct Harness {
-    server: MockServer,
-    session: Arc<Session>,
-    sink: Arc<RecordingSink>,
-    root: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
+/// A session against mock-llm playing `script` that allows every prompt
+/// ("always"), keeps its state under the project's `.state`, with `tune`
+/// applied to the config and the `extra` tools added.
 async fn harness(
     script: Value,
     tune: impl FnOnce(&mut Config),
     extra: Vec<Arc<dyn Tool>>,
 ) -> Harness {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().canonicalize().expect("root");
-    let server = mock_llm::spawn(
-        Script::from_json(&script.to_string()).expect("script"),
-        None,
-    )
-    .await
-    .expect("mock-llm");
-    let mut config = Config::new(&root);
-    config.base_url = server.url();
-    config.state_dir = root.join(".state");
-    tune(&mut config);
-    let sink = Arc::new(RecordingSink::default());
-    let session = Session::with_extra_tools(
-        SessionParts {
-            provider: Arc::new(AnthropicProvider::from_config(&config).expect("provider")),
-            config,
-            editor: Arc::new(DiskEditor),
-            prompter: Arc::new(ScriptedPrompter::new([PromptAnswer::AllowAlways])),
-            sink: sink.clone(),
-        },
-        extra,
-    );
-    Harness {
-        server,
-        session,
-        sink,
-        root,
-        _dir: dir,
-    }
-}
-
-impl Harness {
-    async fn ask(&self, prompt: &str) -> TurnOutcome {
-        self.session
-            .ask(prompt, &tokio::runtime::Handle::current())
-            .expect("ask");
-        wait_idle(&self.session).await
-    }
-}
-
-async fn wait_idle(session: &Session) -> TurnOutcome {
-    for _ in 0..6000 {
-        if let Status::Idle(Some(outcome)) = session.status() {
-            return outcome;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("turn did not end within 60 s");
-}
-
-fn results_of(msg: &Message) -> Vec<(String, bool, String)> {
-    msg.content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult(r) => {
-                Some((r.tool_use_id.clone(), r.is_error, r.content.as_text()))
-            }
-            _ => None,
-        })
-        .collect()
+    let tune = |config: &mut Config| {
+        config.state_dir = config.cwd.join(".state");
+        tune(config);
+    };
+    common::harness(script, vec![PromptAnswer::AllowAlways], tune, extra).await
 }
 
 fn tool_use(id: &str, name: &str, input: Value) -> Value {
@@ -203,13 +141,7 @@ fn partition_groups_adjacent_safe_calls() {
     .collect();
     let env = ExecEnv {
         registry: Arc::new(ToolRegistry::new(builtin_tools())),
-        ctx: ToolContext {
-            root: PathBuf::from("/x"),
-            editor: Arc::new(DiskEditor),
-            file_state: Arc::new(FileState::new()),
-            cancel: CancellationToken::new(),
-            progress: None,
-        },
+        ctx: common::tool_ctx(Path::new("/x"), Arc::new(DiskEditor)),
         permissions: Arc::new(PermissionState::new(Rules::default())),
         prompter: Arc::new(ScriptedPrompter::default()),
         sink: Arc::new(RecordingSink::default()),
@@ -255,7 +187,7 @@ async fn grep_read_edit_grep_run_in_order_and_the_last_grep_sees_the_edit() {
             "streaming_tools = {streaming}"
         );
         let t = h.session.transcript();
-        let ids: Vec<String> = results_of(&t[2]).into_iter().map(|r| r.0).collect();
+        let ids: Vec<String> = tool_results(&t[2]).into_iter().map(|r| r.0).collect();
         assert_eq!(
             ids,
             ["toolu_a", "toolu_b", "toolu_c", "toolu_d"],
@@ -312,7 +244,7 @@ async fn the_first_tool_starts_while_the_model_is_still_writing() {
         "Glob started before the answer's text ended"
     );
     let t = h.session.transcript();
-    let ids: Vec<String> = results_of(&t[2]).into_iter().map(|r| r.0).collect();
+    let ids: Vec<String> = tool_results(&t[2]).into_iter().map(|r| r.0).collect();
     assert_eq!(ids, ["toolu_1", "toolu_2"]);
 }
 
@@ -423,7 +355,7 @@ async fn interrupting_a_long_bash_kills_its_process_group_and_the_conversation_c
         "the process group is gone"
     );
     let t = h.session.transcript();
-    let results = results_of(&t[2]);
+    let results = tool_results(&t[2]);
     assert_eq!(results.len(), 2, "one result per tool_use: {results:?}");
     assert!(
         results[1].2.contains("Interrupted by the user"),

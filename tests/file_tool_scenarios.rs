@@ -21,15 +21,16 @@
 //! `validate_input`, `permission_preview`, `call`. `BLESS=1` rewrites
 //! `error.txt` / `output.txt` from the actual results (review the diff!).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lathe::editor::DiskEditor;
-use lathe::tools::{builtin_tools, FileState, Tool, ToolContext};
+use lathe::tools::ToolContext;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, PartialEq, Eq)]
 enum Entry {
@@ -93,16 +94,9 @@ fn substitute(v: &Value, root: &str) -> Value {
     }
 }
 
-fn find_tool(name: &str) -> Arc<dyn Tool> {
-    builtin_tools()
-        .into_iter()
-        .find(|t| t.name() == name || t.aliases().contains(&name))
-        .unwrap_or_else(|| panic!("no tool {name}"))
-}
-
 /// Runs one call like the pipeline does; `Err` carries the model-facing text.
 async fn run_call(ctx: &ToolContext, tool_name: &str, input: &Value) -> Result<String, String> {
-    let tool = find_tool(tool_name);
+    let tool = common::builtin(tool_name);
     let schema = tool.input_schema();
     let validator = jsonschema::validator_for(&schema).expect("tool schema compiles");
     let problems: Vec<String> = validator
@@ -155,13 +149,7 @@ async fn run_case(case: &Path) -> Result<(), String> {
         // Only this test function changes HOME, and it runs the cases one by one.
         std::env::set_var("HOME", root.join(home));
     }
-    let ctx = ToolContext {
-        root: root.clone(),
-        editor: Arc::new(DiskEditor::new()),
-        file_state: Arc::new(FileState::new()),
-        cancel: CancellationToken::new(),
-        progress: None,
-    };
+    let ctx = common::tool_ctx(&root, Arc::new(DiskEditor::new()));
     for step in spec
         .get("setup")
         .and_then(Value::as_array)

@@ -6,31 +6,19 @@
 //! new text cannot be encoded (Latin-1), the edit fails and the file is
 //! byte-identical.
 
+mod common;
+
 use std::sync::Arc;
 
 use lathe::editor::codec::{decode, encode};
 use lathe::editor::{DiskEditor, Encoding, LineEnding, TextFormat};
 use lathe::tools::text_match::occurrences;
-use lathe::tools::{builtin_tools, FileState, Tool, ToolContext};
+use lathe::tools::ToolContext;
 use proptest::prelude::*;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
-
-fn tool(name: &str) -> Arc<dyn Tool> {
-    builtin_tools()
-        .into_iter()
-        .find(|t| t.name() == name)
-        .expect("tool")
-}
 
 async fn run(ctx: &ToolContext, name: &str, input: serde_json::Value) -> Result<String, String> {
-    let t = tool(name);
-    let call = t.clone().prepare(&input, ctx).map_err(|e| e.message)?;
-    t.validate_input(&call, ctx).await.map_err(|e| e.message)?;
-    t.call(call, ctx)
-        .await
-        .map(|o| o.content.as_text())
-        .map_err(|e| e.message)
+    common::run_tool(common::builtin(name), ctx, &input).await
 }
 
 fn chars(pool: &'static [char], len: std::ops::Range<usize>) -> impl Strategy<Value = String> {
@@ -103,13 +91,7 @@ proptest! {
         let dir = tempfile::tempdir().expect("tempdir");
         let file = dir.path().join("f.txt");
         std::fs::write(&file, &bytes).expect("write");
-        let ctx = ToolContext {
-            root: dir.path().to_path_buf(),
-            editor: Arc::new(DiskEditor::new()),
-            file_state: Arc::new(FileState::new()),
-            cancel: CancellationToken::new(),
-            progress: None,
-        };
+        let ctx = common::tool_ctx(dir.path(), Arc::new(DiskEditor::new()));
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
         let result = rt.block_on(async {
             run(&ctx, "Read", json!({"file_path": "f.txt"})).await.expect("read");

@@ -3,6 +3,8 @@
 //! explicit mtimes, a .gitignore, hidden files, VCS folders and a binary
 //! file. Every test asserts the exact text the model would get.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,12 +13,11 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 use lathe::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
 use lathe::tools::glob::{GlobTool, GLOB_NOT_A_DIRECTORY, GLOB_PATH_NOT_FOUND};
 use lathe::tools::grep::{GrepTool, GREP_PATH_NOT_FOUND};
-use lathe::tools::{FileState, Tool, ToolContext};
+use lathe::tools::{Tool, ToolContext};
 
 /// Grep and Glob never touch the editor; any call is a test failure.
 struct NoEditor;
@@ -36,33 +37,15 @@ impl Editor for NoEditor {
 }
 
 fn ctx(root: &Path) -> ToolContext {
-    ToolContext {
-        root: root.to_path_buf(),
-        editor: Arc::new(NoEditor),
-        file_state: Arc::new(FileState::new()),
-        cancel: CancellationToken::new(),
-        progress: None,
-    }
-}
-
-/// Runs `tool` with `input` like the pipeline: `Ok(text)` or `Err(message)`.
-async fn run_with(tool: Arc<dyn Tool>, input: Value, ctx: &ToolContext) -> Result<String, String> {
-    let call = tool.clone().prepare(&input, ctx).map_err(|e| e.message)?;
-    tool.validate_input(&call, ctx)
-        .await
-        .map_err(|e| e.message)?;
-    tool.call(call, ctx)
-        .await
-        .map(|o| o.content.as_text())
-        .map_err(|e| e.message)
+    common::tool_ctx(root, Arc::new(NoEditor))
 }
 
 async fn grep(root: &Path, input: Value) -> Result<String, String> {
-    run_with(Arc::new(GrepTool), input, &ctx(root)).await
+    common::run_tool(Arc::new(GrepTool), &ctx(root), &input).await
 }
 
 async fn glob(root: &Path, input: Value) -> Result<String, String> {
-    run_with(Arc::new(GlobTool), input, &ctx(root)).await
+    common::run_tool(Arc::new(GlobTool), &ctx(root), &input).await
 }
 
 /// Writes `bytes` to `root/rel` (creating folders) with mtime epoch + `secs`.
@@ -506,7 +489,7 @@ async fn a_cancelled_turn_stops_the_search() {
     let p = project();
     let c = ctx(p.path());
     c.cancel.cancel();
-    let out = run_with(Arc::new(GrepTool), json!({"pattern": "Helo"}), &c).await;
+    let out = common::run_tool(Arc::new(GrepTool), &c, &json!({"pattern": "Helo"})).await;
     assert_eq!(
         out,
         Err("The search was cancelled because the user interrupted the turn.".to_string())

@@ -4,6 +4,8 @@
 //! loop the turn loop is meant to run with these pieces (without sleeping:
 //! the waits are only recorded in the notices).
 
+mod common;
+
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -14,17 +16,14 @@ use lathe::provider::hints::{retrying_message, user_message};
 use lathe::provider::replay::response_events;
 use lathe::provider::retry::RetryPolicy;
 use lathe::provider::{Provider, ProviderError};
-use mock_llm::{MockServer, Script};
+use mock_llm::MockServer;
 use pretty_assertions::assert_eq;
 use serde_json::{json, Value};
 
 const KEY_ENV: &str = "ANTHROPIC_API_KEY";
 
 async fn server(responses: Value) -> MockServer {
-    let script = json!({ "responses": responses }).to_string();
-    mock_llm::spawn(Script::from_json(&script).expect("script"), None)
-        .await
-        .expect("mock-llm")
+    common::spawn_mock(&json!({ "responses": responses })).await
 }
 
 fn provider(server: &MockServer) -> AnthropicProvider {

@@ -124,6 +124,16 @@ fn env(
     (env, sink)
 }
 
+/// [`env`] with a read-only Echo, the default rules and a prompter with no
+/// answers.
+fn read_only_env() -> (ExecEnv, Arc<RecordingSink>) {
+    env(
+        true,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    )
+}
+
 fn call(name: &str, input: serde_json::Value) -> PendingToolUse {
     PendingToolUse::from(ToolUse {
         id: "toolu_1".into(),
@@ -138,11 +148,7 @@ fn text(run: &ToolRun) -> String {
 
 #[tokio::test]
 async fn success_keeps_the_id_and_reports_done() {
-    let (env, sink) = env(
-        true,
-        Rules::default(),
-        Arc::new(ScriptedPrompter::default()),
-    );
+    let (env, sink) = read_only_env();
     let run = run_tool_use(&call("Echo", json!({"text": "hi"})), &env).await;
     assert_eq!(run.result.tool_use_id, "toolu_1");
     assert!(!run.result.is_error);
@@ -161,11 +167,7 @@ async fn success_keeps_the_id_and_reports_done() {
 
 #[tokio::test]
 async fn alias_and_case_resolve() {
-    let (env, _) = env(
-        true,
-        Rules::default(),
-        Arc::new(ScriptedPrompter::default()),
-    );
+    let (env, _) = read_only_env();
     assert_eq!(
         text(&run_tool_use(&call("echo_text", json!({"text": "a"})), &env).await),
         "echo: a"
@@ -178,11 +180,7 @@ async fn alias_and_case_resolve() {
 
 #[tokio::test]
 async fn unknown_tool_names_the_available_ones() {
-    let (env, sink) = env(
-        true,
-        Rules::default(),
-        Arc::new(ScriptedPrompter::default()),
-    );
+    let (env, sink) = read_only_env();
     let run = run_tool_use(&call("Fetch", json!({})), &env).await;
     assert!(run.result.is_error);
     assert_eq!(
@@ -198,11 +196,7 @@ async fn unknown_tool_names_the_available_ones() {
 
 #[tokio::test]
 async fn schema_errors_name_the_field() {
-    let (env, _) = env(
-        true,
-        Rules::default(),
-        Arc::new(ScriptedPrompter::default()),
-    );
+    let (env, _) = read_only_env();
     let run = run_tool_use(&call("Echo", json!({"text": 3, "extra": true})), &env).await;
     assert!(run.result.is_error);
     let t = text(&run);
@@ -212,11 +206,7 @@ async fn schema_errors_name_the_field() {
 
 #[tokio::test]
 async fn unparseable_input_is_an_error_not_empty_input() {
-    let (env, _) = env(
-        true,
-        Rules::default(),
-        Arc::new(ScriptedPrompter::default()),
-    );
+    let (env, _) = read_only_env();
     let mut c = call("Echo", json!({}));
     c.input_error = Some("EOF while parsing a string".into());
     let run = run_tool_use(&c, &env).await;
@@ -227,11 +217,7 @@ async fn unparseable_input_is_an_error_not_empty_input() {
 
 #[tokio::test]
 async fn validate_input_message_reaches_the_model() {
-    let (env, _) = env(
-        true,
-        Rules::default(),
-        Arc::new(ScriptedPrompter::default()),
-    );
+    let (env, _) = read_only_env();
     let run = run_tool_use(&call("Echo", json!({"text": "invalid"})), &env).await;
     assert!(run.result.is_error);
     assert_eq!(text(&run), "text must not be 'invalid'; pick another text");
@@ -278,11 +264,7 @@ async fn ask_once_always_and_decline() {
 
 #[tokio::test]
 async fn panic_in_call_becomes_an_error_result() {
-    let (env, _) = env(
-        true,
-        Rules::default(),
-        Arc::new(ScriptedPrompter::default()),
-    );
+    let (env, _) = read_only_env();
     let run = run_tool_use(&call("Echo", json!({"text": "x", "panic": true})), &env).await;
     assert!(run.result.is_error);
     assert_eq!(run.result.tool_use_id, "toolu_1");
@@ -291,11 +273,7 @@ async fn panic_in_call_becomes_an_error_result() {
 
 #[tokio::test]
 async fn cancelled_turn_gives_interrupted_results() {
-    let (env, _) = env(
-        true,
-        Rules::default(),
-        Arc::new(ScriptedPrompter::default()),
-    );
+    let (env, _) = read_only_env();
     env.ctx.cancel.cancel();
     let run = run_tool_use(&call("Echo", json!({"text": "x"})), &env).await;
     assert_eq!(run.status, ToolStatus::Interrupted);
@@ -304,11 +282,7 @@ async fn cancelled_turn_gives_interrupted_results() {
 
 #[tokio::test]
 async fn oversized_results_are_saved_and_previewed() {
-    let (mut env, _) = env(
-        true,
-        Rules::default(),
-        Arc::new(ScriptedPrompter::default()),
-    );
+    let (mut env, _) = read_only_env();
     let dir = tempfile::tempdir().unwrap();
     env.results = Arc::new(ResultStore::new(dir.path().to_path_buf(), "sess"));
     let big = "z".repeat(5_000);

@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::editor::{Document, EditorError, LineEnding};
 
-use super::diff::unified_diff;
-use super::file_common::{check_read, commit, editor_error, shown};
+use super::file_common::{
+    check_read, commit, editor_error, file_preview, resolve_file_path, shown,
+};
 use super::numbered::split_lines;
 use super::template::{fill, plural};
 use super::text_match::{self, MatchError};
@@ -208,9 +209,7 @@ impl TypedTool for EditTool {
 
     fn normalize(&self, input: EditInput, ctx: &ToolContext) -> EditInput {
         EditInput {
-            file_path: paths::resolve(&ctx.root, &input.file_path)
-                .display()
-                .to_string(),
+            file_path: resolve_file_path(&ctx.root, &input.file_path),
             ..input
         }
     }
@@ -224,21 +223,15 @@ impl TypedTool for EditTool {
     }
 
     async fn permission_preview(&self, input: &EditInput, ctx: &ToolContext) -> PermissionPreview {
-        let path = PathBuf::from(&input.file_path);
-        let name = shown(&ctx.root, &path);
-        let diff = match plan(input, ctx).await {
-            Ok(planned) => unified_diff(
-                planned.doc.as_ref().map(|d| d.text.as_str()),
-                &planned.new_text,
-                &name,
-            ),
-            Err(_) => String::new(),
-        };
-        PermissionPreview {
-            title: format!("Edit {name}"),
-            path: Some(path),
-            diff,
-        }
+        let planned = plan(input, ctx).await.ok();
+        file_preview(
+            "Edit",
+            &ctx.root,
+            &input.file_path,
+            planned
+                .as_ref()
+                .map(|p| (p.doc.as_ref(), p.new_text.as_str())),
+        )
     }
 
     async fn call(&self, input: EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -289,32 +282,10 @@ impl TypedTool for EditTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::editor::DiskEditor;
+    use crate::tools::file_common::testing::{disk_ctx as ctx, run};
     use crate::tools::read::ReadTool;
-    use crate::tools::{schema_for, FileState, Tool};
-    use std::path::Path;
+    use crate::tools::{schema_for, Tool};
     use std::sync::Arc;
-    use tokio_util::sync::CancellationToken;
-
-    fn ctx(root: &Path) -> ToolContext {
-        ToolContext {
-            root: root.to_path_buf(),
-            editor: Arc::new(DiskEditor::new()),
-            file_state: Arc::new(FileState::new()),
-            cancel: CancellationToken::new(),
-            progress: None,
-        }
-    }
-
-    async fn run(
-        tool: Arc<dyn Tool>,
-        ctx: &ToolContext,
-        input: serde_json::Value,
-    ) -> Result<ToolOutput, ToolError> {
-        let call = tool.clone().prepare(&input, ctx)?;
-        tool.validate_input(&call, ctx).await?;
-        tool.call(call, ctx).await
-    }
 
     async fn read(ctx: &ToolContext, file: &str) {
         run(

@@ -1,16 +1,17 @@
-//! What Read, Edit and Write share: model-facing messages for
-//! [`EditorError`]s, the stale rule against [`FileState`](super::FileState),
-//! the `cat -n` snippet shown after a change, and the write-and-record step
-//! of Edit and Write.
+//! What Read, Edit and Write share: the normalised `file_path` and the
+//! permission preview, model-facing messages for [`EditorError`]s, the stale
+//! rule against [`FileState`](super::FileState), the `cat -n` snippet shown
+//! after a change, and the write-and-record step of Edit and Write.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::editor::{Document, EditorError, TextFormat, WriteRequest};
 
+use super::diff::unified_diff;
 use super::file_state::ReadRecord;
 use super::numbered::{number_lines, split_lines};
 use super::template::fill;
-use super::{ToolContext, ToolError};
+use super::{paths, PermissionPreview, ToolContext, ToolError};
 
 /// The file changed since the model read it (Claude Code's stale-read rule).
 pub const FILE_STALE: &str = "{path} has been modified since you last read it (by the user or another program), so nothing was changed. Read it again, then retry with its current text.";
@@ -51,7 +52,39 @@ const SNIPPET_BUDGET: usize = 20_000;
 
 /// `path` for messages: relative to `root` when inside it, else absolute.
 pub fn shown(root: &Path, path: &Path) -> String {
-    super::paths::display(root, path)
+    paths::display(root, path)
+}
+
+/// Gate 3 for the `file_path` of Read, Edit and Write: the path the model
+/// gave, made absolute against `root` by [`paths::resolve`] (`~/` expanded,
+/// `.`/`..` folded), as a string. Pure, no I/O.
+pub(crate) fn resolve_file_path(root: &Path, file_path: &str) -> String {
+    paths::resolve(root, file_path).display().to_string()
+}
+
+/// The permission prompt's view of a call by the tool `verb` on the absolute
+/// `file_path`: title `{verb} {path}` (path as [`shown`]), the path as the
+/// target, and the unified diff of `change` — the document as it is now
+/// (`None` for a new file) and the whole new logical text. The diff is empty
+/// when `change` is `None`: Read changes nothing, and an Edit or Write whose
+/// plan failed reports that failure when it is called.
+pub(crate) fn file_preview(
+    verb: &str,
+    root: &Path,
+    file_path: &str,
+    change: Option<(Option<&Document>, &str)>,
+) -> PermissionPreview {
+    let path = PathBuf::from(file_path);
+    let name = shown(root, &path);
+    let diff = match change {
+        Some((doc, new_text)) => unified_diff(doc.map(|d| d.text.as_str()), new_text, &name),
+        None => String::new(),
+    };
+    PermissionPreview {
+        title: format!("{verb} {name}"),
+        path: Some(path),
+        diff,
+    }
 }
 
 /// The model-facing message for an [`EditorError`] on `path`.
@@ -180,6 +213,43 @@ pub(crate) async fn commit(
         ));
     }
     Ok((out, split_lines(&new_text).len()))
+}
+
+/// Test scaffolding for the file tools' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use serde_json::Value;
+    use tokio_util::sync::CancellationToken;
+
+    use crate::editor::DiskEditor;
+    use crate::tools::{FileState, Tool, ToolContext, ToolError, ToolOutput};
+
+    /// A context on the real disk at `root`: a [`DiskEditor`], nothing read
+    /// yet, not cancelled, no progress listener.
+    pub(crate) fn disk_ctx(root: &Path) -> ToolContext {
+        ToolContext {
+            root: root.to_path_buf(),
+            editor: Arc::new(DiskEditor::new()),
+            file_state: Arc::new(FileState::new()),
+            cancel: CancellationToken::new(),
+            progress: None,
+        }
+    }
+
+    /// Runs `tool` on `input` through its own gates, as the pipeline does:
+    /// prepare (parse + normalise), validate, call. The first error stops it.
+    pub(crate) async fn run(
+        tool: Arc<dyn Tool>,
+        ctx: &ToolContext,
+        input: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        let call = tool.clone().prepare(&input, ctx)?;
+        tool.validate_input(&call, ctx).await?;
+        tool.call(call, ctx).await
+    }
 }
 
 #[cfg(test)]

@@ -105,13 +105,10 @@ impl TypedTool for GlobTool {
     }
 
     fn normalize(&self, mut input: GlobInput, ctx: &ToolContext) -> GlobInput {
-        let path = match input.path.as_deref() {
-            Some(p) if !p.trim().is_empty() && p != "undefined" && p != "null" => {
-                paths::resolve(&ctx.root, p)
-            }
-            _ => ctx.root.clone(),
-        };
-        input.path = Some(path.display().to_string());
+        input.path = Some(search_walk::resolve_search_path(
+            &ctx.root,
+            input.path.as_deref(),
+        ));
         input
     }
 
@@ -124,30 +121,18 @@ impl TypedTool for GlobTool {
     }
 
     async fn permission_preview(&self, input: &GlobInput, ctx: &ToolContext) -> PermissionPreview {
-        PermissionPreview {
-            path: self.target_path(input),
-            diff: String::new(),
-            title: format!("Glob {}", self.describe(input, &ctx.root)),
-        }
+        let described = self.describe(input, &ctx.root);
+        search_walk::search_preview(Self::NAME, input.path.as_deref(), &described)
     }
 
     async fn call(&self, input: GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let plan = Plan::new(&input, &ctx.root)?;
         let cancel = ctx.cancel.clone();
-        tokio::task::spawn_blocking(move || plan.run(&cancel))
-            .await
-            .map_err(|e| ToolError::new(GLOB_FAILED.replace("{error}", &e.to_string())))?
+        search_walk::run_blocking(move || plan.run(&cancel), GLOB_FAILED).await
     }
 
     fn describe(&self, input: &GlobInput, root: &Path) -> String {
-        let where_ = input.path.as_deref().and_then(|p| {
-            let p = Path::new(p);
-            (p != root).then(|| paths::display(root, p))
-        });
-        match where_ {
-            Some(w) => format!("\"{}\" in {w}", input.pattern),
-            None => format!("\"{}\"", input.pattern),
-        }
+        search_walk::describe_search(&input.pattern, input.path.as_deref(), root)
     }
 }
 

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::editor::{codec, EditorError, TextHash};
 use crate::protocol::{ContentBlock, ImageSource, ToolResultContent};
 
-use super::file_common::{editor_error, shown};
+use super::file_common::{editor_error, file_preview, resolve_file_path, shown};
 use super::file_state::ReadRecord;
 use super::numbered::{number_lines, split_lines, MAX_LINE_CHARS};
 use super::template::{fill, plural};
@@ -183,9 +183,7 @@ impl TypedTool for ReadTool {
 
     fn normalize(&self, input: ReadInput, ctx: &ToolContext) -> ReadInput {
         ReadInput {
-            file_path: paths::resolve(&ctx.root, &input.file_path)
-                .display()
-                .to_string(),
+            file_path: resolve_file_path(&ctx.root, &input.file_path),
             ..input
         }
     }
@@ -204,12 +202,7 @@ impl TypedTool for ReadTool {
     }
 
     async fn permission_preview(&self, input: &ReadInput, ctx: &ToolContext) -> PermissionPreview {
-        let path = PathBuf::from(&input.file_path);
-        PermissionPreview {
-            title: format!("Read {}", shown(&ctx.root, &path)),
-            path: Some(path),
-            diff: String::new(),
-        }
+        file_preview("Read", &ctx.root, &input.file_path, None)
     }
 
     async fn call(&self, input: ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -291,26 +284,12 @@ impl TypedTool for ReadTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::editor::DiskEditor;
-    use crate::tools::{schema_for, FileState, Tool};
+    use crate::tools::file_common::testing::{disk_ctx as ctx, run};
+    use crate::tools::schema_for;
     use std::sync::Arc;
-    use tokio_util::sync::CancellationToken;
-
-    fn ctx(root: &std::path::Path) -> ToolContext {
-        ToolContext {
-            root: root.to_path_buf(),
-            editor: Arc::new(DiskEditor::new()),
-            file_state: Arc::new(FileState::new()),
-            cancel: CancellationToken::new(),
-            progress: None,
-        }
-    }
 
     async fn read(ctx: &ToolContext, input: serde_json::Value) -> Result<ToolOutput, ToolError> {
-        let tool: Arc<dyn Tool> = Arc::new(ReadTool);
-        let call = tool.clone().prepare(&input, ctx)?;
-        tool.validate_input(&call, ctx).await?;
-        tool.call(call, ctx).await
+        run(Arc::new(ReadTool), ctx, input).await
     }
 
     fn text(out: Result<ToolOutput, ToolError>) -> String {

@@ -11,6 +11,10 @@
 //!   explicit paths): a path into an ignored or hidden folder is walked.
 //! - Symbolic links are not followed (ripgrep's default).
 //! - The walk is parallel and stops early when the turn is cancelled.
+//!
+//! Also the `TypedTool` pieces the two tools share for their optional
+//! `path`: normalisation, the chat line and the permission preview, and
+//! running the blocking search off the async runtime.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +24,8 @@ use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 use ignore::{DirEntry, WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
+
+use super::{paths, PermissionPreview, ToolError, ToolOutput};
 
 /// Folder names of version control systems that are never walked below a
 /// walk root (`.git`, Mercurial, Subversion, Jujutsu).
@@ -227,6 +233,59 @@ fn glob_error_text(e: &ignore::Error) -> String {
         ignore::Error::Glob { err, .. } => err.clone(),
         other => other.to_string(),
     }
+}
+
+/// Gate 3 for the optional `path` of Grep and Glob: the directory or file
+/// to search, absolute. A missing or blank `path`, or the strings
+/// `"undefined"` and `"null"` (what models send for "no path"), mean `root`;
+/// anything else is resolved against `root` by [`paths::resolve`]. Pure, no
+/// I/O.
+pub fn resolve_search_path(root: &Path, path: Option<&str>) -> String {
+    let path = match path {
+        Some(p) if !p.trim().is_empty() && p != "undefined" && p != "null" => {
+            paths::resolve(root, p)
+        }
+        _ => root.to_path_buf(),
+    };
+    path.display().to_string()
+}
+
+/// The chat's short line for a search for `pattern` (as it should be shown,
+/// already shortened) in the absolute `path`: `"pattern"` when the search
+/// covers the project `root` (or has no path), else `"pattern" in dir` with
+/// `dir` relative to `root` when inside it.
+pub fn describe_search(pattern: &str, path: Option<&str>, root: &Path) -> String {
+    let where_ = path.and_then(|p| {
+        let p = Path::new(p);
+        (p != root).then(|| paths::display(root, p))
+    });
+    match where_ {
+        Some(w) => format!("\"{pattern}\" in {w}"),
+        None => format!("\"{pattern}\""),
+    }
+}
+
+/// The permission prompt's view of a search: title `{tool} {described}`
+/// (`described` from [`describe_search`]), the searched `path` as the target
+/// and no diff (a search changes nothing).
+pub fn search_preview(tool: &str, path: Option<&str>, described: &str) -> PermissionPreview {
+    PermissionPreview {
+        path: path.map(PathBuf::from),
+        diff: String::new(),
+        title: format!("{tool} {described}"),
+    }
+}
+
+/// Runs the blocking search `job` on tokio's blocking pool and returns its
+/// result. Errors: the job's own error, or `failed` with `{error}` filled in
+/// when the job's thread panicked or was cancelled by the runtime.
+pub async fn run_blocking<F>(job: F, failed: &str) -> Result<ToolOutput, ToolError>
+where
+    F: FnOnce() -> Result<ToolOutput, ToolError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(job)
+        .await
+        .map_err(|e| ToolError::new(failed.replace("{error}", &e.to_string())))?
 }
 
 #[cfg(test)]

@@ -1,0 +1,178 @@
+//! The harness the integration tests share: `mock-llm` on loopback, a
+//! [`Session`] against it in a temp project, and readers of what the turn
+//! left behind; for tests of single tools, a [`ToolContext`] and a runner
+//! through the tool's own gates. Each test crate includes this with
+//! `mod common;`.
+
+// Each test crate uses only some of these helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use lathe::agent::{RecordingSink, Session, SessionParts, Status, TurnOutcome};
+use lathe::config::Config;
+use lathe::editor::{DiskEditor, Editor};
+use lathe::permissions::{PromptAnswer, ScriptedPrompter};
+use lathe::protocol::{ContentBlock, Message};
+use lathe::provider::anthropic::AnthropicProvider;
+use lathe::tools::{builtin_tools, FileState, Tool, ToolContext};
+use mock_llm::{MockServer, Script};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// Most time one turn may take before a test fails.
+pub const TURN_LIMIT: Duration = Duration::from_secs(60);
+
+/// Starts `mock-llm` on loopback playing `script` (its JSON script format:
+/// `{"responses": [...]}`). Panics when the script does not parse.
+pub async fn spawn_mock(script: &Value) -> MockServer {
+    mock_llm::spawn(
+        Script::from_json(&script.to_string()).expect("script"),
+        None,
+    )
+    .await
+    .expect("mock-llm")
+}
+
+/// A session against `mock-llm` in a fresh temp project.
+pub struct Harness {
+    /// The mock API; `requests()` lists what the session sent.
+    pub server: MockServer,
+    /// The session under test.
+    pub session: Arc<Session>,
+    /// Every event the chat would have seen.
+    pub sink: Arc<RecordingSink>,
+    /// Answers permission prompts from a script and records what was asked.
+    pub prompter: Arc<ScriptedPrompter>,
+    /// The project root (canonical, so paths compare exactly).
+    pub root: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// Starts `mock-llm` with `script` and a session against it rooted in a new
+/// temp directory, with the built-in tools plus `extra`, a disk editor and a
+/// prompter that gives `answers` in order. `tune` adjusts the config (after
+/// `base_url` points at the mock) before the session is made.
+pub async fn harness(
+    script: Value,
+    answers: Vec<PromptAnswer>,
+    tune: impl FnOnce(&mut Config),
+    extra: Vec<Arc<dyn Tool>>,
+) -> Harness {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical root");
+    let server = spawn_mock(&script).await;
+    let mut config = Config::new(&root);
+    config.base_url = server.url();
+    tune(&mut config);
+    let sink = Arc::new(RecordingSink::default());
+    let prompter = Arc::new(ScriptedPrompter::new(answers));
+    let session = Session::with_extra_tools(
+        SessionParts {
+            provider: Arc::new(AnthropicProvider::from_config(&config).expect("provider")),
+            config,
+            editor: Arc::new(DiskEditor),
+            prompter: prompter.clone(),
+            sink: sink.clone(),
+        },
+        extra,
+    );
+    Harness {
+        server,
+        session,
+        sink,
+        prompter,
+        root,
+        _dir: dir,
+    }
+}
+
+impl Harness {
+    /// Writes `text` to `rel` under the root, creating folders.
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    /// The text of `rel` under the root.
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.root.join(rel)).expect("read")
+    }
+
+    /// Asks `prompt` and waits (at most [`TURN_LIMIT`]) for the turn to end.
+    pub async fn ask(&self, prompt: &str) -> TurnOutcome {
+        self.session
+            .ask(prompt, &tokio::runtime::Handle::current())
+            .expect("ask starts");
+        wait_idle(&self.session).await
+    }
+}
+
+/// Waits, polling every 10 ms, until `session` is idle after a turn and
+/// returns how that turn ended. Panics after [`TURN_LIMIT`].
+pub async fn wait_idle(session: &Session) -> TurnOutcome {
+    let polls = TURN_LIMIT.as_millis() / 10;
+    for _ in 0..polls {
+        if let Status::Idle(Some(outcome)) = session.status() {
+            return outcome;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("turn did not end within {} s", TURN_LIMIT.as_secs());
+}
+
+/// The `tool_result` blocks of `msg` as `(tool_use_id, is_error, text)`, in
+/// order.
+pub fn tool_results(msg: &Message) -> Vec<(String, bool, String)> {
+    msg.content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult(r) => {
+                Some((r.tool_use_id.clone(), r.is_error, r.content.as_text()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A tool context rooted at `root` on `editor`: nothing read yet, not
+/// cancelled, no progress listener.
+pub fn tool_ctx(root: &Path, editor: Arc<dyn Editor>) -> ToolContext {
+    ToolContext {
+        root: root.to_path_buf(),
+        editor,
+        file_state: Arc::new(FileState::new()),
+        cancel: CancellationToken::new(),
+        progress: None,
+    }
+}
+
+/// The built-in tool called `name` (its name or one of its aliases).
+/// Panics when there is none.
+pub fn builtin(name: &str) -> Arc<dyn Tool> {
+    builtin_tools()
+        .into_iter()
+        .find(|t| t.name() == name || t.aliases().contains(&name))
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+/// Runs `tool` on `input` like the pipeline: prepare (parse + normalise),
+/// validate, call. `Ok` is the result text, `Err` the model-facing message
+/// of the first gate that failed.
+pub async fn run_tool(
+    tool: Arc<dyn Tool>,
+    ctx: &ToolContext,
+    input: &Value,
+) -> Result<String, String> {
+    let call = tool.clone().prepare(input, ctx).map_err(|e| e.message)?;
+    tool.validate_input(&call, ctx)
+        .await
+        .map_err(|e| e.message)?;
+    tool.call(call, ctx)
+        .await
+        .map(|o| o.content.as_text())
+        .map_err(|e| e.message)
+}
