@@ -146,13 +146,26 @@ impl Config {
         {
             return Ok(cfg);
         }
-        let raw: RawSetup = serde_json::from_value(opts.clone())
-            .map_err(|e| ConfigError(format!("setup(): {e}")))?;
+        let raw: RawSetup = serde_path_to_error::deserialize(opts.clone()).map_err(|e| {
+            let key = e.path().to_string();
+            if key == "." {
+                ConfigError(format!("setup(): {}", e.inner()))
+            } else {
+                ConfigError(format!("setup(): {key}: {}", e.inner()))
+            }
+        })?;
         if let Some(m) = raw.model {
             cfg.model = nonempty("model", m)?;
         }
         if let Some(u) = raw.base_url {
-            cfg.base_url = nonempty("base_url", u)?.trim_end_matches('/').to_string();
+            let u = nonempty("base_url", u)?.trim_end_matches('/').to_string();
+            let scheme = reqwest::Url::parse(&u).map(|p| p.scheme().to_string());
+            if !matches!(scheme.as_deref(), Ok("http" | "https")) {
+                return Err(ConfigError(format!(
+                    "setup(): base_url must be an http:// or https:// URL, got {u:?}"
+                )));
+            }
+            cfg.base_url = u;
         }
         if let Some(e) = raw.api_key_env {
             cfg.api_key_env = nonempty("api_key_env", e)?;
@@ -448,6 +461,33 @@ mod tests {
             e.0.contains("bash.timeout_ms must be from 1 to bash.max_timeout_ms (600000 ms)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn type_errors_name_the_key() {
+        let e = Config::from_setup(&json!({"model": 1}), Path::new("/p")).unwrap_err();
+        assert_eq!(
+            e.0,
+            "setup(): model: invalid type: integer `1`, expected a string"
+        );
+        let e = Config::from_setup(&json!({"permissions": {"allow": [3]}}), Path::new("/p"))
+            .unwrap_err();
+        assert!(e.0.starts_with("setup(): permissions.allow"), "{e}");
+    }
+
+    #[test]
+    fn base_url_must_be_http() {
+        let e = Config::from_setup(&json!({"base_url": "not a url"}), Path::new("/p")).unwrap_err();
+        assert_eq!(
+            e.0,
+            "setup(): base_url must be an http:// or https:// URL, got \"not a url\""
+        );
+        let c = Config::from_setup(
+            &json!({"base_url": "http://127.0.0.1:8080/"}),
+            Path::new("/p"),
+        )
+        .unwrap();
+        assert_eq!(c.base_url, "http://127.0.0.1:8080");
     }
 
     #[test]

@@ -529,6 +529,7 @@ fn exec_env(root: &Path, prompter: Arc<ScriptedPrompter>) -> ExecEnv {
         prompter,
         sink: Arc::new(RecordingSink::default()),
         results: Arc::new(ResultStore::new(root.join(".lathe-results"), "t")),
+        interactive: true,
     }
 }
 

@@ -146,6 +146,7 @@ fn partition_groups_adjacent_safe_calls() {
         prompter: Arc::new(ScriptedPrompter::default()),
         sink: Arc::new(RecordingSink::default()),
         results: Arc::new(ResultStore::new(std::env::temp_dir(), "p")),
+        interactive: true,
     };
     let batch = |concurrent, calls: &[usize]| Batch {
         concurrent,

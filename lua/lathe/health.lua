@@ -25,20 +25,23 @@ function M.check()
     h.error(tostring(lathe), { "Run `make` in the plugin directory (lazy.nvim: build = \"make\")" })
   end
 
-  local base_url = os.getenv("ANTHROPIC_BASE_URL") or ""
-  local local_url = base_url:match("^https?://127%.") or base_url:match("^https?://localhost")
-  if (os.getenv("ANTHROPIC_API_KEY") or "") ~= "" then
-    h.ok("ANTHROPIC_API_KEY is set")
-  elseif local_url then
-    h.ok("no API key, but ANTHROPIC_BASE_URL points at a local server: " .. base_url)
+  if not ok then
+    return
+  end
+  -- What lathe will use: setup() options, else the defaults.
+  local info = lathe.info()
+  h.info(("model: %s, base_url: %s"):format(info.model, info.base_url))
+  if info.has_key then
+    h.ok("API key found in $" .. info.api_key_env)
+  elseif info.local_server then
+    h.ok("no API key needed: base_url points at a local server (" .. info.base_url .. ")")
   else
-    h.warn("ANTHROPIC_API_KEY is not set", {
-      "export ANTHROPIC_API_KEY=...",
-      "or setup{ api_key_env = \"...\" } / setup{ base_url = \"http://127.0.0.1:PORT\" } for a local server",
+    h.warn("$" .. info.api_key_env .. " is not set: requests to " .. info.base_url .. " will fail", {
+      "export " .. info.api_key_env .. "=...",
+      "or setup{ api_key_env = \"...\" }, or setup{ base_url = \"http://127.0.0.1:PORT\" } for a local server",
     })
   end
-
-  h.info("project root (cwd): " .. vim.fn.getcwd())
+  h.info("project root: " .. info.cwd .. " (relative tool paths resolve here)")
 end
 
 return M

@@ -102,6 +102,12 @@ end
 
 --- Runs tool `name` with `input` through the pipeline (validation,
 --- permissions) without the model; `callback({content=..., is_error=...})`.
+--- The effective configuration for `:checkhealth lathe`: `{ model,
+--- base_url, api_key_env, cwd, has_key, local_server }`.
+function M.info()
+  return call("info")
+end
+
 function M.tool(name, input, callback)
   call("tool", name, input, callback)
 end
@@ -132,9 +138,11 @@ function M.tool_sync(name, input, timeout_ms)
     error(("lathe.tool_sync(timeout_ms): timeout_ms must be a number, got %s"):format(type(timeout_ms)), 0)
   end
   local result
+  -- vim.wait() takes no keys, so nobody could answer a permission float:
+  -- a call that would ask is refused (use M.tool for those).
   call("tool", name, input, function(r)
     result = r
-  end)
+  end, { interactive = false })
   if vim.wait(timeout_ms, function()
     return result ~= nil
   end, 10) then

@@ -211,10 +211,12 @@ impl Session {
         self.transcript.snapshot()
     }
 
-    /// Runs one tool through the whole pipeline (validation, permissions —
-    /// asks included) without the model, e.g. from a keymap. The result's
-    /// `tool_use_id` is a fresh `toolu_lathe_N`; nothing enters the transcript.
-    pub async fn run_tool(&self, name: &str, input: Value) -> ToolResult {
+    /// Runs one tool through the whole pipeline (validation, permissions)
+    /// without the model, e.g. from a keymap. With `interactive` a call that
+    /// needs permission asks the user; without, it is refused with a message
+    /// saying so (nobody could answer). The result's `tool_use_id` is a fresh
+    /// `toolu_lathe_N`; nothing enters the transcript.
+    pub async fn run_tool(&self, name: &str, input: Value, interactive: bool) -> ToolResult {
         let id = format!(
             "toolu_lathe_{}",
             self.manual_ids.fetch_add(1, Ordering::Relaxed)
@@ -224,7 +226,8 @@ impl Session {
             name: name.to_string(),
             input,
         });
-        let env = self.exec_env(CancellationToken::new(), Arc::new(NullSink));
+        let mut env = self.exec_env(CancellationToken::new(), Arc::new(NullSink));
+        env.interactive = interactive;
         run_tool_use(&call, &env).await.result
     }
 
@@ -254,6 +257,7 @@ impl Session {
             prompter: self.prompter.clone(),
             sink,
             results: self.results.clone(),
+            interactive: true,
         }
     }
 

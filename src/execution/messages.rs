@@ -42,6 +42,15 @@ pub const INTERRUPTED: &str =
 pub const SIBLING_FAILED: &str =
     "{tool} was cancelled because a Bash call running alongside it in the same batch failed. Its result is unknown; run it again if you still need it.";
 
+/// A call that needs the user's permission, made where nobody can answer
+/// (`lathe.tool_sync`). For the script's author. `{tool}`.
+pub const NEEDS_PERMISSION: &str =
+    "{tool} needs the user's permission for this call, and lathe.tool_sync cannot ask while it waits. Use lathe.tool(name, input, callback) instead, or allow it with a permissions rule in setup().";
+
+/// What the permission float shows when a call has no diff: why it asks
+/// and the exact input. `{reason}`, `{input}`.
+pub const ASK_DETAILS: &str = "Asks because: {reason}\n\n{input}";
+
 /// The schema of a tool could not be compiled (an internal bug). `{tool}`.
 pub const SCHEMA_BROKEN: &str =
     "Internal error: the input schema of {tool} could not be compiled, so the call was not run. Use another tool.";
@@ -115,6 +124,17 @@ mod golden {
         assert_eq!(
             fill(INTERRUPTED, &[("tool", "Edit")]),
             "Interrupted by the user: Edit did not finish and its result is unknown. Wait for the user's next instruction."
+        );
+        assert_eq!(
+            fill(NEEDS_PERMISSION, &[("tool", "Edit")]),
+            "Edit needs the user's permission for this call, and lathe.tool_sync cannot ask while it waits. Use lathe.tool(name, input, callback) instead, or allow it with a permissions rule in setup()."
+        );
+        assert_eq!(
+            fill(
+                ASK_DETAILS,
+                &[("reason", "outside the project root"), ("input", "{}")]
+            ),
+            "Asks because: outside the project root\n\n{}"
         );
         assert_eq!(
             fill(SIBLING_FAILED, &[("tool", "Grep")]),

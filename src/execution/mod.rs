@@ -38,7 +38,10 @@ use crate::permissions::{
 use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
 use crate::tools::{PreparedCall, ToolContext, ToolOutput};
 
-use messages::{fill, INPUT_NOT_JSON, INTERRUPTED, NO_SUCH_TOOL, SCHEMA_BROKEN, TOOL_PANICKED};
+use messages::{
+    fill, ASK_DETAILS, INPUT_NOT_JSON, INTERRUPTED, NEEDS_PERMISSION, NO_SUCH_TOOL, SCHEMA_BROKEN,
+    TOOL_PANICKED,
+};
 
 /// What the pipeline needs besides the call itself. Cheap to clone.
 #[derive(Clone)]
@@ -55,6 +58,9 @@ pub struct ExecEnv {
     pub sink: Arc<dyn EventSink>,
     /// Where oversized results are saved (gate 9).
     pub results: Arc<ResultStore>,
+    /// `false` when nobody can answer a permission ask (a script waiting in
+    /// `lathe.tool_sync`): a call that would ask is refused instead.
+    pub interactive: bool,
 }
 
 /// A `tool_use` as it came off the stream: when its `partial_json` did not
@@ -221,8 +227,19 @@ impl Gates<'_> {
                     &[("tool", tool.name()), ("reason", &reason)],
                 ),
             }),
-            Decision::Ask(_) => {
-                let preview = tool.permission_preview(prepared, &self.env.ctx).await;
+            Decision::Ask(_) if !self.env.interactive => Err(Stop {
+                status: ToolStatus::Denied,
+                message: fill(NEEDS_PERMISSION, &[("tool", tool.name())]),
+            }),
+            Decision::Ask(reason) => {
+                let mut preview = tool.permission_preview(prepared, &self.env.ctx).await;
+                if preview.diff.is_empty() {
+                    // Nothing to diff (Bash, a Read outside the root): show
+                    // why it asks and the exact input instead.
+                    let input =
+                        serde_json::to_string_pretty(&prepared.input_json).unwrap_or_default();
+                    preview.diff = fill(ASK_DETAILS, &[("reason", &reason), ("input", &input)]);
+                }
                 let answer = tokio::select! {
                     a = self.env.prompter.ask(tool.name(), &preview) => a,
                     _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),

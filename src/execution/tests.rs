@@ -120,6 +120,7 @@ fn env(
             std::env::temp_dir().join("lathe-test"),
             "t",
         )),
+        interactive: true,
     };
     (env, sink)
 }

@@ -73,6 +73,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     t.set("settled", lua.create_function(|_, ()| Ok(settled_now()))?)?;
     t.set("transcript", lua.create_function(transcript)?)?;
     t.set("tool", lua.create_function(tool)?)?;
+    t.set("info", lua.create_function(info)?)?;
     Ok(t)
 }
 
@@ -163,9 +164,40 @@ thread_local! {
     static CALLBACKS: RefCell<(u64, HashMap<u64, Function>)> = RefCell::new((0, HashMap::new()));
 }
 
-/// `tool(name, input, callback)`: runs one tool through the pipeline on the
-/// runtime; `callback({ content = string, is_error = boolean })` is called
-/// later on the main thread. Returns at once.
+/// `info()`: the effective configuration (after `setup`, else the
+/// defaults) for `:checkhealth lathe`: `{ model, base_url, api_key_env, cwd,
+/// has_key, local_server }`. `has_key` is true when the key's environment
+/// variable is set and not empty; `local_server` when `base_url` is a
+/// loopback address (no key needed).
+fn info(lua: &Lua, (): ()) -> mlua::Result<Table> {
+    let config = match state::session() {
+        Some(s) => s.config().clone(),
+        None => {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            crate::config::Config::new(&cwd)
+        }
+    };
+    let has_key = std::env::var(&config.api_key_env).is_ok_and(|k| !k.trim().is_empty());
+    let host = reqwest::Url::parse(&config.base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    let local_server = host == "localhost" || host.starts_with("127.") || host == "[::1]";
+    let t = lua.create_table()?;
+    t.set("model", config.model)?;
+    t.set("base_url", config.base_url)?;
+    t.set("api_key_env", config.api_key_env)?;
+    t.set("cwd", config.cwd.display().to_string())?;
+    t.set("has_key", has_key)?;
+    t.set("local_server", local_server)?;
+    Ok(t)
+}
+
+/// `tool(name, input, callback [, opts])`: runs one tool through the
+/// pipeline on the runtime; `callback({ content = string, is_error = boolean })`
+/// is called later on the main thread. Returns at once. `opts.interactive =
+/// false` refuses a call that would ask permission instead of opening the
+/// float (`tool_sync`, whose wait cannot take keys).
 fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     let mut it = args.into_iter();
     let name = string_arg("tool", "name", it.next().unwrap_or(Value::Nil))?;
@@ -182,6 +214,22 @@ fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
         Value::Function(f) => f,
         other => return fail(bad_argument("tool", "callback", "a function", &other)),
     };
+    let interactive = match it.next().unwrap_or(Value::Nil) {
+        Value::Nil => true,
+        Value::Table(t) => match t.get::<Value>("interactive")? {
+            Value::Nil => true,
+            Value::Boolean(b) => b,
+            other => {
+                return fail(bad_argument(
+                    "tool",
+                    "opts.interactive",
+                    "a boolean",
+                    &other,
+                ))
+            }
+        },
+        other => return fail(bad_argument("tool", "opts", "a table", &other)),
+    };
     let s = session()?;
     let rt = super::runtime::handle().or_else(|e| fail(e.to_string()))?;
     let main = state::main_thread()
@@ -194,7 +242,7 @@ fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
         id
     });
     rt.spawn(async move {
-        let result = s.run_tool(&name, input).await;
+        let result = s.run_tool(&name, input, interactive).await;
         let content = result.content.as_text();
         let is_error = result.is_error;
         let _ = main.post(move || deliver(id, content, is_error));

@@ -66,9 +66,20 @@ function T.setup(cwd, extra)
   lathe.setup(vim.tbl_deep_extend("force", { cwd = cwd }, extra or {}))
 end
 
---- Runs tool `name` with `input` through `lathe.tool_sync`; returns the result.
+--- Runs tool `name` with `input` through `lathe.tool` (interactive: a
+--- permission float may open and be answered, see `T.answer_floats`) and
+--- waits for the result.
 function T.tool(name, input)
-  return lathe.tool_sync(name, input, T.TOOL_TIMEOUT_MS)
+  local result
+  lathe.tool(name, input, function(r)
+    result = r
+  end)
+  if not vim.wait(T.TOOL_TIMEOUT_MS, function()
+    return result ~= nil
+  end, 5) then
+    error(("%s timed out after %d ms"):format(name, T.TOOL_TIMEOUT_MS), 2)
+  end
+  return result
 end
 
 --- Like `T.tool`, but raises when the result is an error.

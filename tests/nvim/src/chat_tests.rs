@@ -13,11 +13,12 @@ fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTermin
     let main = load();
     let lua = lathe::nvim::state::lua();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    // Nothing listens on port 9 (discard) on loopback: the request fails fast.
+    // Nothing listens on port 9 (discard) on loopback: the request fails fast
+    // (no retries, so the error ends the turn at once).
     lua.load(format!(
         r#"vim.opt.rtp:prepend({root:?})
         vim.cmd("runtime plugin/lathe.lua")
-        require("lathe").setup({{ base_url = "http://127.0.0.1:9" }})
+        require("lathe").setup({{ base_url = "http://127.0.0.1:9", max_retries = 0 }})
         vim.cmd("Lathe say hello")"#
     ))
     .exec()

@@ -105,3 +105,49 @@ fn status_and_transcript_start_empty() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// `tool_sync` waits in `vim.wait()`, which takes no keys: a call that would
+/// ask permission is refused at once with a message saying what to use
+/// instead, and no float is left behind.
+#[nvim_oxi::test]
+fn tool_sync_refuses_calls_that_need_permission_instead_of_hanging() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"
+        local dir = T.project()
+        T.write(dir .. "/a.txt", "one\n")
+        T.setup(dir)
+        local lathe = require("lathe")
+        T.ok("Read", { file_path = dir .. "/a.txt" })
+        local started = vim.uv.hrtime()
+        local r = lathe.tool_sync("Edit", { file_path = dir .. "/a.txt", old_string = "one", new_string = "two" }, 5000)
+        T.eq("refused", r.is_error, true)
+        T.has("says why and what to do", r.content, "needs the user's permission for this call, and lathe.tool_sync cannot ask while it waits. Use lathe.tool(name, input, callback) instead")
+        T.eq("at once, not after the timeout", (vim.uv.hrtime() - started) < 2e9, true)
+        T.eq("no float", T.floats(), 0)
+        T.eq("file untouched", T.bytes(dir .. "/a.txt"), "one\n")
+        -- Allowed calls still run through tool_sync.
+        r = lathe.tool_sync("Grep", { pattern = "one", output_mode = "content" }, 5000)
+        T.eq("grep works", r.content, "a.txt:1:one")
+        "#,
+    )
+}
+
+/// `:checkhealth lathe` reports what `setup()` configured, not only the
+/// environment.
+#[nvim_oxi::test]
+fn checkhealth_reports_the_setup_configuration() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"
+        local dir = T.project()
+        vim.env.ANTHROPIC_API_KEY = nil
+        vim.env.LATHE_TEST_KEY = nil
+        T.setup(dir, { base_url = "http://127.0.0.1:9", api_key_env = "LATHE_TEST_KEY" })
+        vim.cmd("checkhealth lathe")
+        local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+        T.has("library", text, "native library loaded")
+        T.has("local server needs no key", text, "no API key needed: base_url points at a local server (http://127.0.0.1:9)")
+        T.has("project root from setup", text, "project root: " .. dir)
+        T.lacks("no false warning", text, "is not set")
+        "#,
+    )
+}
