@@ -4,6 +4,8 @@
 //! `lua/lathe/init.lua`) and an `rlib` for tests. Only [`nvim`] touches the
 //! Neovim API; everything else is plain async Rust (DESIGN.md §2).
 
+#![warn(missing_docs)]
+
 pub mod agent;
 pub mod config;
 pub mod editor;
