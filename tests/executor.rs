@@ -38,7 +38,8 @@ struct Probe {
 #[derive(Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ProbeInput {
-    /// Milliseconds to hold the slot.
+    /// Milliseconds to hold the slot (none: 0, so `{}` is a valid input).
+    #[serde(default)]
     ms: u64,
 }
 
@@ -561,4 +562,23 @@ async fn configured_bash_limits_apply() {
     )
     .await;
     assert_eq!(h.ask("run").await, TurnOutcome::Done);
+}
+
+/// Issue 3 case 11: a call whose input streams as an empty `partial_json`
+/// runs with `{}`; one cut mid-JSON gets an error result instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_partial_json_runs_with_an_empty_object_and_cut_json_is_an_error() {
+    let script = json!({"responses": [
+        {"content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "Probe", "input_json": ""},
+            {"type": "tool_use", "id": "toolu_2", "name": "Probe", "input_json": "{\"ms\": 1"}
+         ], "stop_reason": "tool_use"},
+        end("ok", json!({
+            "tool_result_is_error": {"toolu_1": false, "toolu_2": true},
+            "tool_result_contains": {"toolu_1": "probed", "toolu_2": "not valid JSON"}
+        }))
+    ]});
+    let probe = Arc::new(Probe::default());
+    let h = harness(script, |_| {}, vec![Arc::new(SharedProbe(probe))]).await;
+    assert_eq!(h.ask("probe").await, TurnOutcome::Done);
 }
