@@ -402,12 +402,9 @@ async fn rate_limit_429_honours_retry_after() {
         end("hello", json!({}))
     ]});
     let h = harness(script, |_| {}, vec![]).await;
-    let started = std::time::Instant::now();
     assert_eq!(h.ask("hi").await, TurnOutcome::Done);
-    assert!(
-        started.elapsed() >= Duration::from_millis(950),
-        "waited for retry-after"
-    );
+    // The wait comes from retry-after exactly (no backoff jitter): the notice
+    // states it; no wall-clock assertion.
     assert!(
         notices(&h)
             .iter()
