@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, StreamFallback};
 use crate::execution::{ExecEnv, PendingToolUse, ToolExecutor};
-use crate::protocol::{MessagesRequest, StopReason};
+use crate::protocol::{Message, MessagesRequest, StopReason};
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::hints::{retrying_message, user_message};
 use crate::provider::replay::response_events;
@@ -175,13 +175,9 @@ impl Turn {
                 n = stream.next() => n,
                 _ = exec.next(), if exec.has_running() => continue,
                 _ = self.cancel.cancelled() => {
-                    // Keep what completed; blocks still streaming are dropped.
-                    self.transcript.push_assistant(asm.message());
-                    for call in held.drain(..) {
-                        exec.add(call);
-                    }
-                    let results = exec.finish().await;
-                    self.transcript.push_tool_results(results);
+                    // Keep what completed; blocks still streaming are dropped,
+                    // and calls not yet started get interrupted results.
+                    self.keep(asm.message(), exec, held).await;
                     return Attempt::Reply(Reply::Interrupted);
                 }
             };
@@ -224,18 +220,29 @@ impl Turn {
                 _ => {}
             }
         }
-        let message = asm.message();
+        let ran_tools = self.keep(asm.message(), exec, held).await;
+        Attempt::Reply(Reply::Complete {
+            ran_tools,
+            stop_reason: asm.stop_reason().cloned(),
+        })
+    }
+
+    /// Puts the (completed part of the) answer in the transcript, runs the
+    /// calls still held back, and adds one result per `tool_use` in call
+    /// order. Returns whether the answer had tool calls.
+    async fn keep(
+        &self,
+        message: Message,
+        mut exec: ToolExecutor,
+        held: Vec<PendingToolUse>,
+    ) -> bool {
         let ran_tools = message.tool_uses().next().is_some();
         self.transcript.push_assistant(message);
         for call in held {
             exec.add(call);
         }
-        let results = exec.finish().await;
-        self.transcript.push_tool_results(results);
-        Attempt::Reply(Reply::Complete {
-            ran_tools,
-            stop_reason: asm.stop_reason().cloned(),
-        })
+        self.transcript.push_tool_results(exec.finish().await);
+        ran_tools
     }
 
     /// The answer's events: the SSE stream, or a complete (non-streaming)
