@@ -27,12 +27,6 @@ use crate::protocol::{
     ContentBlock, ContentBlockDelta, Message, Role, StopReason, StreamEvent, ToolUse, Usage,
 };
 
-/// Model-facing text (start of an error `tool_result`) for a `tool_use`
-/// whose input was not a JSON object; [`InvalidToolInput::tool_result_text`]
-/// appends the parse error.
-pub const INVALID_TOOL_INPUT: &str =
-    "The tool input was not a valid JSON object, so the tool was not run. Call the tool again with complete JSON input.";
-
 /// What one event changed, for the chat and the tool executor.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Assembled {
@@ -108,14 +102,6 @@ pub struct InvalidToolInput {
     pub error: String,
     /// The joined `partial_json` pieces, exactly as received.
     pub raw: String,
-}
-
-impl InvalidToolInput {
-    /// Text for the error `tool_result` that answers this call:
-    /// [`INVALID_TOOL_INPUT`] followed by ` (<error>)`.
-    pub fn tool_result_text(&self) -> String {
-        format!("{INVALID_TOOL_INPUT} ({})", self.error)
-    }
 }
 
 /// A block between its `content_block_start` and `content_block_stop`.
@@ -589,10 +575,6 @@ mod tests {
         let err = done.input.clone().unwrap_err();
         assert_eq!(err.raw, "{\"file_path\": \"/a\", \"old_str");
         assert!(err.error.contains("EOF while parsing"), "{}", err.error);
-        assert_eq!(
-            err.tool_result_text(),
-            format!("{INVALID_TOOL_INPUT} ({})", err.error)
-        );
         // The transcript keeps a valid request shape.
         assert_eq!(
             a.message().content,
@@ -817,22 +799,6 @@ mod tests {
                 usage: None
             }),
             None
-        );
-    }
-
-    #[test]
-    fn invalid_tool_input_text_is_pinned() {
-        assert_eq!(
-            INVALID_TOOL_INPUT,
-            "The tool input was not a valid JSON object, so the tool was not run. Call the tool again with complete JSON input."
-        );
-        let e = InvalidToolInput {
-            error: "EOF while parsing a string at line 1 column 9".into(),
-            raw: "{\"a\": \"b".into(),
-        };
-        assert_eq!(
-            e.tool_result_text(),
-            "The tool input was not a valid JSON object, so the tool was not run. Call the tool again with complete JSON input. (EOF while parsing a string at line 1 column 9)"
         );
     }
 }
