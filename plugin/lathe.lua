@@ -16,7 +16,9 @@ local function run(opts)
       lathe.stop()
     elseif args == "status" then
       local state, last, msg = lathe.status()
-      vim.notify(("lathe: %s%s%s"):format(state, last and (", last: " .. last) or "", msg and (" (" .. msg .. ")") or ""))
+      vim.notify(
+        ("lathe: %s%s%s"):format(state, last and (", last: " .. last) or "", msg and (" (" .. msg .. ")") or "")
+      )
     else
       lathe.ask(args)
     end

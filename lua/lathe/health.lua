@@ -1,6 +1,11 @@
 -- `:checkhealth lathe`
+
+--- The module `require("lathe.health")`.
+---@class lathe.health
 local M = {}
 
+--- Reports the checks of `:checkhealth lathe` (Neovim version, native
+--- library, API key, project root) through `vim.health`.
 function M.check()
   local h = vim.health
   h.start("lathe")

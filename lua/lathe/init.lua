@@ -1,5 +1,56 @@
 -- lathe: a coding agent inside Neovim. Thin Lua layer over the Rust core
 -- (`lathe.core`, built by `make`). See `:help lathe`.
+
+--- Options of `setup()` (see `:help lathe-setup`); every key is optional.
+---@class lathe.SetupOpts
+---@field model? string Model id. Default "claude-sonnet-4-5".
+---@field base_url? string Messages API base URL. Default $ANTHROPIC_BASE_URL, else "https://api.anthropic.com".
+---@field api_key_env? string Environment variable holding the API key. Default "ANTHROPIC_API_KEY".
+---@field max_turns? integer Model requests per `:Lathe` request, at least 1. Default 50.
+---@field max_tokens? integer `max_tokens` of each request. Default 8192.
+---@field cwd? string Project root; relative tool paths resolve here. Default the current directory.
+---@field save_after_edit? boolean Write a buffer lathe changed if it had no unsaved changes. Default true.
+---@field permissions? lathe.Permissions Permission mode and rules.
+---@field max_tool_concurrency? integer Read-only tool calls run at once, at most (1..1000). Default 10.
+---@field streaming_tools? boolean Start each tool call as soon as the model finished writing it. Default true.
+---@field max_retries? integer Retries of a failed request, with backoff. Default 4.
+---@field idle_timeout_ms? integer A stream with no data for this long is treated as dropped. Default 90000.
+---@field stream_fallback? "streaming"|"non_streaming"|"off" What to do when an answer breaks off. Default "streaming".
+---@field bash? lathe.BashOpts The Bash tool's timeouts.
+
+--- `setup()`'s `permissions`: mode and rules (see `:help lathe-setup`).
+---@class lathe.Permissions
+---@field mode? "default"|"acceptEdits" "acceptEdits" allows Edit and Write inside the root. Default "default".
+---@field allow? string[] Rules such as "Edit", "Read", "Edit(src/**)".
+---@field ask? string[] Rules that always ask.
+---@field deny? string[] Rules that always deny (deny > ask > allow).
+
+--- `setup()`'s `bash`: the Bash tool's timeouts in milliseconds.
+---@class lathe.BashOpts
+---@field timeout_ms? integer The Bash tool's default timeout. Default 120000.
+---@field max_timeout_ms? integer The largest timeout a call may ask for. Default 600000.
+
+--- The result of a tool call, as `tool()`'s callback and `tool_sync()` get it.
+---@class lathe.ToolResult
+---@field content string The result text (what the model would see).
+---@field is_error boolean True when the call failed, was refused or timed out.
+
+--- The effective configuration, for `:checkhealth lathe`.
+---@class lathe.Info
+---@field model string Model id.
+---@field base_url string Messages API base URL.
+---@field api_key_env string Environment variable holding the API key.
+---@field cwd string Project root.
+---@field has_key boolean The key's environment variable is set and not empty.
+---@field local_server boolean `base_url` is a loopback address (no key needed).
+
+--- A Messages API message.
+---@class lathe.Message
+---@field role "user"|"assistant"
+---@field content table[] Content blocks, e.g. `{ type = "text", text = "..." }`.
+
+--- The module `require("lathe")`.
+---@class lathe
 local M = {}
 
 local uv = vim.uv or vim.loop
@@ -12,6 +63,7 @@ end
 
 --- Where the native library may be, in order: the copy `make` installs,
 --- then the cargo build output.
+---@return string[] paths Absolute paths, the installed copy first.
 function M.library_candidates()
   local root = plugin_root()
   local ext = (jit and jit.os == "OSX") and "dylib" or "so"
@@ -70,11 +122,13 @@ end
 
 --- Configures lathe and starts a new conversation (the old transcript is
 --- dropped). See `:help lathe-setup`.
+---@param opts? lathe.SetupOpts Options; nil for the defaults.
 function M.setup(opts)
   call("setup", opts)
 end
 
 --- Starts (or continues) the conversation; returns at once.
+---@param prompt string The request; must not be empty.
 function M.ask(prompt)
   call("ask", prompt)
 end
@@ -91,23 +145,31 @@ end
 
 --- Returns `state, last, message`: "idle"|"running", the last turn's outcome
 --- ("done"|"error"|"stopped"|nil) and the error text when it failed.
+---@return "idle"|"running" state Whether a turn is running.
+---@return "done"|"error"|"stopped"|nil last The last turn's outcome; nil before the first.
+---@return string|nil message The error text when `last` is "error".
 function M.status()
   return call("status")
 end
 
 --- The conversation as Messages API messages (Lua tables).
+---@return lathe.Message[] messages In order; empty before the first ask.
 function M.transcript()
   return call("transcript")
 end
 
---- Runs tool `name` with `input` through the pipeline (validation,
---- permissions) without the model; `callback({content=..., is_error=...})`.
 --- The effective configuration for `:checkhealth lathe`: `{ model,
 --- base_url, api_key_env, cwd, has_key, local_server }`.
+---@return lathe.Info info After `setup()`, else the defaults.
 function M.info()
   return call("info")
 end
 
+--- Runs tool `name` with `input` through the pipeline (validation,
+--- permissions) without the model; `callback({content=..., is_error=...})`.
+---@param name string Tool name, e.g. "Read".
+---@param input? table The tool's input; nil is the same as `{}`.
+---@param callback fun(result: lathe.ToolResult) Called later on the main thread.
 function M.tool(name, input, callback)
   call("tool", name, input, callback)
 end
@@ -115,6 +177,8 @@ end
 --- Pumps the event loop until the turn ends and the chat shows its end, or
 --- `timeout_ms` passes. Returns "done", "error", "stopped" or "timeout" (or
 --- "idle" when no turn ever ran).
+---@param timeout_ms number Milliseconds to wait at most.
+---@return "done"|"error"|"stopped"|"timeout"|"idle" outcome
 function M.wait(timeout_ms)
   if type(timeout_ms) ~= "number" then
     error(("lathe.wait(timeout_ms): timeout_ms must be a number, got %s"):format(type(timeout_ms)), 0)
@@ -133,6 +197,10 @@ end
 --- `timeout_ms`). Returns `{content=..., is_error=...}`; on timeout
 --- `{content="timed out ...", is_error=true}`. Permission floats cannot be
 --- answered by typed keys while this waits (see `:help lathe-float`).
+---@param name string Tool name, e.g. "Read".
+---@param input? table The tool's input; nil is the same as `{}`.
+---@param timeout_ms number Milliseconds to wait at most.
+---@return lathe.ToolResult result
 function M.tool_sync(name, input, timeout_ms)
   if type(timeout_ms) ~= "number" then
     error(("lathe.tool_sync(timeout_ms): timeout_ms must be a number, got %s"):format(type(timeout_ms)), 0)

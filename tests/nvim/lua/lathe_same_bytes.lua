@@ -17,8 +17,23 @@ local function rng(seed)
 end
 
 local WORDS = {
-  "alpha", "beta", "x", "foo(bar)", "if (x) {", "}", "\t", "  ", "é", "→",
-  "// note", "return 1;", "'q'", '"s"', "int y = 2;", "aaa", "a",
+  "alpha",
+  "beta",
+  "x",
+  "foo(bar)",
+  "if (x) {",
+  "}",
+  "\t",
+  "  ",
+  "é",
+  "→",
+  "// note",
+  "return 1;",
+  "'q'",
+  "\"s\"",
+  "int y = 2;",
+  "aaa",
+  "a",
 }
 
 local function pick(next, list)
@@ -147,7 +162,11 @@ function M.run(seed, n)
       check("Edit result", same(rb), same(rd))
       check("bytes on disk", T.bytes(in_buf), T.bytes(on_disk))
       -- The buffer holds the text the disk path decodes from the new bytes.
-      check("Read after the Edit", same(T.tool("Read", { file_path = in_buf })), same(T.tool("Read", { file_path = on_disk })))
+      check(
+        "Read after the Edit",
+        same(T.tool("Read", { file_path = in_buf })),
+        same(T.tool("Read", { file_path = on_disk }))
+      )
       -- And it is set up to write them as Neovim would load them. (Without a
       -- final newline Neovim's own detection is unreliable: no line break
       -- shows no 'fileformat', a trailing Latin-1 byte reads as UTF-8.)
@@ -165,8 +184,14 @@ function M.run(seed, n)
         table.insert(
           failures,
           ("seed %d case %d: file %s (%s%s, %d final newlines), edit %s\n  %s"):format(
-            seed, case, vim.inspect(f.bytes), f.enc, f.crlf and ", CRLF" or "", f.finals,
-            vim.inspect(edit), table.concat(problems, "\n  ")
+            seed,
+            case,
+            vim.inspect(f.bytes),
+            f.enc,
+            f.crlf and ", CRLF" or "",
+            f.finals,
+            vim.inspect(edit),
+            table.concat(problems, "\n  ")
           )
         )
       end

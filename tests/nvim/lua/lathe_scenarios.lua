@@ -6,9 +6,8 @@
 local T = require("lathe_test")
 local S = {}
 
-local FIXTURES = vim.fs.normalize(
-  vim.fn.fnamemodify(debug.getinfo(1, "S").source:gsub("^@", ""), ":p:h") .. "/../../fixtures"
-)
+local FIXTURES =
+  vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:gsub("^@", ""), ":p:h") .. "/../../fixtures")
 
 local function is_dir(p)
   return vim.fn.isdirectory(p) == 1
