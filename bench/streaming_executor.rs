@@ -11,11 +11,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lathe::agent::{NullSink, Session, SessionParts, Status, TurnOutcome};
+use lathe::agent::{Session, SessionParts, Status};
 use lathe::config::Config;
 use lathe::editor::DiskEditor;
+use lathe::events::{NullSink, TurnOutcome};
 use lathe::permissions::{Rule, ScriptedPrompter};
-use lathe::provider::anthropic::AnthropicProvider;
 use serde_json::json;
 
 const RUNS: usize = 5;
@@ -47,12 +47,13 @@ async fn one_turn(streaming_tools: bool) -> Result<Duration, String> {
     config.streaming_tools = streaming_tools;
     config.permissions.allow.push(Rule::tool("Bash"));
     let session = Session::new(SessionParts {
-        provider: Arc::new(AnthropicProvider::from_config(&config).map_err(|e| e.to_string())?),
+        provider: lathe::provider::from_config(&config).map_err(|e| e.to_string())?,
         config,
         editor: Arc::new(DiskEditor),
         prompter: Arc::new(ScriptedPrompter::default()),
         sink: Arc::new(NullSink),
-    });
+    })
+    .map_err(|e| e.to_string())?;
     let start = Instant::now();
     session
         .ask("make the files", &tokio::runtime::Handle::current())

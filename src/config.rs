@@ -28,6 +28,8 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// Retries of a failed model request after its first try (so 5 tries in
 /// all; see `provider::retry::RetryPolicy::from_config`).
 pub const DEFAULT_MAX_RETRIES: u32 = 4;
+/// Concurrency-safe tool calls that run at once, at most (`max_tool_concurrency`).
+pub const DEFAULT_MAX_TOOL_CONCURRENCY: usize = 10;
 /// Longest silence of a streaming answer before it counts as dropped, in ms.
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 90_000;
 
@@ -121,7 +123,7 @@ impl Config {
             cwd: cwd.to_path_buf(),
             permissions: Rules::default(),
             save_after_edit: true,
-            max_tool_concurrency: crate::execution::DEFAULT_MAX_CONCURRENCY,
+            max_tool_concurrency: DEFAULT_MAX_TOOL_CONCURRENCY,
             streaming_tools: true,
             bash_default_timeout_ms: DEFAULT_BASH_TIMEOUT_MS,
             bash_max_timeout_ms: DEFAULT_BASH_MAX_TIMEOUT_MS,

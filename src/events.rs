@@ -1,4 +1,7 @@
-//! What the agent reports while it works, for the chat window and tests.
+//! What the agent reports while it works: the event vocabulary shared by the
+//! turn loop (`agent`), the tool pipeline (`execution`) and the chat
+//! (`nvim`). It sits below all three so none of them imports another just to
+//! speak about progress (docs/architecture.md, "Layers").
 
 /// How one tool call ended, as shown in the chat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

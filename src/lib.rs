@@ -9,11 +9,13 @@
 pub mod agent;
 pub mod config;
 pub mod editor;
+pub mod events;
 pub mod execution;
 pub mod nvim;
 pub mod permissions;
 pub mod protocol;
 pub mod provider;
+pub mod text;
 pub mod tools;
 
 /// The Lua entry point `luaopen_lathe` (loaded by `lua/lathe/init.lua` with

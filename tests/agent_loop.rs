@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::{tool_results, wait_idle, Harness};
-use lathe::agent::{AgentEvent, ToolStatus, TurnOutcome};
+use lathe::events::{AgentEvent, ToolStatus, TurnOutcome};
 use lathe::permissions::PromptAnswer;
 use lathe::protocol::Role;
 use serde_json::{json, Value};

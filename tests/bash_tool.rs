@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use lathe::agent::{RecordingSink, ToolStatus};
 use lathe::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
+use lathe::events::{RecordingSink, ToolStatus};
 use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
 use lathe::permissions::{PermissionState, PromptAnswer, Rules, ScriptedPrompter};
 use lathe::protocol::ToolUse;
@@ -50,9 +50,8 @@ fn project() -> (tempfile::TempDir, PathBuf) {
 /// Prepare (typed parse + normalize), validate, call — the tool's own gates.
 async fn run(input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let tool: Arc<dyn Tool> = Arc::new(BashTool::default());
-    let prepared = tool.clone().prepare(&input, ctx)?;
-    tool.validate_input(&prepared, ctx).await?;
-    tool.call(prepared, ctx).await
+    let prepared = tool.prepare(&input, &ctx.root)?;
+    prepared.validate(ctx).await?.run(ctx).await
 }
 
 /// [`run`] in a fresh empty project, for calls that need nothing else.
@@ -316,10 +315,10 @@ async fn output_limits_follow_bash_limits() {
         ..BashLimits::default()
     }));
     let prepared = tool
-        .clone()
-        .prepare(&json!({"command": "seq 1 1000"}), &ctx)
+        .prepare(&json!({"command": "seq 1 1000"}), &ctx.root)
         .expect("prepare");
-    let out = tool.call(prepared, &ctx).await.expect("runs");
+    let planned = prepared.validate(&ctx).await.expect("valid");
+    let out = planned.run(&ctx).await.expect("runs");
     let t = text(&out);
     assert!(t.starts_with("1\n2\n"), "{t}");
     assert!(
@@ -509,7 +508,10 @@ async fn normalize_fills_the_default_timeout() {
     let tool: Arc<dyn Tool> = Arc::new(BashTool::default());
     let prepared = tool
         .clone()
-        .prepare(&json!({"command": "ls", "description": "List files"}), &ctx)
+        .prepare(
+            &json!({"command": "ls", "description": "List files"}),
+            &ctx.root,
+        )
         .expect("prepare");
     assert_eq!(
         prepared.input_json,
@@ -523,7 +525,9 @@ async fn normalize_fills_the_default_timeout() {
 
 fn exec_env(root: &Path, prompter: Arc<ScriptedPrompter>) -> ExecEnv {
     ExecEnv {
-        registry: Arc::new(ToolRegistry::new(vec![Arc::new(BashTool::default())])),
+        registry: Arc::new(
+            ToolRegistry::new(vec![Arc::new(BashTool::default())]).expect("one tool"),
+        ),
         ctx: ctx(root),
         permissions: Arc::new(PermissionState::new(Rules::default())),
         prompter,
@@ -636,10 +640,10 @@ async fn progress_seam_sees_output_while_it_streams() {
     ctx.progress = Some(progress);
     let tool: Arc<dyn Tool> = Arc::new(BashTool::default());
     let prepared = tool
-        .clone()
-        .prepare(&json!({"command": "echo one; echo two >&2"}), &ctx)
+        .prepare(&json!({"command": "echo one; echo two >&2"}), &ctx.root)
         .expect("prepare");
-    tool.call(prepared, &ctx).await.expect("runs");
+    let planned = prepared.validate(&ctx).await.expect("valid");
+    planned.run(&ctx).await.expect("runs");
     let seen = String::from_utf8(seen.lock().expect("lock").clone()).expect("utf8");
     assert_eq!(seen, "one\ntwo\n");
 }

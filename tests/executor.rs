@@ -11,17 +11,17 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use common::{tool_results, wait_idle, Harness};
-use lathe::agent::{AgentEvent, RecordingSink, TurnOutcome};
 use lathe::config::{Config, StreamFallback};
 use lathe::editor::DiskEditor;
+use lathe::events::{AgentEvent, RecordingSink, TurnOutcome};
 use lathe::execution::{
     partition_tool_calls, Batch, ExecEnv, PendingToolUse, ResultStore, ToolRegistry,
 };
-use lathe::permissions::{PermissionState, PromptAnswer, Rules, ScriptedPrompter};
-use lathe::protocol::{ContentBlock, ToolUse};
-use lathe::tools::{
-    builtin_tools, PermissionPreview, Tool, ToolContext, ToolError, ToolOutput, TypedTool,
+use lathe::permissions::{
+    PermissionPreview, PermissionState, PromptAnswer, Rules, ScriptedPrompter,
 };
+use lathe::protocol::{ContentBlock, ToolUse};
+use lathe::tools::{builtin_tools, Tool, ToolContext, ToolError, ToolOutput, TypedTool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -46,6 +46,7 @@ struct ProbeInput {
 #[async_trait]
 impl TypedTool for SharedProbe {
     type Input = ProbeInput;
+    type Plan = ();
     const NAME: &'static str = "Probe";
     fn description(&self) -> String {
         "test probe".into()
@@ -53,7 +54,7 @@ impl TypedTool for SharedProbe {
     fn is_read_only(&self, _: &ProbeInput) -> bool {
         true
     }
-    fn normalize(&self, input: ProbeInput, _: &ToolContext) -> ProbeInput {
+    fn normalize(&self, input: ProbeInput, _: &Path) -> ProbeInput {
         input
     }
     fn target_path(&self, _: &ProbeInput) -> Option<PathBuf> {
@@ -62,10 +63,15 @@ impl TypedTool for SharedProbe {
     async fn validate_input(&self, _: &ProbeInput, _: &ToolContext) -> Result<(), ToolError> {
         Ok(())
     }
-    async fn permission_preview(&self, _: &ProbeInput, _: &ToolContext) -> PermissionPreview {
+    fn permission_preview(&self, _: &ProbeInput, _: &(), _: &Path) -> PermissionPreview {
         PermissionPreview::default()
     }
-    async fn call(&self, input: ProbeInput, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        input: ProbeInput,
+        _: (),
+        _: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let p = &self.0;
         let now = p.running.fetch_add(1, Ordering::SeqCst) + 1;
         p.peak.fetch_max(now, Ordering::SeqCst);
@@ -141,7 +147,9 @@ fn partition_groups_adjacent_safe_calls() {
     })
     .collect();
     let env = ExecEnv {
-        registry: Arc::new(ToolRegistry::new(builtin_tools())),
+        registry: Arc::new(
+            ToolRegistry::new(builtin_tools(&Config::new(Path::new("/x")))).expect("unique names"),
+        ),
         ctx: common::tool_ctx(Path::new("/x"), Arc::new(DiskEditor)),
         permissions: Arc::new(PermissionState::new(Rules::default())),
         prompter: Arc::new(ScriptedPrompter::default()),

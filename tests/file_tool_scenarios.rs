@@ -107,17 +107,16 @@ async fn run_call(ctx: &ToolContext, tool_name: &str, input: &Value) -> Result<S
         problems.is_empty(),
         "call input does not match the {tool_name} schema: {problems:?}"
     );
-    let call = tool.clone().prepare(input, ctx).map_err(|e| e.message)?;
-    tool.validate_input(&call, ctx)
-        .await
-        .map_err(|e| e.message)?;
-    let preview = tool.permission_preview(&call, ctx).await;
+    let call = tool.prepare(input, &ctx.root).map_err(|e| e.message)?;
+    let planned = call.validate(ctx).await.map_err(|e| e.message)?;
+    let preview = planned.preview(&ctx.root);
     assert!(
         preview.title.starts_with(tool_name),
         "preview title {:?}",
         preview.title
     );
-    tool.call(call, ctx)
+    planned
+        .run(ctx)
         .await
         .map(|o| o.content.as_text())
         .map_err(|e| e.message)

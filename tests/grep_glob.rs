@@ -503,7 +503,7 @@ async fn grep_is_read_only_with_the_search_dir_as_target() {
     let tool: Arc<dyn Tool> = Arc::new(GrepTool);
     let call = tool
         .clone()
-        .prepare(&json!({"pattern": "Helo", "path": "src"}), &c)
+        .prepare(&json!({"pattern": "Helo", "path": "src"}), &c.root)
         .expect("prepare");
     assert!(tool.is_read_only(&call));
     assert!(tool.is_concurrency_safe(&call));
@@ -515,7 +515,7 @@ async fn grep_is_read_only_with_the_search_dir_as_target() {
     );
     let outside = tool
         .clone()
-        .prepare(&json!({"pattern": "x", "path": "/etc"}), &c)
+        .prepare(&json!({"pattern": "x", "path": "/etc"}), &c.root)
         .expect("prepare");
     assert_eq!(tool.target_path(&outside), Some(PathBuf::from("/etc")));
 }
@@ -637,7 +637,7 @@ async fn glob_is_read_only_and_describes_itself() {
     let tool: Arc<dyn Tool> = Arc::new(GlobTool);
     let call = tool
         .clone()
-        .prepare(&json!({"pattern": "**/*.rs"}), &c)
+        .prepare(&json!({"pattern": "**/*.rs"}), &c.root)
         .expect("prepare");
     assert!(tool.is_read_only(&call) && tool.is_concurrency_safe(&call));
     assert_eq!(tool.target_path(&call), Some(p.path().to_path_buf()));

@@ -10,17 +10,18 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::editor::Editor;
-use crate::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
+use crate::execution::{
+    run_tool_use, ExecEnv, PendingToolUse, RegistryError, ResultStore, ToolRegistry,
+};
 use crate::permissions::{PermissionState, Prompter};
 use crate::protocol::{Message, ToolResult, ToolUse};
 use crate::provider::Provider;
-use crate::tools::bash::BashLimits;
-use crate::tools::{builtin_tools_with, FileState, Tool, ToolContext};
+use crate::tools::{builtin_tools, FileState, Tool, ToolContext};
 
-use super::events::NullSink;
+use super::system_prompt;
 use super::transcript::Transcript;
 use super::turn::Turn;
-use super::{system_prompt, AgentEvent, EventSink, TurnOutcome};
+use crate::events::{AgentEvent, EventSink, NullSink, TurnOutcome};
 
 /// What a [`Session`] is built from.
 pub struct SessionParts {
@@ -88,42 +89,43 @@ pub struct Session {
 }
 
 impl Session {
-    /// A new, empty conversation with the built-in tools (Bash with the
-    /// configured limits).
-    pub fn new(parts: SessionParts) -> Arc<Self> {
+    /// A new, empty conversation with the built-in tools for its config.
+    /// Errors: as [`Session::with_extra_tools`].
+    pub fn new(parts: SessionParts) -> Result<Arc<Self>, RegistryError> {
         Self::with_extra_tools(parts, Vec::new())
     }
 
     /// Like [`Session::new`], also offering `extra` tools after the built-in
-    /// ones (tests add probes; plugins could add their own).
-    pub fn with_extra_tools(parts: SessionParts, extra: Vec<Arc<dyn Tool>>) -> Arc<Self> {
-        let bash = BashLimits {
-            default_timeout_ms: parts.config.bash_default_timeout_ms,
-            max_timeout_ms: parts.config.bash_max_timeout_ms,
-            ..BashLimits::default()
-        };
-        let mut tools = builtin_tools_with(bash);
+    /// ones (tests add probes; plugins could add their own). Errors:
+    /// [`RegistryError::DuplicateName`] when an extra tool's name or alias is
+    /// taken.
+    pub fn with_extra_tools(
+        parts: SessionParts,
+        extra: Vec<Arc<dyn Tool>>,
+    ) -> Result<Arc<Self>, RegistryError> {
+        let mut tools = builtin_tools(&parts.config);
         tools.extend(extra);
+        let registry = ToolRegistry::new(tools)?;
         let system = system_prompt::build(&parts.config.cwd, &system_prompt::today());
         let results = Arc::new(ResultStore::new(
             parts.config.state_dir.clone(),
             &session_id(),
         ));
-        Arc::new(Self {
+        Ok(Arc::new(Self {
             permissions: Arc::new(PermissionState::new(parts.config.permissions.clone())),
             config: parts.config,
             provider: parts.provider,
             prompter: parts.prompter,
             sink: parts.sink,
             editor: parts.editor,
-            registry: Arc::new(ToolRegistry::new(tools)),
+            registry: Arc::new(registry),
             file_state: Arc::new(FileState::new()),
             system,
             transcript: Arc::new(Transcript::default()),
             slot: Mutex::new(TurnSlot::default()),
             manual_ids: AtomicU64::new(1),
             results,
-        })
+        }))
     }
 
     /// The effective configuration.

@@ -15,7 +15,8 @@ use crate::provider::retry::RetryPolicy;
 use crate::provider::{EventStream, Provider, ProviderError};
 
 use super::transcript::Transcript;
-use super::{AgentEvent, EventSink, TurnOutcome};
+use crate::events::{AgentEvent, EventSink, TurnOutcome};
+use crate::text::fill;
 
 /// Notice shown when `max_turns` model requests did not finish the task.
 pub const MAX_TURNS_REACHED: &str =
@@ -94,7 +95,7 @@ impl Turn {
         }
         let n = self.config.max_turns.to_string();
         self.sink.emit(AgentEvent::Notice {
-            text: MAX_TURNS_REACHED.replace("{n}", &n),
+            text: fill(MAX_TURNS_REACHED, &[("n", &n)]),
             is_error: false,
         });
         TurnOutcome::Done
@@ -269,7 +270,7 @@ impl Turn {
         let ran = exec.abandon().await;
         if ran > 0 {
             self.sink.emit(AgentEvent::Notice {
-                text: EFFECTS_REMAIN.replace("{n}", &ran.to_string()),
+                text: fill(EFFECTS_REMAIN, &[("n", &ran.to_string())]),
                 is_error: false,
             });
         }
@@ -281,7 +282,7 @@ mod tests {
     #[test]
     fn effects_remain_text() {
         assert_eq!(
-            super::EFFECTS_REMAIN.replace("{n}", "2"),
+            crate::text::fill(super::EFFECTS_REMAIN, &[("n", "2")]),
             "The answer broke off after 2 of its tool calls ran; their results were dropped, but what they changed remains."
         );
     }
@@ -289,7 +290,7 @@ mod tests {
     #[test]
     fn max_turns_text() {
         assert_eq!(
-            super::MAX_TURNS_REACHED.replace("{n}", "50"),
+            crate::text::fill(super::MAX_TURNS_REACHED, &[("n", "50")]),
             "Stopped after 50 model requests (max_turns). Ask again to let lathe continue."
         );
     }

@@ -15,8 +15,7 @@ use async_trait::async_trait;
 
 use super::codec;
 use super::{
-    changed_line_span, Document, Editor, EditorError, Stamp, TextHash, Version, WriteOutcome,
-    WriteRequest,
+    changed_line_span, Document, Editor, EditorError, TextHash, Version, WriteOutcome, WriteRequest,
 };
 
 /// Most symlinks followed before a path counts as a loop (Linux's `MAXSYMLINKS`).
@@ -145,14 +144,6 @@ fn read_blocking(path: &Path) -> Result<Document, EditorError> {
     decode_doc(path, &bytes, &meta)
 }
 
-/// Stale rule for disk files: the text hash decides. `mtime` can be coarse
-/// (a change within the same tick with the same length keeps the version),
-/// so a differing hash is stale even when the version looks unchanged, and a
-/// moved version with identical text is not (DESIGN.md §4).
-fn is_stale(base: &Stamp, current: &Document) -> bool {
-    TextHash::of(&current.text) != base.hash
-}
-
 fn write_blocking(path: &Path, req: WriteRequest) -> Result<WriteOutcome, EditorError> {
     let real = real_target(path)?;
     let existing = read_bytes(path, &real)?;
@@ -162,7 +153,9 @@ fn write_blocking(path: &Path, req: WriteRequest) -> Result<WriteOutcome, Editor
         (None, None) => (String::new(), req.format, None),
         (Some((bytes, meta)), Some(base)) => {
             let doc = decode_doc(path, bytes, meta)?;
-            if is_stale(base, &doc) {
+            // The stale rule (`Stamp::is_stale`): for a file on disk the
+            // text decides, `mtime` being too coarse to trust.
+            if base.is_stale(&doc.version, || TextHash::of(&doc.text)) {
                 return Err(EditorError::Stale(path.to_path_buf()));
             }
             (doc.text, doc.format, Some(meta.permissions()))
@@ -226,7 +219,7 @@ fn replace_atomically(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::editor::{LineEnding, TextFormat};
+    use crate::editor::{LineEnding, Stamp, TextFormat};
 
     fn req(base: Option<Stamp>, text: &str) -> WriteRequest {
         WriteRequest {

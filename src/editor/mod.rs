@@ -56,14 +56,61 @@ pub enum Version {
 }
 
 /// What a read saw: the version and a hash of the logical text. `FileState`
-/// keeps one per file the model has read; a write is refused as stale when the
-/// version moved **and** the text hash differs (DESIGN.md §4).
+/// keeps one per file the model has read; a write based on it is refused
+/// when [`Stamp::is_stale`] says the document moved on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stamp {
     /// Version when read.
     pub version: Version,
     /// Hash of the logical text when read.
     pub hash: TextHash,
+}
+
+/// How far a [`Version`] can be trusted when deciding whether a document
+/// moved on (the stale rule, [`Stamp::is_stale`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaleMode {
+    /// A loaded buffer: `b:changedtick` goes up on every change
+    /// (`:help changetick`), so an unchanged version means unchanged text
+    /// and nothing is hashed; a moved version (`:write`, undo back to the
+    /// same text, a reload) is stale only when the text differs.
+    Tick,
+    /// A file on disk: `mtime` is coarse (two writes within one tick with
+    /// the same length look alike), so the version is not trusted and the
+    /// text hash alone decides.
+    TextOnly,
+}
+
+impl StaleMode {
+    /// The mode for a document whose version is now `now`: [`StaleMode::Tick`]
+    /// for a buffer, [`StaleMode::TextOnly`] for a file.
+    pub fn of(now: &Version) -> Self {
+        match now {
+            Version::Buffer { .. } => StaleMode::Tick,
+            Version::Disk { .. } => StaleMode::TextOnly,
+        }
+    }
+}
+
+impl Stamp {
+    /// The stale rule, the one place it is spelled (docs/architecture.md,
+    /// "The stale rule"): `true` when the document, now at version `now`,
+    /// moved on from what this stamp saw. In [`StaleMode::Tick`] (a buffer)
+    /// an equal version is never stale and a moved one is stale when the
+    /// text differs; in [`StaleMode::TextOnly`] (a file) only the text
+    /// decides. `now_hash` hashes the current logical text and is called
+    /// only when the answer depends on it.
+    ///
+    /// Used by Edit/Write when they plan (`tools::file_common::check_read`),
+    /// by Read's "unchanged since your last read", and by both editors at
+    /// write time (`DiskEditor`, `nvim::NvimEditor`), so the check at plan
+    /// time and the atomic one at write time cannot disagree.
+    pub fn is_stale(&self, now: &Version, now_hash: impl FnOnce() -> TextHash) -> bool {
+        match StaleMode::of(now) {
+            StaleMode::Tick if self.version == *now => false,
+            StaleMode::Tick | StaleMode::TextOnly => now_hash() != self.hash,
+        }
+    }
 }
 
 /// A document's logical text and where it came from.
@@ -218,4 +265,115 @@ pub fn changed_line_span(old: &str, new: &str) -> Option<(usize, usize)> {
     let first = new[..prefix].matches('\n').count() + 1;
     let last = first + new[prefix..prefix + new_mid].matches('\n').count();
     Some((first, last))
+}
+
+#[cfg(test)]
+mod stale_rule {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    fn buffer(tick: u64) -> Version {
+        Version::Buffer {
+            bufnr: 3,
+            changedtick: tick,
+        }
+    }
+
+    fn disk(secs: u64) -> Version {
+        Version::Disk {
+            mtime: Some(UNIX_EPOCH + Duration::from_secs(secs)),
+            len: 12,
+        }
+    }
+
+    /// Every row of the rule: loaded or not × version same or moved × text
+    /// same or different. The closure panics when a row must not hash.
+    #[test]
+    fn table() {
+        let read_text = "hello world\n";
+        let rows: [(&str, Version, Version, &str, bool); 8] = [
+            (
+                "buffer, tick same, text same",
+                buffer(7),
+                buffer(7),
+                read_text,
+                false,
+            ),
+            // changedtick moves on every change, so the tick is trusted and
+            // the text is not even hashed.
+            (
+                "buffer, tick same, text differs",
+                buffer(7),
+                buffer(7),
+                "typed\n",
+                false,
+            ),
+            (
+                "buffer, tick moved, text same (:write, undo)",
+                buffer(7),
+                buffer(9),
+                read_text,
+                false,
+            ),
+            (
+                "buffer, tick moved, text differs",
+                buffer(7),
+                buffer(9),
+                "typed\n",
+                true,
+            ),
+            (
+                "file, mtime same, text same",
+                disk(5),
+                disk(5),
+                read_text,
+                false,
+            ),
+            // mtime is coarse: a rewrite within one tick keeps the version.
+            (
+                "file, mtime same, text differs",
+                disk(5),
+                disk(5),
+                "other text\n",
+                true,
+            ),
+            (
+                "file, mtime moved, text same (touch)",
+                disk(5),
+                disk(6),
+                read_text,
+                false,
+            ),
+            (
+                "file, mtime moved, text differs",
+                disk(5),
+                disk(6),
+                "other text\n",
+                true,
+            ),
+        ];
+        for (what, then, now, text_now, want) in rows {
+            let base = Stamp {
+                version: then,
+                hash: TextHash::of(read_text),
+            };
+            let trusts_tick = StaleMode::of(&now) == StaleMode::Tick && base.version == now;
+            let got = base.is_stale(&now, || {
+                assert!(!trusts_tick, "{what}: hashed although the tick decides");
+                TextHash::of(text_now)
+            });
+            assert_eq!(got, want, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_buffer_read_then_unloaded_is_judged_by_its_text() {
+        let base = Stamp {
+            version: buffer(4),
+            hash: TextHash::of("a\n"),
+        };
+        assert_eq!(StaleMode::of(&disk(1)), StaleMode::TextOnly);
+        assert!(!base.is_stale(&disk(1), || TextHash::of("a\n")));
+        assert!(base.is_stale(&disk(1), || TextHash::of("b\n")));
+    }
 }

@@ -7,13 +7,14 @@
 //! every call after it from jumping ahead. So adjacent concurrency-safe calls
 //! form one batch (at most `max_concurrency` at once) and an unsafe call is a
 //! batch of its own: Grep A, Read B, Edit C, Grep D run as [A, B] → [C] → [D]
-//! (issue 4 §1–2; Claude Code's `partitionToolCalls` and streaming executor).
+//! (Claude Code's `partitionToolCalls` and streaming tool executor).
 //!
 //! Calls of a batch run on staged copies of the read-file state and the
 //! permission grants; the batch commits them in call order when it ends, so
 //! the final state never depends on which call finished first. Every call
-//! goes through the same [`run_tool_use`]: streaming changes when a tool
-//! starts, never its checks or its result.
+//! goes through the same gates ([`run_checked`](super::run_checked), on the
+//! [`CheckedCall`] made when the call was added and classified): streaming
+//! changes when a tool starts, never its checks or its result.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,41 +22,14 @@ use std::sync::Arc;
 use tokio::task::{Id, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::ToolStatus;
+use crate::events::{AgentEvent, ToolStatus};
 use crate::permissions::PermissionState;
-use crate::protocol::{ToolResult, ToolResultContent};
+use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
 use crate::tools::FileState;
 
-use super::messages::{fill, SIBLING_FAILED, TOOL_PANICKED};
-use super::{interrupted_result, run_tool_use, ExecEnv, PendingToolUse, ToolRun};
-
-/// Default for `max_tool_concurrency`.
-pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
-
-/// `true` when `call` may run alongside others: its tool exists, its input
-/// parsed, passes the schema and normalises, and the tool says so for that
-/// input (Read, Grep, Glob; Bash only when read-only). Unknown tools and bad
-/// input are unsafe, so they never share a batch.
-pub fn is_concurrency_safe(call: &PendingToolUse, env: &ExecEnv) -> bool {
-    if call.input_error.is_some() {
-        return false;
-    }
-    let Some(registered) = env.registry.lookup(&call.tool_use.name) else {
-        return false;
-    };
-    let input = &call.tool_use.input;
-    if !registered
-        .validator
-        .as_ref()
-        .is_some_and(|v| v.is_valid(input))
-    {
-        return false;
-    }
-    match registered.tool.clone().prepare(input, &env.ctx) {
-        Ok(prepared) => prepared.tool().is_concurrency_safe(&prepared),
-        Err(_) => false,
-    }
-}
+use super::messages::{SIBLING_FAILED, TOOL_PANICKED};
+use super::{interrupted_result, run_checked, CheckedCall, ExecEnv, PendingToolUse, ToolRun};
+use crate::text::fill;
 
 /// One batch of [`partition_tool_calls`]: indexes into the calls, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +46,7 @@ pub struct Batch {
 pub fn partition_tool_calls(calls: &[PendingToolUse], env: &ExecEnv) -> Vec<Batch> {
     let mut batches: Vec<Batch> = Vec::new();
     for (i, call) in calls.iter().enumerate() {
-        let safe = is_concurrency_safe(call, env);
+        let safe = CheckedCall::new(call.clone(), env).is_concurrency_safe();
         match batches.last_mut() {
             Some(b) if safe && b.concurrent => b.calls.push(i),
             _ => batches.push(Batch {
@@ -85,7 +59,10 @@ pub fn partition_tool_calls(calls: &[PendingToolUse], env: &ExecEnv) -> Vec<Batc
 }
 
 struct Entry {
-    call: PendingToolUse,
+    /// The `tool_use`, for the interrupted result of a call that never ran.
+    tool_use: ToolUse,
+    /// Gates 1–3's outcome, taken when the call starts.
+    checked: Option<CheckedCall>,
     safe: bool,
     run: Option<ToolRun>,
     staged: Option<(Arc<FileState>, Arc<PermissionState>)>,
@@ -129,9 +106,12 @@ impl ToolExecutor {
     /// Queues `call` after the calls already added and starts whatever may
     /// start now. Must be called inside a tokio runtime.
     pub fn add(&mut self, call: PendingToolUse) {
-        let safe = is_concurrency_safe(&call, &self.env);
+        let tool_use = call.tool_use.clone();
+        let checked = CheckedCall::new(call, &self.env);
+        let safe = checked.is_concurrency_safe();
         self.entries.push(Entry {
-            call,
+            tool_use,
+            checked: Some(checked),
             safe,
             run: None,
             staged: None,
@@ -170,10 +150,10 @@ impl ToolExecutor {
             .map(|e| match e.run {
                 Some(run) => run.result,
                 None => {
-                    let result = interrupted_result(&e.call.tool_use);
-                    self.env.sink.emit(crate::agent::AgentEvent::ToolFinished {
-                        id: e.call.tool_use.id.clone(),
-                        name: e.call.tool_use.name.clone(),
+                    let result = interrupted_result(&e.tool_use);
+                    self.env.sink.emit(AgentEvent::ToolFinished {
+                        id: e.tool_use.id.clone(),
+                        name: e.tool_use.name.clone(),
                         status: ToolStatus::Interrupted,
                         summary: "interrupted before it started".into(),
                     });
@@ -236,10 +216,17 @@ impl ToolExecutor {
     }
 
     fn spawn(&mut self, i: usize, env: ExecEnv) {
-        let call = self.entries[i].call.clone();
-        let handle = self
-            .running
-            .spawn(async move { (i, run_tool_use(&call, &env).await) });
+        let checked = self.entries[i].checked.take();
+        let tool_use = self.entries[i].tool_use.clone();
+        let handle = self.running.spawn(async move {
+            let run = match checked {
+                Some(checked) => run_checked(checked, &env).await,
+                // Each entry starts once; should that ever break, the call
+                // still gets its result instead of hanging the batch.
+                None => internal_error_run(&tool_use, "the call was started twice"),
+            };
+            (i, run)
+        });
         self.running_ids.insert(handle.id(), i);
     }
 
@@ -255,22 +242,10 @@ impl ToolExecutor {
                 let Some(i) = self.running_ids.remove(&e.id()) else {
                     return;
                 };
-                let call = &self.entries[i].call.tool_use;
-                let run = ToolRun {
-                    result: ToolResult {
-                        tool_use_id: call.id.clone(),
-                        content: ToolResultContent::Text(fill(
-                            TOOL_PANICKED,
-                            &[("tool", &call.name), ("detail", &e.to_string())],
-                        )),
-                        is_error: true,
-                    },
-                    name: call.name.clone(),
-                    status: ToolStatus::Error,
-                    summary: "failed".into(),
-                    decision: None,
-                };
-                (i, run)
+                (
+                    i,
+                    internal_error_run(&self.entries[i].tool_use, &e.to_string()),
+                )
             }
         };
         if !self.entries[i].safe {
@@ -302,5 +277,24 @@ impl ToolExecutor {
                 }
             }
         }
+    }
+}
+
+/// The error result of a call whose task never produced one (`detail` says
+/// why), so no `tool_use` goes without its `tool_result`.
+fn internal_error_run(call: &ToolUse, detail: &str) -> ToolRun {
+    ToolRun {
+        result: ToolResult {
+            tool_use_id: call.id.clone(),
+            content: ToolResultContent::Text(fill(
+                TOOL_PANICKED,
+                &[("tool", &call.name), ("detail", detail)],
+            )),
+            is_error: true,
+        },
+        name: call.name.clone(),
+        status: ToolStatus::Error,
+        summary: "failed".into(),
+        decision: None,
     }
 }

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use super::messages::fill;
+use crate::text::fill;
 
 /// Chars of a persisted result shown to the model.
 pub const PREVIEW_CHARS: usize = 2_000;

@@ -55,18 +55,10 @@ pub const ASK_DETAILS: &str = "Asks because: {reason}\n\n{input}";
 pub const SCHEMA_BROKEN: &str =
     "Internal error: the input schema of {tool} could not be compiled, so the call was not run. Use another tool.";
 
-/// Fills `{key}` placeholders of a template.
-pub fn fill(template: &str, vars: &[(&str, &str)]) -> String {
-    let mut out = template.to_string();
-    for (k, v) in vars {
-        out = out.replace(&format!("{{{k}}}"), v);
-    }
-    out
-}
-
 #[cfg(test)]
 mod golden {
     use super::*;
+    use crate::text::fill;
 
     #[test]
     fn no_such_tool() {

@@ -1,17 +1,21 @@
-//! `run_tool_use`: every `tool_use` goes through the gates of DESIGN.md §1 and
-//! comes out as exactly one `tool_result` with the same `tool_use_id`.
+//! The tool pipeline: every `tool_use` goes through nine gates and comes out
+//! as exactly one `tool_result` with the same `tool_use_id`
+//! (docs/architecture.md, "The gates").
 //!
-//! Order (each gate a small function below):
 //! 1 lookup by name / alias, 2 input schema (jsonschema, strict),
-//! 3 normalize (paths against the project root, defaults), 4 the tool's
-//! `validate_input`, 5 PreToolUse hooks (seam), 6 permission
-//! (deny > ask > allow; ask → [`Prompter`]), 7 `call` (panics caught),
-//! 8 PostToolUse hooks (seam), 9 map to `tool_result`.
+//! 3 normalize (paths against the project root, defaults) — these three in
+//! [`CheckedCall::new`], once per call, which the executor also uses to
+//! classify the call for concurrency; 4 the tool's `validate_input`, which
+//! returns its plan; 5 PreToolUse hooks (seam); 6 permission
+//! (deny > ask > allow; ask → [`Prompter`], showing the plan); 7 `call`,
+//! applying the plan (panics caught); 8 PostToolUse hooks (seam);
+//! 9 map to `tool_result` (oversized text saved to a file).
 //!
-//! Normalisation runs before `validate_input` (DESIGN.md lists it after):
-//! validation needs the resolved path ("was this file read?"), and resolving
-//! once means every later gate sees the same input.
+//! Normalisation runs before `validate_input`: validation needs the resolved
+//! path ("was this file read?"), and resolving once means every later gate
+//! sees the same input.
 
+mod checked;
 mod executor;
 mod large_result;
 pub mod messages;
@@ -19,29 +23,25 @@ mod progress;
 mod registry;
 mod schema_check;
 
-pub use executor::{
-    is_concurrency_safe, partition_tool_calls, Batch, ToolExecutor, DEFAULT_MAX_CONCURRENCY,
-};
+pub use checked::CheckedCall;
+pub use executor::{partition_tool_calls, Batch, ToolExecutor};
 pub use large_result::{ResultStore, PERSISTED_RESULT, PREVIEW_CHARS};
-pub use registry::{RegisteredTool, ToolRegistry};
+pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use serde_json::Value;
 
-use crate::agent::{AgentEvent, EventSink, ToolStatus};
+use crate::events::{AgentEvent, EventSink, ToolStatus};
 use crate::permissions::{
     Decision, PermissionState, PromptAnswer, Prompter, Request, DENIED_BY_RULE, USER_DECLINED,
 };
 use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
-use crate::tools::{PreparedCall, ToolContext, ToolOutput};
+use crate::text::fill;
+use crate::tools::{PlannedCall, PreparedCall, ToolContext, ToolOutput};
 
-use messages::{
-    fill, ASK_DETAILS, INPUT_NOT_JSON, INTERRUPTED, NEEDS_PERMISSION, NO_SUCH_TOOL, SCHEMA_BROKEN,
-    TOOL_PANICKED,
-};
+use messages::{ASK_DETAILS, INTERRUPTED, NEEDS_PERMISSION, TOOL_PANICKED};
 
 /// What the pipeline needs besides the call itself. Cheap to clone.
 #[derive(Clone)]
@@ -99,7 +99,7 @@ pub struct ToolRun {
 }
 
 /// A gate's refusal: the model-facing text and how the chat labels it.
-struct Stop {
+pub(crate) struct Stop {
     status: ToolStatus,
     message: String,
 }
@@ -116,103 +116,77 @@ impl Stop {
 /// Runs one `tool_use` through every gate. Never fails and never panics:
 /// every exit is a [`ToolRun`] whose result answers `call.tool_use.id`.
 pub async fn run_tool_use(call: &PendingToolUse, env: &ExecEnv) -> ToolRun {
+    run_checked(CheckedCall::new(call.clone(), env), env).await
+}
+
+/// Runs a call that already passed through gates 1–3 ([`CheckedCall::new`],
+/// which the executor made to classify it) through gates 4–9. Never fails
+/// and never panics: every exit is a [`ToolRun`] answering its `tool_use`.
+pub async fn run_checked(checked: CheckedCall, env: &ExecEnv) -> ToolRun {
+    let CheckedCall {
+        pending,
+        tool,
+        prepared,
+    } = checked;
     let mut run = Gates {
-        call,
+        id: pending.tool_use.id.clone(),
+        name: tool
+            .as_ref()
+            .map_or_else(|| pending.tool_use.name.clone(), |t| t.name().to_string()),
+        max_result_chars: tool.as_ref().and_then(|t| t.max_result_chars()),
         env,
-        name: call.tool_use.name.clone(),
         started: false,
         decision: None,
     };
-    let outcome = AssertUnwindSafe(run.pass())
+    let outcome = AssertUnwindSafe(run.pass(prepared))
         .catch_unwind()
         .await
         .unwrap_or_else(|panic| {
             Err(Stop::error(fill(
                 TOOL_PANICKED,
-                &[
-                    ("tool", &call.tool_use.name),
-                    ("detail", &panic_text(&panic)),
-                ],
+                &[("tool", &run.name), ("detail", &panic_text(&panic))],
             )))
         });
     run.finish(outcome)
 }
 
-/// One call's walk through the gates.
+/// One call's walk through gates 4–9.
 struct Gates<'a> {
-    call: &'a PendingToolUse,
-    env: &'a ExecEnv,
+    id: String,
     name: String,
+    /// Gate 9's bound for text results (the resolved tool's).
+    max_result_chars: Option<usize>,
+    env: &'a ExecEnv,
     started: bool,
     decision: Option<Decision>,
 }
 
 impl Gates<'_> {
-    async fn pass(&mut self) -> Result<ToolOutput, Stop> {
-        let input = &self.call.tool_use.input;
-        let env = self.env;
-        let Some(registered) = env.registry.lookup(&self.call.tool_use.name) else {
-            return Err(self.unknown_tool());
-        };
-        let tool = registered.tool.clone();
-        self.name = tool.name().to_string();
-        if let Some(err) = &self.call.input_error {
-            return Err(Stop::error(fill(
-                INPUT_NOT_JSON,
-                &[("tool", &self.name), ("error", err)],
-            )));
-        }
-        check_schema(registered, input)?;
-        let prepared = self.normalize(registered, input)?;
-        self.started(&tool.describe(&prepared, &self.env.ctx.root));
+    async fn pass(&mut self, prepared: Result<PreparedCall, Stop>) -> Result<ToolOutput, Stop> {
+        let prepared = prepared.inspect_err(|_| self.started(""))?;
+        self.started(&prepared.describe(&self.env.ctx.root));
         if self.env.ctx.cancel.is_cancelled() {
             return Err(interrupted(&self.name));
         }
-        tool.validate_input(&prepared, &self.env.ctx)
+        let planned = prepared
+            .validate(&self.env.ctx)
             .await
             .map_err(|e| Stop::error(e.message))?;
-        let prepared = pre_tool_use_hooks(prepared);
-        self.permission(&prepared).await?;
-        let output = self.call_tool(prepared).await?;
+        let planned = pre_tool_use_hooks(planned);
+        self.permission(&planned).await?;
+        let output = self.call_tool(planned).await?;
         Ok(post_tool_use_hooks(output))
     }
 
-    /// Gate 1's refusal (the lookup itself is `ToolRegistry::lookup`).
-    fn unknown_tool(&mut self) -> Stop {
-        self.started("");
-        let available = self.env.registry.names().join(", ");
-        Stop::error(fill(
-            NO_SUCH_TOOL,
-            &[
-                ("name", &self.call.tool_use.name),
-                ("available", &available),
-            ],
-        ))
-    }
-
-    /// Gate 3: typed parse + the tool's normalisation.
-    fn normalize(
-        &mut self,
-        registered: &RegisteredTool,
-        input: &Value,
-    ) -> Result<PreparedCall, Stop> {
-        registered
-            .tool
-            .clone()
-            .prepare(input, &self.env.ctx)
-            .map_err(|e| {
-                self.started("");
-                Stop::error(e.message)
-            })
-    }
-
-    /// Gate 6.
-    async fn permission(&mut self, prepared: &PreparedCall) -> Result<(), Stop> {
-        let tool = prepared.tool();
-        let path = tool.target_path(prepared);
+    /// Gate 6. The float shows the plan gate 4 made, so the user approves
+    /// exactly what gate 7 applies.
+    async fn permission(&mut self, planned: &PlannedCall) -> Result<(), Stop> {
+        let prepared = planned.prepared();
+        let tool = prepared.tool().name();
+        let path = prepared.target_path();
         let req = Request {
-            tool: tool.name(),
-            read_only: tool.is_read_only(prepared),
+            tool,
+            read_only: prepared.is_read_only(),
             path: path.as_deref(),
             root: &self.env.ctx.root,
         };
@@ -222,17 +196,14 @@ impl Gates<'_> {
             Decision::Allow(_) => Ok(()),
             Decision::Deny(reason) => Err(Stop {
                 status: ToolStatus::Denied,
-                message: fill(
-                    DENIED_BY_RULE,
-                    &[("tool", tool.name()), ("reason", &reason)],
-                ),
+                message: fill(DENIED_BY_RULE, &[("tool", tool), ("reason", &reason)]),
             }),
             Decision::Ask(_) if !self.env.interactive => Err(Stop {
                 status: ToolStatus::Denied,
-                message: fill(NEEDS_PERMISSION, &[("tool", tool.name())]),
+                message: fill(NEEDS_PERMISSION, &[("tool", tool)]),
             }),
             Decision::Ask(reason) => {
-                let mut preview = tool.permission_preview(prepared, &self.env.ctx).await;
+                let mut preview = planned.preview(&self.env.ctx.root);
                 if preview.diff.is_empty() {
                     // Nothing to diff (Bash, a Read outside the root): show
                     // why it asks and the exact input instead.
@@ -241,13 +212,13 @@ impl Gates<'_> {
                     preview.diff = fill(ASK_DETAILS, &[("reason", &reason), ("input", &input)]);
                 }
                 let answer = tokio::select! {
-                    a = self.env.prompter.ask(tool.name(), &preview) => a,
+                    a = self.env.prompter.ask(tool, &preview) => a,
                     _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),
                 };
                 match answer {
                     PromptAnswer::AllowOnce => Ok(()),
                     PromptAnswer::AllowAlways => {
-                        self.env.permissions.grant_tool(tool.name());
+                        self.env.permissions.grant_tool(tool);
                         Ok(())
                     }
                     PromptAnswer::Deny => Err(Stop {
@@ -262,16 +233,12 @@ impl Gates<'_> {
     /// Gate 7. Read-only calls stop at once on interrupt; calls that change
     /// things run to completion (an Edit is never half-applied) and rely on
     /// `ctx.cancel` themselves where they can stop safely (Bash).
-    async fn call_tool(&mut self, prepared: PreparedCall) -> Result<ToolOutput, Stop> {
-        let tool = prepared.tool().clone();
-        let read_only = tool.is_read_only(&prepared);
+    async fn call_tool(&mut self, planned: PlannedCall) -> Result<ToolOutput, Stop> {
+        let read_only = planned.prepared().is_read_only();
         let mut call_ctx = self.env.ctx.clone();
-        call_ctx.progress = Some(progress::progress_for(
-            &self.call.tool_use.id,
-            self.env.sink.clone(),
-        ));
+        call_ctx.progress = Some(progress::progress_for(&self.id, self.env.sink.clone()));
         let ctx = &call_ctx;
-        let fut = AssertUnwindSafe(tool.call(prepared, ctx)).catch_unwind();
+        let fut = AssertUnwindSafe(planned.run(ctx)).catch_unwind();
         let result = if read_only {
             tokio::select! {
                 r = fut => r,
@@ -300,7 +267,7 @@ impl Gates<'_> {
         if !self.started {
             self.started = true;
             self.env.sink.emit(AgentEvent::ToolStarted {
-                id: self.call.tool_use.id.clone(),
+                id: self.id.clone(),
                 name: self.name.clone(),
                 detail: detail.to_string(),
             });
@@ -308,15 +275,10 @@ impl Gates<'_> {
     }
 
     /// Gate 9's size rule for text results.
-    fn bound(&self, id: &str, content: ToolResultContent) -> ToolResultContent {
-        let max = self
-            .env
-            .registry
-            .lookup(&self.name)
-            .and_then(|t| t.tool.max_result_chars());
+    fn bound(&self, content: ToolResultContent) -> ToolResultContent {
         match content {
             ToolResultContent::Text(t) => {
-                ToolResultContent::Text(self.env.results.bound(id, t, max))
+                ToolResultContent::Text(self.env.results.bound(&self.id, t, self.max_result_chars))
             }
             blocks => blocks,
         }
@@ -325,12 +287,12 @@ impl Gates<'_> {
     /// Gate 9.
     fn finish(&mut self, outcome: Result<ToolOutput, Stop>) -> ToolRun {
         self.started("");
-        let id = self.call.tool_use.id.clone();
+        let id = self.id.clone();
         let (result, status, summary) = match outcome {
             Ok(out) => (
                 ToolResult {
                     tool_use_id: id.clone(),
-                    content: self.bound(&id, out.content),
+                    content: self.bound(out.content),
                     is_error: false,
                 },
                 ToolStatus::Done,
@@ -365,21 +327,14 @@ impl Gates<'_> {
     }
 }
 
-/// Gate 2.
-fn check_schema(registered: &RegisteredTool, input: &Value) -> Result<(), Stop> {
-    let name = registered.tool.name();
-    match &registered.validator {
-        Some(v) => schema_check::check(name, v, input).map_err(Stop::error),
-        None => Err(Stop::error(fill(SCHEMA_BROKEN, &[("tool", name)]))),
-    }
+/// Gate 5: PreToolUse hooks. A seam: no hooks run yet. A hook that rewrites
+/// the input will send the call back through gates 2–4, so the plan always
+/// belongs to the input that runs.
+fn pre_tool_use_hooks(planned: PlannedCall) -> PlannedCall {
+    planned
 }
 
-/// Gate 5: PreToolUse hooks. A seam: hooks arrive in a later issue.
-fn pre_tool_use_hooks(prepared: PreparedCall) -> PreparedCall {
-    prepared
-}
-
-/// Gate 8: PostToolUse hooks. A seam: hooks arrive in a later issue.
+/// Gate 8: PostToolUse hooks. A seam: no hooks run yet.
 fn post_tool_use_hooks(output: ToolOutput) -> ToolOutput {
     output
 }

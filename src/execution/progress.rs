@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::agent::{AgentEvent, EventSink};
+use crate::events::{AgentEvent, EventSink};
 use crate::tools::ProgressFn;
 
 /// A [`ProgressFn`] that emits `ToolProgress { id, text }` on `sink`.
@@ -61,7 +61,7 @@ fn take_text(buf: &mut Vec<u8>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::RecordingSink;
+    use crate::events::RecordingSink;
 
     #[test]
     fn characters_split_between_chunks_arrive_whole() {

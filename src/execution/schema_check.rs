@@ -5,8 +5,10 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::Validator;
 use serde_json::Value;
 
+use crate::text::fill;
+
 use super::messages::{
-    fill, FIELD_INVALID, FIELD_MISSING, FIELD_UNEXPECTED, FIELD_WRONG_TYPE, INPUT_VALIDATION_ERROR,
+    FIELD_INVALID, FIELD_MISSING, FIELD_UNEXPECTED, FIELD_WRONG_TYPE, INPUT_VALIDATION_ERROR,
     INPUT_VALIDATION_HINT,
 };
 

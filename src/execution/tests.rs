@@ -2,6 +2,7 @@
 //! with the original id.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -11,10 +12,11 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::agent::RecordingSink;
 use crate::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
+use crate::events::RecordingSink;
+use crate::permissions::PermissionPreview;
 use crate::permissions::{Rule, Rules, ScriptedPrompter};
-use crate::tools::{paths, FileState, PermissionPreview, ToolError, TypedTool};
+use crate::tools::{paths, FileState, ToolError, TypedTool};
 
 /// An editor with no files at all.
 struct NoFiles;
@@ -36,6 +38,8 @@ impl Editor for NoFiles {
 /// Echoes `text`; `file_path` decides the permission target; `panic` panics.
 struct Echo {
     read_only: bool,
+    /// How many times gate 3 ran (normalize), over every call.
+    normalized: Arc<AtomicUsize>,
 }
 
 #[derive(Deserialize, Serialize, JsonSchema)]
@@ -54,6 +58,7 @@ struct EchoInput {
 #[async_trait]
 impl TypedTool for Echo {
     type Input = EchoInput;
+    type Plan = ();
     const NAME: &'static str = "Echo";
     const ALIASES: &'static [&'static str] = &["echo_text"];
     const MAX_RESULT_CHARS: Option<usize> = Some(3_000);
@@ -63,10 +68,11 @@ impl TypedTool for Echo {
     fn is_read_only(&self, _: &EchoInput) -> bool {
         self.read_only
     }
-    fn normalize(&self, mut input: EchoInput, ctx: &ToolContext) -> EchoInput {
+    fn normalize(&self, mut input: EchoInput, root: &Path) -> EchoInput {
+        self.normalized.fetch_add(1, Ordering::SeqCst);
         input.file_path = input
             .file_path
-            .map(|p| paths::resolve(&ctx.root, &p).display().to_string());
+            .map(|p| paths::resolve(root, &p).display().to_string());
         input
     }
     fn target_path(&self, input: &EchoInput) -> Option<PathBuf> {
@@ -80,14 +86,19 @@ impl TypedTool for Echo {
         }
         Ok(())
     }
-    async fn permission_preview(&self, input: &EchoInput, _: &ToolContext) -> PermissionPreview {
+    fn permission_preview(&self, input: &EchoInput, _: &(), _: &Path) -> PermissionPreview {
         PermissionPreview {
             path: input.file_path.as_ref().map(PathBuf::from),
             diff: String::new(),
             title: format!("Echo {}", input.text),
         }
     }
-    async fn call(&self, input: EchoInput, _: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        input: EchoInput,
+        _: (),
+        _: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         if input.panic {
             panic!("echo exploded");
         }
@@ -103,9 +114,24 @@ fn env(
     rules: Rules,
     prompter: Arc<ScriptedPrompter>,
 ) -> (ExecEnv, Arc<RecordingSink>) {
+    env_with(
+        Echo {
+            read_only,
+            normalized: Arc::default(),
+        },
+        rules,
+        prompter,
+    )
+}
+
+fn env_with(
+    echo: Echo,
+    rules: Rules,
+    prompter: Arc<ScriptedPrompter>,
+) -> (ExecEnv, Arc<RecordingSink>) {
     let sink = Arc::new(RecordingSink::default());
     let env = ExecEnv {
-        registry: Arc::new(ToolRegistry::new(vec![Arc::new(Echo { read_only })])),
+        registry: Arc::new(ToolRegistry::new(vec![Arc::new(echo)]).expect("one tool")),
         ctx: ToolContext {
             root: PathBuf::from("/project"),
             editor: Arc::new(NoFiles),
@@ -300,4 +326,30 @@ async fn oversized_results_are_saved_and_previewed() {
         "{t}"
     );
     assert!(t.contains(&saved.display().to_string()));
+}
+
+#[tokio::test]
+async fn gates_one_to_three_run_once_per_call_though_the_executor_classifies_it() {
+    let normalized = Arc::new(AtomicUsize::new(0));
+    let echo = Echo {
+        read_only: true,
+        normalized: normalized.clone(),
+    };
+    let (env, _) = env_with(
+        echo,
+        Rules::default(),
+        Arc::new(ScriptedPrompter::default()),
+    );
+    let mut exec = ToolExecutor::new(env, 4);
+    for text in ["a", "b", "c"] {
+        exec.add(call("Echo", json!({ "text": text })));
+    }
+    let results = exec.finish().await;
+    assert_eq!(results.len(), 3);
+    assert!(results.iter().all(|r| !r.is_error));
+    assert_eq!(
+        normalized.load(Ordering::SeqCst),
+        3,
+        "each call is parsed and normalised once, for classification and gates alike"
+    );
 }

@@ -135,7 +135,7 @@ fn status(_: &Lua, (): ()) -> mlua::Result<(String, Option<String>, Option<Strin
         Status::Idle(None) => ("idle".into(), None, None),
         Status::Idle(Some(o)) => {
             let msg = match &o {
-                crate::agent::TurnOutcome::Error(m) => Some(m.clone()),
+                crate::events::TurnOutcome::Error(m) => Some(m.clone()),
                 _ => None,
             };
             ("idle".into(), Some(o.as_str().to_string()), msg)

@@ -9,7 +9,7 @@
 //! off limits (`:help api-fast`). Each closure runs under [`guarded`], so a
 //! panic is reported instead of aborting Neovim.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use nvim_oxi::libuv::AsyncHandle;
@@ -37,6 +37,7 @@ pub struct MainThread {
     tx: mpsc::UnboundedSender<Job>,
     wake: AsyncHandle,
     closed: Arc<AtomicBool>,
+    trips: Arc<AtomicU64>,
 }
 
 impl MainThread {
@@ -61,6 +62,7 @@ impl MainThread {
             tx,
             wake,
             closed: Arc::new(AtomicBool::new(false)),
+            trips: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -72,6 +74,7 @@ impl MainThread {
             return Err(BridgeError::Closed);
         }
         self.tx.send(Box::new(f)).map_err(|_| BridgeError::Closed)?;
+        self.trips.fetch_add(1, Ordering::Relaxed);
         self.wake.send().map_err(|_| BridgeError::Closed)
     }
 
@@ -92,6 +95,14 @@ impl MainThread {
             let _ = tx.send(r);
         })?;
         rx.await.map_err(|_| BridgeError::Closed)?
+    }
+
+    /// How many closures were queued for the main thread since the bridge
+    /// was made (every [`post`](Self::post) and [`run`](Self::run)): each is
+    /// a trip the main loop makes for lathe. Tests use it to bound the trips
+    /// one tool call costs.
+    pub fn trips(&self) -> u64 {
+        self.trips.load(Ordering::Relaxed)
     }
 
     /// Stops accepting work (called on `VimLeavePre`).

@@ -207,7 +207,7 @@ fn write_buffer(
         changedtick: before.tick,
     };
     match &req.base {
-        Some(base) if base.version != version && base.hash != TextHash::of(&old_text) => {
+        Some(base) if base.is_stale(&version, || TextHash::of(&old_text)) => {
             return Err(EditorError::Stale(path.to_path_buf()));
         }
         None if !old_text.is_empty() => return Err(EditorError::AlreadyExists(path.to_path_buf())),

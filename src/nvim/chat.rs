@@ -22,7 +22,7 @@ use nvim_oxi::api::{
 
 use super::bridge::MainThread;
 use super::guard::guarded;
-use crate::agent::{AgentEvent, EventSink, ToolStatus, TurnOutcome};
+use crate::events::{AgentEvent, EventSink, ToolStatus, TurnOutcome};
 
 /// The chat buffer's name.
 pub const CHAT_BUFFER_NAME: &str = "lathe://chat";

@@ -26,8 +26,8 @@ use tokio::sync::{oneshot, Mutex};
 
 use super::bridge::MainThread;
 use super::guard::guarded;
+use crate::permissions::PermissionPreview;
 use crate::permissions::{PromptAnswer, Prompter};
-use crate::tools::PermissionPreview;
 
 /// The `User` autocmd pattern fired after the float opens.
 pub const ASK_EVENT: &str = "LathePermissionAsk";

@@ -7,7 +7,6 @@ use std::sync::{Arc, OnceLock};
 use crate::agent::{Session, SessionParts};
 use crate::config::Config;
 use crate::editor::Editor;
-use crate::provider::Provider;
 
 use super::bridge::MainThread;
 use super::chat::ChatSink;
@@ -80,19 +79,21 @@ pub fn build_session(mut config: Config) -> Result<Arc<Session>, String> {
         config.state_dir = dir;
     }
     let main = main_thread().ok_or("lathe is not loaded (the main-thread bridge is missing)")?;
-    let provider = make_provider(&config)?;
+    let provider = crate::provider::from_config(&config)
+        .map_err(|e| format!("cannot set up the model connection: {e}"))?;
     let editor: Arc<dyn Editor> = Arc::new(NvimEditor::new(
         main.clone(),
         make_disk_editor(),
         config.save_after_edit,
     ));
-    Ok(Session::new(SessionParts {
+    Session::new(SessionParts {
         config,
         provider,
         editor,
         prompter: Arc::new(FloatPrompter::new(main.clone())),
         sink: Arc::new(ChatSink::new(main)),
-    }))
+    })
+    .map_err(|e| e.to_string())
 }
 
 /// The current session, creating one with default options (cwd = Neovim's
@@ -106,13 +107,6 @@ pub fn session_or_default() -> Result<Arc<Session>, String> {
     let s = build_session(Config::new(&cwd))?;
     set_session(s.clone());
     Ok(s)
-}
-
-/// The model provider for `config` (the one place that picks it).
-pub fn make_provider(config: &Config) -> Result<Arc<dyn Provider>, String> {
-    crate::provider::anthropic::AnthropicProvider::from_config(config)
-        .map(|p| Arc::new(p) as Arc<dyn Provider>)
-        .map_err(|e| format!("cannot set up the model connection: {e}"))
 }
 
 /// The editor for files that are not loaded in a buffer.

@@ -9,7 +9,7 @@
 mod prompter;
 mod rule;
 
-pub use prompter::{PromptAnswer, Prompter, ScriptedPrompter};
+pub use prompter::{PermissionPreview, PromptAnswer, Prompter, ScriptedPrompter};
 pub use rule::{Rule, RuleParseError};
 
 use std::path::{Path, PathBuf};

@@ -4,11 +4,21 @@
 //! [`ScriptedPrompter`].
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::tools::PermissionPreview;
+/// What the permission prompt shows for a call: which file and what change.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionPreview {
+    /// The file the call touches, if any (absolute).
+    pub path: Option<PathBuf>,
+    /// Unified diff of the proposed change (Edit/Write), else empty.
+    pub diff: String,
+    /// One line describing the call, e.g. `Edit src/greeting.py`.
+    pub title: String,
+}
 
 /// The user's answer to a permission ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

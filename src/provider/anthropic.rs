@@ -21,6 +21,7 @@ use super::idle::{idle_timeout_message, with_idle_timeout, DEFAULT_IDLE_TIMEOUT}
 use super::{sse, EventStream, Provider, ProviderError};
 use crate::config::Config;
 use crate::protocol::{ApiErrorBody, MessagesRequest, MessagesResponse};
+use crate::text::fill;
 
 /// Value of the `anthropic-version` header (the API's only stable version).
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -285,10 +286,10 @@ impl Provider for AnthropicProvider {
             })
         };
         tokio::time::timeout(limit, answer).await.map_err(|_| {
-            ProviderError::Transport(
-                NON_STREAMING_TIMEOUT_MESSAGE
-                    .replace("{secs}", &super::idle::ceil_secs(limit).to_string()),
-            )
+            ProviderError::Transport(fill(
+                NON_STREAMING_TIMEOUT_MESSAGE,
+                &[("secs", &super::idle::ceil_secs(limit).to_string())],
+            ))
         })?
     }
 }

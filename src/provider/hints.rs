@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::idle::ceil_secs;
 use super::ProviderError;
+use crate::text::fill;
 
 /// Template of the chat notice before a retry. `{secs}`: the wait in whole
 /// seconds (rounded up); `{k}`: the attempt about to start (2 for the first
@@ -47,7 +48,7 @@ pub const HINT_DECODE: &str = "The answer was not a Messages API response: check
 pub fn user_message(err: &ProviderError, api_key_env: &str) -> String {
     let hint = match err {
         ProviderError::Http { status, .. } => match status {
-            401 => Some(HINT_UNAUTHORIZED.replace("{env}", api_key_env)),
+            401 => Some(fill(HINT_UNAUTHORIZED, &[("env", api_key_env)])),
             403 => Some(HINT_FORBIDDEN.to_string()),
             404 => Some(HINT_NOT_FOUND.to_string()),
             413 => Some(HINT_TOO_LARGE.to_string()),
@@ -83,11 +84,15 @@ pub fn retrying_message(
     max_attempts: u32,
     err: &ProviderError,
 ) -> String {
-    RETRYING
-        .replace("{secs}", &ceil_secs(delay).to_string())
-        .replace("{k}", &attempt.to_string())
-        .replace("{n}", &max_attempts.to_string())
-        .replace("{error}", &err.to_string())
+    fill(
+        RETRYING,
+        &[
+            ("secs", &ceil_secs(delay).to_string()),
+            ("k", &attempt.to_string()),
+            ("n", &max_attempts.to_string()),
+            ("error", &err.to_string()),
+        ],
+    )
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::text::fill;
 use futures::{Stream, StreamExt};
 
 /// Default of `setup{ idle_timeout_ms }`: 90 000 ms.
@@ -23,7 +24,10 @@ pub const IDLE_TIMEOUT_MESSAGE: &str = "no data from the API for {secs} s (idle 
 /// [`IDLE_TIMEOUT_MESSAGE`] for `timeout` (whole seconds, rounded up, so a
 /// 300 ms test timeout reads "1 s").
 pub fn idle_timeout_message(timeout: Duration) -> String {
-    IDLE_TIMEOUT_MESSAGE.replace("{secs}", &ceil_secs(timeout).to_string())
+    fill(
+        IDLE_TIMEOUT_MESSAGE,
+        &[("secs", &ceil_secs(timeout).to_string())],
+    )
 }
 
 /// `d` in whole seconds, rounded up.

@@ -17,12 +17,25 @@ pub mod retry;
 pub mod sse;
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::Stream;
 
+use crate::config::Config;
 use crate::protocol::{MessagesRequest, MessagesResponse, StreamEvent};
+
+/// The model provider `config` asks for: the one place that picks and builds
+/// it, so a second provider is added here and in `Config` only. Today every
+/// configuration gets the Anthropic Messages API client
+/// ([`anthropic::AnthropicProvider::from_config`]). Errors: as that
+/// constructor ([`ProviderError::Request`] when `base_url` is not a URL or
+/// the HTTP client cannot start).
+pub fn from_config(config: &Config) -> Result<Arc<dyn Provider>, ProviderError> {
+    let provider = anthropic::AnthropicProvider::from_config(config)?;
+    Ok(Arc::new(provider))
+}
 
 /// A stream of decoded events; ends after `message_stop` or an error.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;

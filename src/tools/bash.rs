@@ -32,8 +32,10 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::tools::template::fill;
-use crate::tools::{PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::config::Config;
+use crate::permissions::PermissionPreview;
+use crate::text::fill;
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 
 use output_cap::CappedText;
 use process::{Ending, RunSpec};
@@ -54,8 +56,8 @@ pub const LINE_ALIGN_BYTES: usize = 500;
 /// Longest chat line of [`TypedTool::describe`], in characters.
 pub const DESCRIBE_MAX_CHARS: usize = 80;
 
-/// The limits of the Bash tool; [`Default`] gives Claude Code's values.
-/// Config may change them later.
+/// The limits of the Bash tool; [`Default`] gives Claude Code's values and
+/// [`BashLimits::from_config`] the configured ones.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BashLimits {
     /// Timeout when the call gives none, in ms (120 000).
@@ -67,8 +69,8 @@ pub struct BashLimits {
     /// How long output is still read after bash exited or was stopped, in ms
     /// (1 000); bounds the wait on a background process holding the pipe.
     pub drain_ms: u64,
-    /// Result size in characters (30 000, the Bash `max_result_size_chars`
-    /// of issue 3 §1): head and tail each get half of it minus
+    /// Result size in characters (30 000, Claude Code's Bash
+    /// `maxResultSizeChars`): head and tail each get half of it minus
     /// [`OUTPUT_RESERVE_CHARS`].
     pub max_output_chars: usize,
 }
@@ -86,6 +88,16 @@ impl Default for BashLimits {
 }
 
 impl BashLimits {
+    /// The defaults with `setup{ bash = { timeout_ms, max_timeout_ms } }`
+    /// applied (`Config::bash_default_timeout_ms`, `bash_max_timeout_ms`).
+    pub fn from_config(config: &Config) -> Self {
+        Self {
+            default_timeout_ms: config.bash_default_timeout_ms,
+            max_timeout_ms: config.bash_max_timeout_ms,
+            ..Self::default()
+        }
+    }
+
     /// Characters kept from each end of the output.
     pub fn side_chars(&self) -> usize {
         self.max_output_chars.saturating_sub(OUTPUT_RESERVE_CHARS) / 2
@@ -130,6 +142,7 @@ impl BashTool {
 #[async_trait]
 impl TypedTool for BashTool {
     type Input = BashInput;
+    type Plan = ();
     const NAME: &'static str = "Bash";
     const ALIASES: &'static [&'static str] = &["bash", "shell", "run_command", "execute_command"];
     /// A safety net: the tool keeps its own result under
@@ -154,7 +167,7 @@ impl TypedTool for BashTool {
     }
 
     /// Fills the default timeout so hooks and the chat see the real one.
-    fn normalize(&self, mut input: BashInput, _ctx: &ToolContext) -> BashInput {
+    fn normalize(&self, mut input: BashInput, _root: &Path) -> BashInput {
         input.timeout.get_or_insert(self.limits.default_timeout_ms);
         input
     }
@@ -192,7 +205,7 @@ impl TypedTool for BashTool {
 
     /// Title `Bash: <whole command>` (newlines shown as `⏎`), so the user
     /// approves exactly what runs.
-    async fn permission_preview(&self, input: &BashInput, _ctx: &ToolContext) -> PermissionPreview {
+    fn permission_preview(&self, input: &BashInput, _plan: &(), _root: &Path) -> PermissionPreview {
         PermissionPreview {
             path: None,
             diff: String::new(),
@@ -203,7 +216,12 @@ impl TypedTool for BashTool {
     /// Runs the command (see [`process::run`]). `Ok` for any exit code;
     /// errors: [`messages::TIMED_OUT`], [`messages::INTERRUPTED`] (both
     /// with the output so far), [`messages::SPAWN_FAILED`].
-    async fn call(&self, input: BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        input: BashInput,
+        _plan: (),
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let l = &self.limits;
         let timeout_ms = input.timeout.unwrap_or(l.default_timeout_ms);
         let spec = RunSpec {

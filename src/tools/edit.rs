@@ -1,10 +1,12 @@
 //! Edit: exact string replacement in one file (Claude Code's Edit contract,
-//! plus DESIGN.md §4's stale rule and issue 3 §2's quote folding).
+//! with lathe's stale rule and typographic-quote folding,
+//! docs/architecture.md).
 //!
 //! [`plan`] does every check that can fail, against the document as it is
-//! now, without side effects; `validate_input`, `permission_preview` and
-//! `call` all use it, and `call` writes the planned text with the document's
-//! stamp as `base`, so the editor re-checks staleness atomically.
+//! now, without side effects. `validate_input` runs it once; the permission
+//! float shows the resulting [`EditPlan`] and `call` writes exactly its text
+//! with the planned document's stamp as `base`, so the editor re-checks
+//! staleness atomically.
 
 use std::path::{Path, PathBuf};
 
@@ -14,13 +16,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::editor::{Document, EditorError, LineEnding};
 
-use super::file_common::{
-    check_read, commit, editor_error, file_preview, resolve_file_path, shown,
-};
+use super::file_common::{check_read, editor_error, resolve_file_path, shown, FileChange};
 use super::numbered::split_lines;
-use super::template::{fill, plural};
-use super::text_match::{self, MatchError};
-use super::{paths, PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+use super::text_match::{self, MatchError, Replacement};
+use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::permissions::PermissionPreview;
+use crate::text::{fill, plural};
 
 /// Model-facing description of Edit.
 pub const EDIT_DESCRIPTION: &str = "Performs exact string replacements in a file.
@@ -79,18 +80,25 @@ pub struct EditInput {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct EditTool;
 
-/// A checked edit: the current document (`None` when the file is created)
-/// and the text it becomes.
+/// A checked edit: Edit's plan, made once by `validate_input`, shown by the
+/// permission float and applied by `call`.
 #[derive(Debug, Clone)]
 pub struct EditPlan {
-    /// The document as read now; `None` for a new file.
-    pub doc: Option<Document>,
-    /// The whole new logical text.
-    pub new_text: String,
-    /// How many spans are replaced.
-    pub count: usize,
+    /// The document it was planned against, its stamp and the whole new
+    /// text (`before` is `None` when the file is created).
+    pub change: FileChange,
+    /// The matched spans of the old text (byte ranges) and what replaces
+    /// each; empty when an empty `old_string` creates or fills the file.
+    pub replacements: Vec<Replacement>,
     /// `true` when the match needed quote folding.
     pub quotes_folded: bool,
+}
+
+impl EditPlan {
+    /// How many spans are replaced (1 for creating or filling a file).
+    pub fn count(&self) -> usize {
+        self.replacements.len().max(1)
+    }
 }
 
 /// `1 line` style list of 1-based line numbers: `line 3`, `lines 2, 5`;
@@ -126,15 +134,15 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
     if input.old_string == input.new_string {
         return Err(ToolError::new(EDIT_NO_CHANGE));
     }
+    let whole_file = |before: Option<Document>| EditPlan {
+        change: FileChange::new(path.clone(), before, input.new_string.clone()),
+        replacements: Vec::new(),
+        quotes_folded: false,
+    };
     let doc = match ctx.editor.read(&path).await {
         Ok(doc) => doc,
         Err(EditorError::NotFound(_)) if input.old_string.is_empty() => {
-            return Ok(EditPlan {
-                doc: None,
-                new_text: input.new_string.clone(),
-                count: 1,
-                quotes_folded: false,
-            });
+            return Ok(whole_file(None));
         }
         Err(EditorError::NotFound(_)) => {
             return Err(ToolError::new(fill(EDIT_FILE_NOT_FOUND, &[("path", &p)])))
@@ -146,13 +154,7 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
             return Err(ToolError::new(fill(EDIT_EMPTY_OLD_STRING, &[("path", &p)])));
         }
         // Filling an empty file loses nothing, so it needs no prior Read.
-        let new_text = input.new_string.clone();
-        return Ok(EditPlan {
-            doc: Some(doc),
-            new_text,
-            count: 1,
-            quotes_folded: false,
-        });
+        return Ok(whole_file(Some(doc)));
     }
     check_read(&ctx.file_state.get(&path), &doc, &p, EDIT_NOT_READ)?;
     // The model sees CRLF files with \n; accept \r\n it may have copied anyway.
@@ -186,16 +188,16 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
         return Err(ToolError::new(EDIT_NO_CHANGE));
     }
     Ok(EditPlan {
-        count: planned.replacements.len(),
+        change: FileChange::new(path, Some(doc), new_text),
+        replacements: planned.replacements,
         quotes_folded: planned.quotes_folded,
-        doc: Some(doc),
-        new_text,
     })
 }
 
 #[async_trait]
 impl TypedTool for EditTool {
     type Input = EditInput;
+    type Plan = EditPlan;
     const NAME: &'static str = "Edit";
     const ALIASES: &'static [&'static str] = &["edit_file", "edit", "str_replace"];
 
@@ -207,9 +209,9 @@ impl TypedTool for EditTool {
         false
     }
 
-    fn normalize(&self, input: EditInput, ctx: &ToolContext) -> EditInput {
+    fn normalize(&self, input: EditInput, root: &Path) -> EditInput {
         EditInput {
-            file_path: resolve_file_path(&ctx.root, &input.file_path),
+            file_path: resolve_file_path(root, &input.file_path),
             ..input
         }
     }
@@ -218,58 +220,60 @@ impl TypedTool for EditTool {
         Some(PathBuf::from(&input.file_path))
     }
 
-    async fn validate_input(&self, input: &EditInput, ctx: &ToolContext) -> Result<(), ToolError> {
-        plan(input, ctx).await.map(|_| ())
+    async fn validate_input(
+        &self,
+        input: &EditInput,
+        ctx: &ToolContext,
+    ) -> Result<EditPlan, ToolError> {
+        plan(input, ctx).await
     }
 
-    async fn permission_preview(&self, input: &EditInput, ctx: &ToolContext) -> PermissionPreview {
-        let planned = plan(input, ctx).await.ok();
-        file_preview(
-            "Edit",
-            &ctx.root,
-            &input.file_path,
-            planned
-                .as_ref()
-                .map(|p| (p.doc.as_ref(), p.new_text.as_str())),
-        )
+    fn permission_preview(
+        &self,
+        _input: &EditInput,
+        plan: &EditPlan,
+        root: &Path,
+    ) -> PermissionPreview {
+        plan.change.preview("Edit", root)
     }
 
-    async fn call(&self, input: EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = PathBuf::from(&input.file_path);
-        let p = shown(&ctx.root, &path);
-        let planned = plan(&input, ctx).await?;
-        let headline = match (&planned.doc, input.replace_all) {
-            (None, _) => fill(
+    /// Applies `plan` (the editor re-checks that the document did not move
+    /// on since it was planned). No new read, no new match.
+    async fn call(
+        &self,
+        input: EditInput,
+        plan: EditPlan,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let p = shown(&ctx.root, &plan.change.path);
+        let count = plan.count();
+        let created = plan.change.before.is_none();
+        let headline = match (created, input.replace_all) {
+            (true, _) => fill(
                 EDIT_CREATED,
                 &[
                     ("path", &p),
                     (
                         "lines",
-                        &plural(split_lines(&planned.new_text).len(), "line", "lines"),
+                        &plural(split_lines(&plan.change.after).len(), "line", "lines"),
                     ),
                 ],
             ),
-            (Some(_), true) => fill(
+            (false, true) => fill(
                 EDIT_APPLIED_ALL,
-                &[("path", &p), ("count", &planned.count.to_string())],
+                &[("path", &p), ("count", &count.to_string())],
             ),
-            (Some(_), false) => fill(EDIT_APPLIED, &[("path", &p)]),
+            (false, false) => fill(EDIT_APPLIED, &[("path", &p)]),
         };
-        let (mut text, _) = commit(
-            ctx,
-            &path,
-            planned.doc.as_ref(),
-            planned.new_text.clone(),
-            headline,
-        )
-        .await?;
-        if planned.quotes_folded {
+        let (mut text, _) = plan.change.apply(ctx, headline).await?;
+        if plan.quotes_folded {
             text.push_str("\n\n");
             text.push_str(EDIT_QUOTES_FOLDED);
         }
-        let summary = match planned.doc {
-            None => "created".to_string(),
-            Some(_) => plural(planned.count, "replacement", "replacements"),
+        let summary = if created {
+            "created".to_string()
+        } else {
+            plural(count, "replacement", "replacements")
         };
         Ok(ToolOutput::text(text, summary))
     }
@@ -406,22 +410,21 @@ mod tests {
         read(&c, "a.txt").await;
         let tool: Arc<dyn Tool> = Arc::new(EditTool);
         let call = tool
-            .clone()
             .prepare(
                 &serde_json::json!({"file_path": "a.txt", "old_string": "1", "new_string": "2"}),
-                &c,
+                &c.root,
             )
             .expect("prepare");
-        tool.validate_input(&call, &c).await.expect("valid");
-        let preview = tool.permission_preview(&call, &c).await;
+        assert_eq!(call.describe(&c.root), "a.txt");
+        assert!(!call.is_read_only() && !call.is_concurrency_safe());
+        let planned = call.validate(&c).await.expect("valid");
+        let preview = planned.preview(&c.root);
         assert_eq!(preview.title, "Edit a.txt");
         assert_eq!(
             preview.diff,
             "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
         );
         assert_eq!(preview.path, Some(dir.path().join("a.txt")));
-        assert_eq!(tool.describe(&call, &c.root), "a.txt");
-        assert!(!tool.is_read_only(&call) && !tool.is_concurrency_safe(&call));
         assert_eq!(
             std::fs::read_to_string(dir.path().join("a.txt")).expect("read"),
             "x = 1\n"

@@ -1,17 +1,19 @@
-//! What Read, Edit and Write share: the normalised `file_path` and the
-//! permission preview, model-facing messages for [`EditorError`]s, the stale
-//! rule against [`FileState`](super::FileState), the `cat -n` snippet shown
-//! after a change, and the write-and-record step of Edit and Write.
+//! What Read, Edit and Write share: the normalised `file_path`, the planned
+//! [`FileChange`] (preview and apply), model-facing messages for
+//! [`EditorError`]s, the read-before-change check against
+//! [`FileState`](super::FileState), and the `cat -n` snippet shown after a
+//! change.
 
 use std::path::{Path, PathBuf};
 
-use crate::editor::{Document, EditorError, TextFormat, WriteRequest};
+use crate::editor::{Document, EditorError, Stamp, TextFormat, TextHash, WriteRequest};
 
 use super::diff::unified_diff;
 use super::file_state::ReadRecord;
 use super::numbered::{number_lines, split_lines};
-use super::template::fill;
-use super::{paths, PermissionPreview, ToolContext, ToolError};
+use super::{paths, ToolContext, ToolError};
+use crate::permissions::PermissionPreview;
+use crate::text::fill;
 
 /// The file changed since the model read it (Claude Code's stale-read rule).
 pub const FILE_STALE: &str = "{path} has been modified since you last read it (by the user or another program), so nothing was changed. Read it again, then retry with its current text.";
@@ -63,27 +65,112 @@ pub(crate) fn resolve_file_path(root: &Path, file_path: &str) -> String {
 }
 
 /// The permission prompt's view of a call by the tool `verb` on the absolute
-/// `file_path`: title `{verb} {path}` (path as [`shown`]), the path as the
-/// target, and the unified diff of `change` — the document as it is now
-/// (`None` for a new file) and the whole new logical text. The diff is empty
-/// when `change` is `None`: Read changes nothing, and an Edit or Write whose
-/// plan failed reports that failure when it is called.
-pub(crate) fn file_preview(
-    verb: &str,
-    root: &Path,
-    file_path: &str,
-    change: Option<(Option<&Document>, &str)>,
-) -> PermissionPreview {
-    let path = PathBuf::from(file_path);
-    let name = shown(root, &path);
-    let diff = match change {
-        Some((doc, new_text)) => unified_diff(doc.map(|d| d.text.as_str()), new_text, &name),
-        None => String::new(),
-    };
+/// `path` that changes nothing (Read): title `{verb} {path}` (path as
+/// [`shown`]), the path as the target, no diff.
+pub(crate) fn file_preview(verb: &str, root: &Path, path: &Path) -> PermissionPreview {
     PermissionPreview {
-        title: format!("{verb} {name}"),
-        path: Some(path),
-        diff,
+        title: format!("{verb} {}", shown(root, path)),
+        path: Some(path.to_path_buf()),
+        diff: String::new(),
+    }
+}
+
+/// A planned change to one file: what Edit's and Write's `validate_input`
+/// make once, the permission float shows ([`FileChange::preview`]) and
+/// `call` applies ([`FileChange::apply`]) — one value, so the diff the user
+/// approves is exactly the change made.
+#[derive(Debug, Clone)]
+pub struct FileChange {
+    /// Absolute path (as normalised).
+    pub path: PathBuf,
+    /// The document the change was planned against; `None` creates the file.
+    pub before: Option<Document>,
+    /// The stamp of `before` when it was planned: the write's base, which the
+    /// editor re-checks atomically (the stale rule) before changing anything.
+    pub base: Option<Stamp>,
+    /// The whole new logical text.
+    pub after: String,
+}
+
+impl FileChange {
+    /// A change from `before` (`None`: a new file at `path`) to `after`.
+    pub fn new(path: PathBuf, before: Option<Document>, after: String) -> Self {
+        let base = before.as_ref().map(Document::stamp);
+        Self {
+            path,
+            before,
+            base,
+            after,
+        }
+    }
+
+    /// `true` when applying it would leave the text as it is.
+    pub fn is_noop(&self) -> bool {
+        self.before.as_ref().is_some_and(|d| d.text == self.after)
+    }
+
+    /// The float's view, rendered from this value only: title
+    /// `{verb} {path}`, the path, and the unified diff from `before` (or
+    /// `/dev/null`) to `after`.
+    pub fn preview(&self, verb: &str, root: &Path) -> PermissionPreview {
+        let name = shown(root, &self.path);
+        PermissionPreview {
+            title: format!("{verb} {name}"),
+            path: Some(self.path.clone()),
+            diff: unified_diff(
+                self.before.as_ref().map(|d| d.text.as_str()),
+                &self.after,
+                &name,
+            ),
+        }
+    }
+
+    /// Writes `after` through the editor with `base` (the editor refuses a
+    /// document that moved on since the plan, [`EditorError::Stale`]),
+    /// records the result in `FileState` (a second edit needs no new Read),
+    /// and returns `headline` plus the `cat -n` snippet of the changed lines
+    /// and the note for a buffer left modified, with the new text's line
+    /// count. Shared by Edit and Write.
+    pub(crate) async fn apply(
+        self,
+        ctx: &ToolContext,
+        headline: String,
+    ) -> Result<(String, usize), ToolError> {
+        let path = self.path;
+        let req = WriteRequest {
+            base: self.base,
+            text: self.after,
+            format: TextFormat::default(),
+        };
+        let outcome = ctx
+            .editor
+            .write(&path, req.clone())
+            .await
+            .map_err(|e| editor_error(&ctx.root, &path, &e))?;
+        let new_text = req.text;
+        ctx.file_state.record(
+            &path,
+            ReadRecord {
+                stamp: outcome.stamp.clone(),
+                offset: None,
+                limit: None,
+            },
+        );
+        let mut out = headline;
+        if let (Some(span), Some(_)) = (outcome.changed_lines, &self.before) {
+            let snip = snippet(&new_text, span);
+            if !snip.is_empty() {
+                out = format!("{out} {SNIPPET_INTRO}\n{snip}");
+            }
+        }
+        if outcome.in_buffer && !outcome.saved {
+            out.push_str("\n\n");
+            out.push_str(&fill(
+                BUFFER_LEFT_MODIFIED,
+                &[("path", &shown(&ctx.root, &path))],
+            ));
+        }
+        Ok((out, split_lines(&new_text).len()))
     }
 }
 
@@ -116,12 +203,6 @@ pub fn editor_error(root: &Path, path: &Path, err: &EditorError) -> ToolError {
         EditorError::Unavailable(detail) => fill(EDITOR_UNAVAILABLE, &[("detail", detail)]),
     };
     ToolError::new(msg)
-}
-
-/// DESIGN.md §4's stale rule at the tool level: the document moved on from
-/// the model's record when its version differs **and** its text differs.
-pub fn is_stale(record: &ReadRecord, doc: &Document) -> bool {
-    record.stamp.version != doc.version && record.stamp.hash != doc.stamp().hash
 }
 
 /// `cat -n` lines of `text` around the 1-based line span `changed`: four
@@ -162,57 +243,11 @@ pub(crate) fn check_read(
 ) -> Result<(), ToolError> {
     match record {
         None => Err(ToolError::new(fill(not_read, &[("path", shown_path)]))),
-        Some(r) if is_stale(r, doc) => {
+        Some(r) if r.stamp.is_stale(&doc.version, || TextHash::of(&doc.text)) => {
             Err(ToolError::new(fill(FILE_STALE, &[("path", shown_path)])))
         }
         Some(_) => Ok(()),
     }
-}
-
-/// Writes `new_text` over `doc` (or creates the file when `doc` is `None`)
-/// through the editor, records the result in `FileState`, and returns the
-/// result text's first part plus the snippet and buffer notes. Shared by
-/// Edit and Write.
-pub(crate) async fn commit(
-    ctx: &ToolContext,
-    path: &Path,
-    doc: Option<&Document>,
-    new_text: String,
-    headline: String,
-) -> Result<(String, usize), ToolError> {
-    let req = WriteRequest {
-        base: doc.map(Document::stamp),
-        text: new_text.clone(),
-        format: TextFormat::default(),
-    };
-    let outcome = ctx
-        .editor
-        .write(path, req)
-        .await
-        .map_err(|e| editor_error(&ctx.root, path, &e))?;
-    ctx.file_state.record(
-        path,
-        ReadRecord {
-            stamp: outcome.stamp.clone(),
-            offset: None,
-            limit: None,
-        },
-    );
-    let mut out = headline;
-    if let (Some(span), Some(_)) = (outcome.changed_lines, doc) {
-        let snip = snippet(&new_text, span);
-        if !snip.is_empty() {
-            out = format!("{out} {SNIPPET_INTRO}\n{snip}");
-        }
-    }
-    if outcome.in_buffer && !outcome.saved {
-        out.push_str("\n\n");
-        out.push_str(&fill(
-            BUFFER_LEFT_MODIFIED,
-            &[("path", &shown(&ctx.root, path))],
-        ));
-    }
-    Ok((out, split_lines(&new_text).len()))
 }
 
 /// Test scaffolding for the file tools' unit tests.
@@ -246,9 +281,8 @@ pub(crate) mod testing {
         ctx: &ToolContext,
         input: Value,
     ) -> Result<ToolOutput, ToolError> {
-        let call = tool.clone().prepare(&input, ctx)?;
-        tool.validate_input(&call, ctx).await?;
-        tool.call(call, ctx).await
+        let call = tool.prepare(&input, &ctx.root)?;
+        call.validate(ctx).await?.run(ctx).await
     }
 }
 

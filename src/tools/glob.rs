@@ -32,7 +32,9 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::search_walk::{self, WalkSpec};
-use super::{paths, PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::permissions::PermissionPreview;
+use crate::text::fill;
 
 /// Most files Glob lists; the newest are kept.
 pub const GLOB_MAX_FILES: usize = 100;
@@ -92,6 +94,7 @@ pub struct GlobTool;
 #[async_trait]
 impl TypedTool for GlobTool {
     type Input = GlobInput;
+    type Plan = Plan;
     const NAME: &'static str = "Glob";
     const MAX_RESULT_CHARS: Option<usize> = Some(GLOB_MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["glob", "find_files"];
@@ -104,9 +107,9 @@ impl TypedTool for GlobTool {
         true
     }
 
-    fn normalize(&self, mut input: GlobInput, ctx: &ToolContext) -> GlobInput {
+    fn normalize(&self, mut input: GlobInput, root: &Path) -> GlobInput {
         input.path = Some(search_walk::resolve_search_path(
-            &ctx.root,
+            root,
             input.path.as_deref(),
         ));
         input
@@ -116,17 +119,30 @@ impl TypedTool for GlobTool {
         input.path.as_ref().map(PathBuf::from)
     }
 
-    async fn validate_input(&self, input: &GlobInput, ctx: &ToolContext) -> Result<(), ToolError> {
-        Plan::new(input, &ctx.root).map(|_| ())
+    async fn validate_input(
+        &self,
+        input: &GlobInput,
+        ctx: &ToolContext,
+    ) -> Result<Plan, ToolError> {
+        Plan::new(input, &ctx.root)
     }
 
-    async fn permission_preview(&self, input: &GlobInput, ctx: &ToolContext) -> PermissionPreview {
-        let described = self.describe(input, &ctx.root);
+    fn permission_preview(
+        &self,
+        input: &GlobInput,
+        _plan: &Plan,
+        root: &Path,
+    ) -> PermissionPreview {
+        let described = self.describe(input, root);
         search_walk::search_preview(Self::NAME, input.path.as_deref(), &described)
     }
 
-    async fn call(&self, input: GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let plan = Plan::new(&input, &ctx.root)?;
+    async fn call(
+        &self,
+        _input: GlobInput,
+        plan: Plan,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let cancel = ctx.cancel.clone();
         search_walk::run_blocking(move || plan.run(&cancel), GLOB_FAILED).await
     }
@@ -136,8 +152,9 @@ impl TypedTool for GlobTool {
     }
 }
 
-/// A checked, ready-to-run file search.
-struct Plan {
+/// A checked, ready-to-run file search: Glob's plan, made once by
+/// `validate_input` and run by `call`.
+pub struct Plan {
     root: PathBuf,
     dir: PathBuf,
     pattern: String,
@@ -160,25 +177,29 @@ impl Plan {
                 .unwrap_or_else(|| root.display().to_string())
         };
         if !dir.exists() {
-            return Err(ToolError::new(
-                GLOB_PATH_NOT_FOUND.replace("{path}", &shown()),
-            ));
+            return Err(ToolError::new(fill(
+                GLOB_PATH_NOT_FOUND,
+                &[("path", &shown())],
+            )));
         }
         if !dir.is_dir() {
-            return Err(ToolError::new(
-                GLOB_NOT_A_DIRECTORY.replace("{path}", &shown()),
-            ));
+            return Err(ToolError::new(fill(
+                GLOB_NOT_A_DIRECTORY,
+                &[("path", &shown())],
+            )));
         }
         let (start, rest) = split_literal_prefix(&dir, &input.pattern);
         let matcher = GlobBuilder::new(&rest)
             .literal_separator(true)
             .build()
             .map_err(|e| {
-                ToolError::new(
-                    GLOB_BAD_PATTERN
-                        .replace("{pattern}", &input.pattern)
-                        .replace("{error}", &e.kind().to_string()),
-                )
+                ToolError::new(fill(
+                    GLOB_BAD_PATTERN,
+                    &[
+                        ("pattern", &input.pattern),
+                        ("error", &e.kind().to_string()),
+                    ],
+                ))
             })?
             .compile_matcher();
         let max_depth = if rest.contains("**") {
@@ -209,9 +230,10 @@ impl Plan {
             } else {
                 paths::display(&self.root, &self.dir)
             };
-            let text = GLOB_NO_FILES
-                .replace("{pattern}", &self.pattern)
-                .replace("{path}", &place);
+            let text = fill(
+                GLOB_NO_FILES,
+                &[("pattern", &self.pattern), ("path", &place)],
+            );
             return Ok(ToolOutput::text(text, "no files"));
         }
         let budget = GLOB_MAX_RESULT_CHARS - 300;
@@ -231,11 +253,10 @@ impl Plan {
         }
         if (shown as u64) < total {
             out.push_str("\n\n");
-            out.push_str(
-                &GLOB_TRUNCATED
-                    .replace("{shown}", &shown.to_string())
-                    .replace("{total}", &total.to_string()),
-            );
+            out.push_str(&fill(
+                GLOB_TRUNCATED,
+                &[("shown", &shown.to_string()), ("total", &total.to_string())],
+            ));
         }
         let summary = if total == 1 {
             "1 file".to_string()

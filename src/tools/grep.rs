@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::search_walk::{self, WalkSpec};
-use super::{paths, PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::permissions::PermissionPreview;
+use crate::text::{fill, plural};
 
 pub use page::{
     GREP_MORE_ENTRIES, GREP_OFFSET_PAST_END, GREP_OUTPUT_CUT, GREP_PAGE_END, MAX_RESULT_CHARS,
@@ -155,6 +157,7 @@ pub struct GrepTool;
 #[async_trait]
 impl TypedTool for GrepTool {
     type Input = GrepInput;
+    type Plan = Plan;
     const NAME: &'static str = "Grep";
     const MAX_RESULT_CHARS: Option<usize> = Some(MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["grep", "rg"];
@@ -167,9 +170,9 @@ impl TypedTool for GrepTool {
         true
     }
 
-    fn normalize(&self, mut input: GrepInput, ctx: &ToolContext) -> GrepInput {
+    fn normalize(&self, mut input: GrepInput, root: &Path) -> GrepInput {
         input.path = Some(search_walk::resolve_search_path(
-            &ctx.root,
+            root,
             input.path.as_deref(),
         ));
         input
@@ -179,17 +182,30 @@ impl TypedTool for GrepTool {
         input.path.as_ref().map(PathBuf::from)
     }
 
-    async fn validate_input(&self, input: &GrepInput, ctx: &ToolContext) -> Result<(), ToolError> {
-        Plan::new(input, &ctx.root).map(|_| ())
+    async fn validate_input(
+        &self,
+        input: &GrepInput,
+        ctx: &ToolContext,
+    ) -> Result<Plan, ToolError> {
+        Plan::new(input, &ctx.root)
     }
 
-    async fn permission_preview(&self, input: &GrepInput, ctx: &ToolContext) -> PermissionPreview {
-        let described = self.describe(input, &ctx.root);
+    fn permission_preview(
+        &self,
+        input: &GrepInput,
+        _plan: &Plan,
+        root: &Path,
+    ) -> PermissionPreview {
+        let described = self.describe(input, root);
         search_walk::search_preview(Self::NAME, input.path.as_deref(), &described)
     }
 
-    async fn call(&self, input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let plan = Plan::new(&input, &ctx.root)?;
+    async fn call(
+        &self,
+        _input: GrepInput,
+        plan: Plan,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let cancel = ctx.cancel.clone();
         search_walk::run_blocking(move || plan.run(&cancel), GREP_FAILED).await
     }
@@ -218,8 +234,9 @@ struct Hit {
     entries: u64,
 }
 
-/// A checked, ready-to-run search.
-struct Plan {
+/// A checked, ready-to-run search: Grep's plan, made once by
+/// `validate_input` and run by `call`.
+pub struct Plan {
     root: PathBuf,
     search: PathBuf,
     pattern: String,
@@ -243,22 +260,22 @@ impl Plan {
         };
         if !search.exists() {
             let shown = input.path.clone().unwrap_or_default();
-            return Err(ToolError::new(
-                GREP_PATH_NOT_FOUND.replace("{path}", &shown),
-            ));
+            return Err(ToolError::new(fill(
+                GREP_PATH_NOT_FOUND,
+                &[("path", &shown)],
+            )));
         }
         let case_insensitive = input.case_insensitive.unwrap_or(false);
         let multiline = input.multiline.unwrap_or(false);
         let matcher = search::build_matcher(&input.pattern, case_insensitive, multiline).map_err(
             |e| match e {
                 search::PatternError::NeedsMultiline => {
-                    ToolError::new(GREP_NEEDS_MULTILINE.replace("{pattern}", &input.pattern))
+                    ToolError::new(fill(GREP_NEEDS_MULTILINE, &[("pattern", &input.pattern)]))
                 }
-                search::PatternError::Regex(error) => ToolError::new(
-                    GREP_BAD_REGEX
-                        .replace("{pattern}", &input.pattern)
-                        .replace("{error}", &error),
-                ),
+                search::PatternError::Regex(error) => ToolError::new(fill(
+                    GREP_BAD_REGEX,
+                    &[("pattern", &input.pattern), ("error", &error)],
+                )),
             },
         )?;
         let mut filters = Vec::new();
@@ -266,11 +283,10 @@ impl Plan {
             Some(t) if !t.is_empty() => {
                 filters.push(format!("type \"{t}\""));
                 Some(search_walk::select_type(t).map_err(|examples| {
-                    ToolError::new(
-                        GREP_UNKNOWN_TYPE
-                            .replace("{type}", t)
-                            .replace("{examples}", &examples),
-                    )
+                    ToolError::new(fill(
+                        GREP_UNKNOWN_TYPE,
+                        &[("type", t), ("examples", &examples)],
+                    ))
                 })?)
             }
             _ => None,
@@ -299,11 +315,7 @@ impl Plan {
             };
             Some(
                 search_walk::build_overrides(&base, &globs).map_err(|(glob, error)| {
-                    ToolError::new(
-                        GREP_BAD_GLOB
-                            .replace("{glob}", &glob)
-                            .replace("{error}", &error),
-                    )
+                    ToolError::new(fill(GREP_BAD_GLOB, &[("glob", &glob), ("error", &error)]))
                 })?,
             )
         };
@@ -375,9 +387,13 @@ impl Plan {
                     .iter()
                     .map(|h| format!("{}:{}", self.label(&h.path), h.matched_lines))
                     .collect();
-                let footer = GREP_COUNT_TOTAL
-                    .replace("{lines}", &page::plural(total, "matching line"))
-                    .replace("{files}", &page::plural(hits.len() as u64, "file"));
+                let footer = fill(
+                    GREP_COUNT_TOTAL,
+                    &[
+                        ("lines", &plural(total, "matching line", "matching lines")),
+                        ("files", &plural(hits.len(), "file", "files")),
+                    ],
+                );
                 Ok(self.render_list(lines, "file", Some(footer)))
             }
             OutputMode::Content => {
@@ -422,13 +438,15 @@ impl Plan {
     /// Files and count modes: one entry per file, paged and capped.
     fn render_list(&self, lines: Vec<String>, noun: &str, footer: Option<String>) -> ToolOutput {
         let total = lines.len() as u64;
-        let files = page::plural(total, "file");
+        let files = plural(total, "file", "files");
         let win = page::window(total, self.offset, self.head_limit);
         if win.is_empty() {
             return ToolOutput::text(page::offset_past_end(noun, self.offset, total), files);
         }
         let header = match (self.mode, &footer) {
-            (OutputMode::FilesWithMatches, _) => Some(GREP_FILES_HEADER.replace("{files}", &files)),
+            (OutputMode::FilesWithMatches, _) => {
+                Some(fill(GREP_FILES_HEADER, &[("files", &files)]))
+            }
             _ => None,
         };
         let header_chars = header.as_ref().map_or(0, |h| h.chars().count())
@@ -466,7 +484,7 @@ impl Plan {
         if win.is_empty() {
             return Ok(ToolOutput::text(
                 page::offset_past_end("line", self.offset, total),
-                page::plural(total, "line"),
+                plural(total, "line", "lines"),
             ));
         }
         let mut searcher = search::build_searcher(self.shape);
@@ -509,7 +527,7 @@ impl Plan {
             out.push_str("\n\n");
             out.push_str(&t);
         }
-        Ok(ToolOutput::text(out, page::plural(shown as u64, "line")))
+        Ok(ToolOutput::text(out, plural(shown, "line", "lines")))
     }
 
     /// `path` as shown in output: relative to the root when inside it.
@@ -524,10 +542,14 @@ impl Plan {
         } else {
             format!(" (filters: {})", self.filters.join(", "))
         };
-        GREP_NO_MATCHES
-            .replace("{pattern}", &self.pattern)
-            .replace("{path}", &self.place())
-            .replace("{filters}", &filters)
+        fill(
+            GREP_NO_MATCHES,
+            &[
+                ("pattern", &self.pattern),
+                ("path", &self.place()),
+                ("filters", &filters),
+            ],
+        )
     }
 
     /// The searched path for messages.

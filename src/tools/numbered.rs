@@ -3,7 +3,7 @@
 //! to width 6, a TAB, then the text. Lines longer than [`MAX_LINE_CHARS`]
 //! chars are cut on a char boundary and end with [`LINE_CUT_MARKER`].
 
-use super::template::fill;
+use crate::text::fill;
 
 /// Longest line shown in full, in chars (not bytes).
 pub const MAX_LINE_CHARS: usize = 2000;

@@ -20,8 +20,9 @@ use crate::protocol::{ContentBlock, ImageSource, ToolResultContent};
 use super::file_common::{editor_error, file_preview, resolve_file_path, shown};
 use super::file_state::ReadRecord;
 use super::numbered::{number_lines, split_lines, MAX_LINE_CHARS};
-use super::template::{fill, plural};
-use super::{paths, PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::permissions::PermissionPreview;
+use crate::text::{fill, plural};
 
 /// Lines shown when the call gives no `limit`.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -170,6 +171,7 @@ pub fn render(text: &str, first: usize, limit: usize) -> (String, usize) {
 #[async_trait]
 impl TypedTool for ReadTool {
     type Input = ReadInput;
+    type Plan = ();
     const NAME: &'static str = "Read";
     const ALIASES: &'static [&'static str] = &["read_file", "read", "view"];
 
@@ -181,9 +183,9 @@ impl TypedTool for ReadTool {
         true
     }
 
-    fn normalize(&self, input: ReadInput, ctx: &ToolContext) -> ReadInput {
+    fn normalize(&self, input: ReadInput, root: &Path) -> ReadInput {
         ReadInput {
-            file_path: resolve_file_path(&ctx.root, &input.file_path),
+            file_path: resolve_file_path(root, &input.file_path),
             ..input
         }
     }
@@ -201,11 +203,16 @@ impl TypedTool for ReadTool {
         Ok(())
     }
 
-    async fn permission_preview(&self, input: &ReadInput, ctx: &ToolContext) -> PermissionPreview {
-        file_preview("Read", &ctx.root, &input.file_path, None)
+    fn permission_preview(&self, input: &ReadInput, _plan: &(), root: &Path) -> PermissionPreview {
+        file_preview("Read", root, Path::new(&input.file_path))
     }
 
-    async fn call(&self, input: ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        input: ReadInput,
+        _plan: (),
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let path = PathBuf::from(&input.file_path);
         let p = shown(&ctx.root, &path);
         let doc = match ctx.editor.read(&path).await {
@@ -250,7 +257,7 @@ impl TypedTool for ReadTool {
         if previous.is_some_and(|r| {
             r.offset == Some(first)
                 && r.limit == input.limit
-                && r.stamp.hash == TextHash::of(&doc.text)
+                && !r.stamp.is_stale(&doc.version, || TextHash::of(&doc.text))
         }) {
             let lines = if first == last {
                 format!("line {first}")
@@ -454,7 +461,7 @@ mod tests {
                 file_path: "src/a.rs".into(),
                 ..Default::default()
             },
-            &c,
+            &c.root,
         );
         assert_eq!(input.file_path, "/proj/src/a.rs");
         assert_eq!(TypedTool::describe(&ReadTool, &input, &c.root), "src/a.rs");

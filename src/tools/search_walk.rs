@@ -25,7 +25,9 @@ use ignore::types::{Types, TypesBuilder};
 use ignore::{DirEntry, WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
-use super::{paths, PermissionPreview, ToolError, ToolOutput};
+use super::{paths, ToolError, ToolOutput};
+use crate::permissions::PermissionPreview;
+use crate::text::fill;
 
 /// Folder names of version control systems that are never walked below a
 /// walk root (`.git`, Mercurial, Subversion, Jujutsu).
@@ -285,7 +287,7 @@ where
 {
     tokio::task::spawn_blocking(job)
         .await
-        .map_err(|e| ToolError::new(failed.replace("{error}", &e.to_string())))?
+        .map_err(|e| ToolError::new(fill(failed, &[("error", &e.to_string())])))?
 }
 
 #[cfg(test)]

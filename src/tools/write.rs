@@ -8,13 +8,12 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::editor::{Document, EditorError, LineEnding};
+use crate::editor::{EditorError, LineEnding};
 
-use super::file_common::{
-    check_read, commit, editor_error, file_preview, resolve_file_path, shown,
-};
-use super::template::{fill, plural};
-use super::{paths, PermissionPreview, ToolContext, ToolError, ToolOutput, TypedTool};
+use super::file_common::{check_read, editor_error, resolve_file_path, shown, FileChange};
+use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::permissions::PermissionPreview;
+use crate::text::{fill, plural};
 
 /// Model-facing description of Write.
 pub const WRITE_DESCRIPTION: &str = "Writes a file to the local filesystem, replacing it if it already exists.
@@ -51,14 +50,14 @@ pub struct WriteInput {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct WriteTool;
 
-/// A checked write: the current document (`None` for a new file) and the
-/// logical text to write.
+/// A checked write: Write's plan, made once by `validate_input`, shown by
+/// the permission float and applied by `call`. Its change's `before` is
+/// `None` when the file does not exist; `after` is the new logical text
+/// (`\r\n` folded to `\n` for a CRLF file).
 #[derive(Debug, Clone)]
 pub struct WritePlan {
-    /// The document as it is now; `None` when the file does not exist.
-    pub doc: Option<Document>,
-    /// The new logical text (`\r\n` folded to `\n` for a CRLF file).
-    pub new_text: String,
+    /// The planned change.
+    pub change: FileChange,
 }
 
 /// Checks `input` against the file now (exists → was read and is not stale)
@@ -68,8 +67,7 @@ pub async fn plan(input: &WriteInput, ctx: &ToolContext) -> Result<WritePlan, To
     let p = shown(&ctx.root, &path);
     match ctx.editor.read(&path).await {
         Err(EditorError::NotFound(_)) => Ok(WritePlan {
-            doc: None,
-            new_text: input.content.clone(),
+            change: FileChange::new(path, None, input.content.clone()),
         }),
         Err(e) => Err(editor_error(&ctx.root, &path, &e)),
         Ok(doc) => {
@@ -79,8 +77,7 @@ pub async fn plan(input: &WriteInput, ctx: &ToolContext) -> Result<WritePlan, To
                 LineEnding::Lf => input.content.clone(),
             };
             Ok(WritePlan {
-                doc: Some(doc),
-                new_text,
+                change: FileChange::new(path, Some(doc), new_text),
             })
         }
     }
@@ -89,6 +86,7 @@ pub async fn plan(input: &WriteInput, ctx: &ToolContext) -> Result<WritePlan, To
 #[async_trait]
 impl TypedTool for WriteTool {
     type Input = WriteInput;
+    type Plan = WritePlan;
     const NAME: &'static str = "Write";
     const ALIASES: &'static [&'static str] = &["write_file", "write", "create_file"];
 
@@ -100,9 +98,9 @@ impl TypedTool for WriteTool {
         false
     }
 
-    fn normalize(&self, input: WriteInput, ctx: &ToolContext) -> WriteInput {
+    fn normalize(&self, input: WriteInput, root: &Path) -> WriteInput {
         WriteInput {
-            file_path: resolve_file_path(&ctx.root, &input.file_path),
+            file_path: resolve_file_path(root, &input.file_path),
             ..input
         }
     }
@@ -111,48 +109,51 @@ impl TypedTool for WriteTool {
         Some(PathBuf::from(&input.file_path))
     }
 
-    async fn validate_input(&self, input: &WriteInput, ctx: &ToolContext) -> Result<(), ToolError> {
-        plan(input, ctx).await.map(|_| ())
+    async fn validate_input(
+        &self,
+        input: &WriteInput,
+        ctx: &ToolContext,
+    ) -> Result<WritePlan, ToolError> {
+        plan(input, ctx).await
     }
 
-    async fn permission_preview(&self, input: &WriteInput, ctx: &ToolContext) -> PermissionPreview {
-        let planned = plan(input, ctx).await.ok();
-        file_preview(
-            "Write",
-            &ctx.root,
-            &input.file_path,
-            planned
-                .as_ref()
-                .map(|p| (p.doc.as_ref(), p.new_text.as_str())),
-        )
+    fn permission_preview(
+        &self,
+        _input: &WriteInput,
+        plan: &WritePlan,
+        root: &Path,
+    ) -> PermissionPreview {
+        plan.change.preview("Write", root)
     }
 
-    async fn call(&self, input: WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = PathBuf::from(&input.file_path);
-        let p = shown(&ctx.root, &path);
-        let planned = plan(&input, ctx).await?;
-        if planned
-            .doc
-            .as_ref()
-            .is_some_and(|d| d.text == planned.new_text)
-        {
+    /// Applies `plan` (the editor re-checks that the file did not move on
+    /// since it was planned).
+    async fn call(
+        &self,
+        _input: WriteInput,
+        plan: WritePlan,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let change = plan.change;
+        let p = shown(&ctx.root, &change.path);
+        if change.is_noop() {
             return Ok(ToolOutput::text(
                 fill(WRITE_UNCHANGED, &[("path", &p)]),
                 "unchanged",
             ));
         }
         let lines = plural(
-            super::numbered::split_lines(&planned.new_text).len(),
+            super::numbered::split_lines(&change.after).len(),
             "line",
             "lines",
         );
-        let headline = match planned.doc {
-            None => fill(WRITE_CREATED, &[("path", &p), ("lines", &lines)]),
-            Some(_) => fill(WRITE_UPDATED, &[("path", &p)]),
+        let created = change.before.is_none();
+        let headline = if created {
+            fill(WRITE_CREATED, &[("path", &p), ("lines", &lines)])
+        } else {
+            fill(WRITE_UPDATED, &[("path", &p)])
         };
-        let created = planned.doc.is_none();
-        let (text, _) =
-            commit(ctx, &path, planned.doc.as_ref(), planned.new_text, headline).await?;
+        let (text, _) = change.apply(ctx, headline).await?;
         Ok(ToolOutput::text(
             text,
             if created {
@@ -254,13 +255,12 @@ mod tests {
         let c = ctx(dir.path());
         let tool: Arc<dyn Tool> = Arc::new(WriteTool);
         let call = tool
-            .clone()
             .prepare(
                 &serde_json::json!({"file_path": "n.txt", "content": "hi\n"}),
-                &c,
+                &c.root,
             )
             .expect("prepare");
-        let p = tool.permission_preview(&call, &c).await;
+        let p = call.validate(&c).await.expect("valid").preview(&c.root);
         assert_eq!(p.title, "Write n.txt");
         assert_eq!(p.diff, "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+hi\n");
         assert!(!dir.path().join("n.txt").exists());

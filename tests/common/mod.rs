@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use lathe::agent::{RecordingSink, Session, SessionParts, Status, TurnOutcome};
+use lathe::agent::{Session, SessionParts, Status};
 use lathe::config::Config;
 use lathe::editor::{DiskEditor, Editor};
+use lathe::events::{RecordingSink, TurnOutcome};
 use lathe::permissions::{PromptAnswer, ScriptedPrompter};
 use lathe::protocol::{ContentBlock, Message};
-use lathe::provider::anthropic::AnthropicProvider;
 use lathe::tools::{builtin_tools, FileState, Tool, ToolContext};
 use mock_llm::{MockServer, Script};
 use serde_json::Value;
@@ -71,14 +71,15 @@ pub async fn harness(
     let prompter = Arc::new(ScriptedPrompter::new(answers));
     let session = Session::with_extra_tools(
         SessionParts {
-            provider: Arc::new(AnthropicProvider::from_config(&config).expect("provider")),
+            provider: lathe::provider::from_config(&config).expect("provider"),
             config,
             editor: Arc::new(DiskEditor),
             prompter: prompter.clone(),
             sink: sink.clone(),
         },
         extra,
-    );
+    )
+    .expect("tool names are unique");
     Harness {
         server,
         session,
@@ -153,7 +154,7 @@ pub fn tool_ctx(root: &Path, editor: Arc<dyn Editor>) -> ToolContext {
 /// The built-in tool called `name` (its name or one of its aliases).
 /// Panics when there is none.
 pub fn builtin(name: &str) -> Arc<dyn Tool> {
-    builtin_tools()
+    builtin_tools(&Config::new(Path::new("/")))
         .into_iter()
         .find(|t| t.name() == name || t.aliases().contains(&name))
         .unwrap_or_else(|| panic!("no tool {name}"))
@@ -167,11 +168,10 @@ pub async fn run_tool(
     ctx: &ToolContext,
     input: &Value,
 ) -> Result<String, String> {
-    let call = tool.clone().prepare(input, ctx).map_err(|e| e.message)?;
-    tool.validate_input(&call, ctx)
-        .await
-        .map_err(|e| e.message)?;
-    tool.call(call, ctx)
+    let call = tool.prepare(input, &ctx.root).map_err(|e| e.message)?;
+    let planned = call.validate(ctx).await.map_err(|e| e.message)?;
+    planned
+        .run(ctx)
         .await
         .map(|o| o.content.as_text())
         .map_err(|e| e.message)

@@ -1,5 +1,5 @@
 //! Model-facing texts of the Bash tool. Placeholders in `{braces}` are filled
-//! with [`crate::tools::template::fill`]; every text is pinned by a
+//! with [`crate::text::fill`]; every text is pinned by a
 //! golden test below.
 
 /// The tool description (Claude Code's Bash contract, adapted). `{default}`,
@@ -52,7 +52,7 @@ pub const SPAWN_FAILED: &str = "Could not start bash in {cwd}: {error}. Nothing 
 #[cfg(test)]
 mod golden {
     use super::*;
-    use crate::tools::template::fill;
+    use crate::text::fill;
 
     #[test]
     fn result_lines() {

@@ -3,6 +3,7 @@
 //! cut at [`MAX_RESULT_CHARS`], and a trailer says what was left out and
 //! how to see it (Claude Code's `head_limit`/`offset` contract).
 
+use crate::text::{fill, plural};
 use std::ops::Range;
 
 /// Largest Grep result in chars (not bytes), trailer included; matches the
@@ -79,31 +80,28 @@ pub fn trailer(noun: &str, start: u64, shown: u64, window_end: u64, total: u64) 
     } else {
         return None;
     };
-    Some(
-        template
-            .replace("{cap}", &MAX_RESULT_CHARS.to_string())
-            .replace("{noun}", noun)
-            .replace("{first}", &(start + 1).to_string())
-            .replace("{last}", &last.to_string())
-            .replace("{total}", &total.to_string()),
-    )
+    Some(fill(
+        template,
+        &[
+            ("cap", &MAX_RESULT_CHARS.to_string()),
+            ("noun", noun),
+            ("first", &(start + 1).to_string()),
+            ("last", &last.to_string()),
+            ("total", &total.to_string()),
+        ],
+    ))
 }
 
 /// [`GREP_OFFSET_PAST_END`] filled in; `noun` is singular (`line`, `file`).
 pub fn offset_past_end(noun: &str, offset: u64, total: u64) -> String {
-    GREP_OFFSET_PAST_END
-        .replace("{noun}", &format!("{noun}s"))
-        .replace("{offset}", &offset.to_string())
-        .replace("{found}", &plural(total, noun))
-}
-
-/// `"1 file"`, `"3 files"`.
-pub fn plural(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
+    fill(
+        GREP_OFFSET_PAST_END,
+        &[
+            ("noun", &format!("{noun}s")),
+            ("offset", &offset.to_string()),
+            ("found", &plural(total, noun, &format!("{noun}s"))),
+        ],
+    )
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use std::ops::Range;
 use std::path::Path;
 
+use crate::text::fill;
 use grep_matcher::Matcher;
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -213,10 +214,14 @@ pub fn cut_long_line(text: &str, focus: Option<usize>) -> String {
         .saturating_sub(MAX_LINE_CHARS / 5)
         .min(total.saturating_sub(MAX_LINE_CHARS));
     let shown: String = text.chars().skip(start).take(MAX_LINE_CHARS).collect();
-    let marker = GREP_LINE_CUT
-        .replace("{from}", &(start + 1).to_string())
-        .replace("{to}", &(start + MAX_LINE_CHARS).to_string())
-        .replace("{total}", &total.to_string());
+    let marker = fill(
+        GREP_LINE_CUT,
+        &[
+            ("from", &(start + 1).to_string()),
+            ("to", &(start + MAX_LINE_CHARS).to_string()),
+            ("total", &total.to_string()),
+        ],
+    );
     format!("{shown}{marker}")
 }
 

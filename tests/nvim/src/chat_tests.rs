@@ -65,7 +65,7 @@ fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTermin
 
 #[nvim_oxi::test]
 fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), String> {
-    use lathe::agent::{AgentEvent, ToolStatus, TurnOutcome};
+    use lathe::events::{AgentEvent, ToolStatus, TurnOutcome};
     load();
     let ev = |e: AgentEvent| lathe::nvim::chat::render(vec![e]);
     ev(AgentEvent::TurnStarted {

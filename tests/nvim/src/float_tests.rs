@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use lathe::nvim::FloatPrompter;
+use lathe::permissions::PermissionPreview;
 use lathe::permissions::{PromptAnswer, Prompter};
-use lathe::tools::PermissionPreview;
 use nvim_oxi::tests::TestTerminator;
 
 use crate::common::{check_eq, load, run_async};

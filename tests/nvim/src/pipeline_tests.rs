@@ -204,3 +204,83 @@ fn relative_paths_ignore_a_window_local_lcd() -> Result<(), String> {
         "#,
     )
 }
+
+/// An Edit of a loaded buffer through the whole pipeline costs two trips to
+/// Neovim's main thread: one to read the buffer when the Edit is planned,
+/// one to apply the plan (stale check + `nvim_buf_set_text` + `:write`).
+/// The preview and the call reuse the plan instead of reading again.
+#[nvim_oxi::test]
+fn an_edit_of_a_loaded_buffer_makes_two_main_thread_trips(t: nvim_oxi::tests::TestTerminator) {
+    use std::sync::Arc;
+
+    use lathe::config::Config;
+    use lathe::events::NullSink;
+    use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
+    use lathe::permissions::{Mode, PermissionState, Rules, ScriptedPrompter};
+    use lathe::protocol::ToolUse;
+    use lathe::tools::{builtin_tools, FileState, ToolContext};
+    use tokio_util::sync::CancellationToken;
+
+    use crate::common::{check_eq, edit, editor, load, run_async, temp_file};
+
+    let main = load();
+    let path = temp_file("trips.py", b"def greet():\n    print('Helo')\n");
+    let root = path.parent().expect("temp dir").to_path_buf();
+    let buf = edit(&path);
+    let config = Config::new(&root);
+    let env = ExecEnv {
+        registry: Arc::new(ToolRegistry::new(builtin_tools(&config)).expect("unique names")),
+        ctx: ToolContext {
+            root: root.clone(),
+            editor: editor(&main),
+            file_state: Arc::new(FileState::new()),
+            cancel: CancellationToken::new(),
+            progress: None,
+        },
+        permissions: Arc::new(PermissionState::new(Rules {
+            mode: Mode::AcceptEdits,
+            ..Rules::default()
+        })),
+        prompter: Arc::new(ScriptedPrompter::default()),
+        sink: Arc::new(NullSink),
+        results: Arc::new(ResultStore::new(root.join(".results"), "t")),
+        interactive: true,
+    };
+    let use_of = |name: &str, input: serde_json::Value| {
+        PendingToolUse::from(ToolUse {
+            id: format!("toolu_{name}"),
+            name: name.into(),
+            input,
+        })
+    };
+    let bufnr = buf.handle();
+    run_async(t, async move {
+        let read = run_tool_use(
+            &use_of("Read", serde_json::json!({"file_path": path})),
+            &env,
+        )
+        .await;
+        check_eq("Read is an error", read.result.is_error, false)?;
+        let before = main.trips();
+        let edit = run_tool_use(
+            &use_of(
+                "Edit",
+                serde_json::json!({"file_path": path, "old_string": "Helo", "new_string": "Hello"}),
+            ),
+            &env,
+        )
+        .await;
+        let trips = main.trips() - before;
+        check_eq("Edit is an error", edit.result.is_error, false)?;
+        check_eq("main-thread trips of one Edit", trips, 2)?;
+        let lines = main
+            .run(move || crate::common::lines(&nvim_oxi::api::Buffer::from(bufnr)))
+            .await
+            .map_err(|e| e.to_string())?;
+        check_eq(
+            "buffer after the Edit",
+            lines,
+            vec!["def greet():".to_string(), "    print('Hello')".into()],
+        )
+    });
+}
