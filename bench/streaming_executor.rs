@@ -8,6 +8,9 @@
 //! median wall time of each mode and their ratio (on / off), both measured in
 //! this run. Run: `make bench` (or `cargo bench --bench streaming_executor`).
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

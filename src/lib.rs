@@ -2,9 +2,7 @@
 //!
 //! The crate builds a `cdylib` loaded by `require("lathe")` (see
 //! `lua/lathe/init.lua`) and an `rlib` for tests. Only [`nvim`] touches the
-//! Neovim API; everything else is plain async Rust (DESIGN.md §2).
-
-#![warn(missing_docs)]
+//! Neovim API; everything else is plain async Rust (docs/architecture.md).
 
 pub mod agent;
 pub mod config;

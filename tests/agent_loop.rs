@@ -3,6 +3,9 @@
 //! tool_use/tool_result pairing rule on every request (a violation is a 400
 //! that ends the turn with an error, so every `done` below also proves it).
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

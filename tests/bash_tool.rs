@@ -5,6 +5,9 @@
 //! Timing bounds are generous ("returned within N seconds"): they prove a
 //! call did not hang, not how fast it was.
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

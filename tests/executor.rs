@@ -2,6 +2,9 @@
 //! interruption and retries. mock-llm checks the tool_use/tool_result pairing
 //! on every request, so each `done` also proves every request was valid.
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -21,6 +21,9 @@
 //! `validate_input`, `permission_preview`, `call`. `BLESS=1` rewrites
 //! `error.txt` / `output.txt` from the actual results (review the diff!).
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -6,6 +6,9 @@
 //! new text cannot be encoded (Latin-1), the edit fails and the file is
 //! byte-identical.
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::Arc;

@@ -3,6 +3,9 @@
 //! explicit mtimes, a .gitignore, hidden files, VCS folders and a binary
 //! file. Every test asserts the exact text the model would get.
 
+// Test code: helpers outside #[test] fns fail the test by panicking.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::fs;

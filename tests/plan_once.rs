@@ -4,6 +4,9 @@
 //! and the editor's stale check at write time still refuses a document the
 //! user changed while the float was open.
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -4,6 +4,9 @@
 //! loop the turn loop is meant to run with these pieces (without sleeping:
 //! the waits are only recorded in the notices).
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::time::Duration;

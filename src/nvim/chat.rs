@@ -1,13 +1,13 @@
 //! The chat window: a vertical split on the `lathe://chat` buffer
 //! (`buftype=nofile`, `filetype=markdown`, unlisted) and the [`ChatSink`]
-//! that renders [`AgentEvent`]s into it (issue 2 §7 "Chat window").
+//! that renders [`AgentEvent`]s into it (`:help lathe-chat`).
 //!
 //! Events are queued from tokio tasks and rendered on the main thread at
 //! most about every [`FRAME`] (16 ms), so streamed text never floods the
 //! editor. Each tool call gets one line, `- Name(detail): status`, updated in
 //! place through an extmark when the call finishes.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -36,6 +36,19 @@ pub const LATHE_HEADING: &str = "## lathe";
 pub const WORKING_TEXT: &str = "lathe is working… (<C-c> stops)";
 /// Extmark namespace of the chat window.
 pub const NAMESPACE: &str = "lathe_chat";
+
+thread_local! {
+    /// What `<C-c>` in the chat does (main thread only).
+    static INTERRUPT: Cell<fn()> = const { Cell::new(|| {}) };
+}
+
+/// Sets what `<C-c>` in the chat buffer does: `nvim::install` passes the
+/// function that stops the running turn, so the chat needs nothing from the
+/// session state (`state` builds the chat sink; the chat never calls back
+/// into `state`). Main thread only.
+pub fn on_interrupt(stop: fn()) {
+    INTERRUPT.with(|c| c.set(stop));
+}
 
 /// The chat line of a tool call: `- Name(detail): status` plus ` — summary`.
 pub fn tool_line(name: &str, detail: &str, status: &str, summary: &str) -> String {
@@ -287,7 +300,7 @@ impl ChatView {
                 .silent(true)
                 .desc("lathe: stop the running request")
                 .callback(|()| {
-                    let _ = guarded("stop", super::state::stop_turn);
+                    let _ = guarded("stop", || INTERRUPT.with(Cell::get)());
                 })
                 .build();
             buf.set_keymap(mode, "<C-c>", "", &opts).map_err(e)?;

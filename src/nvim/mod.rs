@@ -54,6 +54,7 @@ fn try_install() -> Result<(), String> {
         return Ok(());
     }
     state::init_main_thread()?;
+    chat::on_interrupt(state::stop_turn);
     let exports = api::exports(&lua).map_err(|e| e.to_string())?;
     loaded
         .set(CORE_MODULE, exports)

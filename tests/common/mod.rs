@@ -4,8 +4,9 @@
 //! through the tool's own gates. Each test crate includes this with
 //! `mod common;`.
 
-// Each test crate uses only some of these helpers.
-#![allow(dead_code)]
+// Each test crate uses only some of these helpers; they are test code, where
+// a failed expect is the test's failure.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,6 +1,9 @@
 //! The `mock-llm` binary as the demo and outside checks run it: it prints
 //! `listening on http://127.0.0.1:PORT` first, serves the script and logs.
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 

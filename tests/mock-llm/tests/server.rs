@@ -2,6 +2,9 @@
 //! sees it: SSE shape and chunking, JSON answers, the pairing rule, `expect`,
 //! each fault, the exhausted script and the request log.
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;

@@ -4,6 +4,9 @@
 //! `cargo nextest` so a hung Neovim fails at the timeout
 //! (`.config/nextest.toml`).
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod chat_tests;
 mod common;
 mod editor_tests;
