@@ -98,8 +98,10 @@ impl ToolError {
 }
 
 /// The JSON Schema of `I` as sent to the model: draft 2020-12 from schemars,
-/// with `additionalProperties: false` (strict; unknown fields are rejected)
-/// and the `$schema`/`title` keys removed.
+/// with `additionalProperties: false` (strict; unknown fields are rejected),
+/// the `$schema`/`title`/top-level `description` keys removed, and each
+/// field description's doc-comment line wrapping undone
+/// ([`unwrap_doc_lines`]), so the model reads sentences, not source layout.
 pub fn schema_for<I: JsonSchema>() -> Value {
     let mut schema = serde_json::to_value(schemars::schema_for!(I)).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut schema {
@@ -108,7 +110,45 @@ pub fn schema_for<I: JsonSchema>() -> Value {
         map.remove("description");
         map.insert("additionalProperties".into(), Value::Bool(false));
     }
+    unwrap_descriptions(&mut schema);
     schema
+}
+
+/// Applies [`unwrap_doc_lines`] to every `description` string in `schema`.
+fn unwrap_descriptions(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match value {
+                    Value::String(s) if key == "description" => *s = unwrap_doc_lines(s),
+                    other => unwrap_descriptions(other),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(unwrap_descriptions),
+        _ => {}
+    }
+}
+
+/// `doc` with the line breaks of a wrapped doc comment joined by spaces. A
+/// blank line (paragraph break) stays, and so does a break before a list
+/// item (`- `, `* ` or `1. `).
+pub fn unwrap_doc_lines(doc: &str) -> String {
+    let mut out = String::with_capacity(doc.len());
+    let mut lines = doc.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        out.push_str(line);
+        let Some(next) = lines.peek() else { break };
+        let keeps_break = line.trim().is_empty() || next.trim().is_empty() || is_list_item(next);
+        out.push(if keeps_break { '\n' } else { ' ' });
+    }
+    out
+}
+
+fn is_list_item(line: &str) -> bool {
+    let t = line.trim_start();
+    let digits = t.chars().take_while(char::is_ascii_digit).count();
+    t.starts_with("- ") || t.starts_with("* ") || (digits > 0 && t[digits..].starts_with(". "))
 }
 
 /// The built-in tools for `config`, in the order the model sees them: Read,
@@ -124,4 +164,25 @@ pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
         Arc::new(write::WriteTool),
         Arc::new(bash::BashTool::new(bash::BashLimits::from_config(config))),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unwrap_doc_lines;
+
+    #[test]
+    fn wrapped_doc_lines_become_sentences() {
+        assert_eq!(
+            unwrap_doc_lines(
+                "What the command does, shown to the user (e.g. \"Run\nthe unit tests\")."
+            ),
+            "What the command does, shown to the user (e.g. \"Run the unit tests\")."
+        );
+        assert_eq!(unwrap_doc_lines("one\n\ntwo\nthree"), "one\n\ntwo three");
+        assert_eq!(
+            unwrap_doc_lines("Modes:\n- a\n- b\n1. c"),
+            "Modes:\n- a\n- b\n1. c"
+        );
+        assert_eq!(unwrap_doc_lines("single"), "single");
+    }
 }
