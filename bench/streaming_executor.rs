@@ -1,5 +1,5 @@
 //! Wall time of one scripted five-tool turn with the streaming tool executor
-//! on vs off (issue 4 §5), against mock-llm on loopback.
+//! on vs off, against mock-llm on loopback.
 //!
 //! The model streams five Bash calls (`sleep 0.25 && touch fN`, not
 //! read-only, so they run one at a time) paced by `event_delay_ms`. With the

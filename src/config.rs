@@ -33,8 +33,8 @@ pub const DEFAULT_MAX_TOOL_CONCURRENCY: usize = 10;
 /// Longest silence of a streaming answer before it counts as dropped, in ms.
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 90_000;
 
-/// What the turn loop does after a stream failed once output began
-/// (issue 4 §4): `setup{ stream_fallback = "streaming" | "non_streaming" | "off" }`.
+/// What the turn loop does after a stream failed once output began:
+/// `setup{ stream_fallback = "streaming" | "non_streaming" | "off" }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StreamFallback {
     /// `"streaming"` (default): withdraw the partial answer and retry with

@@ -1,4 +1,4 @@
-//! The Bash tool against a real bash (issue 3 §2 "Bash", cases 12–14):
+//! The Bash tool against a real bash:
 //! timeouts and interrupts stop every process the command started, prompts
 //! see EOF at once, huge output comes back capped with head and tail.
 //!

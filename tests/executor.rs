@@ -1,6 +1,7 @@
-//! Issue 4 against mock-llm over loopback: batches, the streaming executor,
-//! interruption and retries. mock-llm checks the tool_use/tool_result pairing
-//! on every request, so each `done` also proves every request was valid.
+//! Tool execution against mock-llm over loopback: batches, the streaming
+//! executor, interruption and retries. mock-llm checks the tool_use/tool_result
+//! pairing on every request, so each `done` also proves every request was
+//! valid.
 
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -572,7 +573,7 @@ async fn configured_bash_limits_apply() {
     assert_eq!(h.ask("run").await, TurnOutcome::Done);
 }
 
-/// Issue 3 case 11: a call whose input streams as an empty `partial_json`
+/// A call whose input streams as an empty `partial_json`
 /// runs with `{}`; one cut mid-JSON gets an error result instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_partial_json_runs_with_an_empty_object_and_cut_json_is_an_error() {

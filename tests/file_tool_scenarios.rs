@@ -1,4 +1,4 @@
-//! Scenario folders for Read, Edit and Write (issue 3 §4): every folder
+//! Scenario folders for Read, Edit and Write: every folder
 //! `tests/fixtures/<tool>/NNN_name/` is one case, so a new case is a new folder.
 //!
 //! A folder holds:

@@ -1,4 +1,4 @@
-//! Property tests of Edit on disk (issue 3 §4): for random files in every
+//! Property tests of Edit on disk: for random files in every
 //! format lathe decodes (UTF-8 with or without BOM, UTF-16 LE/BE, Latin-1,
 //! LF or CRLF, with or without a final newline) and a random `old_string`
 //! that occurs exactly once, Read + Edit through `DiskEditor` changes exactly

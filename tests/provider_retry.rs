@@ -1,8 +1,8 @@
-//! The provider's recovery pieces against `mock-llm` over loopback (issue 4
-//! §4–5): which faults are retried, what the chat would show, the idle
-//! timeout, and the non-streaming fallback. `attempt` below is the small
-//! loop the turn loop is meant to run with these pieces (without sleeping:
-//! the waits are only recorded in the notices).
+//! The provider's recovery pieces against `mock-llm` over loopback: which
+//! faults are retried, what the chat would show, the idle timeout, and the
+//! non-streaming fallback. `attempt` below is the small loop the turn loop is
+//! meant to run with these pieces (without sleeping: the waits are only
+//! recorded in the notices).
 
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

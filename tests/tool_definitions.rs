@@ -24,7 +24,10 @@ fn definitions_json() -> String {
     let config = Config::new(Path::new("/project"));
     let registry = ToolRegistry::new(builtin_tools(&config)).expect("unique names");
     let tools = serde_json::to_value(registry.definitions()).expect("serialize");
-    format!("{}\n", serde_json::to_string_pretty(&tools).expect("pretty"))
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&tools).expect("pretty")
+    )
 }
 
 #[test]
@@ -69,7 +72,11 @@ fn field_descriptions_have_no_line_break_inside_a_sentence() {
     let tools: Value = serde_json::from_str(&definitions_json()).expect("json");
     let mut found = Vec::new();
     for tool in tools.as_array().expect("array") {
-        descriptions(&tool["input_schema"], tool["name"].as_str().expect("name"), &mut found);
+        descriptions(
+            &tool["input_schema"],
+            tool["name"].as_str().expect("name"),
+            &mut found,
+        );
     }
     assert!(!found.is_empty());
     for (at, text) in found {

@@ -5,7 +5,7 @@
 //! check. [`DiskEditor`] works on files (pure Rust, used by tests and for files
 //! that are not loaded); `nvim::NvimEditor` serves loaded buffers on Neovim's
 //! main thread and falls back to a `DiskEditor` for everything else
-//! (DESIGN.md §2, §4).
+//! (docs/architecture.md, "Layers" and "Edits through buffers").
 //!
 //! The *logical text* of a document is what the model sees: line endings are
 //! `\n` (a CRLF file is shown with `\n` and written back with `\r\n`), there is
@@ -230,7 +230,7 @@ pub enum EditorError {
     Unavailable(String),
 }
 
-/// What tools need from the editor (DESIGN.md §2 "Two seams").
+/// What tools need from the editor (docs/architecture.md, "Layers").
 ///
 /// Implementations must make `write`'s stale check and the change one atomic
 /// step: nothing the user types may land between "still the same" and the

@@ -1,7 +1,7 @@
 //! The Lua functions of `require("lathe.core")`, built with mlua so that an
 //! error is an ordinary Lua error (`pcall` works) and a panic is caught
-//! (DESIGN.md §3). `lua/lathe/init.lua` wraps them; `doc/lathe.txt`
-//! documents them.
+//! (docs/architecture.md, "Threads and the FFI boundary").
+//! `lua/lathe/init.lua` wraps them; `doc/lathe.txt` documents them.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

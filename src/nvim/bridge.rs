@@ -1,5 +1,5 @@
 //! `MainThread`: how tokio tasks get work done on Neovim's main thread
-//! (DESIGN.md §3 "Threads").
+//! (docs/architecture.md, "Threads and the FFI boundary").
 //!
 //! One libuv `AsyncHandle` is created at load time on the main thread. A task
 //! sends a boxed closure through a channel and wakes the handle; libuv

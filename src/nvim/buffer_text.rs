@@ -1,6 +1,6 @@
 //! Main-thread buffer work for [`NvimEditor`](super::NvimEditor): finding the
 //! loaded buffer of a path, taking its logical text, and applying a write
-//! with its stale check in one step (DESIGN.md §4).
+//! with its stale check in one step (docs/architecture.md, "The stale rule").
 //!
 //! Every function here calls the Neovim API and must run on the main thread
 //! (through [`MainThread`](super::bridge::MainThread)).

@@ -1,6 +1,6 @@
 //! `NvimEditor`: the [`Editor`] that serves loaded buffers on Neovim's main
 //! thread and delegates everything else to an inner (disk) editor
-//! (DESIGN.md §2 "Two seams", §4).
+//! (docs/architecture.md, "Layers" and "Edits through buffers").
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! Keeping Rust errors and panics from taking Neovim down (DESIGN.md §3).
+//! Keeping Rust errors and panics from taking Neovim down
+//! (docs/architecture.md, "Threads and the FFI boundary").
 //!
 //! With nvim-oxi 0.6 an `Err` or a panic that reaches a callback Neovim
 //! calls (a `schedule` closure, an `AsyncHandle` callback, a keymap or

@@ -1,5 +1,5 @@
-//! The only module that calls the Neovim API (DESIGN.md §2), and only on the
-//! main thread.
+//! The only module that calls the Neovim API (docs/architecture.md, "Layers"),
+//! and only on the main thread.
 //!
 //! - [`runtime`]: the one tokio runtime of the process.
 //! - [`bridge`]: [`MainThread`], closures from tokio tasks to the main thread.
@@ -31,7 +31,8 @@ pub const CORE_MODULE: &str = "lathe.core";
 /// creates the main-thread bridge, stores the exports table in
 /// `package.loaded["lathe.core"]` and registers the `VimLeavePre` autocmd
 /// that shuts the runtime down. Idempotent. Never fails: problems are shown
-/// with `vim.notify` (an error here would abort Neovim, DESIGN.md §3).
+/// with `vim.notify` (an error here would abort Neovim; docs/architecture.md,
+/// "Threads and the FFI boundary").
 pub fn install() {
     let _ = guard::guarded("loading lathe", || {
         if let Err(e) = try_install() {

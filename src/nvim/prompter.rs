@@ -1,5 +1,4 @@
-//! `FloatPrompter`: the permission ask as a centered floating window
-//! (issue 2 §7 "Permission float").
+//! `FloatPrompter`: the permission ask as a centered floating window.
 //!
 //! The float shows the unified diff of the proposed change (`filetype=diff`),
 //! names the tool and file in its title, and lists the keys in its footer.

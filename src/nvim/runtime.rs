@@ -1,4 +1,5 @@
-//! The one tokio runtime of the Neovim process (DESIGN.md §3 "Threads").
+//! The one tokio runtime of the Neovim process (docs/architecture.md,
+//! "Threads and the FFI boundary").
 //!
 //! Started on first use by [`handle`], shut down by [`shutdown`] from the
 //! `VimLeavePre` autocmd. After shutdown [`handle`] fails instead of starting

@@ -38,7 +38,7 @@ pub fn main_thread() -> Option<MainThread> {
 /// A handle to Neovim's Lua state (main thread). The first call takes
 /// `nvim_oxi::mlua::lua()` and keeps it for the life of the process; later
 /// calls return clones, which never trigger the full GC that dropping the
-/// original would (DESIGN.md §3).
+/// original would (docs/architecture.md, "Threads and the FFI boundary").
 pub fn lua() -> mlua::Lua {
     LUA.with(|cell| {
         cell.get_or_init(|| {

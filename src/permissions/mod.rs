@@ -1,4 +1,5 @@
-//! Permission rules and the pure [`decide`] function (gate 6 of DESIGN.md §1).
+//! Permission rules and the pure [`decide`] function (gate 6 in
+//! docs/architecture.md, "The gates").
 //!
 //! Order is strict: a matching **deny** rule wins, then **ask**, then
 //! **allow** (configured or granted for the session); without a matching rule

@@ -2,7 +2,7 @@
 //! [`Message`], reporting what each event changed.
 //!
 //! Rules (Messages API streaming,
-//! <https://docs.anthropic.com/en/api/messages-streaming>; issue 2 §3):
+//! <https://docs.anthropic.com/en/api/messages-streaming>):
 //! - blocks are keyed by their `index`; deltas of different blocks may
 //!   interleave;
 //! - `partial_json` pieces are joined per block and parsed once, at the

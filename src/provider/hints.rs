@@ -1,5 +1,5 @@
 //! What the user reads in the chat when a model request fails or is
-//! retried (issue 4 §4): the API's own message, then what to do about it.
+//! retried: the API's own message, then what to do about it.
 //!
 //! These texts are user-facing (the chat), never sent to the model.
 

@@ -1,6 +1,6 @@
 //! Idle-stream detection: a response body that sends no bytes for a while
-//! becomes an error instead of hanging the turn (issue 4 §4: "an idle stream
-//! (no bytes for a configurable time, default 90 s)" is retried).
+//! (configurable, 90 s by default) becomes an error instead of hanging the
+//! turn, and is retried (docs/architecture.md, "The model protocol").
 //!
 //! The Messages API sends `ping` events while a long answer is being
 //! produced, so silence on an open stream means the connection is dead

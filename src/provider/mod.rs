@@ -108,7 +108,7 @@ pub trait Provider: Send + Sync {
 
     /// Sends `req` without streaming (`stream: false`) and returns the whole
     /// answer: the turn loop's fallback after a stream failed mid-answer
-    /// (`stream_fallback = "non_streaming"`, issue 4 §4). Feed the result
+    /// (`stream_fallback = "non_streaming"`). Feed the result
     /// through [`replay::response_events`] and the same
     /// [`assemble::MessageAssembler`] as a stream.
     ///

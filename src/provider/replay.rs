@@ -1,6 +1,6 @@
 //! A complete (non-streaming) answer as the event sequence a stream of the
 //! same answer would have carried, so the turn loop feeds both through one
-//! [`super::assemble::MessageAssembler`] (issue 4 §4, `stream_fallback =
+//! [`super::assemble::MessageAssembler`] (`stream_fallback =
 //! "non_streaming"`). Event order as in
 //! <https://docs.anthropic.com/en/api/messages-streaming>.
 

@@ -1,6 +1,6 @@
 //! Which failed model requests are retried, and how long to wait first
-//! (issue 4 §4). Pure: the turn loop sleeps and re-sends; this module only
-//! decides.
+//! (docs/architecture.md, "The model protocol"). Pure: the turn loop sleeps
+//! and re-sends; this module only decides.
 //!
 //! Retryable, as the official Anthropic SDKs decide
 //! (<https://docs.anthropic.com/en/api/errors>, "Retries" in the SDK

@@ -1,5 +1,5 @@
 //! `Bash`: runs a shell command in the project root (Claude Code's Bash tool
-//! contract; issue 3 §2 "Bash").
+//! contract).
 //!
 //! Input `{command, timeout?, description?}`, `timeout` in ms (default and
 //! maximum in [`BashLimits`]). How the process is run and stopped is in
@@ -40,7 +40,7 @@ use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 use output_cap::CappedText;
 use process::{Ending, RunSpec};
 
-/// The Bash result size of issue 3 §1 (`max_result_size_chars`), in
+/// The Bash result size (`max_result_size_chars`), in
 /// characters: the default of [`BashLimits::max_output_chars`] and the
 /// pipeline's spill-to-file threshold for this tool.
 pub const BASH_MAX_RESULT_CHARS: usize = 30_000;
@@ -391,11 +391,11 @@ Runs a bash command in the project root and returns its output (stdout and stder
                         "type": ["integer", "null"],
                         "format": "uint64",
                         "minimum": 0,
-                        "description": "Optional timeout in milliseconds; the tool description gives the\ndefault and the maximum."
+                        "description": "Optional timeout in milliseconds; the tool description gives the default and the maximum."
                     },
                     "description": {
                         "type": ["string", "null"],
-                        "description": "What the command does in 5-10 words, shown to the user (e.g. \"Run\nthe unit tests\")."
+                        "description": "What the command does in 5-10 words, shown to the user (e.g. \"Run the unit tests\")."
                     }
                 },
                 "required": ["command"],

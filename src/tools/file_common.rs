@@ -234,7 +234,7 @@ pub fn snippet(text: &str, changed: (usize, usize)) -> String {
 
 /// The read-before-change rule shared by Edit and Write: a record must exist
 /// (`not_read` names the tool's message) and the document must not have moved
-/// on since (DESIGN.md §4).
+/// on since (docs/architecture.md, "The stale rule").
 pub(crate) fn check_read(
     record: &Option<ReadRecord>,
     doc: &Document,

@@ -2,8 +2,8 @@
 //!
 //! Edit and Write consult it: a file must have been read before it is changed,
 //! and the change is refused as stale when the file moved on since that read
-//! (DESIGN.md §4). Edit and Write record their own result, so a second edit
-//! needs no new Read.
+//! (docs/architecture.md, "The stale rule"). Edit and Write record their own
+//! result, so a second edit needs no new Read.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,8 +27,7 @@ pub struct ReadRecord {
 /// A *staged* state (see [`FileState::staged`]) reads through to its parent
 /// but keeps its own writes until [`FileState::commit`]: calls that run
 /// concurrently each get one, and the batch commits them in the model's call
-/// order, so the final state never depends on which call finished first
-/// (issue 4 §1).
+/// order, so the final state never depends on which call finished first.
 #[derive(Debug, Default)]
 pub struct FileState {
     records: Mutex<HashMap<PathBuf, Option<ReadRecord>>>,

@@ -1,5 +1,5 @@
 //! Glob: files whose path matches a glob pattern, newest first (Claude
-//! Code's Glob contract; issue 2 §5, issue 3 §2).
+//! Code's Glob contract).
 //!
 //! - Patterns use `globset` syntax matched against the path relative to the
 //!   search directory: `*` and `?` stay within one folder, `**` crosses

@@ -1,5 +1,5 @@
 //! Grep: regex search over file contents with ripgrep's crates, in process
-//! (Claude Code's Grep contract; issue 2 §5, issue 3 §2).
+//! (Claude Code's Grep contract).
 //!
 //! The walk follows ripgrep's rules ([`search_walk`]). The search runs in
 //! two passes on a blocking thread: the first counts matching lines and

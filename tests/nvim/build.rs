@@ -2,10 +2,10 @@
 //! Neovim (`target/nvim_oxi_tests/lathe-nvim-tests/<profile>/`).
 //!
 //! `nvim_oxi::tests::build()` ignores the exit status of its inner
-//! `cargo build` (DESIGN.md §3): after a compile error the tests would run
-//! an old library. So after building we check that the library exists and is
-//! newer than every source file it is built from, and fail the build
-//! otherwise. (nvim-oxi's `rerun-if-changed` names a quoted path that never
+//! `cargo build` (docs/architecture.md, "Threads and the FFI boundary"):
+//! after a compile error the tests would run an old library. So after
+//! building we check that the library exists and is newer than every source
+//! file it is built from, and fail the build otherwise. (nvim-oxi's `rerun-if-changed` names a quoted path that never
 //! exists, so this script runs on every build.)
 
 use std::path::{Path, PathBuf};

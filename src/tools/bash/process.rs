@@ -1,6 +1,7 @@
 //! Runs one `bash -c` command in its own session and process group, reads
 //! its output into an [`OutputCap`] while it runs, and stops the whole group
-//! on timeout or cancellation (issue 3 §2 "Bash", cases 12 and 13).
+//! on timeout or cancellation (the `case12_*` and `case13_*` tests in
+//! `tests/bash_tool.rs`).
 //!
 //! - `setsid()` in the child (before `exec`) makes bash the leader of a new
 //!   session and process group, with no controlling terminal: nothing can

@@ -8,7 +8,7 @@
 //! option that makes an allowed program write or run something (`find
 //! -delete`, `sort -o`, `rg --pre`, `git diff --output`). Anything the lexer
 //! does not understand makes the answer `false`: a wrong `false` only costs
-//! a permission prompt, a wrong `true` runs a command unasked (issue 3 §2).
+//! a permission prompt, a wrong `true` runs a command unasked.
 
 /// One word of a simple command after quote removal.
 type Word = String;

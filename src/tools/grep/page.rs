@@ -7,7 +7,8 @@ use crate::text::{fill, plural};
 use std::ops::Range;
 
 /// Largest Grep result in chars (not bytes), trailer included; matches the
-/// pipeline's `max_result_size_chars` for Grep (issue 3 §1, gate 9).
+/// pipeline's `max_result_size_chars` for Grep (gate 9 in
+/// docs/architecture.md, "The gates").
 pub const MAX_RESULT_CHARS: usize = 20_000;
 
 /// Chars kept free for the header and trailer around the entries.

@@ -1,5 +1,5 @@
 //! Checks a scripted entry's `expect` against the incoming request, so a script
-//! doubles as an assertion on what the client sent (issue 2 §8).
+//! doubles as an assertion on what the client sent.
 
 use serde_json::Value;
 

@@ -1,5 +1,6 @@
 //! `mock-llm`: a scripted Anthropic Messages API server for lathe's tests, the
-//! demo and outside checks (issue 2 §8; format in `tests/mock-llm/README.md`).
+//! demo and outside checks (docs/architecture.md, "Testing"; format in
+//! `tests/mock-llm/README.md`).
 //!
 //! It answers `POST /v1/messages` with the next entry of a JSON [`Script`]:
 //! as real Anthropic SSE when the request body has `"stream": true`, else as

@@ -1,5 +1,5 @@
 //! The script: the JSON file that says what the mock model answers, request by
-//! request (issue 2 §8). Parsing is strict (`deny_unknown_fields`), so a typo in a
+//! request. Parsing is strict (`deny_unknown_fields`), so a typo in a
 //! script is an error at load time instead of a silently ignored option.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
--- Generated Edit cases (issue 3 §4): applying an Edit through a loaded
+-- Generated Edit cases: applying an Edit through a loaded
 -- buffer must give the same bytes on disk, and the same result text, as
 -- applying it through the disk path to a second copy of the file that no
 -- buffer holds. A seeded generator makes every run the same cases; a

@@ -1,5 +1,5 @@
 //! Read and Edit through the whole tool pipeline (`require("lathe").tool_sync`)
-//! on loaded buffers, as a user's script would call them (issue 2 §9): the
+//! on loaded buffers, as a user's script would call them: the
 //! buffer's unsaved text, the stale refusal after typing, one undo, extmarks,
 //! CRLF, saving or not, and the permission float's `y` / `a` / `n`.
 
@@ -177,7 +177,7 @@ fn write_of_x_to_a_loaded_buffer_writes_exactly_one_byte() -> Result<(), String>
     )
 }
 
-/// Issue 3 case 15: relative paths resolve against the project root even
+/// Relative paths resolve against the project root even
 /// after a window-local `:lcd elsewhere`; `~/x` resolves under `$HOME`.
 #[nvim_oxi::test]
 fn relative_paths_ignore_a_window_local_lcd() -> Result<(), String> {

@@ -1,10 +1,9 @@
-//! The hard file cases of issue 3 §3 (cases 1–6: CRLF, tabs, final
-//! newlines, UTF-8 BOM, a Latin-1 byte, ambiguous matches and replace_all)
-//! through loaded buffers (issue 3 §4): the scenario folders of
-//! `tests/fixtures/` run by `lua/lathe_scenarios.lua` with the file open in
-//! Neovim, so the expected result text and bytes on disk are the same ones
-//! the disk path must produce, and the buffer must look like the expected
-//! file freshly loaded.
+//! The hard file cases (CRLF, tabs, final newlines, UTF-8 BOM, a Latin-1
+//! byte, ambiguous matches and replace_all) through loaded buffers: the
+//! scenario folders of `tests/fixtures/` run by `lua/lathe_scenarios.lua`
+//! with the file open in Neovim, so the expected result text and bytes on
+//! disk are the same ones the disk path must produce, and the buffer must
+//! look like the expected file freshly loaded.
 
 use crate::common::lua_test;
 
