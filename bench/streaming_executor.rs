@@ -18,7 +18,7 @@ use lathe::agent::{Session, SessionParts, Status};
 use lathe::config::Config;
 use lathe::editor::DiskEditor;
 use lathe::events::{NullSink, TurnOutcome};
-use lathe::permissions::{Rule, ScriptedPrompter};
+use lathe::permissions::{Rule, RuleKind, RuleSource, ScriptedPrompter};
 use serde_json::json;
 
 const RUNS: usize = 5;
@@ -48,13 +48,16 @@ async fn one_turn(streaming_tools: bool) -> Result<Duration, String> {
     let mut config = Config::new(dir.path());
     config.base_url = server.url();
     config.streaming_tools = streaming_tools;
-    config.permissions.allow.push(Rule::tool("Bash"));
+    config
+        .permissions
+        .push(RuleKind::Allow, Rule::tool("Bash"), RuleSource::Setup);
     let session = Session::new(SessionParts {
         provider: lathe::provider::from_config(&config).map_err(|e| e.to_string())?,
         config,
         editor: Arc::new(DiskEditor),
         prompter: Arc::new(ScriptedPrompter::default()),
         sink: Arc::new(NullSink),
+        hooks: Vec::new(),
     })
     .map_err(|e| e.to_string())?;
     let start = Instant::now();

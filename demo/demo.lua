@@ -25,7 +25,9 @@ local ok, err = pcall(function()
   local lathe = require("lathe")
   lathe.setup({ cwd = cwd, base_url = (base_url ~= "" and base_url or nil) })
 
-  -- Answer the permission float like a user would: show it, then press `y`.
+  -- Answer the permission float like a user would: show it, wait past the
+  -- float's guard time (keys typed in its first moments are ignored, so a
+  -- keystroke meant for something else never answers it), then press `y`.
   vim.api.nvim_create_autocmd("User", {
     pattern = "LathePermissionAsk",
     callback = function()
@@ -42,7 +44,7 @@ local ok, err = pcall(function()
         end
         out("== pressing y")
         vim.api.nvim_feedkeys("y", "x", false)
-      end, 100)
+      end, 600)
     end,
   })
 

@@ -537,6 +537,8 @@ fn exec_env(root: &Path, prompter: Arc<ScriptedPrompter>) -> ExecEnv {
         sink: Arc::new(RecordingSink::default()),
         results: Arc::new(ResultStore::new(root.join(".lathe-results"), "t")),
         interactive: true,
+        hooks: Default::default(),
+        turn_stop: Default::default(),
     }
 }
 

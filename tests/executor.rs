@@ -114,7 +114,7 @@ async fn harness(
         config.state_dir = config.cwd.join(".state");
         tune(config);
     };
-    common::harness(script, vec![PromptAnswer::AllowAlways], tune, extra).await
+    common::harness(script, vec![PromptAnswer::AllowSession], tune, extra).await
 }
 
 fn tool_use(id: &str, name: &str, input: Value) -> Value {
@@ -160,6 +160,8 @@ fn partition_groups_adjacent_safe_calls() {
         sink: Arc::new(RecordingSink::default()),
         results: Arc::new(ResultStore::new(std::env::temp_dir(), "p")),
         interactive: true,
+        hooks: Default::default(),
+        turn_stop: Default::default(),
     };
     let batch = |concurrent, calls: &[usize]| Batch {
         concurrent,

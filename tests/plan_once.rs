@@ -95,6 +95,8 @@ fn setup(file: &str, text: &str, meddle: impl Fn(&Path) + Send + Sync + 'static)
         sink: Arc::new(RecordingSink::default()),
         results: Arc::new(ResultStore::new(root.join(".results"), "t")),
         interactive: true,
+        hooks: Default::default(),
+        turn_stop: Default::default(),
     };
     Setup {
         _dir: dir,

@@ -17,10 +17,13 @@
 ---@field idle_timeout_ms? integer A stream with no data for this long is treated as dropped. Default 90000.
 ---@field stream_fallback? "streaming"|"non_streaming"|"off" What to do when an answer breaks off. Default "streaming".
 ---@field bash? lathe.BashOpts The Bash tool's timeouts.
+---@field claude_settings? boolean Read .claude/settings.json, .claude/settings.local.json and ~/.claude/settings.json. Default true.
+---@field permission_guard_ms? integer After the permission float appears, its keys are ignored this long (ms, 0..10000); it also opens only after you typed nothing this long. Default 400.
 
 --- `setup()`'s `permissions`: mode and rules (see `:help lathe-setup`).
 ---@class lathe.Permissions
----@field mode? "default"|"acceptEdits" "acceptEdits" allows Edit and Write inside the root. Default "default".
+---@field mode? "default"|"acceptEdits"|"plan"|"bypassPermissions" Default "default" (or a settings file's defaultMode).
+---@field additional_directories? string[] Folders outside the root that count as inside.
 ---@field allow? string[] Rules such as "Edit", "Read", "Edit(src/**)".
 ---@field ask? string[] Rules that always ask.
 ---@field deny? string[] Rules that always deny (deny > ask > allow).
@@ -43,6 +46,9 @@
 ---@field cwd string Project root.
 ---@field has_key boolean The key's environment variable is set and not empty.
 ---@field local_server boolean `base_url` is a loopback address (no key needed).
+---@field claude_settings boolean Whether Claude Code's settings files are read.
+---@field settings_problems string[] Problems found in those files (one line each).
+---@field mode string The permission mode in force.
 
 --- A Messages API message.
 ---@class lathe.Message
@@ -148,6 +154,7 @@ end
 ---@return "idle"|"running" state Whether a turn is running.
 ---@return "done"|"error"|"stopped"|nil last The last turn's outcome; nil before the first.
 ---@return string|nil message The error text when `last` is "error".
+---@return "default"|"acceptEdits"|"plan"|"bypassPermissions" mode The permission mode.
 function M.status()
   return call("status")
 end
@@ -172,6 +179,27 @@ end
 ---@param callback fun(result: lathe.ToolResult) Called later on the main thread.
 function M.tool(name, input, callback)
   call("tool", name, input, callback)
+end
+
+--- Switches the permission mode for the rest of the session (with `name`)
+--- and returns the mode in force. See `:help lathe-modes`.
+---@param name? "default"|"acceptEdits"|"plan"|"bypassPermissions"
+---@return string mode The mode in force.
+function M.mode(name)
+  return call("mode", name)
+end
+
+--- Brings a waiting permission ask back as a float in the current tab.
+--- Errors when nothing waits.
+function M.review()
+  call("review")
+end
+
+--- For the statusline: "waiting for you: Edit greeting.py (:Lathe review)"
+--- while a permission ask waits, else "".
+---@return string text
+function M.statusline()
+  return call("statusline")
 end
 
 --- Pumps the event loop until the turn ends and the chat shows its end, or

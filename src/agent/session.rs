@@ -11,9 +11,11 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::editor::Editor;
 use crate::execution::{
-    run_tool_use, ExecEnv, PendingToolUse, RegistryError, ResultStore, ToolRegistry,
+    run_tool_use, ExecEnv, Hooks, PendingToolUse, RegistryError, ResultStore, ToolRegistry,
+    TurnStop,
 };
-use crate::permissions::{PermissionState, Prompter};
+use crate::hooks::{CodeHooks, HookConfig};
+use crate::permissions::{Mode, PermissionState, Prompter};
 use crate::protocol::{Message, ToolResult, ToolUse};
 use crate::provider::Provider;
 use crate::tools::{builtin_tools, FileState, Tool, ToolContext};
@@ -35,6 +37,9 @@ pub struct SessionParts {
     pub prompter: Arc<dyn Prompter>,
     /// Progress for the UI.
     pub sink: Arc<dyn EventSink>,
+    /// Hooks written in code (Lua functions from `setup{ hooks = … }`),
+    /// run with the command hooks of the configuration.
+    pub hooks: CodeHooks,
 }
 
 /// Whether a turn is running.
@@ -86,6 +91,7 @@ pub struct Session {
     slot: Mutex<TurnSlot>,
     manual_ids: AtomicU64,
     results: Arc<ResultStore>,
+    hooks: Arc<Hooks>,
 }
 
 impl Session {
@@ -106,11 +112,22 @@ impl Session {
         let mut tools = builtin_tools(&parts.config);
         tools.extend(extra);
         let registry = ToolRegistry::new(tools)?;
+        let sid = session_id();
+        let mut hook_config = HookConfig::default();
+        for (_, value) in &parts.config.hook_settings {
+            // Checked when the configuration was read (a bad one is
+            // reported there and left out).
+            if let Ok(c) = HookConfig::from_json(value) {
+                hook_config.merge(c);
+            }
+        }
+        let hooks = Arc::new(Hooks {
+            config: hook_config,
+            extra: parts.hooks,
+            session_id: sid.clone(),
+        });
         let system = system_prompt::build(&parts.config.cwd, &system_prompt::today());
-        let results = Arc::new(ResultStore::new(
-            parts.config.state_dir.clone(),
-            &session_id(),
-        ));
+        let results = Arc::new(ResultStore::new(parts.config.state_dir.clone(), &sid));
         Ok(Arc::new(Self {
             permissions: Arc::new(PermissionState::new(parts.config.permissions.clone())),
             config: parts.config,
@@ -125,12 +142,26 @@ impl Session {
             slot: Mutex::new(TurnSlot::default()),
             manual_ids: AtomicU64::new(1),
             results,
+            hooks,
         }))
     }
 
     /// The effective configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The permission mode in force (`setup`, a settings file, or
+    /// [`Session::set_mode`]).
+    pub fn mode(&self) -> Mode {
+        self.permissions.mode()
+    }
+
+    /// Switches the permission mode for the rest of the session (`:Lathe
+    /// mode {name}`); calls already past the permission gate are not
+    /// affected.
+    pub fn set_mode(&self, mode: Mode) {
+        self.permissions.set_mode(mode);
     }
 
     /// Starts (or continues) the conversation with `prompt` on `rt` and
@@ -260,6 +291,8 @@ impl Session {
             sink,
             results: self.results.clone(),
             interactive: true,
+            hooks: self.hooks.clone(),
+            turn_stop: TurnStop::default(),
         }
     }
 

@@ -6,7 +6,7 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, StreamFallback};
-use crate::execution::{ExecEnv, PendingToolUse, ToolExecutor};
+use crate::execution::{ExecEnv, PendingToolUse, ToolExecutor, HOOK_STOPPED_TURN};
 use crate::protocol::{Message, MessagesRequest, StopReason};
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::hints::{retrying_message, user_message};
@@ -86,6 +86,13 @@ impl Turn {
                 } => {
                     if self.cancel.is_cancelled() {
                         return TurnOutcome::Stopped;
+                    }
+                    if let Some(reason) = self.env.turn_stop.requested() {
+                        self.sink.emit(AgentEvent::Notice {
+                            text: fill(HOOK_STOPPED_TURN, &[("reason", &reason)]),
+                            is_error: false,
+                        });
+                        return TurnOutcome::Done;
                     }
                     if !ran_tools || stop_reason != Some(StopReason::ToolUse) {
                         return TurnOutcome::Done;

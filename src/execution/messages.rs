@@ -47,9 +47,19 @@ pub const SIBLING_FAILED: &str =
 pub const NEEDS_PERMISSION: &str =
     "{tool} needs the user's permission for this call, and lathe.tool_sync cannot ask while it waits. Use lathe.tool(name, input, callback) instead, or allow it with a permissions rule in setup().";
 
-/// What the permission float shows when a call has no diff: why it asks
-/// and the exact input. `{reason}`, `{input}`.
-pub const ASK_DETAILS: &str = "Asks because: {reason}\n\n{input}";
+/// Added to the result of a change the user revised in the float. `{what}`.
+pub const USER_REVISED: &str =
+    "Note: the user changed this edit before it was applied: {what}. The file holds the text shown above, not exactly what you proposed; Read it before you edit that region again.";
+
+/// `{what}` of [`USER_REVISED`] for rejected hunks. `{hunks}` (`2 hunks`), `{list}` (`2, 3`).
+pub const REJECTED_HUNKS: &str = "they left out {hunks} of the proposed diff (numbered {list})";
+
+/// `{what}` of [`USER_REVISED`] for a hand edit in the diff tab.
+pub const EDITED_BY_USER: &str = "they edited the new text by hand";
+
+/// Chat notice when `A` could not save its rule. `{error}`.
+pub const RULE_NOT_SAVED: &str =
+    "lathe allowed the call for this session, but could not save the rule: {error}";
 
 /// The schema of a tool could not be compiled (an internal bug). `{tool}`.
 pub const SCHEMA_BROKEN: &str =
@@ -123,10 +133,15 @@ mod golden {
         );
         assert_eq!(
             fill(
-                ASK_DETAILS,
-                &[("reason", "outside the project root"), ("input", "{}")]
+                USER_REVISED,
+                &[("what", &fill(REJECTED_HUNKS, &[("hunks", "1 hunk"), ("list", "2")]))]
             ),
-            "Asks because: outside the project root\n\n{}"
+            "Note: the user changed this edit before it was applied: they left out 1 hunk of the proposed diff (numbered 2). The file holds the text shown above, not exactly what you proposed; Read it before you edit that region again."
+        );
+        assert_eq!(EDITED_BY_USER, "they edited the new text by hand");
+        assert_eq!(
+            fill(RULE_NOT_SAVED, &[("error", "x")]),
+            "lathe allowed the call for this session, but could not save the rule: x"
         );
         assert_eq!(
             fill(SIBLING_FAILED, &[("tool", "Grep")]),

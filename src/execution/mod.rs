@@ -6,10 +6,10 @@
 //! 3 normalize (paths against the project root, defaults) — these three in
 //! [`CheckedCall::new`], once per call, which the executor also uses to
 //! classify the call for concurrency; 4 the tool's `validate_input`, which
-//! returns its plan; 5 PreToolUse hooks (seam); 6 permission
+//! returns its plan; 5 PreToolUse hooks (`hook_gates`); 6 permission
 //! (deny > ask > allow; ask → [`Prompter`], showing the plan); 7 `call`,
-//! applying the plan (panics caught); 8 PostToolUse hooks (seam);
-//! 9 map to `tool_result` (oversized text saved to a file).
+//! applying the plan (panics caught); 8 PostToolUse hooks; 9 map to
+//! `tool_result` (oversized text saved to a file).
 //!
 //! Normalisation runs before `validate_input`: validation needs the resolved
 //! path ("was this file read?"), and resolving once means every later gate
@@ -17,6 +17,7 @@
 
 mod checked;
 mod executor;
+mod hook_gates;
 mod large_result;
 pub mod messages;
 mod progress;
@@ -25,23 +26,33 @@ mod schema_check;
 
 pub use checked::CheckedCall;
 pub use executor::{partition_tool_calls, Batch, ToolExecutor};
+pub use hook_gates::{Hooks, TurnStop, HOOK_STOPPED_TURN};
 pub use large_result::{ResultStore, PERSISTED_RESULT, PREVIEW_CHARS};
 pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
 
 use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures::FutureExt;
 
+use crate::config::settings_files::save_local_allow;
 use crate::events::{AgentEvent, EventSink, ToolStatus};
+use crate::hooks::{HookDecision, HookEvent};
 use crate::permissions::{
-    Decision, PermissionState, PromptAnswer, Prompter, Request, DENIED_BY_RULE, USER_DECLINED,
+    resolve_for_rules, shell, suggest_rules, Decision, PermissionState, PromptAnswer, Prompter,
+    Reason, ReasonKind, Request, Revision, Rule, RuleBase, DENIED_BY_RULE, DENIED_IN_PLAN_MODE,
+    USER_DECLINED, USER_DECLINED_WITH_MESSAGE,
 };
 use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
-use crate::text::fill;
+use crate::text::{fill, plural};
 use crate::tools::{PlannedCall, PreparedCall, ToolContext, ToolOutput};
+use hook_gates::{HOOK_BAD_INPUT, HOOK_BLOCKED, HOOK_DENIED, HOOK_STOPPED_CALL};
 
-use messages::{ASK_DETAILS, INTERRUPTED, NEEDS_PERMISSION, TOOL_PANICKED};
+use messages::{
+    EDITED_BY_USER, INTERRUPTED, NEEDS_PERMISSION, REJECTED_HUNKS, RULE_NOT_SAVED, TOOL_PANICKED,
+    USER_REVISED,
+};
 
 /// What the pipeline needs besides the call itself. Cheap to clone.
 #[derive(Clone)]
@@ -61,6 +72,10 @@ pub struct ExecEnv {
     /// `false` when nobody can answer a permission ask (a script waiting in
     /// `lathe.tool_sync`): a call that would ask is refused instead.
     pub interactive: bool,
+    /// PreToolUse / PostToolUse hooks (gates 5 and 8).
+    pub hooks: Arc<Hooks>,
+    /// Set when a hook asked to end the turn (read by the turn loop).
+    pub turn_stop: TurnStop,
 }
 
 /// A `tool_use` as it came off the stream: when its `partial_json` did not
@@ -168,64 +183,232 @@ impl Gates<'_> {
         if self.env.ctx.cancel.is_cancelled() {
             return Err(interrupted(&self.name));
         }
-        let planned = prepared
+        let mut planned = self.plan(prepared).await?;
+        let mut notes = Vec::new();
+        let (hooked, hook_decision) = self.pre_tool_use_hooks(planned, &mut notes).await?;
+        planned = hooked;
+        // Gate 6 may send the call back to gate 4: the document changed
+        // while the float was open and the user asked for a new plan.
+        loop {
+            match self.permission(&mut planned, hook_decision).await? {
+                Approval::Run => break,
+                Approval::Revised(note) => {
+                    notes.insert(0, note);
+                    break;
+                }
+                Approval::Replan => planned = self.plan(planned.into_prepared()).await?,
+            }
+        }
+        let tool = planned.prepared().tool().name();
+        let input = planned.prepared().input_json.clone();
+        let mut output = self.call_tool(planned).await?;
+        self.post_tool_use_hooks(tool, &input, &output, &mut notes)
+            .await;
+        for note in notes {
+            append_text(&mut output, &note);
+        }
+        Ok(output)
+    }
+
+    /// Gate 5: PreToolUse hooks. A block or a deny refuses the call; a
+    /// rewritten input is checked again (gates 2–4); context goes to
+    /// `notes`; the hooks' allow/ask goes on to gate 6.
+    async fn pre_tool_use_hooks(
+        &mut self,
+        planned: PlannedCall,
+        notes: &mut Vec<String>,
+    ) -> Result<(PlannedCall, Option<HookDecision>), Stop> {
+        let tool = planned.prepared().tool().name();
+        let outcome = hook_gates::run(
+            self.env,
+            HookEvent::PreToolUse,
+            tool,
+            &self.id,
+            &planned.prepared().input_json,
+            None,
+        )
+        .await;
+        let denied = |message: String| Stop {
+            status: ToolStatus::Denied,
+            message,
+        };
+        if let Some(reason) = &outcome.stop {
+            self.env.turn_stop.request(reason);
+            return Err(denied(fill(HOOK_STOPPED_CALL, &[("reason", reason)])));
+        }
+        if let Some(text) = &outcome.blocked {
+            return Err(denied(fill(
+                HOOK_BLOCKED,
+                &[("tool", tool), ("text", text)],
+            )));
+        }
+        let decision = match &outcome.decision {
+            Some((HookDecision::Deny, reason)) => {
+                return Err(denied(fill(
+                    HOOK_DENIED,
+                    &[("tool", tool), ("reason", reason)],
+                )))
+            }
+            other => other.as_ref().map(|(d, _)| *d),
+        };
+        notes.extend(hook_gates::result_notes(HookEvent::PreToolUse, &outcome));
+        let planned = match outcome.updated_input {
+            None => planned,
+            Some(input) => self.replan_with(tool, input).await?,
+        };
+        Ok((planned, decision))
+    }
+
+    /// Gates 2–4 again for an input a hook rewrote.
+    async fn replan_with(
+        &mut self,
+        tool: &str,
+        input: serde_json::Value,
+    ) -> Result<PlannedCall, Stop> {
+        let bad = |message: String| Stop::error(fill(HOOK_BAD_INPUT, &[("error", &message)]));
+        let pending = PendingToolUse::from(ToolUse {
+            id: self.id.clone(),
+            name: tool.to_string(),
+            input,
+        });
+        let prepared = CheckedCall::new(pending, self.env)
+            .prepared
+            .map_err(|stop| bad(stop.message))?;
+        prepared
             .validate(&self.env.ctx)
             .await
-            .map_err(|e| Stop::error(e.message))?;
-        let planned = pre_tool_use_hooks(planned);
-        self.permission(&planned).await?;
-        let output = self.call_tool(planned).await?;
-        Ok(post_tool_use_hooks(output))
+            .map_err(|e| bad(e.message))
+    }
+
+    /// Gate 8: PostToolUse hooks after a call that ran: context and
+    /// feedback go to `notes`; `continue: false` ends the turn.
+    async fn post_tool_use_hooks(
+        &mut self,
+        tool: &str,
+        input: &serde_json::Value,
+        output: &ToolOutput,
+        notes: &mut Vec<String>,
+    ) {
+        let response = serde_json::json!({
+            "content": output.content.as_text(),
+            "is_error": false,
+        });
+        let outcome = hook_gates::run(
+            self.env,
+            HookEvent::PostToolUse,
+            tool,
+            &self.id,
+            input,
+            Some(response),
+        )
+        .await;
+        if let Some(reason) = &outcome.stop {
+            self.env.turn_stop.request(reason);
+        }
+        notes.extend(hook_gates::result_notes(HookEvent::PostToolUse, &outcome));
+    }
+
+    /// Gate 4: the tool checks the call against the world and plans it.
+    async fn plan(&mut self, prepared: PreparedCall) -> Result<PlannedCall, Stop> {
+        prepared
+            .validate(&self.env.ctx)
+            .await
+            .map_err(|e| Stop::error(e.message))
     }
 
     /// Gate 6. The float shows the plan gate 4 made, so the user approves
-    /// exactly what gate 7 applies.
-    async fn permission(&mut self, planned: &PlannedCall) -> Result<(), Stop> {
+    /// exactly what gate 7 applies (or a revision of it the user made).
+    async fn permission(
+        &mut self,
+        planned: &mut PlannedCall,
+        hook: Option<HookDecision>,
+    ) -> Result<Approval, Stop> {
+        let subject = Subject::of(planned.prepared(), self.env);
         let prepared = planned.prepared();
         let tool = prepared.tool().name();
-        let path = prepared.target_path();
-        let req = Request {
-            tool,
-            read_only: prepared.is_read_only(),
-            path: path.as_deref(),
-            root: &self.env.ctx.root,
-        };
-        let decision = self.env.permissions.decide(&req);
+        let req = subject.request(tool, prepared.is_read_only());
+        let decision = with_hook(self.env.permissions.decide(&req), hook);
         self.decision = Some(decision.clone());
-        match decision {
-            Decision::Allow(_) => Ok(()),
-            Decision::Deny(reason) => Err(Stop {
-                status: ToolStatus::Denied,
-                message: fill(DENIED_BY_RULE, &[("tool", tool), ("reason", &reason)]),
-            }),
-            Decision::Ask(_) if !self.env.interactive => Err(Stop {
-                status: ToolStatus::Denied,
-                message: fill(NEEDS_PERMISSION, &[("tool", tool)]),
-            }),
-            Decision::Ask(reason) => {
-                let mut preview = planned.preview(&self.env.ctx.root);
-                if preview.diff.is_empty() {
-                    // Nothing to diff (Bash, a Read outside the root): show
-                    // why it asks and the exact input instead.
-                    let input =
-                        serde_json::to_string_pretty(&prepared.input_json).unwrap_or_default();
-                    preview.diff = fill(ASK_DETAILS, &[("reason", &reason), ("input", &input)]);
+        let reason = match decision {
+            Decision::Allow(_) => return Ok(Approval::Run),
+            Decision::Deny(reason) if reason.kind == ReasonKind::Mode => {
+                return Err(Stop {
+                    status: ToolStatus::Denied,
+                    message: fill(DENIED_IN_PLAN_MODE, &[("tool", tool)]),
+                })
+            }
+            Decision::Deny(reason) => {
+                return Err(Stop {
+                    status: ToolStatus::Denied,
+                    message: fill(DENIED_BY_RULE, &[("tool", tool), ("reason", &reason.text)]),
+                })
+            }
+            Decision::Ask(_) if !self.env.interactive => {
+                return Err(Stop {
+                    status: ToolStatus::Denied,
+                    message: fill(NEEDS_PERMISSION, &[("tool", tool)]),
+                })
+            }
+            Decision::Ask(reason) => reason,
+        };
+        let mut preview = planned.preview(&self.env.ctx.root);
+        preview.reason = reason.text.clone();
+        preview.input = serde_json::to_string_pretty(&prepared.input_json).unwrap_or_default();
+        preview.session_rules = suggest_rules(
+            tool,
+            subject.path.as_deref(),
+            subject.path_is_dir,
+            subject.command.as_deref(),
+            &subject.root,
+        );
+        let answer = tokio::select! {
+            a = self.env.prompter.ask(tool, &preview) => a,
+            _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),
+        };
+        let declined = |message: String| Stop {
+            status: ToolStatus::Denied,
+            message,
+        };
+        match answer {
+            PromptAnswer::AllowOnce => Ok(Approval::Run),
+            PromptAnswer::AllowSession => {
+                self.grant(&preview.session_rules);
+                Ok(Approval::Run)
+            }
+            PromptAnswer::AllowAndSave => {
+                self.grant(&preview.session_rules);
+                if let Err(e) = save_local_allow(&self.env.ctx.root, &preview.session_rules) {
+                    self.env.sink.emit(AgentEvent::Notice {
+                        text: fill(RULE_NOT_SAVED, &[("error", &e)]),
+                        is_error: true,
+                    });
                 }
-                let answer = tokio::select! {
-                    a = self.env.prompter.ask(tool, &preview) => a,
-                    _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),
-                };
-                match answer {
-                    PromptAnswer::AllowOnce => Ok(()),
-                    PromptAnswer::AllowAlways => {
-                        self.env.permissions.grant_tool(tool);
-                        Ok(())
-                    }
-                    PromptAnswer::Deny => Err(Stop {
-                        status: ToolStatus::Denied,
-                        message: USER_DECLINED.to_string(),
-                    }),
-                }
+                Ok(Approval::Run)
+            }
+            PromptAnswer::AllowRevised(revision) => {
+                planned
+                    .revise(&revision)
+                    .map_err(|e| Stop::error(e.message))?;
+                Ok(Approval::Revised(revision_note(&revision)))
+            }
+            PromptAnswer::Deny => Err(declined(USER_DECLINED.to_string())),
+            PromptAnswer::DenyWithMessage(m) if m.trim().is_empty() => {
+                Err(declined(USER_DECLINED.to_string()))
+            }
+            PromptAnswer::DenyWithMessage(m) => Err(declined(fill(
+                USER_DECLINED_WITH_MESSAGE,
+                &[("message", m.trim())],
+            ))),
+            PromptAnswer::Replan => Ok(Approval::Replan),
+        }
+    }
+
+    /// Grants `rules` (as the float showed them) for the rest of the session.
+    fn grant(&self, rules: &[String]) {
+        let base = RuleBase::at_root(&self.env.ctx.root, dirs::home_dir().as_deref());
+        for r in rules {
+            if let Ok(rule) = Rule::parse(r, &base) {
+                self.env.permissions.grant(rule);
             }
         }
     }
@@ -327,16 +510,140 @@ impl Gates<'_> {
     }
 }
 
-/// Gate 5: PreToolUse hooks. A seam: no hooks run yet. A hook that rewrites
-/// the input will send the call back through gates 2–4, so the plan always
-/// belongs to the input that runs.
-fn pre_tool_use_hooks(planned: PlannedCall) -> PlannedCall {
-    planned
+/// How gate 6 let a call through.
+enum Approval {
+    /// As planned.
+    Run,
+    /// With the user's revision applied to the plan; the note goes into the
+    /// result so the model knows the file differs from its proposal.
+    Revised(String),
+    /// Plan again (gate 4), then ask again.
+    Replan,
 }
 
-/// Gate 8: PostToolUse hooks. A seam: no hooks run yet.
-fn post_tool_use_hooks(output: ToolOutput) -> ToolOutput {
-    output
+/// What the permission rules look at, with paths resolved the way rules
+/// compare them (symlinks, whole components).
+struct Subject {
+    root: PathBuf,
+    path: Option<PathBuf>,
+    path_is_dir: bool,
+    command: Option<String>,
+    command_paths: Vec<PathBuf>,
+    input_json: String,
+}
+
+impl Subject {
+    /// Resolves the call's target path and the paths its command line
+    /// names (against the project root; `~/` under the home directory).
+    /// File-system I/O: symlinks are resolved here so `decide` stays pure.
+    fn of(prepared: &PreparedCall, env: &ExecEnv) -> Self {
+        let root = resolve_for_rules(&env.ctx.root);
+        let path = prepared.target_path().map(|p| resolve_for_rules(&p));
+        let path_is_dir = path.as_ref().is_some_and(|p| p.is_dir());
+        let command = prepared.command_line();
+        let home = dirs::home_dir();
+        let command_paths = match command.as_deref().map(shell::split) {
+            Some(shell::Split::Commands(parts)) => parts
+                .iter()
+                .flat_map(shell::named_paths)
+                .map(|p| expand_named_path(&p, &env.ctx.root, home.as_deref()))
+                .map(|p| resolve_for_rules(&p))
+                .collect(),
+            _ => Vec::new(),
+        };
+        Self {
+            root,
+            path,
+            path_is_dir,
+            command,
+            command_paths,
+            input_json: prepared.input_json.to_string(),
+        }
+    }
+
+    fn request<'a>(&'a self, tool: &'a str, read_only: bool) -> Request<'a> {
+        Request {
+            tool,
+            read_only,
+            path: self.path.as_deref(),
+            path_is_dir: self.path_is_dir,
+            command: self.command.as_deref(),
+            command_paths: &self.command_paths,
+            input_json: &self.input_json,
+            root: &self.root,
+        }
+    }
+}
+
+/// A path a command line names, made absolute: `~` and `~/…` under `home`,
+/// `~user/…` (another user's home) as an absolute path outside any project,
+/// others against `root` (Bash runs there).
+fn expand_named_path(p: &str, root: &std::path::Path, home: Option<&std::path::Path>) -> PathBuf {
+    match (p.strip_prefix('~'), home) {
+        (Some(""), Some(h)) => h.to_path_buf(),
+        (Some(rest), Some(h)) if rest.starts_with('/') => h.join(rest.trim_start_matches('/')),
+        (Some(_), _) => PathBuf::from("/").join(p),
+        (None, _) => root.join(p),
+    }
+}
+
+/// The note added to the result of a call the user revised in the float.
+fn revision_note(revision: &Revision) -> String {
+    let mut what = Vec::new();
+    if !revision.rejected_hunks.is_empty() {
+        let list: Vec<String> = revision
+            .rejected_hunks
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        what.push(fill(
+            REJECTED_HUNKS,
+            &[
+                (
+                    "hunks",
+                    &plural(revision.rejected_hunks.len(), "hunk", "hunks"),
+                ),
+                ("list", &list.join(", ")),
+            ],
+        ));
+    }
+    if revision.edited {
+        what.push(EDITED_BY_USER.to_string());
+    }
+    fill(USER_REVISED, &[("what", &what.join(" and "))])
+}
+
+/// Appends `note` to a text result (after a blank line).
+fn append_text(output: &mut ToolOutput, note: &str) {
+    if let ToolResultContent::Text(t) = &mut output.content {
+        t.push_str("\n\n");
+        t.push_str(note);
+    }
+}
+
+/// Gate 6 with the PreToolUse hooks' say: a hook's `ask` turns an allow
+/// into an ask; its `allow` turns an ask from a default or the mode into an
+/// allow, but never one from a rule or a protected path.
+fn with_hook(decision: Decision, hook: Option<HookDecision>) -> Decision {
+    match (decision, hook) {
+        (Decision::Allow(_), Some(HookDecision::Ask)) => Decision::Ask(Reason {
+            text: "a PreToolUse hook asks".into(),
+            rule: None,
+            source: None,
+            kind: ReasonKind::Default,
+        }),
+        (Decision::Ask(r), Some(HookDecision::Allow))
+            if matches!(r.kind, ReasonKind::Default | ReasonKind::Mode) =>
+        {
+            Decision::Allow(Reason {
+                text: "a PreToolUse hook allows it".into(),
+                rule: None,
+                source: None,
+                kind: ReasonKind::Default,
+            })
+        }
+        (d, _) => d,
+    }
 }
 
 fn interrupted(tool: &str) -> Stop {

@@ -15,7 +15,7 @@ use super::*;
 use crate::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
 use crate::events::RecordingSink;
 use crate::permissions::PermissionPreview;
-use crate::permissions::{Rule, Rules, ScriptedPrompter};
+use crate::permissions::{Rule, RuleKind, RuleSource, Rules, ScriptedPrompter};
 use crate::tools::{paths, FileState, ToolError, TypedTool};
 
 /// An editor with no files at all.
@@ -89,8 +89,8 @@ impl TypedTool for Echo {
     fn permission_preview(&self, input: &EchoInput, _: &(), _: &Path) -> PermissionPreview {
         PermissionPreview {
             path: input.file_path.as_ref().map(PathBuf::from),
-            diff: String::new(),
             title: format!("Echo {}", input.text),
+            ..PermissionPreview::default()
         }
     }
     async fn call(
@@ -147,6 +147,8 @@ fn env_with(
             "t",
         )),
         interactive: true,
+        hooks: Default::default(),
+        turn_stop: Default::default(),
     };
     (env, sink)
 }
@@ -253,14 +255,16 @@ async fn validate_input_message_reaches_the_model() {
 #[tokio::test]
 async fn deny_rule_refuses_without_asking() {
     let prompter = Arc::new(ScriptedPrompter::new([PromptAnswer::AllowOnce]));
-    let rules = Rules {
-        deny: vec![Rule::tool("Echo")],
-        ..Rules::default()
-    };
+    let mut rules = Rules::default();
+    rules.push(RuleKind::Deny, Rule::tool("Echo"), RuleSource::Setup);
     let (env, _) = env(false, rules, prompter.clone());
     let run = run_tool_use(&call("Echo", json!({"text": "x"})), &env).await;
     assert_eq!(run.status, ToolStatus::Denied);
-    assert!(text(&run).starts_with("Permission to use Echo was denied (denied by rule Echo)"));
+    assert!(
+        text(&run).starts_with("Permission to use Echo was denied (rule Echo from setup() denies)"),
+        "{}",
+        text(&run)
+    );
     assert!(prompter.asked().is_empty());
 }
 
@@ -269,7 +273,7 @@ async fn ask_once_always_and_decline() {
     let prompter = Arc::new(ScriptedPrompter::new([
         PromptAnswer::AllowOnce,
         PromptAnswer::Deny,
-        PromptAnswer::AllowAlways,
+        PromptAnswer::AllowSession,
     ]));
     let (env, _) = env(false, Rules::default(), prompter.clone());
     let c = call("Echo", json!({"text": "w", "file_path": "a.txt"}));
@@ -351,5 +355,36 @@ async fn gates_one_to_three_run_once_per_call_though_the_executor_classifies_it(
         normalized.load(Ordering::SeqCst),
         3,
         "each call is parsed and normalised once, for classification and gates alike"
+    );
+}
+
+#[test]
+fn named_paths_expand_like_the_shell_does() {
+    use std::path::Path;
+    let root = Path::new("/w/proj");
+    let home = Some(Path::new("/home/u"));
+    assert_eq!(
+        super::expand_named_path("~", root, home),
+        Path::new("/home/u")
+    );
+    assert_eq!(
+        super::expand_named_path("~/", root, home),
+        Path::new("/home/u")
+    );
+    assert_eq!(
+        super::expand_named_path("~/x/y", root, home),
+        Path::new("/home/u/x/y")
+    );
+    assert_eq!(
+        super::expand_named_path("~bob/x", root, home),
+        Path::new("/~bob/x")
+    );
+    assert_eq!(
+        super::expand_named_path("src/a", root, home),
+        Path::new("/w/proj/src/a")
+    );
+    assert_eq!(
+        super::expand_named_path("/etc", root, home),
+        Path::new("/etc")
     );
 }

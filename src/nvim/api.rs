@@ -66,8 +66,18 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         "stop",
         lua.create_function(|_, ()| {
             state::stop_turn();
+            super::float::deny_all();
             Ok(())
         })?,
+    )?;
+    t.set("mode", lua.create_function(mode)?)?;
+    t.set(
+        "review",
+        lua.create_function(|_, ()| super::float::review().or_else(fail))?,
+    )?;
+    t.set(
+        "statusline",
+        lua.create_function(|_, ()| Ok(super::float::waiting().unwrap_or_default()))?,
     )?;
     t.set("status", lua.create_function(status)?)?;
     t.set("settled", lua.create_function(|_, ()| Ok(settled_now()))?)?;
@@ -81,11 +91,41 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
 /// a new conversation: a running turn is stopped and the old transcript is
 /// dropped.
 fn setup(lua: &Lua, opts: Value) -> mlua::Result<()> {
+    let mut lua_hooks = Vec::new();
     let json = match opts {
         Value::Nil => Json::Null,
-        Value::Table(_) => lua
-            .from_value::<Json>(opts)
-            .or_else(|e| fail(format!("lathe.setup(opts): {e}")))?,
+        Value::Table(t) => {
+            // Lua functions under `hooks` are hooks of their own; the rest
+            // of the table is plain data.
+            let hooks = t.get::<Value>("hooks")?;
+            let copy = lua.create_table()?;
+            for pair in t.pairs::<Value, Value>() {
+                let (k, v) = pair?;
+                copy.set(k, v)?;
+            }
+            copy.set("hooks", Value::Nil)?;
+            let mut json = lua
+                .from_value::<Json>(Value::Table(copy))
+                .or_else(|e| fail(format!("lathe.setup(opts): {e}")))?;
+            match hooks {
+                Value::Nil => {}
+                Value::Table(h) => {
+                    let main = state::main_thread().ok_or_else(|| {
+                        mlua::Error::external(ApiError("lathe is not loaded".into()))
+                    })?;
+                    let (functions, rest) = super::lua_hooks::take_lua_hooks(&h, &main)
+                        .or_else(|e| fail(format!("lathe.setup(opts): hooks: {e}")))?;
+                    lua_hooks = functions;
+                    if let Json::Object(m) = &mut json {
+                        m.insert("hooks".into(), rest);
+                    } else {
+                        json = serde_json::json!({ "hooks": rest });
+                    }
+                }
+                other => return fail(bad_argument("setup", "opts.hooks", "a table", &other)),
+            }
+            json
+        }
         other => return fail(bad_argument("setup", "opts", "a table", &other)),
     };
     let cwd = std::env::current_dir().or_else(|e| {
@@ -94,7 +134,13 @@ fn setup(lua: &Lua, opts: Value) -> mlua::Result<()> {
         ))
     })?;
     let config = Config::from_setup(&json, &cwd).or_else(|e| fail(e.0))?;
-    let session = state::build_session(config).or_else(fail)?;
+    if !config.settings_problems.is_empty() {
+        super::guard::notify_warn(&format!(
+            "lathe: problems in Claude Code settings files:\n{}",
+            config.settings_problems.join("\n")
+        ));
+    }
+    let session = state::build_session(config, lua_hooks).or_else(fail)?;
     state::set_session(session);
     Ok(())
 }
@@ -123,24 +169,56 @@ fn open(_: &Lua, (): ()) -> mlua::Result<()> {
         .or_else(|e| fail(format!("lathe.open: cannot open the chat window: {e}")))
 }
 
-/// `status()` → `state, last, message`: `"idle"` or `"running"`; the last
-/// turn's outcome (`"done"`, `"error"`, `"stopped"`, nil before the first);
-/// the error text when `last` is `"error"`.
-fn status(_: &Lua, (): ()) -> mlua::Result<(String, Option<String>, Option<String>)> {
+/// `status()` → `state, last, message, mode`: `"idle"` or `"running"`;
+/// the last turn's outcome (`"done"`, `"error"`, `"stopped"`, nil before
+/// the first); the error text when `last` is `"error"`; the permission mode
+/// (`"default"`, `"acceptEdits"`, `"plan"`, `"bypassPermissions"`).
+fn status(_: &Lua, (): ()) -> mlua::Result<(String, Option<String>, Option<String>, String)> {
     let Some(s) = state::session() else {
-        return Ok(("idle".into(), None, None));
+        let mode = crate::permissions::Mode::default().as_str().to_string();
+        return Ok(("idle".into(), None, None, mode));
     };
+    let mode = s.mode().as_str().to_string();
     Ok(match s.status() {
-        Status::Running => ("running".into(), None, None),
-        Status::Idle(None) => ("idle".into(), None, None),
+        Status::Running => ("running".into(), None, None, mode),
+        Status::Idle(None) => ("idle".into(), None, None, mode),
         Status::Idle(Some(o)) => {
             let msg = match &o {
                 crate::events::TurnOutcome::Error(m) => Some(m.clone()),
                 _ => None,
             };
-            ("idle".into(), Some(o.as_str().to_string()), msg)
+            ("idle".into(), Some(o.as_str().to_string()), msg, mode)
         }
     })
+}
+
+/// `mode([name])`: with a name (`"default"`, `"acceptEdits"`, `"plan"`,
+/// `"bypassPermissions"`), switches the session's permission mode and shows
+/// it in the chat's winbar; returns the mode in force. Errors: an unknown
+/// name (the message lists the valid ones).
+fn mode(_: &Lua, name: Value) -> mlua::Result<String> {
+    let s = session()?;
+    match name {
+        Value::Nil => {}
+        Value::String(n) => {
+            let n = n.to_str()?.to_string();
+            let Some(m) = crate::permissions::Mode::parse(&n) else {
+                let all: Vec<&str> = crate::permissions::Mode::ALL
+                    .iter()
+                    .map(|m| m.as_str())
+                    .collect();
+                return fail(format!(
+                    "lathe.mode(name): unknown mode {n:?}; use one of {}",
+                    all.join(", ")
+                ));
+            };
+            s.set_mode(m);
+        }
+        other => return fail(bad_argument("mode", "name", "a string", &other)),
+    }
+    let current = s.mode().as_str().to_string();
+    super::chat::set_mode_winbar(&current);
+    Ok(current)
 }
 
 /// `settled()` → `true` when no turn is running and the chat window shows
@@ -166,7 +244,7 @@ thread_local! {
 
 /// `info()`: the effective configuration (after `setup`, else the
 /// defaults) for `:checkhealth lathe`: `{ model, base_url, api_key_env, cwd,
-/// has_key, local_server }`. `has_key` is true when the key's environment
+/// has_key, local_server, claude_settings, settings_problems, mode }`. `has_key` is true when the key's environment
 /// variable is set and not empty; `local_server` when `base_url` is a
 /// loopback address (no key needed).
 fn info(lua: &Lua, (): ()) -> mlua::Result<Table> {
@@ -190,6 +268,12 @@ fn info(lua: &Lua, (): ()) -> mlua::Result<Table> {
     t.set("cwd", config.cwd.display().to_string())?;
     t.set("has_key", has_key)?;
     t.set("local_server", local_server)?;
+    t.set("claude_settings", config.claude_settings)?;
+    t.set("settings_problems", config.settings_problems.clone())?;
+    let mode = state::session()
+        .map(|s| s.mode())
+        .unwrap_or(config.permissions.mode);
+    t.set("mode", mode.as_str())?;
     Ok(t)
 }
 

@@ -226,11 +226,48 @@ pub fn open_window() -> Result<(), String> {
         let _ = api::set_option_value("wrap", true, &wopts);
         let _ = api::set_option_value("linebreak", true, &wopts);
         let _ = api::set_option_value("number", false, &wopts);
+        let mode = v.borrow().mode.clone();
+        let mode = if mode.is_empty() {
+            "default".to_string()
+        } else {
+            mode
+        };
+        let _ = api::set_option_value("winbar", winbar(&mode).as_str(), &wopts);
         if prev.is_valid() {
             let _ = api::set_current_win(&prev);
         }
         Ok(())
     })
+}
+
+/// Shows `text` ("waiting for you: Edit greeting.py (:Lathe review)") as a
+/// highlighted line below the end of the chat while a permission ask
+/// waits; `None` removes it. Main thread; does nothing before the chat
+/// exists.
+pub fn set_waiting(text: Option<&str>) {
+    VIEW.with(|v| {
+        let mut v = v.borrow_mut();
+        v.waiting_text = text.map(str::to_string);
+        if let Some(buf) = v.buf.clone().filter(|b| b.is_valid()) {
+            v.place_waiting(&buf);
+        }
+    });
+}
+
+/// Sets the chat windows' winbar: `lathe · mode: {mode}` (`:help winbar`).
+/// Main thread.
+pub fn set_mode_winbar(mode: &str) {
+    VIEW.with(|v| v.borrow_mut().mode = mode.to_string());
+    let Some(buf) = chat_buffer() else { return };
+    for w in api::list_wins().filter(|w: &Window| w.get_buf().is_ok_and(|b| b == buf)) {
+        let wopts = OptionOpts::builder().win(w.clone()).build();
+        let _ = api::set_option_value("winbar", winbar(mode).as_str(), &wopts);
+    }
+}
+
+/// The chat's winbar for `mode`.
+pub fn winbar(mode: &str) -> String {
+    format!(" lathe · mode: {mode}")
 }
 
 /// The chat buffer if it exists (for tests): `None` before the first ask.
@@ -268,6 +305,12 @@ struct ChatView {
     working: Option<u32>,
     /// Extmark where the answer being streamed began (for withdrawal).
     answer_start: Option<u32>,
+    /// The "waiting for you" line, while a permission ask waits.
+    waiting_text: Option<String>,
+    /// Its extmark.
+    waiting: Option<u32>,
+    /// The permission mode shown in the winbar.
+    mode: String,
 }
 
 impl ChatView {
@@ -468,9 +511,29 @@ impl ChatView {
         buf.set_lines(row..row + 1, false, [line]).is_ok()
     }
 
+    /// Puts the "waiting for you" line below the last line (or removes it).
+    fn place_waiting(&mut self, buf: &Buffer) {
+        let ns = self.ns();
+        let mut buf = buf.clone();
+        if let Some(id) = self.waiting.take() {
+            let _ = buf.del_extmark(ns, id);
+        }
+        let Some(text) = self.waiting_text.clone() else {
+            return;
+        };
+        let (row, _) = Self::last_line(&buf);
+        let opts = SetExtmarkOpts::builder()
+            .virt_lines([[(text.as_str(), "WarningMsg")]])
+            .build();
+        if let Ok(id) = buf.set_extmark(ns, row, 0, &opts) {
+            self.waiting = Some(id);
+        }
+    }
+
     /// Moves the "working" indicator to the last line and scrolls chat
     /// windows whose cursor was on the last line before.
     fn follow(&mut self, buf: &Buffer) {
+        self.place_waiting(buf);
         let mut buf = buf.clone();
         let (row, _) = Self::last_line(&buf);
         if let Some(id) = self.working {

@@ -4,7 +4,7 @@
 //! - [`runtime`]: the one tokio runtime of the process.
 //! - [`bridge`]: [`MainThread`], closures from tokio tasks to the main thread.
 //! - [`editor`]: [`NvimEditor`], the `Editor` over loaded buffers.
-//! - [`prompter`]: [`FloatPrompter`], the permission float.
+//! - [`float`]: [`FloatPrompter`], the permission float and its queue.
 //! - [`chat`]: the `lathe://chat` window and its event sink.
 //! - [`api`]: the Lua functions of `lathe.core`.
 
@@ -13,14 +13,15 @@ pub mod bridge;
 mod buffer_text;
 pub mod chat;
 pub mod editor;
+pub mod float;
 pub mod guard;
-pub mod prompter;
+pub mod lua_hooks;
 pub mod runtime;
 pub mod state;
 
 pub use bridge::{BridgeError, MainThread};
 pub use editor::NvimEditor;
-pub use prompter::FloatPrompter;
+pub use float::FloatPrompter;
 
 use nvim_oxi::api::{self as napi, opts::CreateAutocmdOpts};
 

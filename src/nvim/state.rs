@@ -7,11 +7,12 @@ use std::sync::{Arc, OnceLock};
 use crate::agent::{Session, SessionParts};
 use crate::config::Config;
 use crate::editor::Editor;
+use crate::hooks::CodeHooks;
 
 use super::bridge::MainThread;
 use super::chat::ChatSink;
 use super::editor::NvimEditor;
-use super::prompter::FloatPrompter;
+use super::float::FloatPrompter;
 
 static MAIN: OnceLock<MainThread> = OnceLock::new();
 
@@ -72,13 +73,14 @@ pub fn stop_turn() {
     }
 }
 
-/// A session for `config` with Neovim's editor, float prompter and chat
-/// sink. Errors: the bridge is not set up, or the provider cannot be made.
-pub fn build_session(mut config: Config) -> Result<Arc<Session>, String> {
+/// A session for `config` with Neovim's editor, float prompter, chat sink
+/// and the Lua `hooks` of `setup`. Errors: the bridge is not set up, or the provider cannot be made.
+pub fn build_session(mut config: Config, hooks: CodeHooks) -> Result<Arc<Session>, String> {
     if let Some(dir) = state_dir() {
         config.state_dir = dir;
     }
     let main = main_thread().ok_or("lathe is not loaded (the main-thread bridge is missing)")?;
+    let guard_ms = config.permission_guard_ms;
     let provider = crate::provider::from_config(&config)
         .map_err(|e| format!("cannot set up the model connection: {e}"))?;
     let editor: Arc<dyn Editor> = Arc::new(NvimEditor::new(
@@ -90,21 +92,28 @@ pub fn build_session(mut config: Config) -> Result<Arc<Session>, String> {
         config,
         provider,
         editor,
-        prompter: Arc::new(FloatPrompter::new(main.clone())),
+        prompter: Arc::new(FloatPrompter::new(
+            main.clone(),
+            std::time::Duration::from_millis(guard_ms),
+        )),
         sink: Arc::new(ChatSink::new(main)),
+        hooks,
     })
     .map_err(|e| e.to_string())
 }
 
 /// The current session, creating one with default options (cwd = Neovim's
-/// current directory) when there is none.
+/// current directory, the Claude Code settings files read) when there is
+/// none.
 pub fn session_or_default() -> Result<Arc<Session>, String> {
     if let Some(s) = session() {
         return Ok(s);
     }
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let s = build_session(Config::new(&cwd))?;
+    // As `setup()` with no options: the settings files apply too.
+    let config = Config::from_setup(&serde_json::Value::Null, &cwd).map_err(|e| e.to_string())?;
+    let s = build_session(config, Vec::new())?;
     set_session(s.clone());
     Ok(s)
 }

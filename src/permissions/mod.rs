@@ -1,98 +1,165 @@
-//! Permission rules and the pure [`decide`] function (gate 6 in
-//! docs/architecture.md, "The gates").
-//!
-//! Order is strict: a matching **deny** rule wins, then **ask**, then
-//! **allow** (configured or granted for the session); without a matching rule
-//! the tool's default applies: read-only tools inside the project root are
-//! allowed, everything else asks (in `acceptEdits` mode, edits inside the root
-//! are allowed). This follows Claude Code's permission model.
+//! Permissions: rules from every source, modes, session grants, the pure
+//! [`decide`] function (gate 6 in docs/architecture.md, "The gates") and the
+//! [`Prompter`] seam the float implements. Claude Code's permission model:
+//! deny > ask > allow, whichever source a rule comes from.
 
+mod decide;
+mod paths;
 mod prompter;
 mod rule;
+pub mod shell;
+mod suggest;
 
-pub use prompter::{PermissionPreview, PromptAnswer, Prompter, ScriptedPrompter};
-pub use rule::{Rule, RuleParseError};
+pub use decide::{decide, is_inside, Decision, Reason, ReasonKind, Request};
+pub use paths::resolve_for_rules;
+pub use prompter::{
+    CommandPreview, PermissionPreview, PromptAnswer, Prompter, Revision, ScriptedPrompter,
+};
+pub use rule::{covers, Rule, RuleBase, RuleParseError};
+pub use suggest::suggest_rules;
 
-use std::path::{Path, PathBuf};
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-/// How permissive the session is, from `setup{ permissions = { mode = … } }`.
+/// How permissive the session is: `setup{ permissions = { mode = … } }`,
+/// `defaultMode` in a settings file, or `:Lathe mode {name}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
-    /// Edits ask; read-only tools inside the root are allowed.
+    /// Edits and commands ask; read-only tools inside the project run.
     #[default]
     Default,
-    /// Edits inside the project root are allowed without asking.
+    /// Edits inside the project run without asking.
     AcceptEdits,
+    /// Nothing that changes files or runs programs: Edit and Write are
+    /// refused, Bash runs only read-only commands; the model is told why.
+    Plan,
+    /// No asks: everything runs unless a deny rule refuses it (protected
+    /// paths still ask).
+    BypassPermissions,
 }
 
 impl Mode {
-    /// Parses `"default"` or `"acceptEdits"`.
+    /// Every mode, in the order `:Lathe mode` completes them.
+    pub const ALL: [Mode; 4] = [
+        Mode::Default,
+        Mode::AcceptEdits,
+        Mode::Plan,
+        Mode::BypassPermissions,
+    ];
+
+    /// Parses `"default"`, `"acceptEdits"`, `"plan"` or
+    /// `"bypassPermissions"` (Claude Code's spellings).
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "default" => Some(Mode::Default),
-            "acceptEdits" => Some(Mode::AcceptEdits),
-            _ => None,
+        Self::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
+    /// The setting's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::AcceptEdits => "acceptEdits",
+            Mode::Plan => "plan",
+            Mode::BypassPermissions => "bypassPermissions",
         }
     }
 }
 
-/// The rules in force: configured ones plus those granted this session.
+/// Where a rule came from, for messages ("rule Edit(x) from
+/// .claude/settings.json").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleSource {
+    /// `setup{ permissions = … }`.
+    Setup,
+    /// The project's `.claude/settings.json`.
+    ProjectSettings(PathBuf),
+    /// The project's `.claude/settings.local.json`.
+    LocalSettings(PathBuf),
+    /// The user's `~/.claude/settings.json`.
+    UserSettings(PathBuf),
+    /// Granted in the float this session (`a`).
+    Session,
+}
+
+impl fmt::Display for RuleSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RuleSource::Setup => "setup()",
+            RuleSource::ProjectSettings(_) => ".claude/settings.json",
+            RuleSource::LocalSettings(_) => ".claude/settings.local.json",
+            RuleSource::UserSettings(_) => "~/.claude/settings.json",
+            RuleSource::Session => "this session",
+        })
+    }
+}
+
+/// Which list a rule is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleKind {
+    /// `permissions.allow`.
+    Allow,
+    /// `permissions.ask`.
+    Ask,
+    /// `permissions.deny`.
+    Deny,
+}
+
+/// One rule with its list and source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcedRule {
+    /// The rule.
+    pub rule: Rule,
+    /// Its list.
+    pub kind: RuleKind,
+    /// Where it came from.
+    pub source: RuleSource,
+    /// For a rule that did not parse: the rule as written. It then stands as
+    /// a deny of its whole tool until fixed.
+    pub invalid: Option<String>,
+}
+
+/// The rules in force: every source's, plus those granted this session.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rules {
     /// The mode.
     pub mode: Mode,
-    /// Rules that allow without asking.
-    pub allow: Vec<Rule>,
-    /// Rules that always ask.
-    pub ask: Vec<Rule>,
-    /// Rules that refuse.
-    pub deny: Vec<Rule>,
+    /// Every rule, in source order (setup, local, project, user, session).
+    pub entries: Vec<SourcedRule>,
+    /// Folders outside the root that count as inside
+    /// (`additionalDirectories`), canonical.
+    pub additional_dirs: Vec<PathBuf>,
 }
 
-/// A call as the permission gate sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request<'a> {
-    /// PascalCase tool name.
-    pub tool: &'a str,
-    /// `true` when the call cannot change anything.
-    pub read_only: bool,
-    /// The absolute path it touches, if any.
-    pub path: Option<&'a Path>,
-    /// The project root.
-    pub root: &'a Path,
-}
+impl Rules {
+    /// Adds `rule` to the `kind` list from `source`.
+    pub fn push(&mut self, kind: RuleKind, rule: Rule, source: RuleSource) {
+        self.entries.push(SourcedRule {
+            rule,
+            kind,
+            source,
+            invalid: None,
+        });
+    }
 
-/// The gate's verdict, with the reason recorded on the result.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
-    /// Run it.
-    Allow(String),
-    /// Ask the user first.
-    Ask(String),
-    /// Refuse.
-    Deny(String),
-}
+    /// Adds what an invalid rule stands for: a deny of its tool, from
+    /// `source` (`err.tool` must be set; otherwise nothing is added).
+    pub fn push_invalid(&mut self, err: &RuleParseError, source: RuleSource) {
+        if let Some(tool) = &err.tool {
+            self.entries.push(SourcedRule {
+                rule: Rule::tool(tool),
+                kind: RuleKind::Deny,
+                source,
+                invalid: Some(err.rule.clone()),
+            });
+        }
+    }
 
-/// Decides one request against `rules` (pure; no I/O).
-pub fn decide(rules: &Rules, req: &Request<'_>) -> Decision {
-    if let Some(r) = rules.deny.iter().find(|r| r.matches(req)) {
-        return Decision::Deny(format!("denied by rule {r}"));
-    }
-    if let Some(r) = rules.ask.iter().find(|r| r.matches(req)) {
-        return Decision::Ask(format!("rule {r} asks"));
-    }
-    if let Some(r) = rules.allow.iter().find(|r| r.matches(req)) {
-        return Decision::Allow(format!("allowed by rule {r}"));
-    }
-    let inside = req.path.is_none_or(|p| p.starts_with(req.root));
-    // acceptEdits covers file edits inside the root: calls with a target
-    // path. A call that changes things without naming a path (Bash) asks.
-    let edit_inside = req.path.is_some_and(|p| p.starts_with(req.root));
-    match (req.read_only, inside, rules.mode) {
-        (true, true, _) => Decision::Allow("read-only inside the project".into()),
-        (false, _, Mode::AcceptEdits) if edit_inside => Decision::Allow("acceptEdits mode".into()),
-        (true, false, _) => Decision::Ask("outside the project root".into()),
-        (false, _, _) => Decision::Ask("may change files or run programs".into()),
+    /// The rules of `kind`, in order.
+    pub fn of(&self, kind: RuleKind) -> impl Iterator<Item = &Rule> {
+        self.entries
+            .iter()
+            .filter(move |r| r.kind == kind)
+            .map(|r| &r.rule)
     }
 }
 
@@ -100,90 +167,113 @@ pub fn decide(rules: &Rules, req: &Request<'_>) -> Decision {
 pub const USER_DECLINED: &str =
     "The user declined this tool call; nothing was written or run. Ask the user how to proceed, or try a different approach.";
 
+/// The model-facing result when the user declines and says why. `{message}`.
+pub const USER_DECLINED_WITH_MESSAGE: &str =
+    "The user declined this tool call; nothing was written or run. The user said: {message}";
+
 /// The model-facing result text when a deny rule refuses a call; `{reason}`
-/// names the rule.
+/// names the rule and its source.
 pub const DENIED_BY_RULE: &str =
     "Permission to use {tool} was denied ({reason}); nothing was written or run. Do not retry this call; choose another approach or ask the user.";
 
-/// Absolute root-relative helper for tests and rule matching.
-pub fn root_relative(root: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(root)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|_| path.to_path_buf())
-}
+/// The model-facing result in plan mode. `{tool}`.
+pub const DENIED_IN_PLAN_MODE: &str =
+    "The session is in plan mode, so {tool} calls that change files or run programs are not available; nothing was written or run. Investigate with Read, Grep, Glob and read-only Bash, then present your plan to the user; they switch modes to let you carry it out.";
 
-/// The rules of one session: the configured ones plus "always allow" grants
-/// the user gave with `a` in the prompt. Shared by every tool call.
+/// The rules of one session: the configured ones plus grants the user gave
+/// in the float, and the current mode. Shared by every tool call.
 ///
 /// Like `FileState`, a staged state (see [`PermissionState::staged`]) keeps
 /// its grants until [`PermissionState::commit`], so concurrent calls apply
 /// their grants in call order.
 #[derive(Debug, Default)]
 pub struct PermissionState {
-    rules: std::sync::Mutex<Rules>,
-    parent: Option<std::sync::Arc<PermissionState>>,
+    rules: Mutex<Rules>,
+    parent: Option<Arc<PermissionState>>,
 }
 
 impl PermissionState {
     /// Starts from the configured `rules`.
     pub fn new(rules: Rules) -> Self {
         Self {
-            rules: std::sync::Mutex::new(rules),
+            rules: Mutex::new(rules),
             parent: None,
         }
     }
 
     /// A state deciding with `parent`'s rules plus its own, not yet
     /// committed grants.
-    pub fn staged(parent: &std::sync::Arc<PermissionState>) -> Self {
+    pub fn staged(parent: &Arc<PermissionState>) -> Self {
         Self {
-            rules: std::sync::Mutex::new(Rules::default()),
+            rules: Mutex::new(Rules::default()),
             parent: Some(parent.clone()),
         }
     }
 
-    /// [`decide`] against the current rules (a staged state adds its own
-    /// grants to the parent's allow rules).
+    /// [`decide`] against the rules in force (a staged state adds its own
+    /// grants to the parent's).
     pub fn decide(&self, req: &Request<'_>) -> Decision {
+        decide(&self.rules(), req)
+    }
+
+    /// A copy of the rules in force (a staged state's include its grants).
+    pub fn rules(&self) -> Rules {
         match &self.parent {
-            None => decide(&self.lock(), req),
+            None => self.lock().clone(),
             Some(parent) => {
                 let mut rules = parent.rules();
-                rules.allow.extend(self.lock().allow.iter().cloned());
-                decide(&rules, req)
+                rules.entries.extend(self.lock().entries.iter().cloned());
+                rules
             }
         }
     }
 
-    /// A copy of the rules in force.
-    pub fn rules(&self) -> Rules {
-        self.lock().clone()
+    /// The mode in force.
+    pub fn mode(&self) -> Mode {
+        match &self.parent {
+            None => self.lock().mode,
+            Some(parent) => parent.mode(),
+        }
+    }
+
+    /// Switches the session to `mode` (`:Lathe mode`); on a staged state,
+    /// its parent's.
+    pub fn set_mode(&self, mode: Mode) {
+        match &self.parent {
+            None => self.lock().mode = mode,
+            Some(parent) => parent.set_mode(mode),
+        }
     }
 
     /// Moves a staged state's grants into its parent (no-op without one).
     pub fn commit(&self) {
         if let Some(parent) = &self.parent {
-            let grants: Vec<Rule> = std::mem::take(&mut self.lock().allow);
+            let grants: Vec<SourcedRule> = std::mem::take(&mut self.lock().entries);
             for g in grants {
-                parent.grant(g);
+                parent.grant(g.rule);
             }
         }
     }
 
-    fn grant(&self, rule: Rule) {
+    /// Allows calls matching `rule` for the rest of the session (still below
+    /// deny and ask rules and protected paths). A rule already granted is
+    /// not added twice.
+    pub fn grant(&self, rule: Rule) {
         let mut rules = self.lock();
-        if !rules.allow.contains(&rule) {
-            rules.allow.push(rule);
+        let exists = rules.entries.iter().any(|r| {
+            r.kind == RuleKind::Allow && r.source == RuleSource::Session && r.rule == rule
+        });
+        if !exists {
+            rules.push(RuleKind::Allow, rule, RuleSource::Session);
         }
     }
 
-    /// Allows every call of `tool` for the rest of the session (still below
-    /// deny and ask rules).
+    /// Allows every call of `tool` for the rest of the session.
     pub fn grant_tool(&self, tool: &str) {
         self.grant(Rule::tool(tool));
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Rules> {
+    fn lock(&self) -> MutexGuard<'_, Rules> {
         self.rules.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -191,119 +281,64 @@ impl PermissionState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
-    fn req<'a>(tool: &'a str, read_only: bool, path: &'a Path) -> Request<'a> {
+    fn req(tool: &'static str, read_only: bool, path: &'static str) -> Request<'static> {
         Request {
             tool,
             read_only,
-            path: Some(path),
+            path: Some(Path::new(path)),
+            path_is_dir: false,
+            command: None,
+            command_paths: &[],
+            input_json: "{}",
             root: Path::new("/p"),
         }
     }
 
     #[test]
-    fn defaults_allow_reads_inside_and_ask_for_edits() {
-        let rules = Rules::default();
-        assert!(matches!(
-            decide(&rules, &req("Read", true, Path::new("/p/a"))),
-            Decision::Allow(_)
-        ));
-        assert!(matches!(
-            decide(&rules, &req("Read", true, Path::new("/etc/passwd"))),
-            Decision::Ask(_)
-        ));
-        assert!(matches!(
-            decide(&rules, &req("Edit", false, Path::new("/p/a"))),
-            Decision::Ask(_)
-        ));
-    }
-
-    #[test]
-    fn deny_beats_ask_beats_allow() {
-        let rules = Rules {
-            mode: Mode::AcceptEdits,
-            allow: vec![Rule::tool("Edit")],
-            ask: vec![Rule::parse("Edit(secret/**)").unwrap()],
-            deny: vec![Rule::parse("Edit(secret/keys)").unwrap()],
-        };
-        assert!(matches!(
-            decide(&rules, &req("Edit", false, Path::new("/p/secret/keys"))),
-            Decision::Deny(_)
-        ));
-        assert!(matches!(
-            decide(&rules, &req("Edit", false, Path::new("/p/secret/x"))),
-            Decision::Ask(_)
-        ));
-        assert!(matches!(
-            decide(&rules, &req("Edit", false, Path::new("/p/src/x"))),
-            Decision::Allow(_)
-        ));
-    }
-
-    #[test]
-    fn accept_edits_does_not_cover_commands_without_a_path() {
-        let rules = Rules {
-            mode: Mode::AcceptEdits,
-            ..Rules::default()
-        };
-        let bash = Request {
-            tool: "Bash",
-            read_only: false,
-            path: None,
-            root: Path::new("/p"),
-        };
-        assert!(matches!(decide(&rules, &bash), Decision::Ask(_)));
-        let ls = Request {
-            read_only: true,
-            ..bash
-        };
-        assert!(matches!(decide(&rules, &ls), Decision::Allow(_)));
-    }
-
-    #[test]
-    fn accept_edits_allows_inside_only() {
-        let rules = Rules {
-            mode: Mode::AcceptEdits,
-            ..Rules::default()
-        };
-        assert!(matches!(
-            decide(&rules, &req("Write", false, Path::new("/p/a"))),
-            Decision::Allow(_)
-        ));
-        assert!(matches!(
-            decide(&rules, &req("Write", false, Path::new("/q/a"))),
-            Decision::Ask(_)
-        ));
-    }
-
-    #[test]
     fn session_grant_does_not_skip_ask_rules() {
-        let state = PermissionState::new(Rules {
-            ask: vec![Rule::tool("Write")],
-            ..Rules::default()
-        });
+        let mut rules = Rules::default();
+        rules.push(RuleKind::Ask, Rule::tool("Write"), RuleSource::Setup);
+        let state = PermissionState::new(rules);
         state.grant_tool("Write");
         state.grant_tool("Edit");
         assert!(matches!(
-            state.decide(&req("Write", false, Path::new("/p/a"))),
+            state.decide(&req("Write", false, "/p/a")),
             Decision::Ask(_)
         ));
-        assert!(matches!(
-            state.decide(&req("Edit", false, Path::new("/p/a"))),
-            Decision::Allow(_)
-        ));
+        let d = state.decide(&req("Edit", false, "/p/a"));
+        assert!(matches!(d, Decision::Allow(_)));
+        assert_eq!(d.reason().text, "rule Edit from this session allows");
     }
 
     #[test]
     fn staged_grants_wait_for_commit() {
-        let shared = std::sync::Arc::new(PermissionState::new(Rules::default()));
+        let shared = Arc::new(PermissionState::new(Rules::default()));
         let staged = PermissionState::staged(&shared);
         staged.grant_tool("Read");
-        let outside = req("Read", true, Path::new("/etc/hosts"));
+        let outside = req("Read", true, "/etc/hosts");
         assert!(matches!(staged.decide(&outside), Decision::Allow(_)));
         assert!(matches!(shared.decide(&outside), Decision::Ask(_)));
         staged.commit();
         assert!(matches!(shared.decide(&outside), Decision::Allow(_)));
+    }
+
+    #[test]
+    fn mode_switches_reach_the_session_from_a_staged_state() {
+        let shared = Arc::new(PermissionState::new(Rules::default()));
+        let staged = PermissionState::staged(&shared);
+        staged.set_mode(Mode::Plan);
+        assert_eq!(shared.mode(), Mode::Plan);
+        assert_eq!(staged.mode(), Mode::Plan);
+    }
+
+    #[test]
+    fn modes_parse_in_claude_codes_spelling() {
+        for m in Mode::ALL {
+            assert_eq!(Mode::parse(m.as_str()), Some(m));
+        }
+        assert_eq!(Mode::parse("yolo"), None);
     }
 
     #[test]
@@ -313,8 +348,16 @@ mod tests {
             "The user declined this tool call; nothing was written or run. Ask the user how to proceed, or try a different approach."
         );
         assert_eq!(
+            USER_DECLINED_WITH_MESSAGE,
+            "The user declined this tool call; nothing was written or run. The user said: {message}"
+        );
+        assert_eq!(
             DENIED_BY_RULE,
             "Permission to use {tool} was denied ({reason}); nothing was written or run. Do not retry this call; choose another approach or ask the user."
+        );
+        assert_eq!(
+            DENIED_IN_PLAN_MODE,
+            "The session is in plan mode, so {tool} calls that change files or run programs are not available; nothing was written or run. Investigate with Read, Grep, Glob and read-only Bash, then present your plan to the user; they switch modes to let you carry it out."
         );
     }
 }

@@ -17,7 +17,6 @@
 //! - A normal exit leaves background jobs running (`cmd > log 2>&1 &`); a
 //!   timeout or interruption stops the whole process group.
 
-mod group;
 pub mod messages;
 pub mod output_cap;
 pub mod process;
@@ -33,7 +32,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::permissions::PermissionPreview;
+use crate::permissions::{CommandPreview, PermissionPreview};
 use crate::text::fill;
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 
@@ -205,12 +204,20 @@ impl TypedTool for BashTool {
 
     /// Title `Bash: <whole command>` (newlines shown as `⏎`), so the user
     /// approves exactly what runs.
-    fn permission_preview(&self, input: &BashInput, _plan: &(), _root: &Path) -> PermissionPreview {
+    fn permission_preview(&self, input: &BashInput, _plan: &(), root: &Path) -> PermissionPreview {
         PermissionPreview {
-            path: None,
-            diff: String::new(),
             title: format!("Bash: {}", input.command.replace('\n', " ⏎ ")),
+            command: Some(CommandPreview {
+                command: input.command.clone(),
+                cwd: root.to_path_buf(),
+                timeout_ms: input.timeout.unwrap_or(self.limits.default_timeout_ms),
+            }),
+            ..PermissionPreview::default()
         }
+    }
+
+    fn command_line(&self, input: &BashInput) -> Option<String> {
+        Some(input.command.clone())
     }
 
     /// Runs the command (see [`process::run`]). `Ok` for any exit code;

@@ -1,7 +1,12 @@
 //! The unified diff the permission float shows for Edit and Write, built with
-//! `similar` (line diff, 3 lines of context, `git diff` style headers).
+//! `similar` (line diff, 3 lines of context, `git diff` style headers), and
+//! the text that results when the user keeps only some of its hunks.
 
-use similar::TextDiff;
+use similar::{DiffOp, TextDiff};
+
+/// Lines of context around each change: a hunk of [`unified_diff`] is one
+/// group of [`apply_hunks`] because both use this radius.
+pub const CONTEXT_LINES: usize = 3;
 
 /// Unified diff from `old` to `new` (logical texts) with headers
 /// `--- a/{name}` / `+++ b/{name}`; a new file (`old` is `None`) gets
@@ -19,10 +24,53 @@ pub fn unified_diff(old: Option<&str>, new: &str, name: &str) -> String {
     };
     TextDiff::from_lines(before, new)
         .unified_diff()
-        .context_radius(3)
+        .context_radius(CONTEXT_LINES)
         .missing_newline_hint(true)
         .header(&from, &format!("b/{name}"))
         .to_string()
+}
+
+/// How many hunks [`unified_diff`] shows for `before` → `after`.
+pub fn hunk_count(before: &str, after: &str) -> usize {
+    TextDiff::from_lines(before, after)
+        .grouped_ops(CONTEXT_LINES)
+        .len()
+}
+
+/// The text that results from `before` when only the hunks of
+/// [`unified_diff`]`(before, after)` whose entry in `keep` is `true` are
+/// applied (hunks are numbered in diff order; a missing entry keeps the
+/// hunk). Keeping every hunk gives `after`, keeping none gives `before`;
+/// line endings are copied from whichever side a line comes from.
+pub fn apply_hunks(before: &str, after: &str, keep: &[bool]) -> String {
+    let diff = TextDiff::from_lines(before, after);
+    let old = diff.old_slices();
+    let new = diff.new_slices();
+    let groups = diff.grouped_ops(CONTEXT_LINES);
+    // The hunk an op's old range falls in, if any (equal runs between
+    // hunks belong to none).
+    let hunk_of = |op: &DiffOp| {
+        groups.iter().position(|g| {
+            g.iter()
+                .any(|o| o.old_range() == op.old_range() && o.new_range() == op.new_range())
+        })
+    };
+    let mut out = String::with_capacity(after.len().max(before.len()));
+    for op in diff.ops() {
+        let kept = match op {
+            DiffOp::Equal { .. } => false,
+            _ => hunk_of(op).is_none_or(|h| keep.get(h).copied().unwrap_or(true)),
+        };
+        let lines: &[&str] = if kept {
+            &new[op.new_range()]
+        } else {
+            &old[op.old_range()]
+        };
+        for l in lines {
+            out.push_str(l);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -45,5 +93,34 @@ mod tests {
             "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n"
         );
         assert_eq!(unified_diff(Some("same\n"), "same\n", "s"), "");
+    }
+
+    #[test]
+    fn keeping_some_hunks_applies_only_those() {
+        let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        let after = before
+            .replace("line 2\n", "line two\n")
+            .replace("line 18\n", "line eighteen\nline 18b\n");
+        assert_eq!(hunk_count(&before, &after), 2);
+        assert_eq!(
+            unified_diff(Some(&before), &after, "f")
+                .matches("\n@@")
+                .count(),
+            2
+        );
+        assert_eq!(apply_hunks(&before, &after, &[true, true]), after);
+        assert_eq!(apply_hunks(&before, &after, &[false, false]), before);
+        let first_only = apply_hunks(&before, &after, &[true, false]);
+        assert!(first_only.contains("line two\n") && first_only.contains("line 18\n"));
+        assert!(!first_only.contains("eighteen"));
+        let second_only = apply_hunks(&before, &after, &[false, true]);
+        assert!(second_only.contains("line 2\n") && second_only.contains("line 18b\n"));
+    }
+
+    #[test]
+    fn hunks_keep_a_missing_final_newline_and_crlf_free_text_exact() {
+        assert_eq!(apply_hunks("a\nb", "a\nc", &[false]), "a\nb");
+        assert_eq!(apply_hunks("a\nb", "a\nc", &[true]), "a\nc");
+        assert_eq!(apply_hunks("", "new\n", &[true]), "new\n");
     }
 }

@@ -20,7 +20,7 @@ use super::file_common::{check_read, editor_error, resolve_file_path, shown, Fil
 use super::numbered::split_lines;
 use super::text_match::{self, MatchError, Replacement};
 use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
-use crate::permissions::PermissionPreview;
+use crate::permissions::{PermissionPreview, Revision};
 use crate::text::{fill, plural};
 
 /// Model-facing description of Edit.
@@ -226,6 +226,11 @@ impl TypedTool for EditTool {
         ctx: &ToolContext,
     ) -> Result<EditPlan, ToolError> {
         plan(input, ctx).await
+    }
+
+    fn revise(&self, plan: &mut EditPlan, revision: &Revision) -> Result<(), ToolError> {
+        plan.change.revise(revision);
+        Ok(())
     }
 
     fn permission_preview(

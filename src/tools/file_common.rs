@@ -12,7 +12,7 @@ use super::diff::unified_diff;
 use super::file_state::ReadRecord;
 use super::numbered::{number_lines, split_lines};
 use super::{paths, ToolContext, ToolError};
-use crate::permissions::PermissionPreview;
+use crate::permissions::{PermissionPreview, Revision};
 use crate::text::fill;
 
 /// The file changed since the model read it (Claude Code's stale-read rule).
@@ -71,7 +71,7 @@ pub(crate) fn file_preview(verb: &str, root: &Path, path: &Path) -> PermissionPr
     PermissionPreview {
         title: format!("{verb} {}", shown(root, path)),
         path: Some(path.to_path_buf()),
-        diff: String::new(),
+        ..PermissionPreview::default()
     }
 }
 
@@ -110,19 +110,27 @@ impl FileChange {
     }
 
     /// The float's view, rendered from this value only: title
-    /// `{verb} {path}`, the path, and the unified diff from `before` (or
-    /// `/dev/null`) to `after`.
+    /// `{verb} {path}`, the path, the unified diff from `before` (or
+    /// `/dev/null`) to `after`, both whole texts (for hunk toggling and the
+    /// diff tab) and the base stamp (for the stale-while-open check).
     pub fn preview(&self, verb: &str, root: &Path) -> PermissionPreview {
         let name = shown(root, &self.path);
+        let before = self.before.as_ref().map(|d| d.text.clone());
         PermissionPreview {
             title: format!("{verb} {name}"),
             path: Some(self.path.clone()),
-            diff: unified_diff(
-                self.before.as_ref().map(|d| d.text.as_str()),
-                &self.after,
-                &name,
-            ),
+            diff: unified_diff(before.as_deref(), &self.after, &name),
+            change: Some((before, self.after.clone())),
+            watch: self.base.clone(),
+            ..PermissionPreview::default()
         }
+    }
+
+    /// Takes the user's revision of the change: `revision.after` is written
+    /// instead of the planned text (same base, so the stale check still
+    /// guards the document).
+    pub fn revise(&mut self, revision: &Revision) {
+        self.after = revision.after.clone();
     }
 
     /// Writes `after` through the editor with `base` (the editor refuses a

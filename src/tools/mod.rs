@@ -25,7 +25,9 @@ pub mod read;
 pub mod write;
 
 pub use file_state::FileState;
-pub use tool::{PlannedCall, PreparedCall, Tool, TypedTool, INTERNAL_INPUT_MISMATCH};
+pub use tool::{
+    PlannedCall, PreparedCall, Tool, TypedTool, INTERNAL_INPUT_MISMATCH, REVISION_UNSUPPORTED,
+};
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -273,8 +273,8 @@ pub fn describe_search(pattern: &str, path: Option<&str>, root: &Path) -> String
 pub fn search_preview(tool: &str, path: Option<&str>, described: &str) -> PermissionPreview {
     PermissionPreview {
         path: path.map(PathBuf::from),
-        diff: String::new(),
         title: format!("{tool} {described}"),
+        ..PermissionPreview::default()
     }
 }
 

@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{schema_for, ToolContext, ToolError, ToolOutput};
-use crate::permissions::PermissionPreview;
+use crate::permissions::{PermissionPreview, Revision};
 
 /// A tool with a typed input. Implement this; the pipeline uses [`Tool`]
 /// through the blanket impl below (Claude Code's tool contract: a name, a
@@ -75,6 +75,13 @@ pub trait TypedTool: Send + Sync + 'static {
     /// The absolute path the call reads or writes, for permission rules.
     fn target_path(&self, input: &Self::Input) -> Option<PathBuf>;
 
+    /// The command line the call runs, for Bash rules (`Bash(npm test:*)`)
+    /// and the paths it names. `None` (the default) for tools that run no
+    /// command.
+    fn command_line(&self, _input: &Self::Input) -> Option<String> {
+        None
+    }
+
     /// Gate 4: checks the (normalised) input against the world — the file
     /// exists and was read, `old_string` is found, the regex compiles — and
     /// returns the plan. No side effects. Errors are model-facing.
@@ -93,6 +100,13 @@ pub trait TypedTool: Send + Sync + 'static {
         plan: &Self::Plan,
         root: &Path,
     ) -> PermissionPreview;
+
+    /// Replaces the new text of `plan` with `revision.after`: the user left
+    /// out hunks or edited the change in the float before allowing it. The
+    /// default refuses ([`REVISION_UNSUPPORTED`]); Edit and Write accept.
+    fn revise(&self, _plan: &mut Self::Plan, _revision: &Revision) -> Result<(), ToolError> {
+        Err(ToolError::new(REVISION_UNSUPPORTED))
+    }
 
     /// Gate 7: carries out `plan` — the only place with side effects.
     async fn call(
@@ -143,6 +157,11 @@ impl PreparedCall {
         self.tool.describe(self, root)
     }
 
+    /// See [`TypedTool::command_line`].
+    pub fn command_line(&self) -> Option<String> {
+        self.tool.command_line(self)
+    }
+
     /// Gate 4 (see [`TypedTool::validate_input`]): this call with its plan.
     pub async fn validate(self, ctx: &ToolContext) -> Result<PlannedCall, ToolError> {
         let tool = self.tool.clone();
@@ -166,6 +185,18 @@ impl PlannedCall {
     /// What the permission float shows (see [`TypedTool::permission_preview`]).
     pub fn preview(&self, root: &Path) -> PermissionPreview {
         self.prepared.tool.permission_preview(self, root)
+    }
+
+    /// See [`TypedTool::revise`].
+    pub fn revise(&mut self, revision: &Revision) -> Result<(), ToolError> {
+        let tool = self.prepared.tool.clone();
+        tool.revise(self, revision)
+    }
+
+    /// The prepared call without its plan, to plan it again (the document
+    /// changed while the float was open).
+    pub fn into_prepared(self) -> PreparedCall {
+        self.prepared
     }
 
     /// Gate 7 (see [`TypedTool::call`]).
@@ -201,6 +232,10 @@ pub trait Tool: Send + Sync {
     fn target_path(&self, call: &PreparedCall) -> Option<PathBuf>;
     /// See [`TypedTool::describe`].
     fn describe(&self, call: &PreparedCall, root: &Path) -> String;
+    /// See [`TypedTool::command_line`].
+    fn command_line(&self, call: &PreparedCall) -> Option<String>;
+    /// See [`TypedTool::revise`].
+    fn revise(&self, call: &mut PlannedCall, revision: &Revision) -> Result<(), ToolError>;
     /// See [`TypedTool::validate_input`].
     async fn validate_input(
         &self,
@@ -212,6 +247,12 @@ pub trait Tool: Send + Sync {
     /// See [`TypedTool::call`].
     async fn call(&self, call: PlannedCall, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
+
+/// Model-facing message when the user revised a change of a tool that cannot
+/// apply a revision (an internal bug: the float offers revisions only for
+/// changes with a diff).
+pub const REVISION_UNSUPPORTED: &str =
+    "Internal error: this tool cannot apply a change the user revised, so nothing was changed. Try the call again.";
 
 /// Model-facing message when a call value is handed to the wrong tool
 /// (an internal bug; never expected).
@@ -269,6 +310,15 @@ impl<T: TypedTool> Tool for T {
         typed::<T>(call)
             .map(|i| TypedTool::describe(self, i, root))
             .unwrap_or_default()
+    }
+    fn command_line(&self, call: &PreparedCall) -> Option<String> {
+        typed::<T>(call)
+            .ok()
+            .and_then(|i| TypedTool::command_line(self, i))
+    }
+    fn revise(&self, call: &mut PlannedCall, revision: &Revision) -> Result<(), ToolError> {
+        let plan = call.plan.downcast_mut::<T::Plan>().ok_or_else(mismatch)?;
+        TypedTool::revise(self, plan, revision)
     }
     async fn validate_input(
         &self,

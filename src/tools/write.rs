@@ -12,7 +12,7 @@ use crate::editor::{EditorError, LineEnding};
 
 use super::file_common::{check_read, editor_error, resolve_file_path, shown, FileChange};
 use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
-use crate::permissions::PermissionPreview;
+use crate::permissions::{PermissionPreview, Revision};
 use crate::text::{fill, plural};
 
 /// Model-facing description of Write.
@@ -115,6 +115,11 @@ impl TypedTool for WriteTool {
         ctx: &ToolContext,
     ) -> Result<WritePlan, ToolError> {
         plan(input, ctx).await
+    }
+
+    fn revise(&self, plan: &mut WritePlan, revision: &Revision) -> Result<(), ToolError> {
+        plan.change.revise(revision);
+        Ok(())
     }
 
     fn permission_preview(

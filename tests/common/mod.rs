@@ -77,6 +77,7 @@ pub async fn harness(
             editor: Arc::new(DiskEditor),
             prompter: prompter.clone(),
             sink: sink.clone(),
+            hooks: Vec::new(),
         },
         extra,
     )

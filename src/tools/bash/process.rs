@@ -17,9 +17,12 @@
 //!   even if a background descendant still holds them open.
 //! - If the future is dropped mid-run (the pipeline gave up on it), the
 //!   group gets SIGKILL from `GroupGuard`'s `Drop`.
+//!
+//! The session and the group guard are [`crate::process`]'s, shared with
+//! command hooks.
 
 use std::io;
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -29,8 +32,8 @@ use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::group::GroupGuard;
 use super::output_cap::{CappedText, OutputCap};
+use crate::process::{new_session, GroupGuard};
 
 /// Variables added to the command's environment, so that nothing waits for
 /// a terminal that is not there:
@@ -200,17 +203,7 @@ fn spawn(spec: &RunSpec<'_>) -> io::Result<tokio::process::Child> {
     for (key, value) in CHILD_ENV {
         cmd.env(key, value);
     }
-    // SAFETY: the closure runs in the forked child before exec and only
-    // calls setsid(2), which is async-signal-safe; it allocates nothing.
-    unsafe {
-        cmd.as_std_mut().pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    cmd.spawn()
+    new_session(&mut cmd).spawn()
 }
 
 /// Reads from `pipe`, or waits forever when it is already closed (so the

@@ -3,12 +3,16 @@
 //! A command counts as read-only only when it is made wholly of simple
 //! commands from a short allow-list (`ls`, `cat`, `rg`, `git status`, …),
 //! joined by `|`, `&&`, `||`, `;` or newlines, with no redirection, no
-//! command or process substitution, no parameter expansion, no subshell or
-//! group, no background `&`, no assignment prefix (`PAGER=x git log`) and no
-//! option that makes an allowed program write or run something (`find
-//! -delete`, `sort -o`, `rg --pre`, `git diff --output`). Anything the lexer
-//! does not understand makes the answer `false`: a wrong `false` only costs
-//! a permission prompt, a wrong `true` runs a command unasked.
+//! command or process substitution, no parameter or brace expansion, no
+//! subshell or group, no background `&`, no comment, no assignment prefix
+//! (`PAGER=x git log`) and no option that makes an allowed program write or
+//! run something (`find -delete`, `sort -o`, `rg --pre`, `git diff
+//! --output`, `test -v 'a[$(cmd)]'`). Pathname globs (`src/*.rs`) are
+//! allowed. The line is split by [`crate::permissions::shell::split`];
+//! anything it cannot split makes the answer `false`: a wrong `false` only
+//! costs a permission prompt, a wrong `true` runs a command unasked.
+
+use crate::permissions::shell::{self, SimpleCommand, Split};
 
 /// One word of a simple command after quote removal.
 type Word = String;
@@ -22,95 +26,44 @@ pub fn is_read_only_command(command: &str) -> bool {
     }
 }
 
-/// Splits `command` into simple commands (lists of words) at `|`, `||`,
-/// `&&`, `;` and newlines. `None` when anything unsafe or unknown appears
-/// outside single quotes: `>`, `<`, `$`, backticks, `(`, `)`, `{`, `}`,
-/// a lone `&`, `#`, `!`, an unterminated quote or trailing backslash.
+/// The words of each simple command of `command`, or `None` when the line
+/// cannot be split or any command is more than plain words: a redirection
+/// (`|&` included), an expansion other than a pathname glob, an assignment
+/// prefix, `&`, or a place inside `( … )`, `{ …; }`, a substitution or a
+/// `bash -c` script. Lines with a comment are refused too.
 fn split_commands(command: &str) -> Option<Vec<Vec<Word>>> {
-    let mut commands: Vec<Vec<Word>> = Vec::new();
-    let mut words: Vec<Word> = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = command.chars().peekable();
-    // Ends the current word, then (when `sep`) the current simple command.
-    fn end_word(words: &mut Vec<Word>, word: &mut String, in_word: &mut bool) {
-        if *in_word {
-            words.push(std::mem::take(word));
-            *in_word = false;
-        }
+    if has_comment(command) {
+        return None;
     }
-    let mut last_sep_was_list = false; // `;` or newline: may end the command
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        other => word.push(other),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '$' | '`' => return None,
-                        '\\' => {
-                            let next = chars.next()?;
-                            if !matches!(next, '$' | '`' | '"' | '\\' | '\n') {
-                                word.push('\\');
-                            }
-                            if next != '\n' {
-                                word.push(next);
-                            }
-                        }
-                        other => word.push(other),
-                    }
-                }
-            }
-            '\\' => {
-                let next = chars.next()?;
-                if next != '\n' {
-                    in_word = true;
-                    word.push(next);
-                }
-            }
-            ' ' | '\t' => end_word(&mut words, &mut word, &mut in_word),
-            '|' | '&' | ';' | '\n' => {
-                end_word(&mut words, &mut word, &mut in_word);
-                let doubled = matches!(c, '|' | '&') && chars.peek() == Some(&c);
-                if c == '&' && !doubled {
-                    return None; // background job
-                }
-                if doubled {
-                    chars.next();
-                }
-                if words.is_empty() {
-                    return None; // `| ls`, `ls && && pwd`, `;;`
-                }
-                commands.push(std::mem::take(&mut words));
-                last_sep_was_list = matches!(c, ';' | '\n');
-            }
-            '>' | '<' | '$' | '`' | '(' | ')' | '{' | '}' | '!' => return None,
-            '#' if !in_word => return None,
-            other => {
-                in_word = true;
-                word.push(other);
-            }
+    let Split::Commands(commands) = shell::split(command) else {
+        return None;
+    };
+    commands.into_iter().map(plain_words).collect()
+}
+
+/// The words of `c` when it is plain (see [`split_commands`]).
+fn plain_words(c: SimpleCommand) -> Option<Vec<Word>> {
+    let plain = !c.redirects
+        && !c.substitutes
+        && !c.background
+        && !c.nested
+        && c.assignments.is_empty()
+        && !c.words.is_empty();
+    plain.then_some(c.words)
+}
+
+/// `true` when a `#` starts a word anywhere, quoted or not (at the start or
+/// after a blank or an operator): a comment, or close enough to refuse.
+fn has_comment(command: &str) -> bool {
+    let mut prev: Option<char> = None;
+    for c in command.chars() {
+        let word_start = prev.is_none_or(|p| p.is_whitespace() || ";&|()<>".contains(p));
+        if c == '#' && word_start {
+            return true;
         }
+        prev = Some(c);
     }
-    end_word(&mut words, &mut word, &mut in_word);
-    if words.is_empty() {
-        // Only a trailing `;` or newline may leave an empty last command.
-        if !commands.is_empty() && !last_sep_was_list {
-            return None;
-        }
-    } else {
-        commands.push(words);
-    }
-    Some(commands)
+    false
 }
 
 /// One simple command: its program must be allowed and its arguments free
@@ -125,16 +78,23 @@ fn simple_is_read_only(words: &[Word]) -> bool {
         return false;
     }
     match program.as_str() {
-        "ls" | "cat" | "head" | "tail" | "wc" | "pwd" | "echo" | "printf" | "grep" | "egrep"
-        | "fgrep" | "stat" | "du" | "df" | "basename" | "dirname" | "realpath" | "readlink"
-        | "cut" | "tr" | "nl" | "diff" | "cmp" | "comm" | "column" | "jq" | "which" | "type"
-        | "true" | "false" | "test" | "[" | "uname" | "whoami" | "id" | "md5sum" | "sha1sum"
-        | "sha256sum" | "od" | "hexdump" | "strings" | "rev" | "tac" | "seq" | "sleep" | "cd" => {
-            true
-        }
+        "ls" | "cat" | "head" | "tail" | "wc" | "pwd" | "echo" | "grep" | "egrep" | "fgrep"
+        | "stat" | "du" | "df" | "basename" | "dirname" | "realpath" | "readlink" | "cut"
+        | "tr" | "nl" | "diff" | "cmp" | "comm" | "column" | "jq" | "which" | "type" | "true"
+        | "false" | "uname" | "whoami" | "id" | "md5sum" | "sha1sum" | "sha256sum" | "od"
+        | "hexdump" | "strings" | "rev" | "tac" | "seq" | "sleep" => true,
+        // `test -v 'a[$(cmd)]'` and `printf -v 'a[$(cmd)]' x` run `cmd`
+        // (bash evaluates the array subscript); `printf -v` also assigns.
+        "test" | "[" => !args.iter().any(|a| a == "-v" || a == "-R"),
+        "printf" => !args.iter().any(|a| a == "-v"),
+        // `cd -` goes wherever `$OLDPWD` points, which no path check sees.
+        "cd" => !args.iter().any(|a| a == "-"),
         // `file -C` compiles a magic file and writes it.
         "file" => !has_short_flag(args, 'C'),
-        "rg" => !args.iter().any(|a| a == "--pre" || a.starts_with("--pre=")),
+        // `--hostname-bin` names a program for rg to run.
+        "rg" => !args
+            .iter()
+            .any(|a| a == "--pre" || a.starts_with("--pre=") || a.starts_with("--hostname-bin")),
         "find" => find_is_read_only(args),
         "sort" => {
             !has_short_flag(args, 'o')
@@ -286,6 +246,30 @@ mod tests {
             ("ls \\", false),
             ("", false),
             ("   ", false),
+        ];
+        let wrong: Vec<String> = table
+            .iter()
+            .filter(|(cmd, want)| is_read_only_command(cmd) != *want)
+            .map(|(cmd, want)| format!("{cmd:?}: expected {want}"))
+            .collect();
+        assert!(wrong.is_empty(), "misclassified:\n{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn options_that_run_code_or_hide_paths_are_refused() {
+        let table: &[(&str, bool)] = &[
+            ("test -f x", true),
+            ("[ -d src ]", true),
+            ("test -v 'a[$(touch x)]'", false),
+            ("[ -v 'a[$(touch x)]' ]", false),
+            ("printf '%s\\n' a", true),
+            ("printf -v 'a[$(touch x)]' x", false),
+            ("rg --hostname-bin=./x foo", false),
+            ("cd - && cat x", false),
+            ("ls src/*.rs", true),
+            ("echo {a,b}", false),
+            ("bash -c 'ls'", false),
+            ("echo $'a\\tb'", true),
         ];
         let wrong: Vec<String> = table
             .iter()

@@ -61,9 +61,16 @@ function T.lacks(what, s, sub)
   end
 end
 
---- `lathe.setup` with the project root `cwd`; `extra` is merged in.
+--- `lathe.setup` with the project root `cwd`; `extra` is merged in. The
+--- tests answer floats the moment they open (with feedkeys "x"), so the
+--- float's guard time is 0 unless `extra` sets it, and no Claude Code
+--- settings file of the machine takes part.
 function T.setup(cwd, extra)
-  lathe.setup(vim.tbl_deep_extend("force", { cwd = cwd }, extra or {}))
+  lathe.setup(vim.tbl_deep_extend("force", {
+    cwd = cwd,
+    permission_guard_ms = 0,
+    claude_settings = false,
+  }, extra or {}))
 end
 
 --- Runs tool `name` with `input` through `lathe.tool` (interactive: a

@@ -1,159 +1,523 @@
-//! The permission float: `y`, `a`, `n` answer as they say; closing it
-//! denies. Keys are typed with `nvim_input` from a `User LathePermissionAsk`
-//! autocmd, like a user at the keyboard (the main loop processes them).
+//! The permission float (`:help lathe-float`) in real Neovim, driven like a
+//! user at the keyboard: keys go through `nvim_input`, which the main loop
+//! processes while the test body waits on lathe's runtime. Every key, the
+//! guard time (keys fed just before and right after the float opens), the
+//! wait while the user types in Insert mode, the queue, bringing a closed
+//! float back, hunk toggling, the diff tab, and a buffer that changes while
+//! its float is open.
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use lathe::nvim::FloatPrompter;
-use lathe::permissions::PermissionPreview;
-use lathe::permissions::{PromptAnswer, Prompter};
+use lathe::editor::{Stamp, TextHash, Version};
+use lathe::nvim::{FloatPrompter, MainThread};
+use lathe::permissions::{PermissionPreview, PromptAnswer, Prompter, Revision};
+use lathe::tools::diff::{apply_hunks, unified_diff};
+use nvim_oxi::api;
 use nvim_oxi::tests::TestTerminator;
+use tokio::task::JoinHandle;
 
 use crate::common::{check_eq, load, run_async};
 
-fn preview() -> PermissionPreview {
+const BEFORE: &str = "def greet():\n    print('Helo')\n";
+const AFTER: &str = "def greet():\n    print('Hello')\n";
+
+fn preview_of(before: &str, after: &str) -> PermissionPreview {
     PermissionPreview {
         path: Some(PathBuf::from("/tmp/project/greeting.py")),
-        diff:
-            "--- a/greeting.py\n+++ b/greeting.py\n@@ -1 +1 @@\n-print('Helo')\n+print('Hello')\n"
-                .into(),
+        diff: unified_diff(Some(before), after, "greeting.py"),
         title: "Edit greeting.py".into(),
+        reason: "Edit changes files, and asks by default".into(),
+        change: Some((Some(before.to_string()), after.to_string())),
+        session_rules: vec!["Edit(/greeting.py)".into()],
+        ..PermissionPreview::default()
     }
 }
 
-/// On `User LathePermissionAsk`: records the float's text, title and footer
-/// in `g:lathe_test_float`, then types `keys`.
-fn answer_with(keys: &str) {
-    let lua = lathe::nvim::state::lua();
-    lua.load(format!(
-        r#"
-        vim.api.nvim_create_autocmd("User", {{
-          pattern = "LathePermissionAsk",
-          callback = function()
-            local win = vim.api.nvim_get_current_win()
-            local cfg = vim.api.nvim_win_get_config(win)
-            local function text(t)
-              if type(t) == "table" then
-                local s = ""
-                for _, c in ipairs(t) do s = s .. c[1] end
-                return s
-              end
-              return t or ""
-            end
-            vim.g.lathe_test_float = {{
-              relative = cfg.relative,
-              title = text(cfg.title),
-              footer = text(cfg.footer),
-              filetype = vim.bo.filetype,
-              lines = vim.api.nvim_buf_get_lines(0, 0, -1, false),
-            }}
-            vim.api.nvim_input({keys:?})
-          end,
-        }})
-        "#
-    ))
-    .exec()
-    .expect("autocmd");
+fn preview() -> PermissionPreview {
+    preview_of(BEFORE, AFTER)
 }
 
-fn float_record() -> Option<serde_json::Value> {
-    let lua = lathe::nvim::state::lua();
-    let v: mlua::Value = lua.load("return vim.g.lathe_test_float").eval().ok()?;
-    mlua::LuaSerdeExt::from_value(&lua, v).ok()
+/// Asks `preview` on lathe's runtime through a prompter with `guard_ms`.
+fn ask(main: &MainThread, guard_ms: u64, preview: PermissionPreview) -> JoinHandle<PromptAnswer> {
+    let prompter = Arc::new(FloatPrompter::new(
+        main.clone(),
+        Duration::from_millis(guard_ms),
+    ));
+    tokio::spawn(async move { prompter.ask("Edit", &preview).await })
 }
 
-fn float_windows() -> usize {
-    let lua = lathe::nvim::state::lua();
-    lua.load(
-        r#"local n = 0
-        for _, w in ipairs(vim.api.nvim_list_wins()) do
-          if vim.api.nvim_win_get_config(w).relative ~= "" then n = n + 1 end
-        end
-        return n"#,
-    )
-    .eval()
-    .unwrap_or(99)
+/// Runs `f` on the main thread.
+async fn on_main<R: Send + 'static>(
+    main: &MainThread,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, String> {
+    main.run(f).await.map_err(|e| e.to_string())
 }
 
-fn ask_and_expect(t: TestTerminator, want: PromptAnswer) {
-    let main = load();
-    let prompter = Arc::new(FloatPrompter::new(main.clone()));
-    run_async(t, async move {
-        let got = prompter.ask("Edit", &preview()).await;
-        check_eq("answer", got, want)?;
-        let (rec, floats) = main
-            .run(|| (float_record(), float_windows()))
-            .await
-            .map_err(|e| e.to_string())?;
-        let rec = rec.ok_or("the LathePermissionAsk autocmd did not run")?;
-        check_eq("relative", rec["relative"].as_str(), Some("editor"))?;
-        check_eq("filetype", rec["filetype"].as_str(), Some("diff"))?;
-        let title = rec["title"].as_str().unwrap_or("");
-        if !title.contains("Edit greeting.py") {
-            return Err(format!("title should name tool and file, got {title:?}"));
+/// Types `keys` (`<>` notation) like a user: queued for the main loop.
+async fn input(main: &MainThread, keys: &'static str) -> Result<(), String> {
+    on_main(main, move || {
+        let _ = api::input(keys);
+    })
+    .await
+}
+
+/// Waits (at most 5 s) until `cond` holds on the main thread.
+async fn until(
+    main: &MainThread,
+    what: &str,
+    cond: impl Fn() -> bool + Send + Sync + Clone + 'static,
+) -> Result<(), String> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        let c = cond.clone();
+        if on_main(main, c).await? {
+            return Ok(());
         }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Err(format!("timed out waiting until {what}"))
+}
+
+/// The current window is a floating window.
+fn in_float() -> bool {
+    api::get_current_win()
+        .get_config()
+        .is_ok_and(|c| c.relative.is_some())
+}
+
+/// Evaluates the Lua expression `expr` on the main thread's Lua state.
+fn lua_eval<T: mlua::FromLua>(expr: &str) -> Option<T> {
+    lathe::nvim::state::lua()
+        .load(format!("return {expr}"))
+        .eval()
+        .ok()
+}
+
+/// The current window's title and footer text (chunks joined).
+fn title_and_footer() -> (String, String) {
+    let join = r#"(function(t)
+        if type(t) ~= "table" then return t or "" end
+        local s = "" for _, c in ipairs(t) do s = s .. c[1] end return s end)"#;
+    let cfg = "vim.api.nvim_win_get_config(0)";
+    (
+        lua_eval(&format!("{join}({cfg}.title)")).unwrap_or_default(),
+        lua_eval(&format!("{join}({cfg}.footer)")).unwrap_or_default(),
+    )
+}
+
+/// The mode (`nvim_get_mode().mode`).
+fn mode() -> String {
+    lua_eval("vim.api.nvim_get_mode().mode").unwrap_or_default()
+}
+
+/// Lines of the current buffer.
+fn current_lines() -> Vec<String> {
+    api::get_current_buf()
+        .get_lines(.., false)
+        .map(|it| it.map(|l| l.to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
+}
+
+/// Waits for the float, then past its guard time.
+async fn float_ready(main: &MainThread, guard_ms: u64) -> Result<(), String> {
+    until(main, "the float is open and focused", in_float).await?;
+    tokio::time::sleep(Duration::from_millis(guard_ms + 50)).await;
+    Ok(())
+}
+
+async fn answer_of(h: JoinHandle<PromptAnswer>) -> Result<PromptAnswer, String> {
+    tokio::time::timeout(Duration::from_secs(5), h)
+        .await
+        .map_err(|_| "no answer within 5 s".to_string())?
+        .map_err(|e| e.to_string())
+}
+
+/// One key, pressed after the guard time, gives `want`; the float shows
+/// why it asks, the rule `a` adds, the diff, and closes after the answer.
+fn key_gives(t: TestTerminator, keys: &'static str, want: PromptAnswer) {
+    let main = load();
+    run_async(t, async move {
+        let h = ask(&main, 50, preview());
+        float_ready(&main, 50).await?;
+        let (lines, ft, title, footer) = on_main(&main, || {
+            let ft: String = api::get_option_value(
+                "filetype",
+                &api::opts::OptionOpts::builder()
+                    .buffer(api::get_current_buf())
+                    .build(),
+            )
+            .unwrap_or_default();
+            let (title, footer) = title_and_footer();
+            (current_lines(), ft, title, footer)
+        })
+        .await?;
+        check_eq("filetype", ft.as_str(), "diff")?;
+        check_eq("title", title.as_str(), " Edit greeting.py ")?;
         check_eq(
             "footer",
-            rec["footer"].as_str(),
-            Some(" [y] allow once  [a] allow Edit for this session  [n] deny "),
+            footer.as_str(),
+            " y allow · a session · A save · n deny · N deny+why · d diff tab · <Space> hunk · ? help · q ",
         )?;
-        let lines: Vec<&str> = rec["lines"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|l| l.as_str()).collect())
-            .unwrap_or_default();
-        if !lines.contains(&"+print('Hello')") {
+        check_eq(
+            "header",
+            &lines[..2],
+            &[
+                "Asks because: Edit changes files, and asks by default".to_string(),
+                "a: allow Edit(/greeting.py) for this session · A: also save it to .claude/settings.local.json".into(),
+            ],
+        )?;
+        if !lines.iter().any(|l| l == "+    print('Hello')") {
             return Err(format!("float should show the diff, got {lines:?}"));
         }
-        check_eq("floats left open", floats, 0)
+        input(&main, keys).await?;
+        check_eq("answer", answer_of(h).await?, want)?;
+        let open = on_main(&main, lathe::nvim::float::is_float_open).await?;
+        check_eq("float closed", open, false)
     });
 }
 
 #[nvim_oxi::test]
 fn float_y_allows_once(t: TestTerminator) {
-    answer_with("y");
-    ask_and_expect(t, PromptAnswer::AllowOnce);
+    key_gives(t, "y", PromptAnswer::AllowOnce);
 }
 
 #[nvim_oxi::test]
 fn float_a_allows_for_the_session(t: TestTerminator) {
-    answer_with("a");
-    ask_and_expect(t, PromptAnswer::AllowAlways);
+    key_gives(t, "a", PromptAnswer::AllowSession);
+}
+
+#[nvim_oxi::test]
+fn float_shift_a_allows_and_saves(t: TestTerminator) {
+    key_gives(t, "A", PromptAnswer::AllowAndSave);
 }
 
 #[nvim_oxi::test]
 fn float_n_denies(t: TestTerminator) {
-    answer_with("n");
-    ask_and_expect(t, PromptAnswer::Deny);
+    key_gives(t, "n", PromptAnswer::Deny);
+}
+
+#[nvim_oxi::test]
+fn float_q_denies(t: TestTerminator) {
+    key_gives(t, "q", PromptAnswer::Deny);
 }
 
 #[nvim_oxi::test]
 fn float_esc_denies(t: TestTerminator) {
-    answer_with("<Esc>");
-    ask_and_expect(t, PromptAnswer::Deny);
+    key_gives(t, "<Esc>", PromptAnswer::Deny);
 }
 
 #[nvim_oxi::test]
-fn float_closed_with_q_denies(t: TestTerminator) {
-    answer_with(":q<CR>");
-    ask_and_expect(t, PromptAnswer::Deny);
+fn float_shift_n_denies_with_a_message_for_the_model(t: TestTerminator) {
+    key_gives(
+        t,
+        "Ntoo risky right now<CR>",
+        PromptAnswer::DenyWithMessage("too risky right now".into()),
+    );
 }
 
 #[nvim_oxi::test]
-fn float_answered_with_feedkeys_x(t: TestTerminator) {
-    // Scripts that block in lathe.wait() answer with feedkeys "x" (typed
-    // input is not processed while vim.wait pumps the loop).
+fn keys_right_after_the_float_opens_are_not_answers(t: TestTerminator) {
     let main = load();
-    let lua = lathe::nvim::state::lua();
-    lua.load(
-        r#"vim.api.nvim_create_autocmd("User", { pattern = "LathePermissionAsk",
-            callback = function() vim.api.nvim_feedkeys("y", "x", false) end })"#,
-    )
-    .exec()
-    .expect("autocmd");
-    let prompter = Arc::new(FloatPrompter::new(main.clone()));
+    // The user keeps typing "banana" in Normal mode; the float must not
+    // take the "a" (allow for the session) or any other letter.
     run_async(t, async move {
-        let got = prompter.ask("Write", &preview()).await;
-        check_eq("answer", got, PromptAnswer::AllowOnce)
+        let h = ask(&main, 400, preview());
+        until(&main, "the float opened", in_float).await?;
+        input(&main, "banana").await?;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let still_open = on_main(&main, lathe::nvim::float::is_float_open).await?;
+        check_eq(
+            "still open after keys within the guard time",
+            still_open,
+            true,
+        )?;
+        if h.is_finished() {
+            return Err("a key typed within the guard time answered the float".into());
+        }
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        input(&main, "n").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::Deny)
+    });
+}
+
+#[nvim_oxi::test]
+fn an_ask_waits_while_the_user_types_in_insert_mode(t: TestTerminator) {
+    let main = load();
+    run_async(t, async move {
+        on_main(&main, || {
+            let _ = api::command("enew");
+        })
+        .await?;
+        input(&main, "ihello ").await?;
+        until(&main, "Insert mode", || mode() == "i").await?;
+        let h = ask(&main, 100, preview());
+        // Keys typed while the ask waits go to the buffer, not to a float.
+        input(&main, "banana yes").await?;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        check_eq(
+            "no float while in Insert mode",
+            on_main(&main, lathe::nvim::float::is_float_open).await?,
+            false,
+        )?;
+        let waiting = on_main(&main, lathe::nvim::float::waiting).await?;
+        check_eq(
+            "the statusline says what waits",
+            waiting.as_deref(),
+            Some("waiting for you: Edit greeting.py (:Lathe review)"),
+        )?;
+        check_eq(
+            "the typing landed in the buffer",
+            on_main(&main, current_lines).await?,
+            vec!["hello banana yes".to_string()],
+        )?;
+        input(&main, "<Esc>").await?;
+        float_ready(&main, 100).await?;
+        input(&main, "y").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::AllowOnce)?;
+        check_eq(
+            "nothing waits",
+            on_main(&main, lathe::nvim::float::waiting).await?,
+            None,
+        )
+    });
+}
+
+#[nvim_oxi::test]
+fn asks_queue_one_float_at_a_time(t: TestTerminator) {
+    let main = load();
+    run_async(t, async move {
+        let first = ask(&main, 50, preview());
+        float_ready(&main, 50).await?;
+        let mut second_preview = preview_of("a\n", "b\n");
+        second_preview.title = "Edit other.py".into();
+        let second = ask(&main, 50, second_preview);
+        until(&main, "the first float counts the queue", || {
+            lathe::nvim::float::waiting().is_some_and(|w| w.contains("(+1 more)"))
+        })
+        .await?;
+        let (title, _) = on_main(&main, title_and_footer).await?;
+        check_eq("title", title.as_str(), " Edit greeting.py (1 of 2) ")?;
+        input(&main, "y").await?;
+        check_eq("first", answer_of(first).await?, PromptAnswer::AllowOnce)?;
+        float_ready(&main, 50).await?;
+        let lines = on_main(&main, current_lines).await?;
+        if !lines.iter().any(|l| l == "+b") {
+            return Err(format!(
+                "the second float should show its own diff, got {lines:?}"
+            ));
+        }
+        input(&main, "n").await?;
+        check_eq("second", answer_of(second).await?, PromptAnswer::Deny)
+    });
+}
+
+#[nvim_oxi::test]
+fn a_closed_float_stays_pending_and_review_brings_it_back(t: TestTerminator) {
+    let main = load();
+    run_async(t, async move {
+        let h = ask(&main, 50, preview());
+        float_ready(&main, 50).await?;
+        input(&main, ":q<CR>").await?;
+        until(&main, "the float is closed", || {
+            !lathe::nvim::float::is_float_open()
+        })
+        .await?;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if h.is_finished() {
+            return Err("closing the float answered the ask".into());
+        }
+        check_eq(
+            "still waiting",
+            on_main(&main, lathe::nvim::float::waiting).await?.is_some(),
+            true,
+        )?;
+        // Another tab: :Lathe review shows it there.
+        on_main(&main, || {
+            let _ = api::command("tabnew");
+        })
+        .await?;
+        on_main(&main, lathe::nvim::float::review).await??;
+        float_ready(&main, 50).await?;
+        input(&main, "y").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::AllowOnce)
+    });
+}
+
+#[nvim_oxi::test]
+fn stop_denies_every_waiting_ask(t: TestTerminator) {
+    let main = load();
+    run_async(t, async move {
+        let first = ask(&main, 50, preview());
+        let second = ask(&main, 50, preview_of("a\n", "b\n"));
+        float_ready(&main, 50).await?;
+        on_main(&main, lathe::nvim::float::deny_all).await?;
+        check_eq("first", answer_of(first).await?, PromptAnswer::Deny)?;
+        check_eq("second", answer_of(second).await?, PromptAnswer::Deny)?;
+        check_eq(
+            "no float left",
+            on_main(&main, lathe::nvim::float::is_float_open).await?,
+            false,
+        )
+    });
+}
+
+#[nvim_oxi::test]
+fn space_leaves_a_hunk_out_and_y_applies_the_rest(t: TestTerminator) {
+    let main = load();
+    let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let after = before
+        .replace("line 2\n", "line two\n")
+        .replace("line 18\n", "line eighteen\n");
+    let want = apply_hunks(&before, &after, &[true, false]);
+    run_async(t, async move {
+        let h = ask(&main, 50, preview_of(&before, &after));
+        float_ready(&main, 50).await?;
+        // Put the cursor on the second hunk's changed line and toggle it.
+        on_main(&main, || {
+            let lines = current_lines();
+            if let Some(row) = lines.iter().position(|l| l == "+line eighteen") {
+                let _ = api::get_current_win().set_cursor(row + 1, 0);
+            }
+        })
+        .await?;
+        input(&main, " ").await?;
+        until(&main, "the float says what is kept", || {
+            current_lines()
+                .iter()
+                .any(|l| l.starts_with("1 of 2 hunks kept"))
+        })
+        .await?;
+        input(&main, "y").await?;
+        check_eq(
+            "answer",
+            answer_of(h).await?,
+            PromptAnswer::AllowRevised(Revision {
+                after: want,
+                rejected_hunks: vec![2],
+                edited: false,
+            }),
+        )
+    });
+}
+
+#[nvim_oxi::test]
+fn the_diff_tab_takes_an_edit_of_the_new_side(t: TestTerminator) {
+    let main = load();
+    run_async(t, async move {
+        let h = ask(&main, 50, preview());
+        float_ready(&main, 50).await?;
+        input(&main, "d").await?;
+        until(&main, "the diff tab is open with the proposal", || {
+            api::get_current_buf()
+                .get_name()
+                .is_ok_and(|n| n.to_string_lossy().contains("lathe://proposed/greeting.py"))
+        })
+        .await?;
+        on_main(&main, || {
+            let mut b = api::get_current_buf();
+            let _ = b.set_lines(1..2, false, ["    print('Hello, world')"]);
+        })
+        .await?;
+        input(&main, ":w<CR>").await?;
+        until(&main, "back in the float with the edit", || {
+            in_float() && current_lines().iter().any(|l| l.starts_with("You edited"))
+        })
+        .await?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        input(&main, "y").await?;
+        check_eq(
+            "answer",
+            answer_of(h).await?,
+            PromptAnswer::AllowRevised(Revision {
+                after: "def greet():\n    print('Hello, world')\n".into(),
+                rejected_hunks: vec![],
+                edited: true,
+            }),
+        )
+    });
+}
+
+#[nvim_oxi::test]
+fn a_buffer_changed_while_the_float_is_open_makes_it_stale(t: TestTerminator) {
+    let main = load();
+    run_async(t, async move {
+        let (bufnr, tick) = on_main(&main, || {
+            let _ = api::command("enew");
+            let mut b = api::get_current_buf();
+            let _ = b.set_lines(.., false, ["def greet():", "    print('Helo')"]);
+            (b.handle() as i64, b.get_changedtick().unwrap_or(0) as u64)
+        })
+        .await?;
+        let mut p = preview();
+        p.watch = Some(Stamp {
+            version: Version::Buffer {
+                bufnr,
+                changedtick: tick,
+            },
+            hash: TextHash::of(BEFORE),
+        });
+        let h = ask(&main, 50, p);
+        float_ready(&main, 50).await?;
+        // The buffer changes (a formatter, another plugin, the user in
+        // another window) while the float is open.
+        on_main(&main, move || {
+            let mut b = api::Buffer::from(bufnr as i32);
+            let _ = b.set_lines(1..2, false, ["    print('Helo!')"]);
+        })
+        .await?;
+        until(&main, "the float says it is stale", || {
+            current_lines()
+                .iter()
+                .any(|l| l.starts_with("STALE: greeting.py changed"))
+        })
+        .await?;
+        input(&main, "y").await?;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if h.is_finished() {
+            return Err("y was accepted on a stale plan".into());
+        }
+        input(&main, "r").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::Replan)
+    });
+}
+
+#[nvim_oxi::test]
+fn the_float_has_its_own_window_options(t: TestTerminator) {
+    let main = load();
+    run_async(t, async move {
+        on_main(&main, || {
+            let _ = api::command("setlocal number list colorcolumn=80 relativenumber");
+        })
+        .await?;
+        let h = ask(&main, 50, preview());
+        float_ready(&main, 50).await?;
+        let opts = on_main(&main, || {
+            let o = api::opts::OptionOpts::builder()
+                .win(api::get_current_win())
+                .build();
+            (
+                api::get_option_value::<bool>("number", &o).unwrap_or(true),
+                api::get_option_value::<bool>("list", &o).unwrap_or(true),
+                api::get_option_value::<String>("colorcolumn", &o).unwrap_or_default(),
+            )
+        })
+        .await?;
+        check_eq(
+            "number, list, colorcolumn",
+            opts,
+            (false, false, String::new()),
+        )?;
+        input(&main, "?").await?;
+        until(&main, "help is shown", || {
+            current_lines()
+                .iter()
+                .any(|l| l.starts_with("N        deny and tell the model why"))
+        })
+        .await?;
+        input(&main, "n").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::Deny)
     });
 }

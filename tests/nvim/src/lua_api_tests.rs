@@ -151,3 +151,81 @@ fn checkhealth_reports_the_setup_configuration() -> Result<(), String> {
         "#,
     )
 }
+
+#[nvim_oxi::test]
+fn a_lua_pre_tool_use_hook_denies_and_sees_the_input() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"
+        local dir = T.project()
+        T.write(dir .. "/a.txt", "alpha\n")
+        local seen = {}
+        T.setup(dir, {
+          permissions = { mode = "bypassPermissions" },
+          hooks = {
+            PreToolUse = function(input)
+              table.insert(seen, { tool = input.tool_name, mode = input.permission_mode, path = input.tool_input.file_path })
+              if input.tool_name == "Write" then
+                return { hookSpecificOutput = { hookEventName = "PreToolUse",
+                  permissionDecision = "deny", permissionDecisionReason = "no writes from Lua today" } }
+              end
+            end,
+          },
+        })
+        T.ok("Read", { file_path = "a.txt" })
+        local r = T.tool("Write", { file_path = "b.txt", content = "x" })
+        T.eq("denied", r.is_error, true)
+        T.eq("the model reads the hook's reason", r.content,
+          "A PreToolUse hook denied this Write call; nothing was written or run. Reason: no writes from Lua today")
+        T.eq("nothing written", vim.uv.fs_stat(dir .. "/b.txt"), nil)
+        T.eq("the hook saw both calls", #seen, 2)
+        T.eq("input", seen[1], { tool = "Read", mode = "bypassPermissions", path = dir .. "/a.txt" })
+        "#,
+    )
+}
+
+#[nvim_oxi::test]
+fn lathe_mode_switches_the_permission_mode_and_status_reports_it() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"
+        local dir = T.project()
+        T.write(dir .. "/p.txt", "x\n")
+        T.setup(dir)
+        T.eq("default mode", select(4, T.lathe.status()), "default")
+        vim.cmd("runtime plugin/lathe.lua")
+        vim.cmd("Lathe mode plan")
+        T.eq("status after :Lathe mode plan", select(4, T.lathe.status()), "plan")
+        T.eq("info", T.lathe.info().mode, "plan")
+        T.ok("Read", { file_path = "p.txt" })
+        local r = T.tool("Edit", { file_path = "p.txt", old_string = "x", new_string = "y" })
+        T.has("plan mode refuses edits", r.content, "The session is in plan mode")
+        T.eq("mode() returns the mode", T.lathe.mode("acceptEdits"), "acceptEdits")
+        T.ok("Edit", { file_path = "p.txt", old_string = "x", new_string = "y" })
+        T.eq("disk", T.bytes(dir .. "/p.txt"), "y\n")
+        local ok, err = pcall(T.lathe.mode, "yolo")
+        T.eq("unknown mode is an error", ok, false)
+        T.has("names the modes", tostring(err), "use one of default, acceptEdits, plan, bypassPermissions")
+        local completions = vim.fn.getcompletion("Lathe mode ", "cmdline")
+        T.eq("completion", completions, { "default", "acceptEdits", "plan", "bypassPermissions" })
+        "#,
+    )
+}
+
+#[nvim_oxi::test]
+fn settings_files_apply_and_their_problems_are_reported() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"
+        local dir = T.project()
+        vim.fn.mkdir(dir .. "/.claude", "p")
+        T.write(dir .. "/.claude/settings.json", vim.json.encode({ permissions = { deny = { "Read(secret.txt)" } } }))
+        T.write(dir .. "/.claude/settings.local.json", "{ not json")
+        T.write(dir .. "/secret.txt", "s\n")
+        T.setup(dir, { claude_settings = true })
+        local r = T.tool("Read", { file_path = "secret.txt" })
+        T.eq("denied by the project's settings", r.is_error, true)
+        T.has("names the rule and its file", r.content, "rule Read(secret.txt) from .claude/settings.json denies")
+        local problems = T.lathe.info().settings_problems
+        T.eq("one problem", #problems, 1)
+        T.has("the broken file is named", problems[1], "settings.local.json does not parse")
+        "#,
+    )
+}

@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::permissions::{Mode, Rule, Rules};
+use crate::hooks::HookConfig;
+use crate::permissions::{Mode, Rule, RuleBase, RuleKind, RuleSource, Rules};
+
+pub mod settings_files;
 
 /// Model used when `setup{ model = ... }` is not given.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
@@ -28,6 +31,9 @@ pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// Retries of a failed model request after its first try (so 5 tries in
 /// all; see `provider::retry::RetryPolicy::from_config`).
 pub const DEFAULT_MAX_RETRIES: u32 = 4;
+/// Default of `permission_guard_ms`: long enough that a key typed just
+/// before the float appeared is not an answer, short enough not to notice.
+pub const DEFAULT_PERMISSION_GUARD_MS: u64 = 400;
 /// Concurrency-safe tool calls that run at once, at most (`max_tool_concurrency`).
 pub const DEFAULT_MAX_TOOL_CONCURRENCY: usize = 10;
 /// Longest silence of a streaming answer before it counts as dropped, in ms.
@@ -105,6 +111,22 @@ pub struct Config {
     /// What to do after a stream failed mid-answer. Default
     /// [`StreamFallback::Streaming`].
     pub stream_fallback: StreamFallback,
+    /// Read Claude Code's settings files (`.claude/settings.json`,
+    /// `.claude/settings.local.json`, `~/.claude/settings.json`) for
+    /// permission rules, the default mode, additional directories and hooks.
+    /// `setup{ claude_settings = false }` turns it off. Default `true`.
+    pub claude_settings: bool,
+    /// Problems with the settings files, one line each (a file that does not
+    /// parse is ignored whole; an invalid rule denies its tool): shown once
+    /// at setup and by `:checkhealth lathe`.
+    pub settings_problems: Vec<String>,
+    /// Milliseconds after the permission float appears during which its
+    /// answer keys are ignored, so keys typed for something else are never
+    /// read as an answer. Default [`DEFAULT_PERMISSION_GUARD_MS`].
+    pub permission_guard_ms: u64,
+    /// The `hooks` objects of the settings files, with their source, in
+    /// precedence order (parsed by the hooks module).
+    pub hook_settings: Vec<(RuleSource, Value)>,
 }
 
 impl Config {
@@ -130,6 +152,10 @@ impl Config {
             max_retries: DEFAULT_MAX_RETRIES,
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             stream_fallback: StreamFallback::default(),
+            claude_settings: true,
+            settings_problems: Vec::new(),
+            permission_guard_ms: DEFAULT_PERMISSION_GUARD_MS,
+            hook_settings: Vec::new(),
             state_dir: dirs::state_dir()
                 .unwrap_or_else(std::env::temp_dir)
                 .join("lathe"),
@@ -140,7 +166,39 @@ impl Config {
     ///
     /// `cwd` is the editor's current directory, used when `opts.cwd` is absent
     /// and to resolve a relative `opts.cwd`. Errors name the offending key.
+    ///
+    /// Unless `claude_settings = false`, the settings files of the project
+    /// and of the user (`~/.claude/settings.json`) are read and merged
+    /// ([`settings_files::load`]); their problems land in
+    /// `settings_problems`, never in an error.
     pub fn from_setup(opts: &Value, cwd: &Path) -> Result<Self, ConfigError> {
+        Self::from_setup_with_home(opts, cwd, dirs::home_dir().as_deref())
+    }
+
+    /// [`Config::from_setup`] with `home` as the user's home directory (for
+    /// `~/.claude/settings.json` and `~/` in rules); `None` skips the user's
+    /// settings.
+    pub fn from_setup_with_home(
+        opts: &Value,
+        cwd: &Path,
+        home: Option<&Path>,
+    ) -> Result<Self, ConfigError> {
+        let mut cfg = Self::from_setup_options(opts, cwd, home)?;
+        if cfg.claude_settings {
+            let mode_given = ["/permissions/mode", "/permissions/defaultMode"]
+                .iter()
+                .any(|p| opts.pointer(p).is_some());
+            settings_files::load(&mut cfg, home, mode_given);
+        }
+        Ok(cfg)
+    }
+
+    /// The `setup()` options alone, without settings files.
+    fn from_setup_options(
+        opts: &Value,
+        cwd: &Path,
+        home: Option<&Path>,
+    ) -> Result<Self, ConfigError> {
         let mut cfg = Config::new(cwd);
         if opts.is_null()
             || opts.as_object().is_some_and(|m| m.is_empty())
@@ -240,32 +298,58 @@ impl Config {
             let p = PathBuf::from(nonempty("cwd", c)?);
             cfg.cwd = if p.is_absolute() { p } else { cwd.join(p) };
         }
+        if let Some(b) = raw.claude_settings {
+            cfg.claude_settings = b;
+        }
+        if let Some(ms) = raw.permission_guard_ms {
+            cfg.permission_guard_ms = whole("permission_guard_ms", &ms, 10_000)?;
+        }
         if let Some(p) = raw.permissions {
-            let mode = match p.mode.as_deref() {
-                None => Mode::Default,
-                Some(m) => Mode::parse(m).ok_or_else(|| {
-                    ConfigError(format!(
-                        "setup(): permissions.mode must be \"default\" or \"acceptEdits\", got {m:?}"
-                    ))
-                })?,
-            };
-            let parse = |list: Vec<String>| -> Result<Vec<Rule>, ConfigError> {
-                list.iter()
-                    .map(|r| {
-                        Rule::parse(r)
-                            .map_err(|e| ConfigError(format!("setup(): permissions: {e}")))
-                    })
-                    .collect()
-            };
-            cfg.permissions = Rules {
-                mode,
-                allow: parse(p.allow)?,
-                ask: parse(p.ask)?,
-                deny: parse(p.deny)?,
-            };
+            cfg.permissions = setup_rules(p, &cfg.cwd, home)?;
+        }
+        if let Some(h) = raw.hooks.filter(|h| !is_empty_table(h)) {
+            HookConfig::from_json(&h).map_err(|e| ConfigError(format!("setup(): {e}")))?;
+            cfg.hook_settings.push((RuleSource::Setup, h));
         }
         Ok(cfg)
     }
+}
+
+/// The `permissions` table of `setup()` as rules from [`RuleSource::Setup`]:
+/// `mode` (or `defaultMode`), `allow`, `ask`, `deny`,
+/// `additional_directories` (or `additionalDirectories`, relative to the
+/// root). Unlike a settings file, a bad rule here is an error naming it.
+fn setup_rules(p: RawPermissions, root: &Path, home: Option<&Path>) -> Result<Rules, ConfigError> {
+    let mut rules = Rules::default();
+    if let Some(m) = p.mode.or(p.default_mode) {
+        rules.mode = Mode::parse(&m).ok_or_else(|| {
+            ConfigError(format!(
+                "setup(): permissions.mode must be \"default\", \"acceptEdits\", \"plan\" or \"bypassPermissions\", got {m:?}"
+            ))
+        })?;
+    }
+    let base = RuleBase::at_root(root, home);
+    for (kind, list) in [
+        (RuleKind::Allow, p.allow),
+        (RuleKind::Ask, p.ask),
+        (RuleKind::Deny, p.deny),
+    ] {
+        for r in list {
+            let rule = Rule::parse(&r, &base)
+                .map_err(|e| ConfigError(format!("setup(): permissions: {e}")))?;
+            rules.push(kind, rule, RuleSource::Setup);
+        }
+    }
+    for d in p
+        .additional_directories
+        .into_iter()
+        .chain(p.additional_directories_camel)
+    {
+        rules
+            .additional_dirs
+            .push(settings_files::resolve_dir(&d, root, home));
+    }
+    Ok(rules)
 }
 
 /// A `setup` option that could not be used; the text names the key.
@@ -293,6 +377,11 @@ fn whole<T: TryFrom<u64>>(key: &str, v: &Value, max: u64) -> Result<T, ConfigErr
         })
 }
 
+/// `true` for `{}` or `[]` (Lua's empty table arrives as either).
+fn is_empty_table(v: &Value) -> bool {
+    v.as_object().is_some_and(|m| m.is_empty()) || v.as_array().is_some_and(|a| a.is_empty())
+}
+
 fn nonempty(key: &str, v: String) -> Result<String, ConfigError> {
     if v.trim().is_empty() {
         Err(ConfigError(format!("setup(): {key} must not be empty")))
@@ -318,6 +407,9 @@ struct RawSetup {
     idle_timeout_ms: Option<Value>,
     stream_fallback: Option<Value>,
     permissions: Option<RawPermissions>,
+    claude_settings: Option<bool>,
+    permission_guard_ms: Option<Value>,
+    hooks: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -331,6 +423,12 @@ struct RawBash {
 #[serde(deny_unknown_fields)]
 struct RawPermissions {
     mode: Option<String>,
+    #[serde(rename = "defaultMode")]
+    default_mode: Option<String>,
+    #[serde(default, deserialize_with = "list")]
+    additional_directories: Vec<String>,
+    #[serde(default, rename = "additionalDirectories", deserialize_with = "list")]
+    additional_directories_camel: Vec<String>,
     #[serde(default, deserialize_with = "list")]
     allow: Vec<String>,
     #[serde(default, deserialize_with = "list")]
@@ -350,7 +448,7 @@ fn list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error>
     match L::deserialize(d)? {
         L::List(v) => Ok(v),
         L::Empty(m) if m.is_empty() => Ok(Vec::new()),
-        L::Empty(_) => Err(serde::de::Error::custom("expected a list of rule strings")),
+        L::Empty(_) => Err(serde::de::Error::custom("expected a list of strings")),
     }
 }
 
@@ -373,7 +471,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.permissions.mode, Mode::AcceptEdits);
-        assert_eq!(c.permissions.deny, vec![Rule::tool("Write")]);
+        assert_eq!(
+            c.permissions.of(RuleKind::Deny).collect::<Vec<_>>(),
+            vec![&Rule::tool("Write")]
+        );
     }
 
     #[test]

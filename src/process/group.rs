@@ -1,8 +1,8 @@
-//! The Bash child's process group: signals to all of it, a liveness check
-//! that ignores zombies, and SIGKILL on drop.
+//! A child's process group: signals to all of it, a liveness check that
+//! ignores zombies, and SIGKILL on drop.
 //!
-//! `setsid()` made bash's pid the group id, so `killpg(2)` reaches every
-//! descendant that did not move to another group on purpose.
+//! [`super::new_session`] made the child's pid the group id, so `killpg(2)`
+//! reaches every descendant that did not move to another group on purpose.
 
 use std::time::Duration;
 
@@ -12,15 +12,18 @@ use tokio::time::Instant;
 const POLL: Duration = Duration::from_millis(20);
 
 /// The child's process group; SIGKILLs it on drop unless disarmed.
-pub(super) struct GroupGuard {
-    /// Process group id (= bash's pid); `None` once disarmed or if the pid
-    /// was unavailable.
+#[derive(Debug)]
+pub struct GroupGuard {
+    /// Process group id (= the leader's pid); `None` once disarmed or if the
+    /// pid was unavailable.
     pgid: Option<libc::pid_t>,
 }
 
 impl GroupGuard {
-    /// Guards the group led by `pid` (`Child::id()`).
-    pub(super) fn new(pid: Option<u32>) -> Self {
+    /// Guards the group led by `pid` (`Child::id()` of a child spawned with
+    /// [`super::new_session`]); `None` (the child already reaped) guards
+    /// nothing.
+    pub fn new(pid: Option<u32>) -> Self {
         Self {
             pgid: pid.and_then(|p| libc::pid_t::try_from(p).ok()),
         }
@@ -28,7 +31,7 @@ impl GroupGuard {
 
     /// Sends `sig` to the whole group; `false` when no process (not even a
     /// zombie) is left in it, or the guard is disarmed.
-    pub(super) fn signal(&self, sig: libc::c_int) -> bool {
+    pub fn signal(&self, sig: libc::c_int) -> bool {
         match self.pgid {
             // SAFETY: killpg has no memory-safety preconditions; pgid > 1
             // keeps a bad id from meaning "every process".
@@ -40,7 +43,7 @@ impl GroupGuard {
     /// Polls until no live process is left in the group or `deadline`
     /// passes. Zombies waiting for their new parent to reap them do not
     /// count: they can hold nothing open.
-    pub(super) async fn wait_gone_until(&self, deadline: Instant) {
+    pub async fn wait_gone_until(&self, deadline: Instant) {
         while self.has_live_members() && Instant::now() < deadline {
             tokio::time::sleep(POLL).await;
         }
@@ -67,7 +70,7 @@ impl GroupGuard {
     }
 
     /// Stops guarding: drop no longer kills.
-    pub(super) fn disarm(&mut self) {
+    pub fn disarm(&mut self) {
         self.pgid = None;
     }
 }

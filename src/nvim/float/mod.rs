@@ -1,0 +1,535 @@
+//! `FloatPrompter`: the permission ask as a floating window that never takes
+//! a keystroke by accident (`:help lathe-float`).
+//!
+//! - Asks queue on the main thread; one float shows at a time, titled
+//!   `(1 of 3)` when more wait. While any ask waits, the chat and
+//!   `lathe.statusline()` say "waiting for you: Edit greeting.py".
+//! - A float takes focus only when the user is in Normal mode, nothing is
+//!   pending (no typeahead, no operator) and no key was typed for the guard
+//!   time; otherwise the ask waits and is retried every [`POLL`].
+//! - For the guard time after it opens, its answer keys are ignored, so keys
+//!   typed for something else are never read as an answer.
+//! - Leaving or closing the float keeps the ask pending; `:Lathe review`
+//!   brings it back in the current tab. `:Lathe stop` denies every ask.
+//! - When the planned document changes while the float is open, the float
+//!   says the plan is stale and `y`/`a`/`A` are refused until `r` plans
+//!   again.
+//!
+//! After a float opens, the `User LathePermissionAsk` autocmd fires with the
+//! float as the current window.
+
+mod diff_tab;
+mod focus;
+pub mod view;
+mod window;
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use tokio::sync::oneshot;
+
+use super::bridge::MainThread;
+use super::guard::{guarded, notify_warn};
+use crate::editor::{TextHash, Version};
+use crate::permissions::{PermissionPreview, PromptAnswer, Prompter, Revision};
+use view::AskView;
+
+/// The `User` autocmd pattern fired after the float opens.
+pub const ASK_EVENT: &str = "LathePermissionAsk";
+
+/// How often a waiting ask checks whether it may open.
+pub const POLL: Duration = Duration::from_millis(100);
+
+/// Message when an answer key is pressed while the plan is stale.
+pub const STALE_KEY: &str =
+    "lathe: the file changed since this change was planned: press r to plan it again, or n to deny";
+/// Message when `a`/`A` are pressed but no rule can be offered.
+pub const NO_RULE_KEY: &str =
+    "lathe: no narrower rule fits this call; y allows it once, n denies it";
+/// Message when `a`/`A` are pressed after hunks were toggled or the text edited.
+pub const REVISED_RULE_KEY: &str =
+    "lathe: a and A allow the change as proposed; press y to apply your selection";
+
+/// Asks through floating windows on the main thread.
+pub struct FloatPrompter {
+    main: MainThread,
+    guard: Duration,
+}
+
+impl FloatPrompter {
+    /// A prompter opening its floats through `main`; answer keys are ignored
+    /// for `guard` after a float opens, and a float opens only after the
+    /// user typed nothing for `guard` (`Config::permission_guard_ms`).
+    pub fn new(main: MainThread, guard: Duration) -> Self {
+        Self { main, guard }
+    }
+}
+
+/// Ids of asks.
+static NEXT_ASK: AtomicU64 = AtomicU64::new(1);
+
+/// Takes an abandoned ask off the queue (closing its float): its future was
+/// dropped before an answer (the turn was stopped).
+struct AbandonOnDrop {
+    main: MainThread,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for AbandonOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            let id = self.id;
+            let _ = self.main.post(move || abandon(id));
+        }
+    }
+}
+
+#[async_trait]
+impl Prompter for FloatPrompter {
+    async fn ask(&self, tool: &str, preview: &PermissionPreview) -> PromptAnswer {
+        let (tx, rx) = oneshot::channel();
+        let id = NEXT_ASK.fetch_add(1, Ordering::Relaxed);
+        let mut guard = AbandonOnDrop {
+            main: self.main.clone(),
+            id,
+            armed: true,
+        };
+        let ask = Ask {
+            id,
+            tool: tool.to_string(),
+            preview: preview.clone(),
+            tx: Some(tx),
+            view: AskView::default(),
+        };
+        let guard_time = self.guard;
+        let queued = self
+            .main
+            .run(move || guarded("permission ask", || enqueue(ask, guard_time)))
+            .await;
+        let answer = match queued {
+            Ok(Some(())) => rx.await.unwrap_or(PromptAnswer::Deny),
+            _ => PromptAnswer::Deny,
+        };
+        guard.armed = false;
+        answer
+    }
+}
+
+/// One pending ask.
+struct Ask {
+    id: u64,
+    tool: String,
+    preview: PermissionPreview,
+    tx: Option<oneshot::Sender<PromptAnswer>>,
+    view: AskView,
+}
+
+/// The open float.
+struct Float {
+    ask_id: u64,
+    win: nvim_oxi::api::Window,
+    buf: nvim_oxi::api::Buffer,
+    /// The window that was current before it opened.
+    prev: nvim_oxi::api::Window,
+    opened: Instant,
+    /// Hunk of each buffer line.
+    hunk_of_line: Vec<Option<usize>>,
+}
+
+#[derive(Default)]
+struct Asks {
+    queue: Vec<Ask>,
+    float: Option<Float>,
+    polling: bool,
+    guard: Duration,
+}
+
+thread_local! {
+    static ASKS: RefCell<Asks> = RefCell::new(Asks::default());
+}
+
+/// Queues `ask` and shows it when it may take focus. Main thread.
+fn enqueue(ask: Ask, guard: Duration) {
+    focus::track_keys();
+    if let Some(watch) = ask.preview.watch.clone() {
+        if let Version::Buffer { bufnr, .. } = watch.version {
+            watch_buffer(ask.id, bufnr);
+        }
+    }
+    ASKS.with(|a| {
+        let mut a = a.borrow_mut();
+        a.guard = guard;
+        a.queue.push(ask);
+    });
+    show_next(false);
+}
+
+/// Shows the front ask if nothing shows and the user is idle in Normal
+/// mode (or `now`: `:Lathe review`), else keeps polling. Refreshes the
+/// waiting notice and the open float's title.
+fn show_next(now: bool) {
+    update_waiting();
+    let (front, shown, guard) = ASKS.with(|a| {
+        let a = a.borrow();
+        let shown = a
+            .float
+            .as_ref()
+            .filter(|f| f.win.is_valid())
+            .map(|f| f.ask_id);
+        (a.queue.first().map(|q| q.id), shown, a.guard)
+    });
+    let Some(front) = front else { return };
+    if shown == Some(front) {
+        window::redraw(front);
+        return;
+    }
+    if shown.is_some() {
+        // Another ask shows (cannot happen: the front is always the one
+        // shown); close it so the front can take its place.
+        close_float();
+    }
+    if now || focus::can_take_focus(guard) {
+        if let Err(e) = window::open(front) {
+            notify_warn(&format!("lathe: cannot open the permission window: {e}"));
+            answer(front, PromptAnswer::Deny);
+        }
+    } else {
+        schedule_poll();
+    }
+}
+
+/// Re-checks after [`POLL`] while an ask waits unshown.
+fn schedule_poll() {
+    let already = ASKS.with(|a| std::mem::replace(&mut a.borrow_mut().polling, true));
+    if already {
+        return;
+    }
+    focus::defer(POLL, || {
+        ASKS.with(|a| a.borrow_mut().polling = false);
+        let waiting = ASKS.with(|a| {
+            let a = a.borrow();
+            !a.queue.is_empty() && a.float.as_ref().is_none_or(|f| !f.win.is_valid())
+        });
+        if waiting {
+            show_next(false);
+        }
+    });
+}
+
+/// Sends `answer` for ask `id`, closes its float, and moves on to the next
+/// ask. Main thread.
+fn answer(id: u64, answer: PromptAnswer) {
+    let tx = ASKS.with(|a| {
+        let mut a = a.borrow_mut();
+        let pos = a.queue.iter().position(|q| q.id == id)?;
+        a.queue.remove(pos).tx
+    });
+    if ASKS.with(|a| a.borrow().float.as_ref().is_some_and(|f| f.ask_id == id)) {
+        close_float();
+    }
+    if let Some(tx) = tx {
+        let _ = tx.send(answer);
+    }
+    show_next(false);
+}
+
+/// Drops ask `id` without an answer (nobody waits for it any more).
+fn abandon(id: u64) {
+    let _ = guarded("closing the permission window", || {
+        ASKS.with(|a| a.borrow_mut().queue.retain(|q| q.id != id));
+        if ASKS.with(|a| a.borrow().float.as_ref().is_some_and(|f| f.ask_id == id)) {
+            close_float();
+        }
+        show_next(false);
+    });
+}
+
+/// Closes the open float (if any) and returns to the window before it. The
+/// ask it showed stays queued.
+fn close_float() {
+    let float = ASKS.with(|a| a.borrow_mut().float.take());
+    if let Some(f) = float {
+        if f.win.is_valid() {
+            let _ = f.win.close(true);
+        }
+        if f.prev.is_valid() {
+            let _ = nvim_oxi::api::set_current_win(&f.prev);
+        }
+    }
+}
+
+/// Brings the waiting ask back in the current tab (`:Lathe review`,
+/// `<Plug>(lathe-review)`). Errors: nothing waits.
+pub fn review() -> Result<(), String> {
+    let front = ASKS.with(|a| a.borrow().queue.first().map(|q| q.id));
+    if front.is_none() {
+        return Err("lathe: no permission ask is waiting".into());
+    }
+    let here = nvim_oxi::api::get_current_tabpage();
+    let shown_here = ASKS.with(|a| {
+        a.borrow()
+            .float
+            .as_ref()
+            .filter(|f| f.win.is_valid())
+            .and_then(|f| f.win.get_tabpage().ok())
+            .is_some_and(|t| t == here)
+    });
+    if shown_here {
+        let win = ASKS.with(|a| a.borrow().float.as_ref().map(|f| f.win.clone()));
+        if let Some(w) = win {
+            let _ = nvim_oxi::api::set_current_win(&w);
+        }
+        return Ok(());
+    }
+    close_float();
+    show_next(true);
+    Ok(())
+}
+
+/// Denies every pending ask (`:Lathe stop`).
+pub fn deny_all() {
+    let ids: Vec<u64> = ASKS.with(|a| a.borrow().queue.iter().map(|q| q.id).collect());
+    for id in ids {
+        answer(id, PromptAnswer::Deny);
+    }
+}
+
+/// The waiting notice for the statusline (`lathe.statusline()`), `None`
+/// when nothing waits.
+pub fn waiting() -> Option<String> {
+    ASKS.with(|a| {
+        let a = a.borrow();
+        a.queue
+            .first()
+            .map(|q| view::waiting_text(&title_of(q), a.queue.len()))
+    })
+}
+
+fn title_of(q: &Ask) -> String {
+    if q.preview.title.is_empty() {
+        q.tool.clone()
+    } else {
+        q.preview.title.clone()
+    }
+}
+
+fn update_waiting() {
+    super::chat::set_waiting(waiting().as_deref());
+}
+
+/// `true` when a permission float is open (in any tab).
+pub fn is_float_open() -> bool {
+    ASKS.with(|a| a.borrow().float.as_ref().is_some_and(|f| f.win.is_valid()))
+}
+
+/// A key pressed in the float of ask `id`. Keys within the guard time after
+/// it opened are ignored.
+fn on_key(id: u64, key: char) {
+    let (opened, guard) = ASKS.with(|a| {
+        let a = a.borrow();
+        (
+            a.float
+                .as_ref()
+                .filter(|f| f.ask_id == id)
+                .map(|f| f.opened),
+            a.guard,
+        )
+    });
+    let Some(opened) = opened else { return };
+    if opened.elapsed() < guard {
+        return;
+    }
+    match key {
+        'y' | 'a' | 'A' => {
+            if refresh_stale(id) {
+                notify_warn(STALE_KEY);
+                return;
+            }
+            allow(id, key);
+        }
+        'n' => answer(id, PromptAnswer::Deny),
+        'N' => {
+            let message = focus::input_line("Tell the model why (empty: just deny): ");
+            answer(
+                id,
+                PromptAnswer::DenyWithMessage(message.unwrap_or_default()),
+            );
+        }
+        'r' if refresh_stale(id) => answer(id, PromptAnswer::Replan),
+        '?' => {
+            with_view(id, |v| v.help = !v.help);
+            window::redraw(id);
+        }
+        ' ' => toggle_hunk(id),
+        'd' => {
+            if let Err(e) = diff_tab::open(id) {
+                notify_warn(&format!("lathe: cannot open the diff tab: {e}"));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `y`, `a` or `A` on a fresh plan.
+fn allow(id: u64, key: char) {
+    let Some((preview, view)) = ASKS.with(|a| {
+        a.borrow()
+            .queue
+            .iter()
+            .find(|q| q.id == id)
+            .map(|q| (q.preview.clone(), q.view.clone()))
+    }) else {
+        return;
+    };
+    let revised = !view.rejected.is_empty() || view.edited.is_some();
+    let reply = match (key, revised) {
+        ('y', false) => PromptAnswer::AllowOnce,
+        ('y', true) => {
+            let after = view::effective_after(&preview, &view);
+            let unchanged = match (&preview.change, &after) {
+                (Some((before, _)), Some(after)) => before.as_deref().unwrap_or("") == after,
+                _ => false,
+            };
+            match after {
+                // Every hunk left out: nothing of the change remains.
+                _ if unchanged && view.edited.is_none() => PromptAnswer::Deny,
+                Some(after) => PromptAnswer::AllowRevised(Revision {
+                    after,
+                    rejected_hunks: view.rejected.iter().map(|h| h + 1).collect(),
+                    edited: view.edited.is_some(),
+                }),
+                None => PromptAnswer::AllowOnce,
+            }
+        }
+        (_, true) => {
+            notify_warn(REVISED_RULE_KEY);
+            return;
+        }
+        _ if preview.session_rules.is_empty() => {
+            notify_warn(NO_RULE_KEY);
+            return;
+        }
+        ('a', false) => PromptAnswer::AllowSession,
+        _ => PromptAnswer::AllowAndSave,
+    };
+    answer(id, reply);
+}
+
+/// Toggles the hunk under the cursor in the float of ask `id`.
+fn toggle_hunk(id: u64) {
+    let hunk = ASKS.with(|a| {
+        let a = a.borrow();
+        let f = a.float.as_ref().filter(|f| f.ask_id == id)?;
+        let (row, _) = f.win.get_cursor().ok()?;
+        f.hunk_of_line.get(row.checked_sub(1)?).copied().flatten()
+    });
+    if let Some(h) = hunk {
+        with_view(id, |v| {
+            if !v.rejected.remove(&h) {
+                v.rejected.insert(h);
+            }
+        });
+        window::redraw(id);
+    }
+}
+
+/// Runs `f` on the view state of ask `id`.
+fn with_view(id: u64, f: impl FnOnce(&mut AskView)) {
+    ASKS.with(|a| {
+        if let Some(q) = a.borrow_mut().queue.iter_mut().find(|q| q.id == id) {
+            f(&mut q.view);
+        }
+    });
+}
+
+/// Checks whether ask `id`'s document moved on since the plan (the stale
+/// rule against its watch stamp), marks it and redraws when it did.
+/// Returns the stale state.
+fn refresh_stale(id: u64) -> bool {
+    let Some((watch, path, already)) = ASKS.with(|a| {
+        a.borrow().queue.iter().find(|q| q.id == id).map(|q| {
+            (
+                q.preview.watch.clone(),
+                q.preview.path.clone(),
+                q.view.stale,
+            )
+        })
+    }) else {
+        return false;
+    };
+    if already {
+        return true;
+    }
+    let Some(watch) = watch else { return false };
+    let stale = match &watch.version {
+        Version::Buffer { bufnr, .. } => {
+            let buf = nvim_oxi::api::Buffer::from(*bufnr as i32);
+            match super::buffer_text::snapshot(&buf) {
+                Ok(s) => watch.is_stale(
+                    &Version::Buffer {
+                        bufnr: *bufnr,
+                        changedtick: s.tick,
+                    },
+                    || TextHash::of(&s.text()),
+                ),
+                Err(_) => true,
+            }
+        }
+        Version::Disk { .. } => match path.map(std::fs::read) {
+            Some(Ok(bytes)) => match crate::editor::codec::decode(&bytes) {
+                Ok((text, _)) => TextHash::of(&text) != watch.hash,
+                Err(_) => true,
+            },
+            _ => true,
+        },
+    };
+    if stale {
+        with_view(id, |v| v.stale = true);
+        window::redraw(id);
+    }
+    stale
+}
+
+/// Watches buffer `bufnr` for changes while ask `id` is pending: a change
+/// schedules a stale check (the callback itself may not call the API).
+fn watch_buffer(id: u64, bufnr: i64) {
+    let buf = nvim_oxi::api::Buffer::from(bufnr as i32);
+    let opts = nvim_oxi::api::opts::BufAttachOpts::builder()
+        .on_lines(move |_args: nvim_oxi::api::opts::OnLinesArgs| {
+            let pending = ASKS.with(|a| {
+                a.try_borrow()
+                    .map(|a| a.queue.iter().any(|q| q.id == id))
+                    .unwrap_or(true)
+            });
+            if pending {
+                nvim_oxi::schedule(move |()| {
+                    let _ = guarded("permission stale check", || refresh_stale(id));
+                });
+            }
+            // Detach once the ask is answered.
+            !pending
+        })
+        .build();
+    let _ = buf.attach(false, &opts);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn golden_texts() {
+        assert_eq!(STALE_KEY, "lathe: the file changed since this change was planned: press r to plan it again, or n to deny");
+        assert_eq!(
+            NO_RULE_KEY,
+            "lathe: no narrower rule fits this call; y allows it once, n denies it"
+        );
+        assert_eq!(
+            REVISED_RULE_KEY,
+            "lathe: a and A allow the change as proposed; press y to apply your selection"
+        );
+    }
+}

@@ -1,0 +1,571 @@
+//! The pure permission decision (gate 6 in docs/architecture.md, "The
+//! gates"): deny > ask > allow across every source, then the mode, then the
+//! defaults. No I/O: the caller resolves paths (symlinks, the deepest
+//! existing ancestor of a new file) before asking.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::shell::{self, Split};
+use super::{Mode, RuleKind, RuleSource, Rules, SourcedRule};
+
+/// A call as the permission gate sees it. Paths are absolute and canonical.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// PascalCase tool name.
+    pub tool: &'a str,
+    /// `true` when the call cannot change anything.
+    pub read_only: bool,
+    /// The file or directory it touches (file tools).
+    pub path: Option<&'a Path>,
+    /// `true` when `path` is a directory (Grep/Glob on a folder).
+    pub path_is_dir: bool,
+    /// The command line (Bash).
+    pub command: Option<&'a str>,
+    /// Paths the command line names (Bash), resolved against the root.
+    pub command_paths: &'a [PathBuf],
+    /// The normalised input as compact JSON (rules of other tools match it).
+    pub input_json: &'a str,
+    /// The project root.
+    pub root: &'a Path,
+}
+
+/// Why the gate decided as it did: the text shown in the float and the
+/// result, and the rule (with its source) when one decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    /// What decided, in words: `rule Edit(secret/**) from .claude/settings.json`,
+    /// `Edit asks by default`, `plan mode`.
+    pub text: String,
+    /// The deciding rule as written, when a rule decided.
+    pub rule: Option<String>,
+    /// Where that rule came from.
+    pub source: Option<RuleSource>,
+    /// What kind of reason it is (picks the model-facing text of a denial).
+    pub kind: ReasonKind,
+}
+
+/// Kinds of [`Reason`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReasonKind {
+    /// A configured or granted rule.
+    Rule,
+    /// A rule that did not parse: its tool is denied until it is fixed.
+    InvalidRule,
+    /// The tool's default without a matching rule.
+    Default,
+    /// The session mode (`plan`, `acceptEdits`, `bypassPermissions`).
+    Mode,
+    /// A protected path (`.git/`, `.env*`, settings files): always asks.
+    Protected,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Reason {
+    fn new(kind: ReasonKind, text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            rule: None,
+            source: None,
+            kind,
+        }
+    }
+
+    fn rule(r: &SourcedRule, verb: &str) -> Self {
+        let kind = if r.invalid.is_some() {
+            ReasonKind::InvalidRule
+        } else {
+            ReasonKind::Rule
+        };
+        let text = match &r.invalid {
+            Some(written) => format!(
+                "the invalid rule {written:?} in {} denies {} until it is fixed",
+                r.source,
+                r.rule.tool_name()
+            ),
+            None => format!("rule {} from {} {verb}", r.rule, r.source),
+        };
+        Self {
+            text,
+            rule: Some(r.rule.to_string()),
+            source: Some(r.source.clone()),
+            kind,
+        }
+    }
+}
+
+/// The gate's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it.
+    Allow(Reason),
+    /// Ask the user first.
+    Ask(Reason),
+    /// Refuse.
+    Deny(Reason),
+}
+
+impl Decision {
+    /// The reason, whatever the verdict.
+    pub fn reason(&self) -> &Reason {
+        match self {
+            Decision::Allow(r) | Decision::Ask(r) | Decision::Deny(r) => r,
+        }
+    }
+}
+
+/// How the rules of one kind apply to a request.
+enum Hit<'r> {
+    /// A rule of the kind applies (for Bash: to at least one part).
+    Any(&'r SourcedRule),
+    /// Every part is covered by some rule of the kind (allow needs this).
+    All(&'r SourcedRule),
+    None,
+}
+
+/// Decides `req` against `rules` (pure; no I/O):
+///
+/// 1. a **deny** rule from any source that matches (for Bash: any part of a
+///    compound command) denies;
+/// 2. plan mode denies what would change something;
+/// 3. an **ask** rule that matches (any part) asks; so does a protected path
+///    (`.git/`, `.env*`, settings files) in every mode;
+/// 4. an **allow** rule (for Bash: one for every part) allows;
+/// 5. the mode: `bypassPermissions` allows, `acceptEdits` allows edits
+///    inside the project;
+/// 6. defaults: read-only calls inside the project (the root and
+///    `rules.additional_dirs`) are allowed, everything else asks.
+pub fn decide(rules: &Rules, req: &Request<'_>) -> Decision {
+    if let Hit::Any(r) | Hit::All(r) = hit(rules, RuleKind::Deny, req) {
+        return Decision::Deny(Reason::rule(r, "denies"));
+    }
+    if rules.mode == Mode::Plan && !req.read_only {
+        return Decision::Deny(Reason::new(
+            ReasonKind::Mode,
+            format!("plan mode: {} would change something", req.tool),
+        ));
+    }
+    if let Hit::Any(r) | Hit::All(r) = hit(rules, RuleKind::Ask, req) {
+        return Decision::Ask(Reason::rule(r, "asks"));
+    }
+    if let Some(what) = protected(req) {
+        return Decision::Ask(Reason::new(
+            ReasonKind::Protected,
+            format!("{what} always asks"),
+        ));
+    }
+    if let Hit::All(r) = hit(rules, RuleKind::Allow, req) {
+        return Decision::Allow(Reason::rule(r, "allows"));
+    }
+    let inside = |p: &Path| is_inside(p, req.root, &rules.additional_dirs);
+    let all_inside = req.path.is_none_or(inside) && req.command_paths.iter().all(|p| inside(p));
+    match rules.mode {
+        Mode::BypassPermissions => {
+            return Decision::Allow(Reason::new(ReasonKind::Mode, "bypassPermissions mode"))
+        }
+        Mode::AcceptEdits if !req.read_only && req.path.is_some_and(inside) => {
+            return Decision::Allow(Reason::new(ReasonKind::Mode, "acceptEdits mode"))
+        }
+        _ => {}
+    }
+    match (req.read_only, all_inside) {
+        (true, true) => Decision::Allow(Reason::new(
+            ReasonKind::Default,
+            "read-only inside the project",
+        )),
+        (true, false) => Decision::Ask(Reason::new(
+            ReasonKind::Default,
+            "it reads outside the project",
+        )),
+        (false, _) if req.path.is_some() => Decision::Ask(Reason::new(
+            ReasonKind::Default,
+            format!("{} changes files, and asks by default", req.tool),
+        )),
+        (false, _) => Decision::Ask(Reason::new(
+            ReasonKind::Default,
+            format!("{} may change files or run programs", req.tool),
+        )),
+    }
+}
+
+/// The rules of `kind` that apply to `req`.
+fn hit<'r>(rules: &'r Rules, kind: RuleKind, req: &Request<'_>) -> Hit<'r> {
+    let of_kind = || rules.entries.iter().filter(move |r| r.kind == kind);
+    if let Some(command) = req.command.filter(|_| req.tool == "Bash") {
+        // A bare `Bash` rule covers any command, even one that cannot be split.
+        if let Some(r) = of_kind().find(|r| r.rule.is_whole_tool() && r.rule.tool_name() == "Bash")
+        {
+            return Hit::All(r);
+        }
+        let parts = match shell::split(command) {
+            Split::Commands(parts) if !parts.is_empty() => parts,
+            // A line that cannot be decomposed is covered by no specifier.
+            _ => return Hit::None,
+        };
+        let matching: Vec<Option<&SourcedRule>> = parts
+            .iter()
+            .map(|p| {
+                // A rule names a command, not where its output goes: `echo:*`
+                // does not allow `echo x > ~/.bashrc`. Writing parts are left
+                // to ask (deny and ask rules still match them).
+                if kind == RuleKind::Allow && writes_a_file(p) {
+                    return None;
+                }
+                of_kind().find(|r| r.rule.matches_command(p))
+            })
+            .collect();
+        return match (
+            matching.iter().all(Option::is_some),
+            matching.iter().flatten().next(),
+        ) {
+            (true, Some(r)) => Hit::All(r),
+            (false, Some(r)) => Hit::Any(r),
+            _ => Hit::None,
+        };
+    }
+    let found = if req.path.is_some() || is_file_tool(req.tool) {
+        of_kind().find(|r| r.rule.matches_path(req.tool, req.path, req.path_is_dir))
+    } else {
+        of_kind().find(|r| r.rule.matches_input(req.tool, req.input_json))
+    };
+    found.map_or(Hit::None, Hit::All)
+}
+
+/// `true` when `cmd` redirects into or from a file (not `/dev/null`).
+fn writes_a_file(cmd: &shell::SimpleCommand) -> bool {
+    cmd.redirect_targets
+        .iter()
+        .any(|t| !matches!(t.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr"))
+}
+
+fn is_file_tool(tool: &str) -> bool {
+    matches!(tool, "Read" | "Edit" | "Write" | "Grep" | "Glob")
+}
+
+/// `true` when `path` is the root, an additional directory, or below one of
+/// them, by whole components (`/w/proj-evil` is not inside `/w/proj`).
+pub fn is_inside(path: &Path, root: &Path, additional: &[PathBuf]) -> bool {
+    path.starts_with(root) || additional.iter().any(|d| path.starts_with(d))
+}
+
+/// What makes `req` touch a protected path, if anything: a `.git` folder, a
+/// `.env*` file, or a Claude Code settings file (`.claude/settings*.json`,
+/// the project's or the user's).
+fn protected(req: &Request<'_>) -> Option<String> {
+    let paths = req
+        .path
+        .into_iter()
+        .chain(req.command_paths.iter().map(PathBuf::as_path));
+    for p in paths {
+        if let Some(what) = protected_path(p) {
+            return Some(what);
+        }
+    }
+    None
+}
+
+fn protected_path(p: &Path) -> Option<String> {
+    let names: Vec<&str> = p
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .collect();
+    if names.contains(&".git") {
+        return Some("anything inside .git/".into());
+    }
+    let file = names.last().copied().unwrap_or("");
+    if file.starts_with(".env") {
+        return Some(format!("{file} (.env files)"));
+    }
+    let in_claude = names.len() >= 2 && names[names.len() - 2] == ".claude";
+    if in_claude && file.starts_with("settings") && file.ends_with(".json") {
+        return Some(format!(".claude/{file} (settings files)"));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permissions::{Rule, RuleBase};
+
+    const ROOT: &str = "/w/proj";
+
+    fn rules(mode: Mode, list: &[(RuleKind, &str, RuleSource)]) -> Rules {
+        let base = RuleBase::at_root(Path::new(ROOT), Some(Path::new("/home/u")));
+        Rules {
+            mode,
+            entries: list
+                .iter()
+                .map(|(kind, r, source)| SourcedRule {
+                    rule: Rule::parse(r, &base).expect("rule"),
+                    kind: *kind,
+                    source: source.clone(),
+                    invalid: None,
+                })
+                .collect(),
+            additional_dirs: vec![PathBuf::from("/w/shared")],
+        }
+    }
+
+    fn file(tool: &'static str, read_only: bool, path: &'static str) -> Request<'static> {
+        Request {
+            tool,
+            read_only,
+            path: Some(Path::new(path)),
+            path_is_dir: false,
+            command: None,
+            command_paths: &[],
+            input_json: "{}",
+            root: Path::new(ROOT),
+        }
+    }
+
+    fn bash<'a>(command: &'a str, read_only: bool, paths: &'a [PathBuf]) -> Request<'a> {
+        Request {
+            tool: "Bash",
+            read_only,
+            path: None,
+            path_is_dir: false,
+            command: Some(command),
+            command_paths: paths,
+            input_json: "{}",
+            root: Path::new(ROOT),
+        }
+    }
+
+    fn verdict(d: &Decision) -> &'static str {
+        match d {
+            Decision::Allow(_) => "allow",
+            Decision::Ask(_) => "ask",
+            Decision::Deny(_) => "deny",
+        }
+    }
+
+    #[test]
+    fn defaults_table() {
+        let none = rules(Mode::Default, &[]);
+        let in_shared = file("Read", true, "/w/shared/a.txt");
+        let etc = [PathBuf::from("/etc/passwd")];
+        let cases: Vec<(&str, Request<'_>, &str)> = vec![
+            ("Read inside", file("Read", true, "/w/proj/a.rs"), "allow"),
+            ("Grep inside", file("Grep", true, "/w/proj/src"), "allow"),
+            ("Read outside", file("Read", true, "/etc/hosts"), "ask"),
+            (
+                "Read sibling with the root as prefix",
+                file("Read", true, "/w/proj-evil/a"),
+                "ask",
+            ),
+            ("Read in an additional directory", in_shared, "allow"),
+            ("Edit inside", file("Edit", false, "/w/proj/a.rs"), "ask"),
+            ("read-only Bash", bash("ls -la", true, &[]), "allow"),
+            (
+                "read-only Bash naming a path outside",
+                bash("cat /etc/passwd", true, &etc),
+                "ask",
+            ),
+            ("other Bash", bash("make", false, &[]), "ask"),
+            ("Read .env", file("Read", true, "/w/proj/.env.local"), "ask"),
+            (
+                "Read inside .git",
+                file("Read", true, "/w/proj/.git/config"),
+                "ask",
+            ),
+            (
+                "Edit settings",
+                file("Edit", false, "/w/proj/.claude/settings.local.json"),
+                "ask",
+            ),
+        ];
+        for (what, req, want) in cases {
+            assert_eq!(verdict(&decide(&none, &req)), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn deny_beats_ask_beats_allow_across_sources() {
+        let user = RuleSource::UserSettings(PathBuf::from("/home/u/.claude/settings.json"));
+        let project = RuleSource::ProjectSettings(PathBuf::from("/w/proj/.claude/settings.json"));
+        let r = rules(
+            Mode::AcceptEdits,
+            &[
+                (RuleKind::Allow, "Edit", RuleSource::Setup),
+                (RuleKind::Ask, "Edit(secret/**)", project.clone()),
+                (RuleKind::Deny, "Edit(secret/keys)", user.clone()),
+            ],
+        );
+        let d = decide(&r, &file("Edit", false, "/w/proj/secret/keys"));
+        assert_eq!(verdict(&d), "deny");
+        assert_eq!(d.reason().source, Some(user));
+        assert_eq!(d.reason().rule.as_deref(), Some("Edit(secret/keys)"));
+        assert_eq!(
+            d.reason().text,
+            "rule Edit(secret/keys) from ~/.claude/settings.json denies"
+        );
+        let d = decide(&r, &file("Write", false, "/w/proj/secret/x"));
+        assert_eq!(verdict(&d), "ask", "an Edit rule covers Write");
+        assert_eq!(d.reason().source, Some(project));
+        assert_eq!(
+            verdict(&decide(&r, &file("Edit", false, "/w/proj/src/x"))),
+            "allow"
+        );
+    }
+
+    #[test]
+    fn read_rules_govern_grep_and_glob() {
+        let r = rules(
+            Mode::Default,
+            &[(RuleKind::Deny, "Read(secrets/**)", RuleSource::Setup)],
+        );
+        let mut grep = file("Grep", true, "/w/proj/secrets");
+        grep.path_is_dir = true;
+        assert_eq!(verdict(&decide(&r, &grep)), "deny");
+        assert_eq!(
+            verdict(&decide(&r, &file("Glob", true, "/w/proj/secrets/a"))),
+            "deny"
+        );
+        assert_eq!(
+            verdict(&decide(&r, &file("Read", true, "/w/proj/src/a"))),
+            "allow"
+        );
+    }
+
+    #[test]
+    fn compound_bash_is_allowed_only_when_every_part_is() {
+        let r = rules(
+            Mode::Default,
+            &[
+                (RuleKind::Allow, "Bash(npm run test:*)", RuleSource::Setup),
+                (RuleKind::Allow, "Bash(git status)", RuleSource::Setup),
+                (RuleKind::Deny, "Bash(rm:*)", RuleSource::Setup),
+            ],
+        );
+        let cases = [
+            ("npm run test -- --watch", "allow"),
+            ("npm run test && git status", "allow"),
+            ("npm run testing", "ask"),
+            ("npm run test && make", "ask"),
+            ("npm run test; rm -rf build", "deny"),
+            ("echo $(rm -rf /)", "deny"),
+            ("git status > status.txt", "ask"),
+            ("git status 2>/dev/null", "allow"),
+            ("git status | rm x", "deny"),
+        ];
+        for (cmd, want) in cases {
+            assert_eq!(verdict(&decide(&r, &bash(cmd, false, &[]))), want, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn a_bare_bash_rule_covers_even_a_line_that_cannot_be_split() {
+        let r = rules(
+            Mode::Default,
+            &[(RuleKind::Allow, "Bash", RuleSource::Setup)],
+        );
+        assert_eq!(
+            verdict(&decide(&r, &bash("cat <<EOF\nx\nEOF", false, &[]))),
+            "allow"
+        );
+        let r = rules(
+            Mode::Default,
+            &[(RuleKind::Allow, "Bash(cat:*)", RuleSource::Setup)],
+        );
+        assert_eq!(
+            verdict(&decide(&r, &bash("cat <<EOF\nx\nEOF", false, &[]))),
+            "ask"
+        );
+    }
+
+    #[test]
+    fn modes() {
+        let plan = rules(Mode::Plan, &[(RuleKind::Allow, "Edit", RuleSource::Setup)]);
+        let d = decide(&plan, &file("Edit", false, "/w/proj/a"));
+        assert_eq!(verdict(&d), "deny");
+        assert_eq!(d.reason().kind, ReasonKind::Mode);
+        assert_eq!(verdict(&decide(&plan, &bash("make", false, &[]))), "deny");
+        assert_eq!(verdict(&decide(&plan, &bash("ls", true, &[]))), "allow");
+
+        let bypass = rules(
+            Mode::BypassPermissions,
+            &[(RuleKind::Deny, "Bash(rm:*)", RuleSource::Setup)],
+        );
+        assert_eq!(
+            verdict(&decide(&bypass, &bash("make", false, &[]))),
+            "allow"
+        );
+        assert_eq!(verdict(&decide(&bypass, &bash("rm x", false, &[]))), "deny");
+        assert_eq!(
+            verdict(&decide(&bypass, &file("Edit", false, "/w/proj/.env"))),
+            "ask",
+            "protected paths ask in every mode"
+        );
+
+        let accept = rules(Mode::AcceptEdits, &[]);
+        assert_eq!(
+            verdict(&decide(&accept, &file("Write", false, "/w/proj/a"))),
+            "allow"
+        );
+        assert_eq!(
+            verdict(&decide(&accept, &file("Write", false, "/q/a"))),
+            "ask"
+        );
+        assert_eq!(verdict(&decide(&accept, &bash("make", false, &[]))), "ask");
+    }
+
+    #[test]
+    fn protected_paths_ask_even_with_an_allow_rule_but_obey_deny() {
+        let r = rules(
+            Mode::Default,
+            &[
+                (RuleKind::Allow, "Read", RuleSource::Setup),
+                (RuleKind::Deny, "Read(.env.prod)", RuleSource::Setup),
+            ],
+        );
+        assert_eq!(
+            verdict(&decide(&r, &file("Read", true, "/w/proj/.env"))),
+            "ask"
+        );
+        assert_eq!(
+            verdict(&decide(&r, &file("Read", true, "/w/proj/.env.prod"))),
+            "deny"
+        );
+    }
+
+    #[test]
+    fn an_invalid_rule_denies_its_tool_and_says_so() {
+        let mut r = rules(Mode::Default, &[]);
+        let source = RuleSource::ProjectSettings(PathBuf::from("/w/proj/.claude/settings.json"));
+        r.entries.push(SourcedRule {
+            rule: Rule::tool("Bash"),
+            kind: RuleKind::Deny,
+            source,
+            invalid: Some("Bash(npm test".into()),
+        });
+        let d = decide(&r, &bash("ls", true, &[]));
+        assert_eq!(verdict(&d), "deny");
+        assert_eq!(d.reason().kind, ReasonKind::InvalidRule);
+        assert_eq!(
+            d.reason().text,
+            "the invalid rule \"Bash(npm test\" in .claude/settings.json denies Bash until it is fixed"
+        );
+    }
+
+    #[test]
+    fn other_tools_match_rules_on_their_input() {
+        let r = rules(
+            Mode::Default,
+            &[(RuleKind::Allow, "SearchIssues(*lathe*)", RuleSource::Setup)],
+        );
+        let mut req = bash("", false, &[]);
+        req.tool = "SearchIssues";
+        req.command = None;
+        req.input_json = r#"{"query":"lathe"}"#;
+        assert_eq!(verdict(&decide(&r, &req)), "allow");
+        req.input_json = r#"{"query":"x"}"#;
+        assert_eq!(verdict(&decide(&r, &req)), "ask");
+    }
+}

@@ -1,0 +1,254 @@
+//! Every answer of the permission float through the pipeline: what is
+//! written, what the model reads, what the session remembers — `a` adds the
+//! narrow rule it showed (never the whole tool), `A` also saves it, a
+//! revision is applied and named in the result, `N` passes the user's words,
+//! a re-plan asks again with a fresh plan; and plan mode refuses edits with
+//! a message that says why.
+
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use lathe::config::Config;
+use lathe::editor::DiskEditor;
+use lathe::events::{RecordingSink, ToolStatus};
+use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
+use lathe::permissions::{Mode, PermissionState, PromptAnswer, Revision, Rules, ScriptedPrompter};
+use lathe::protocol::ToolUse;
+use lathe::tools::builtin_tools;
+use lathe::tools::diff::apply_hunks;
+use serde_json::{json, Value};
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    env: ExecEnv,
+    prompter: Arc<ScriptedPrompter>,
+}
+
+fn setup(mode: Mode, answers: Vec<PromptAnswer>) -> Setup {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("root");
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    let prompter = Arc::new(ScriptedPrompter::new(answers));
+    let config = Config::new(&root);
+    let env = ExecEnv {
+        registry: Arc::new(ToolRegistry::new(builtin_tools(&config)).expect("unique")),
+        ctx: common::tool_ctx(&root, Arc::new(DiskEditor)),
+        permissions: Arc::new(PermissionState::new(Rules {
+            mode,
+            ..Rules::default()
+        })),
+        prompter: prompter.clone(),
+        sink: Arc::new(RecordingSink::default()),
+        results: Arc::new(ResultStore::new(root.join(".results"), "t")),
+        interactive: true,
+        hooks: Default::default(),
+        turn_stop: Default::default(),
+    };
+    Setup {
+        _dir: dir,
+        root,
+        env,
+        prompter,
+    }
+}
+
+async fn call(env: &ExecEnv, name: &str, input: Value) -> (ToolStatus, String) {
+    let run = run_tool_use(
+        &PendingToolUse::from(ToolUse {
+            id: "toolu_1".into(),
+            name: name.into(),
+            input,
+        }),
+        env,
+    )
+    .await;
+    (run.status, run.result.content.as_text())
+}
+
+/// Writes `text` to `rel` and lets the model Read it (Edit and Write need that).
+async fn write_and_read(s: &Setup, rel: &str, text: &str) {
+    std::fs::write(s.root.join(rel), text).expect("write");
+    let (status, _) = call(&s.env, "Read", json!({ "file_path": rel })).await;
+    assert_eq!(status, ToolStatus::Done);
+}
+
+#[tokio::test]
+async fn a_allows_the_folder_for_the_session_not_every_edit() {
+    let s = setup(
+        Mode::Default,
+        vec![PromptAnswer::AllowSession, PromptAnswer::Deny],
+    );
+    write_and_read(&s, "src/a.txt", "one\n").await;
+    write_and_read(&s, "b.txt", "two\n").await;
+    let (status, _) = call(
+        &s.env,
+        "Edit",
+        json!({"file_path": "src/a.txt", "old_string": "one", "new_string": "ONE"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Done);
+    let asked = s.prompter.asked();
+    assert_eq!(asked[0].1.session_rules, vec!["Edit(src/**)".to_string()]);
+    // Another file in src/: allowed without asking.
+    let (status, _) = call(
+        &s.env,
+        "Write",
+        json!({"file_path": "src/c.txt", "content": "three\n"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Done);
+    assert_eq!(s.prompter.asked().len(), 1);
+    // Outside src/: asks again (and is denied).
+    let (status, _) = call(
+        &s.env,
+        "Edit",
+        json!({"file_path": "b.txt", "old_string": "two", "new_string": "TWO"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Denied);
+    assert_eq!(s.prompter.asked().len(), 2);
+}
+
+#[tokio::test]
+async fn shift_a_saves_the_rule_to_settings_local_json() {
+    let s = setup(Mode::Default, vec![PromptAnswer::AllowAndSave]);
+    let (status, _) = call(&s.env, "Bash", json!({"command": "touch made && ls made"})).await;
+    assert_eq!(status, ToolStatus::Done);
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.root.join(".claude/settings.local.json")).expect("saved"),
+    )
+    .expect("json");
+    assert_eq!(
+        saved["permissions"]["allow"],
+        json!(["Bash(touch:*)", "Bash(ls:*)"])
+    );
+    // A new setup() reads it: the same kind of call no longer asks.
+    let c = Config::from_setup_with_home(&json!({}), &s.root, None).expect("setup");
+    assert!(c.settings_problems.is_empty(), "{:?}", c.settings_problems);
+    assert_eq!(c.permissions.entries.len(), 2);
+}
+
+#[tokio::test]
+async fn a_revision_is_applied_and_named_in_the_result() {
+    let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let after = before
+        .replace("line 2\n", "line two\n")
+        .replace("line 18\n", "line eighteen\n");
+    let kept = apply_hunks(&before, &after, &[true, false]);
+    let s = setup(
+        Mode::Default,
+        vec![PromptAnswer::AllowRevised(Revision {
+            after: kept.clone(),
+            rejected_hunks: vec![2],
+            edited: false,
+        })],
+    );
+    write_and_read(&s, "f.txt", &before).await;
+    let (status, text) = call(
+        &s.env,
+        "Write",
+        json!({"file_path": "f.txt", "content": after}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Done, "{text}");
+    assert_eq!(std::fs::read_to_string(s.root.join("f.txt")).unwrap(), kept);
+    assert!(
+        text.ends_with("Note: the user changed this edit before it was applied: they left out 1 hunk of the proposed diff (numbered 2). The file holds the text shown above, not exactly what you proposed; Read it before you edit that region again."),
+        "{text}"
+    );
+    // The shown snippet is the text as applied.
+    assert!(text.contains("\tline two"), "{text}");
+}
+
+#[tokio::test]
+async fn shift_n_passes_the_users_words_to_the_model() {
+    let s = setup(
+        Mode::Default,
+        vec![PromptAnswer::DenyWithMessage(
+            "use the helper in util.py instead".into(),
+        )],
+    );
+    let (status, text) = call(
+        &s.env,
+        "Write",
+        json!({"file_path": "x.txt", "content": "x"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Denied);
+    assert_eq!(
+        text,
+        "The user declined this tool call; nothing was written or run. The user said: use the helper in util.py instead"
+    );
+}
+
+#[tokio::test]
+async fn replan_plans_the_call_again_and_asks_with_the_new_plan() {
+    let s = setup(
+        Mode::Default,
+        vec![PromptAnswer::Replan, PromptAnswer::AllowOnce],
+    );
+    write_and_read(&s, "g.txt", "hello world\n").await;
+    let (status, _) = call(
+        &s.env,
+        "Edit",
+        json!({"file_path": "g.txt", "old_string": "world", "new_string": "there"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Done);
+    let asked = s.prompter.asked();
+    assert_eq!(asked.len(), 2, "asked again after the re-plan");
+    assert_eq!(asked[0].1.diff, asked[1].1.diff);
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("g.txt")).unwrap(),
+        "hello there\n"
+    );
+}
+
+#[tokio::test]
+async fn plan_mode_refuses_edits_and_commands_and_says_why() {
+    let s = setup(Mode::Plan, vec![]);
+    write_and_read(&s, "p.txt", "x\n").await;
+    let (status, text) = call(
+        &s.env,
+        "Edit",
+        json!({"file_path": "p.txt", "old_string": "x", "new_string": "y"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Denied);
+    assert_eq!(
+        text,
+        "The session is in plan mode, so Edit calls that change files or run programs are not available; nothing was written or run. Investigate with Read, Grep, Glob and read-only Bash, then present your plan to the user; they switch modes to let you carry it out."
+    );
+    let (status, _) = call(&s.env, "Bash", json!({"command": "touch made"})).await;
+    assert_eq!(status, ToolStatus::Denied);
+    let (status, _) = call(&s.env, "Bash", json!({"command": "ls"})).await;
+    assert_eq!(status, ToolStatus::Done, "read-only Bash runs in plan mode");
+    assert!(s.prompter.asked().is_empty());
+    // Switching the mode takes effect for the next call.
+    s.env.permissions.set_mode(Mode::AcceptEdits);
+    let (status, _) = call(
+        &s.env,
+        "Edit",
+        json!({"file_path": "p.txt", "old_string": "x", "new_string": "y"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Done);
+}
+
+#[tokio::test]
+async fn a_read_only_command_naming_a_path_outside_asks() {
+    let s = setup(Mode::Default, vec![PromptAnswer::Deny]);
+    let (status, _) = call(&s.env, "Bash", json!({"command": "cat /etc/hostname"})).await;
+    assert_eq!(status, ToolStatus::Denied);
+    let asked = s.prompter.asked();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].1.reason, "it reads outside the project");
+    let (status, _) = call(&s.env, "Bash", json!({"command": "ls src"})).await;
+    assert_eq!(status, ToolStatus::Done, "inside the project it runs");
+}
