@@ -58,8 +58,10 @@ lint: $(STYLUA)
 
 # Every test of the workspace under nextest; the tests inside Neovim have a
 # per-test timeout (.config/nextest.toml), so a hung Neovim fails instead of
-# stalling.
+# stalling. The library is built first: tests/tui_float.rs loads it into a
+# Neovim running in tmux.
 unit: $(NVIM)
+	$(CARGO) build -p lathe --lib
 	$(CARGO) nextest run --workspace --no-fail-fast
 
 test: $(NVIM) lint unit

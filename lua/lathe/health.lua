@@ -5,7 +5,8 @@
 local M = {}
 
 --- Reports the checks of `:checkhealth lathe` (Neovim version, native
---- library, API key, project root) through `vim.health`.
+--- library, API key, project root, permission mode, Claude Code settings
+--- files and their problems) through `vim.health`.
 function M.check()
   local h = vim.health
   h.start("lathe")
@@ -47,6 +48,24 @@ function M.check()
     })
   end
   h.info("project root: " .. info.cwd .. " (relative tool paths resolve here)")
+
+  -- Permissions: the mode in force and the Claude Code settings files.
+  h.info("permission mode: " .. tostring(info.mode) .. "; `:Lathe mode {name}` switches it, see :help lathe-modes")
+  if info.claude_settings then
+    h.info(
+      "Claude Code settings files are read: .claude/settings.local.json, .claude/settings.json, ~/.claude/settings.json"
+    )
+  else
+    h.info("Claude Code settings files are not read (setup{ claude_settings = false })")
+  end
+  local problems = info.settings_problems or {}
+  if #problems == 0 then
+    h.ok("no problems found in the Claude Code settings files")
+  else
+    for _, problem in ipairs(problems) do
+      h.warn(problem, { "Fix the file, then call require('lathe').setup() again; see :help lathe-settings-files" })
+    end
+  end
 end
 
 return M

@@ -236,9 +236,13 @@ function M.tool_sync(name, input, timeout_ms)
   local result
   -- vim.wait() takes no keys, so nobody could answer a permission float:
   -- a call that would ask is refused (use M.tool for those).
-  call("tool", name, input, function(r)
+  local ok, err = pcall(call, "tool", name, input, function(r)
     result = r
   end, { interactive = false })
+  if not ok then
+    -- The core names the function it implements; this caller is tool_sync.
+    error((tostring(err):gsub("^lathe%.tool%(", "lathe.tool_sync(")), 0)
+  end
   if vim.wait(timeout_ms, function()
     return result ~= nil
   end, 10) then

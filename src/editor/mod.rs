@@ -200,7 +200,7 @@ pub enum EditorError {
         /// Which character failed.
         detail: String,
     },
-    /// The document changed since `base` was read: version moved and text differs.
+    /// The document moved on since `base` was taken ([`Stamp::is_stale`]).
     #[error("changed since it was read: {0}")]
     Stale(PathBuf),
     /// A create found an existing file.
@@ -246,9 +246,10 @@ pub trait Editor: Send + Sync {
 
     /// Replaces the logical text of the document at absolute `path`.
     ///
-    /// When `req.base` is set and the document's version differs from it, the
-    /// current text is hashed: a different hash is [`EditorError::Stale`] and
-    /// nothing changes. Buffers get the smallest changed span through
+    /// When `req.base` is set and [`Stamp::is_stale`] says the document moved
+    /// on from it (a buffer: its tick moved and its text differs; a file: its
+    /// text differs), the write is [`EditorError::Stale`] and nothing
+    /// changes. Buffers get the smallest changed span through
     /// `nvim_buf_set_text` and are saved unless they had unsaved user changes;
     /// files are replaced atomically (temp file + rename, through symlinks).
     async fn write(&self, path: &Path, req: WriteRequest) -> Result<WriteOutcome, EditorError>;

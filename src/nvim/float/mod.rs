@@ -318,6 +318,9 @@ fn title_of(q: &Ask) -> String {
 
 fn update_waiting() {
     super::chat::set_waiting(waiting().as_deref());
+    // Statuslines showing `lathe.statusline()` are not redrawn on their own
+    // while the user types.
+    let _ = nvim_oxi::api::command("redrawstatus!");
 }
 
 /// `true` when a permission float is open (in any tab).

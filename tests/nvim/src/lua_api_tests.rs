@@ -35,6 +35,7 @@ fn wrong_arguments_are_lua_errors_naming_the_argument() -> Result<(), String> {
               { "tool cb", function() lathe.tool("Read", {}, "cb") end, "lathe.tool(callback): callback must be a function, got string" },
               { "wait('x')", function() lathe.wait("x") end, "lathe.wait(timeout_ms): timeout_ms must be a number, got string" },
               { "tool_sync", function() lathe.tool_sync("Read", {}) end, "lathe.tool_sync(timeout_ms): timeout_ms must be a number, got nil" },
+              { "tool_sync name", function() lathe.tool_sync(5, {}, 100) end, "lathe.tool_sync(name): name must be a string, got number" },
               { "core.setup(true)", function() core.setup(true) end, "opts must be a table, got boolean" },
               { "core.ask({})", function() core.ask({}) end, "prompt must be a string, got table" },
               { "core.tool()", function() core.tool() end, "name must be a string, got nil" },
