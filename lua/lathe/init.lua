@@ -165,9 +165,10 @@ function M.transcript()
   return call("transcript")
 end
 
---- The effective configuration for `:checkhealth lathe`: `{ model,
---- base_url, api_key_env, cwd, has_key, local_server }`.
----@return lathe.Info info After `setup()`, else the defaults.
+--- The effective configuration for `:checkhealth lathe` (see
+--- `lathe.Info`): model, endpoint, key, root, permission mode, settings
+--- files and their problems.
+---@return lathe.Info info After `setup()`, else what the first request would use.
 function M.info()
   return call("info")
 end

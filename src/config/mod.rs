@@ -308,7 +308,10 @@ impl Config {
             cfg.permissions = setup_rules(p, &cfg.cwd, home)?;
         }
         if let Some(h) = raw.hooks.filter(|h| !is_empty_table(h)) {
-            HookConfig::from_json(&h).map_err(|e| ConfigError(format!("setup(): {e}")))?;
+            let parsed =
+                HookConfig::from_json(&h).map_err(|e| ConfigError(format!("setup(): {e}")))?;
+            cfg.settings_problems
+                .extend(settings_files::hooks_not_run("setup()", &parsed));
             cfg.hook_settings.push((RuleSource::Setup, h));
         }
         Ok(cfg)

@@ -30,6 +30,23 @@ pub const SETTINGS_BAD_RULE: &str =
 pub const SETTINGS_BAD_RULE_NO_TOOL: &str =
     "{path}: the rule {rule} is invalid ({error}) and names no tool; it is ignored.";
 
+/// A hook lathe does not run (another event, a type other than `command`).
+/// `{path}` (the settings file or `setup()`), `{what}`.
+pub const HOOK_NOT_RUN: &str =
+    "{path}: {what} is not run by lathe (it runs PreToolUse and PostToolUse command hooks); it is ignored.";
+
+/// The [`HOOK_NOT_RUN`] lines for the hooks `config` skipped, from `place`.
+pub fn hooks_not_run(place: &str, config: &HookConfig) -> Vec<String> {
+    let events = config
+        .unsupported_events()
+        .iter()
+        .map(|e| format!("hooks.{e}"));
+    events
+        .chain(config.unsupported_hooks().iter().cloned())
+        .map(|what| fill(HOOK_NOT_RUN, &[("path", place), ("what", &what)]))
+        .collect()
+}
+
 /// One settings file of Claude Code's format (the keys lathe reads).
 #[derive(Debug, Default, Deserialize)]
 struct SettingsFile {
@@ -127,10 +144,15 @@ pub fn load(cfg: &mut Config, home: Option<&Path>, setup_set_mode: bool) {
             }
         };
         if let Some(hooks) = &file.hooks {
-            if let Err(e) = HookConfig::from_json(hooks) {
-                cfg.settings_problems
-                    .push(unreadable(&path, &e.to_string()));
-                continue;
+            match HookConfig::from_json(hooks) {
+                Ok(parsed) => cfg
+                    .settings_problems
+                    .extend(hooks_not_run(&path.display().to_string(), &parsed)),
+                Err(e) => {
+                    cfg.settings_problems
+                        .push(unreadable(&path, &e.to_string()));
+                    continue;
+                }
             }
         }
         if let Some(hooks) = file.hooks {
@@ -466,6 +488,30 @@ mod tests {
         std::fs::remove_dir(fresh.root.join(".claude")).expect("rmdir");
         save_local_allow(&fresh.root, &["Bash(npm test:*)".into()]).expect("creates");
         assert!(fresh.root.join(".claude/settings.local.json").exists());
+    }
+
+    #[test]
+    fn hooks_lathe_does_not_run_are_named() {
+        let f = fixture();
+        let project = f.root.join(".claude/settings.json");
+        write(
+            &project,
+            &json!({"hooks": {"Stop": [], "PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}}).to_string(),
+        );
+        let c = config(&f, json!({}));
+        let p = project.display();
+        assert_eq!(
+            c.settings_problems,
+            vec![
+                format!("{p}: hooks.Stop is not run by lathe (it runs PreToolUse and PostToolUse command hooks); it is ignored."),
+                format!("{p}: hooks.PreToolUse[0].hooks[0]: type \"prompt\" is not run by lathe (it runs PreToolUse and PostToolUse command hooks); it is ignored."),
+            ]
+        );
+        assert_eq!(
+            c.hook_settings.len(),
+            1,
+            "the file's other hooks still apply"
+        );
     }
 
     #[test]

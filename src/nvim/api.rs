@@ -55,8 +55,8 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
     }
 }
 
-/// The exports table: `setup`, `ask`, `open`, `stop`, `status`, `settled`,
-/// `transcript`, `tool`. Errors: Lua could not allocate.
+/// The exports table: `setup`, `ask`, `open`, `stop`, `mode`, `review`,
+/// `statusline`, `status`, `settled`, `transcript`, `tool`, `info`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("setup", lua.create_function(setup)?)?;
@@ -134,12 +134,6 @@ fn setup(lua: &Lua, opts: Value) -> mlua::Result<()> {
         ))
     })?;
     let config = Config::from_setup(&json, &cwd).or_else(|e| fail(e.0))?;
-    if !config.settings_problems.is_empty() {
-        super::guard::notify_warn(&format!(
-            "lathe: problems in Claude Code settings files:\n{}",
-            config.settings_problems.join("\n")
-        ));
-    }
     let session = state::build_session(config, lua_hooks).or_else(fail)?;
     state::set_session(session);
     Ok(())
@@ -251,8 +245,11 @@ fn info(lua: &Lua, (): ()) -> mlua::Result<Table> {
     let config = match state::session() {
         Some(s) => s.config().clone(),
         None => {
+            // What the first request would use: setup()'s defaults and
+            // the settings files.
             let cwd = std::env::current_dir().unwrap_or_default();
-            crate::config::Config::new(&cwd)
+            crate::config::Config::from_setup(&Json::Null, &cwd)
+                .unwrap_or_else(|_| crate::config::Config::new(&cwd))
         }
     };
     let has_key = std::env::var(&config.api_key_env).is_ok_and(|k| !k.trim().is_empty());

@@ -81,6 +81,8 @@ pub fn build_session(mut config: Config, hooks: CodeHooks) -> Result<Arc<Session
     }
     let main = main_thread().ok_or("lathe is not loaded (the main-thread bridge is missing)")?;
     let guard_ms = config.permission_guard_ms;
+    report_settings_problems(&config);
+    super::chat::set_mode_winbar(config.permissions.mode.as_str());
     let provider = crate::provider::from_config(&config)
         .map_err(|e| format!("cannot set up the model connection: {e}"))?;
     let editor: Arc<dyn Editor> = Arc::new(NvimEditor::new(
@@ -100,6 +102,17 @@ pub fn build_session(mut config: Config, hooks: CodeHooks) -> Result<Arc<Session
         hooks,
     })
     .map_err(|e| e.to_string())
+}
+
+/// Shows the problems found in Claude Code's settings files (and hooks
+/// lathe does not run) once per session, as one warning.
+fn report_settings_problems(config: &Config) {
+    if !config.settings_problems.is_empty() {
+        super::guard::notify_warn(&format!(
+            "lathe: problems in the settings (Claude Code settings files, setup hooks):\n{}",
+            config.settings_problems.join("\n")
+        ));
+    }
 }
 
 /// The current session, creating one with default options (cwd = Neovim's

@@ -34,8 +34,8 @@ pub enum Mode {
     /// Nothing that changes files or runs programs: Edit and Write are
     /// refused, Bash runs only read-only commands; the model is told why.
     Plan,
-    /// No asks: everything runs unless a deny rule refuses it (protected
-    /// paths still ask).
+    /// No asks, not even from ask rules: everything runs unless a deny rule
+    /// refuses it (protected paths still ask).
     BypassPermissions,
 }
 

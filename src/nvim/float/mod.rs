@@ -145,6 +145,9 @@ struct Asks {
     float: Option<Float>,
     polling: bool,
     guard: Duration,
+    /// The user closed the front ask's float: it stays pending and is not
+    /// shown again until `:Lathe review` (or until it is answered).
+    dismissed: bool,
 }
 
 thread_local! {
@@ -191,6 +194,9 @@ fn show_next(now: bool) {
         // shown); close it so the front can take its place.
         close_float();
     }
+    if !now && ASKS.with(|a| a.borrow().dismissed) {
+        return;
+    }
     if now || focus::can_take_focus(guard) {
         if let Err(e) = window::open(front) {
             notify_warn(&format!("lathe: cannot open the permission window: {e}"));
@@ -225,6 +231,9 @@ fn answer(id: u64, answer: PromptAnswer) {
     let tx = ASKS.with(|a| {
         let mut a = a.borrow_mut();
         let pos = a.queue.iter().position(|q| q.id == id)?;
+        if pos == 0 {
+            a.dismissed = false;
+        }
         a.queue.remove(pos).tx
     });
     if ASKS.with(|a| a.borrow().float.as_ref().is_some_and(|f| f.ask_id == id)) {
@@ -239,7 +248,13 @@ fn answer(id: u64, answer: PromptAnswer) {
 /// Drops ask `id` without an answer (nobody waits for it any more).
 fn abandon(id: u64) {
     let _ = guarded("closing the permission window", || {
-        ASKS.with(|a| a.borrow_mut().queue.retain(|q| q.id != id));
+        ASKS.with(|a| {
+            let mut a = a.borrow_mut();
+            if a.queue.first().is_some_and(|q| q.id == id) {
+                a.dismissed = false;
+            }
+            a.queue.retain(|q| q.id != id);
+        });
         if ASKS.with(|a| a.borrow().float.as_ref().is_some_and(|f| f.ask_id == id)) {
             close_float();
         }
@@ -285,6 +300,7 @@ pub fn review() -> Result<(), String> {
         return Ok(());
     }
     close_float();
+    ASKS.with(|a| a.borrow_mut().dismissed = false);
     show_next(true);
     Ok(())
 }

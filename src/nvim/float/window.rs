@@ -91,6 +91,7 @@ pub(super) fn open(id: u64) -> Result<(), String> {
                         let ours = a.float.as_ref().is_some_and(|f| f.ask_id == id);
                         if ours {
                             a.float = None;
+                            a.dismissed = true;
                         }
                         ours
                     })

@@ -334,6 +334,14 @@ fn a_closed_float_stays_pending_and_review_brings_it_back(t: TestTerminator) {
             on_main(&main, lathe::nvim::float::waiting).await?.is_some(),
             true,
         )?;
+        // A new ask does not bring the closed float back on its own.
+        let second = ask(&main, 50, preview_of("a\n", "b\n"));
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        check_eq(
+            "no float after a new ask",
+            on_main(&main, lathe::nvim::float::is_float_open).await?,
+            false,
+        )?;
         // Another tab: :Lathe review shows it there.
         on_main(&main, || {
             let _ = api::command("tabnew");
@@ -341,8 +349,17 @@ fn a_closed_float_stays_pending_and_review_brings_it_back(t: TestTerminator) {
         .await?;
         on_main(&main, lathe::nvim::float::review).await??;
         float_ready(&main, 50).await?;
+        let (title, _) = on_main(&main, title_and_footer).await?;
+        check_eq(
+            "the closed ask comes back first",
+            title.as_str(),
+            " Edit greeting.py (1 of 2) ",
+        )?;
         input(&main, "y").await?;
-        check_eq("answer", answer_of(h).await?, PromptAnswer::AllowOnce)
+        check_eq("answer", answer_of(h).await?, PromptAnswer::AllowOnce)?;
+        float_ready(&main, 50).await?;
+        input(&main, "n").await?;
+        check_eq("second", answer_of(second).await?, PromptAnswer::Deny)
     });
 }
 
