@@ -112,8 +112,13 @@ pub struct ImageSource {
 }
 
 /// One content block of a message (`content_block` in the API).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+///
+/// Block types lathe does not model (server tool blocks, citations, new
+/// types the API adds) are kept as [`ContentBlock::Opaque`] JSON and sent
+/// back exactly as they came, as the API asks of an answer passed back
+/// "as-is".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(into = "wire::Block")]
 pub enum ContentBlock {
     /// Plain text.
     Text {
@@ -134,7 +139,6 @@ pub enum ContentBlock {
         /// The thinking text.
         thinking: String,
         /// Opaque signature the API checks when the block is sent back.
-        #[serde(default)]
         signature: String,
     },
     /// Redacted thinking, sent back untouched.
@@ -142,6 +146,120 @@ pub enum ContentBlock {
         /// Opaque data.
         data: String,
     },
+    /// A block of another type (or a known type in a shape lathe does not
+    /// read), kept as its JSON object.
+    Opaque(Value),
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    /// A known block when it reads as one and writes back to the very same
+    /// JSON; anything else (another type, extra fields such as `citations`)
+    /// stays [`ContentBlock::Opaque`], so nothing the API sent is lost.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        Ok(match serde_json::from_value::<wire::Known>(value.clone()) {
+            Ok(known) if serde_json::to_value(&known).is_ok_and(|v| v == value) => {
+                wire::Block::Known(known).into()
+            }
+            _ => ContentBlock::Opaque(value),
+        })
+    }
+}
+
+impl ContentBlock {
+    /// The block's `type` (`text`, `tool_use`, … or the opaque block's own).
+    pub fn kind(&self) -> &str {
+        match self {
+            ContentBlock::Text { .. } => "text",
+            ContentBlock::Image { .. } => "image",
+            ContentBlock::ToolUse(_) => "tool_use",
+            ContentBlock::ToolResult(_) => "tool_result",
+            ContentBlock::Thinking { .. } => "thinking",
+            ContentBlock::RedactedThinking { .. } => "redacted_thinking",
+            ContentBlock::Opaque(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+}
+
+/// The wire form of [`ContentBlock`]: the known blocks tagged by `type`,
+/// anything else kept as JSON.
+mod wire {
+    use serde::{Deserialize, Serialize};
+    use serde_json::Value;
+
+    use super::{ContentBlock, ImageSource, ToolResult, ToolUse};
+
+    #[derive(Serialize)]
+    #[serde(untagged)]
+    pub(super) enum Block {
+        Known(Known),
+        Opaque(Value),
+    }
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    pub(super) enum Known {
+        Text {
+            text: String,
+        },
+        Image {
+            source: ImageSource,
+        },
+        ToolUse(ToolUse),
+        ToolResult(ToolResult),
+        Thinking {
+            thinking: String,
+            #[serde(default)]
+            signature: String,
+        },
+        RedactedThinking {
+            data: String,
+        },
+    }
+
+    impl From<Block> for ContentBlock {
+        fn from(b: Block) -> Self {
+            match b {
+                Block::Known(Known::Text { text }) => ContentBlock::Text { text },
+                Block::Known(Known::Image { source }) => ContentBlock::Image { source },
+                Block::Known(Known::ToolUse(t)) => ContentBlock::ToolUse(t),
+                Block::Known(Known::ToolResult(t)) => ContentBlock::ToolResult(t),
+                Block::Known(Known::Thinking {
+                    thinking,
+                    signature,
+                }) => ContentBlock::Thinking {
+                    thinking,
+                    signature,
+                },
+                Block::Known(Known::RedactedThinking { data }) => {
+                    ContentBlock::RedactedThinking { data }
+                }
+                Block::Opaque(v) => ContentBlock::Opaque(v),
+            }
+        }
+    }
+
+    impl From<ContentBlock> for Block {
+        fn from(b: ContentBlock) -> Self {
+            match b {
+                ContentBlock::Text { text } => Block::Known(Known::Text { text }),
+                ContentBlock::Image { source } => Block::Known(Known::Image { source }),
+                ContentBlock::ToolUse(t) => Block::Known(Known::ToolUse(t)),
+                ContentBlock::ToolResult(t) => Block::Known(Known::ToolResult(t)),
+                ContentBlock::Thinking {
+                    thinking,
+                    signature,
+                } => Block::Known(Known::Thinking {
+                    thinking,
+                    signature,
+                }),
+                ContentBlock::RedactedThinking { data } => {
+                    Block::Known(Known::RedactedThinking { data })
+                }
+                ContentBlock::Opaque(v) => Block::Opaque(v),
+            }
+        }
+    }
 }
 
 /// Why the model stopped (`stop_reason` of a message).
@@ -165,15 +283,47 @@ pub enum StopReason {
     Other,
 }
 
-/// Token counts reported by the API.
+/// Token counts reported by the API. Every field may be missing or `null`
+/// (the API's types say `number | null` in `message_delta.usage`); both
+/// decode as `None`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Input tokens of the request.
-    #[serde(default)]
-    pub input_tokens: u64,
+    /// Input tokens of the request (not counting cache reads and writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
     /// Output tokens produced so far / in total.
-    #[serde(default)]
-    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Input tokens written to the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_input_tokens: Option<u64>,
+    /// Input tokens read from the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_input_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Takes the counts `later` reports over this one's (a `message_delta`'s
+    /// cumulative counts over `message_start`'s): a missing or `null` field
+    /// keeps the earlier count, and so does a `0` over a count already known
+    /// (the delta's input counts are `0` when it does not repeat them).
+    pub fn update(&mut self, later: &Usage) {
+        let take = |mine: &mut Option<u64>, theirs: Option<u64>| {
+            if theirs.is_some_and(|v| v > 0) || (mine.is_none() && theirs.is_some()) {
+                *mine = theirs;
+            }
+        };
+        take(&mut self.input_tokens, later.input_tokens);
+        take(&mut self.output_tokens, later.output_tokens);
+        take(
+            &mut self.cache_creation_input_tokens,
+            later.cache_creation_input_tokens,
+        );
+        take(
+            &mut self.cache_read_input_tokens,
+            later.cache_read_input_tokens,
+        );
+    }
 }
 
 /// A tool definition in the request's `tools` array.
@@ -224,4 +374,52 @@ pub struct MessagesResponse {
     /// Token counts.
     #[serde(default)]
     pub usage: Usage,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_blocks_round_trip_unchanged() {
+        let wire = serde_json::json!([
+            {"type": "text", "text": "Searching."},
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "lathe"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+             "content": [{"type": "web_search_result", "url": "https://x", "title": "x", "encrypted_content": "abc"}]},
+            {"type": "text", "text": "Found", "citations": [{"type": "web_search_result_location", "url": "https://x"}]}
+        ]);
+        let blocks: Vec<ContentBlock> = serde_json::from_value(wire.clone()).expect("decodes");
+        assert!(matches!(blocks[0], ContentBlock::Text { .. }));
+        assert_eq!(blocks[1].kind(), "server_tool_use");
+        assert!(matches!(blocks[1], ContentBlock::Opaque(_)));
+        assert_eq!(blocks[2].kind(), "web_search_tool_result");
+        assert_eq!(
+            serde_json::to_value(&blocks).expect("encodes"),
+            wire,
+            "sent back exactly as it came"
+        );
+    }
+
+    #[test]
+    fn every_usage_field_may_be_missing_or_null() {
+        for body in [
+            "{}",
+            r#"{"input_tokens":null,"output_tokens":null,"cache_creation_input_tokens":null,"cache_read_input_tokens":null}"#,
+        ] {
+            let u: Usage = serde_json::from_str(body).expect(body);
+            assert_eq!(u, Usage::default());
+        }
+        let mut u = Usage {
+            input_tokens: Some(10),
+            ..Usage::default()
+        };
+        u.update(
+            &serde_json::from_str(
+                r#"{"input_tokens":0,"output_tokens":7,"cache_read_input_tokens":null}"#,
+            )
+            .expect("json"),
+        );
+        assert_eq!((u.input_tokens, u.output_tokens), (Some(10), Some(7)));
+    }
 }

@@ -119,6 +119,14 @@ enum Open {
         start_input: Value,
         json: String,
     },
+    /// A block type lathe does not model (`server_tool_use`, …): its start
+    /// object, with any `input_json_delta` pieces (parsed into `input` at its
+    /// stop) and `text_delta` pieces (appended to `text`).
+    Opaque {
+        start: Value,
+        json: String,
+        text: String,
+    },
 }
 
 /// Builds one assistant message from its stream events. One per request.
@@ -165,10 +173,7 @@ impl MessageAssembler {
             StreamEvent::ContentBlockStop { index } => self.stop(index),
             StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(u) = usage {
-                    self.usage.output_tokens = u.output_tokens;
-                    if u.input_tokens > 0 {
-                        self.usage.input_tokens = u.input_tokens;
-                    }
+                    self.usage.update(&u);
                 }
                 let reason = delta.stop_reason?;
                 self.stop_reason = Some(reason.clone());
@@ -215,6 +220,14 @@ impl MessageAssembler {
                     Some(report),
                 )
             }
+            ContentBlock::Opaque(start) => (
+                Open::Opaque {
+                    start,
+                    json: String::new(),
+                    text: String::new(),
+                },
+                None,
+            ),
             // Not blocks of an assistant message; nothing to build.
             ContentBlock::Image { .. } | ContentBlock::ToolResult(_) => return None,
         };
@@ -243,8 +256,13 @@ impl MessageAssembler {
                 signature.push_str(&s);
                 None
             }
-            (Open::ToolUse { json, .. }, ContentBlockDelta::InputJsonDelta { partial_json }) => {
+            (Open::ToolUse { json, .. }, ContentBlockDelta::InputJsonDelta { partial_json })
+            | (Open::Opaque { json, .. }, ContentBlockDelta::InputJsonDelta { partial_json }) => {
                 json.push_str(&partial_json);
+                None
+            }
+            (Open::Opaque { text, .. }, ContentBlockDelta::TextDelta { text: piece }) => {
+                text.push_str(&piece);
                 None
             }
             _ => None,
@@ -265,6 +283,28 @@ impl MessageAssembler {
                 None,
             ),
             Open::RedactedThinking(data) => (ContentBlock::RedactedThinking { data }, None),
+            Open::Opaque {
+                mut start,
+                json,
+                text,
+            } => {
+                if let Value::Object(map) = &mut start {
+                    if !json.is_empty() {
+                        let input = serde_json::from_str(&json).unwrap_or(Value::String(json));
+                        map.insert("input".into(), input);
+                    }
+                    if !text.is_empty() {
+                        let mut full = map
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string();
+                        full.push_str(&text);
+                        map.insert("text".into(), Value::String(full));
+                    }
+                }
+                (ContentBlock::Opaque(start), None)
+            }
             Open::ToolUse {
                 id,
                 name,
@@ -390,8 +430,9 @@ mod tests {
                 stop_reason: None,
                 model: "claude-x".into(),
                 usage: Usage {
-                    input_tokens: 10,
-                    output_tokens: 1,
+                    input_tokens: Some(10),
+                    output_tokens: Some(1),
+                    ..Default::default()
                 },
             },
         }
@@ -437,8 +478,9 @@ mod tests {
                 stop_reason: Some(r),
             },
             usage: Some(Usage {
-                input_tokens: 0,
-                output_tokens: 42,
+                input_tokens: Some(0),
+                output_tokens: Some(42),
+                ..Default::default()
             }),
         }
     }
@@ -512,8 +554,9 @@ mod tests {
         assert_eq!(
             a.usage(),
             &Usage {
-                input_tokens: 10,
-                output_tokens: 42
+                input_tokens: Some(10),
+                output_tokens: Some(42),
+                ..Default::default()
             }
         );
         assert_eq!((a.id(), a.model()), ("msg_1", "claude-x"));
@@ -799,6 +842,37 @@ mod tests {
                 usage: None
             }),
             None
+        );
+    }
+}
+
+#[cfg(test)]
+mod opaque_blocks {
+    use super::*;
+
+    #[test]
+    fn a_server_tool_block_keeps_its_streamed_input() {
+        let mut a = MessageAssembler::new();
+        let start: Value = serde_json::json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}});
+        a.push(StreamEvent::ContentBlockStart {
+            index: 0,
+            content_block: ContentBlock::Opaque(start),
+        });
+        for piece in ["{\"query\": ", "\"lathe\"}"] {
+            a.push(StreamEvent::ContentBlockDelta {
+                index: 0,
+                delta: ContentBlockDelta::InputJsonDelta {
+                    partial_json: piece.into(),
+                },
+            });
+        }
+        assert_eq!(a.push(StreamEvent::ContentBlockStop { index: 0 }), None);
+        assert_eq!(
+            a.message().content,
+            vec![ContentBlock::Opaque(serde_json::json!({
+                "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+                "input": {"query": "lathe"}
+            }))]
         );
     }
 }

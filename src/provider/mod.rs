@@ -175,8 +175,9 @@ mod tests {
             stop_reason: Some(StopReason::EndTurn),
             model: "m".into(),
             usage: Usage {
-                input_tokens: 3,
-                output_tokens: 2,
+                input_tokens: Some(3),
+                output_tokens: Some(2),
+                ..Default::default()
             },
         }
     }

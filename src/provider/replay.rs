@@ -38,8 +38,8 @@ pub fn response_events(resp: &MessagesResponse) -> Vec<StreamEvent> {
             content: Vec::new(),
             stop_reason: None,
             usage: Usage {
-                input_tokens: resp.usage.input_tokens,
-                output_tokens: 0,
+                output_tokens: None,
+                ..resp.usage.clone()
             },
             ..resp.clone()
         },
@@ -84,6 +84,7 @@ pub fn response_events(resp: &MessagesResponse) -> Vec<StreamEvent> {
                 ContentBlock::RedactedThinking { data: data.clone() },
                 Vec::new(),
             ),
+            ContentBlock::Opaque(v) => (ContentBlock::Opaque(v.clone()), Vec::new()),
             ContentBlock::Image { .. } | ContentBlock::ToolResult(_) => continue,
         };
         out.push(StreamEvent::ContentBlockStart {
@@ -132,8 +133,9 @@ mod tests {
             stop_reason: Some(stop),
             model: "claude-sonnet-4-5".into(),
             usage: Usage {
-                input_tokens: 120,
-                output_tokens: 45,
+                input_tokens: Some(120),
+                output_tokens: Some(45),
+                ..Default::default()
             },
         }
     }

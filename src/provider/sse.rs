@@ -173,31 +173,17 @@ impl SseDecoder {
 /// `message_stop` event: the connection closed in the middle of the answer.
 pub const STREAM_ENDED_EARLY: &str = "stream ended before message_stop";
 
-/// `content_block` types [`crate::protocol::ContentBlock`] can hold in an
-/// assistant message. A `content_block_start` of any other type (server
-/// tools, future block types) is decoded as [`StreamEvent::Unknown`]; its
-/// deltas then name an index that never started and the assembler ignores
-/// them (see `assemble.rs`).
-const KNOWN_BLOCK_TYPES: &[&str] = &["text", "tool_use", "thinking", "redacted_thinking"];
-
 /// Decodes one SSE event's `data:` payload (the JSON text, without `data: `).
 ///
-/// Returns the event, [`StreamEvent::Unknown`] for an unknown `type` (or a
-/// `content_block_start` of a block type lathe does not model), or
+/// Returns the event ([`StreamEvent::Unknown`] for an unknown event `type`;
+/// a block type lathe does not model arrives as
+/// [`crate::protocol::ContentBlock::Opaque`]), or
 /// `Err(ProviderError::Decode)` when `data` is not JSON or a known event type
 /// has the wrong shape. The error text names the serde error and the payload
 /// (cut to 200 chars). An `error` event is returned as
 /// [`StreamEvent::Error`]; [`decode`] turns it into an `Err`.
 pub fn parse_data(data: &str) -> Result<StreamEvent, ProviderError> {
     let value: Value = serde_json::from_str(data).map_err(|e| decode_error(&e, data))?;
-    let is_unknown_block = value.get("type").and_then(Value::as_str) == Some("content_block_start")
-        && value
-            .pointer("/content_block/type")
-            .and_then(Value::as_str)
-            .is_some_and(|t| !KNOWN_BLOCK_TYPES.contains(&t));
-    if is_unknown_block {
-        return Ok(StreamEvent::Unknown);
-    }
     serde_json::from_value(value).map_err(|e| decode_error(&e, data))
 }
 
@@ -396,8 +382,8 @@ mod tests {
                     stop_reason: Some(StopReason::ToolUse),
                 },
                 usage: Some(crate::protocol::Usage {
-                    input_tokens: 0,
-                    output_tokens: 89,
+                    output_tokens: Some(89),
+                    ..Default::default()
                 }),
             },
             StreamEvent::MessageStop,
@@ -541,13 +527,39 @@ mod tests {
     }
 
     #[test]
-    fn unknown_content_block_type_is_unknown() {
-        let body = "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\",\"name\":\"web_search\",\"input\":{}}}\n\n\
-                    data: {\"type\":\"message_stop\"}\n\n";
-        assert_eq!(
-            run(vec![body.into()]),
-            oks(vec![StreamEvent::Unknown, StreamEvent::MessageStop])
+    fn unknown_content_block_type_is_kept_opaque() {
+        let block = "{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\",\"name\":\"web_search\",\"input\":{}}";
+        let body = format!(
+            "data: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{block}}}\n\n\
+             data: {{\"type\":\"message_stop\"}}\n\n"
         );
+        assert_eq!(
+            run(vec![body.into_bytes()]),
+            oks(vec![
+                StreamEvent::ContentBlockStart {
+                    index: 0,
+                    content_block: crate::protocol::ContentBlock::Opaque(
+                        serde_json::from_str(block).expect("json")
+                    ),
+                },
+                StreamEvent::MessageStop
+            ])
+        );
+    }
+
+    #[test]
+    fn unknown_blocks_inside_message_start_and_null_usage_decode() {
+        let data = r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":null,"output_tokens":null,"cache_creation_input_tokens":null,"cache_read_input_tokens":null,"server_tool_use":null,"service_tier":null}}}"#;
+        let StreamEvent::MessageStart { message } = parse_data(data).expect("decodes") else {
+            panic!("not a message_start");
+        };
+        assert_eq!(message.content[0].kind(), "web_search_tool_result");
+        assert_eq!(message.usage, crate::protocol::Usage::default());
+        let delta = r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":null,"output_tokens":12,"cache_creation_input_tokens":null,"cache_read_input_tokens":null}}"#;
+        let StreamEvent::MessageDelta { usage, .. } = parse_data(delta).expect("decodes") else {
+            panic!("not a message_delta");
+        };
+        assert_eq!(usage.and_then(|u| u.output_tokens), Some(12));
     }
 
     #[test]
