@@ -67,9 +67,52 @@ impl StreamFallback {
     }
 }
 
+/// Which model API a session talks to: `setup{ provider = … }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProviderKind {
+    /// `"anthropic"` (default): the Anthropic Messages API,
+    /// `{base_url}/v1/messages`.
+    #[default]
+    Anthropic,
+    /// `"openai"`: an OpenAI-compatible chat completions API (OpenAI,
+    /// Ollama, llama.cpp server, vLLM, LM Studio, OpenRouter …),
+    /// `{base_url}/chat/completions`, where `base_url` includes the API's
+    /// version path (`https://api.openai.com/v1`,
+    /// `http://localhost:11434/v1`).
+    OpenAi,
+}
+
+impl ProviderKind {
+    /// Parses `"anthropic"` or `"openai"`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "anthropic" => Some(Self::Anthropic),
+            "openai" => Some(Self::OpenAi),
+            _ => None,
+        }
+    }
+
+    /// The setting's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAi => "openai",
+        }
+    }
+}
+
+/// OpenAI-compatible base URL when neither `base_url` nor `OPENAI_BASE_URL`
+/// is set.
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// Environment variable holding the key for `provider = "openai"`.
+pub const DEFAULT_OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
+
 /// The effective configuration of a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
+    /// Which API: Anthropic Messages (default) or OpenAI-compatible chat
+    /// completions.
+    pub provider: ProviderKind,
     /// Model id sent as `model`.
     pub model: String,
     /// Base URL; requests go to `{base_url}/v1/messages`.
@@ -134,6 +177,7 @@ impl Config {
     /// `ANTHROPIC_BASE_URL`.
     pub fn new(cwd: &Path) -> Self {
         Self {
+            provider: ProviderKind::Anthropic,
             model: DEFAULT_MODEL.into(),
             base_url: std::env::var("ANTHROPIC_BASE_URL")
                 .ok()
@@ -214,6 +258,21 @@ impl Config {
                 ConfigError(format!("setup(): {key}: {}", e.inner()))
             }
         })?;
+        if let Some(p) = raw.provider {
+            cfg.provider = ProviderKind::parse(&p).ok_or_else(|| {
+                ConfigError(format!(
+                    "setup(): provider must be \"anthropic\" or \"openai\", got {p:?}"
+                ))
+            })?;
+            if cfg.provider == ProviderKind::OpenAi {
+                // The OpenAI-compatible defaults, unless given below.
+                cfg.base_url = std::env::var("OPENAI_BASE_URL")
+                    .ok()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.into());
+                cfg.api_key_env = DEFAULT_OPENAI_API_KEY_ENV.into();
+            }
+        }
         if let Some(m) = raw.model {
             cfg.model = nonempty("model", m)?;
         }
@@ -397,6 +456,7 @@ fn nonempty(key: &str, v: String) -> Result<String, ConfigError> {
 #[serde(deny_unknown_fields)]
 struct RawSetup {
     model: Option<String>,
+    provider: Option<String>,
     base_url: Option<String>,
     api_key_env: Option<String>,
     max_turns: Option<Value>,
@@ -579,6 +639,30 @@ mod tests {
         let e = Config::from_setup(&json!({"permissions": {"allow": [3]}}), Path::new("/p"))
             .unwrap_err();
         assert!(e.0.starts_with("setup(): permissions.allow"), "{e}");
+    }
+
+    #[test]
+    fn provider_openai_has_its_own_defaults() {
+        let c = Config::from_setup(&json!({"provider": "openai"}), Path::new("/p")).unwrap();
+        assert_eq!(c.provider, ProviderKind::OpenAi);
+        assert_eq!(c.api_key_env, "OPENAI_API_KEY");
+        if std::env::var_os("OPENAI_BASE_URL").is_none() {
+            assert_eq!(c.base_url, "https://api.openai.com/v1");
+        }
+        let c = Config::from_setup(
+            &json!({"provider": "openai", "base_url": "http://localhost:11434/v1", "model": "qwen3"}),
+            Path::new("/p"),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.base_url.as_str(), c.model.as_str()),
+            ("http://localhost:11434/v1", "qwen3")
+        );
+        let e = Config::from_setup(&json!({"provider": "gemini"}), Path::new("/p")).unwrap_err();
+        assert_eq!(
+            e.0,
+            "setup(): provider must be \"anthropic\" or \"openai\", got \"gemini\""
+        );
     }
 
     #[test]
