@@ -1,6 +1,7 @@
 # lathe — build, test and demo.
 #
-#   make          build the release library and install it as lua/lathe/lathe.so
+#   make          build the release library, install it as lua/lathe/lathe.so
+#                 and generate doc/tags (:help lathe)
 #   make demo     lathe fixes a bug in a sample project inside headless Neovim
 #   make test     fmt + clippy + stylua + every test (unit, integration, Neovim)
 #   make lint     cargo fmt --check, clippy -D warnings, stylua --check (Lua),
@@ -22,9 +23,14 @@ STYLUA    := .tools/bin/stylua
 
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: all install build demo test lint unit bench clean
+# doc/tags from doc/lathe.txt, so `:help lathe` works; a duplicate or bad
+# tag fails. `nvim` is .venv's when it exists (PATH above), else yours.
+HELPTAGS := nvim --headless -u NONE -i NONE -c 'helptags doc' \
+	-c 'if v:errmsg != "" | cquit 1 | endif' -c 'qall!'
 
-all: install
+.PHONY: all install build tags demo test lint unit bench clean
+
+all: install tags
 
 # Build, then install atomically: copy to a temp file beside the target and
 # rename over it, so a Neovim that has the old library loaded keeps its
@@ -36,12 +42,23 @@ install: build
 build:
 	$(CARGO) build --release -p lathe -p mock-llm
 
+# Without any Neovim on PATH (a build machine) there is nothing to run
+# :helptags with: say so and go on; the plugin works, only :help lathe waits
+# for `:helptags doc`.
+tags:
+	@if command -v nvim >/dev/null 2>&1; then \
+	  $(HELPTAGS) && echo "doc/tags: generated"; \
+	else \
+	  echo "doc/tags: not generated (no nvim on PATH); run :helptags $(CURDIR)/doc in Neovim"; \
+	fi
+
 $(NVIM):
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet $(NVIM_PKG)
 	@$(NVIM) --version | head -n 1
 
 demo: install $(NVIM)
+	@$(HELPTAGS) && echo "doc/tags: generated"
 	./demo/run.sh
 
 $(STYLUA):
@@ -58,14 +75,18 @@ lint: $(STYLUA)
 
 # Every test of the workspace under nextest; the tests inside Neovim have a
 # per-test timeout (.config/nextest.toml), so a hung Neovim fails instead of
-# stalling. The library is built first: tests/tui_float.rs loads it into a
-# Neovim running in tmux.
+# stalling. The library is built first: tests/tui_float.rs loads
+# target/debug/liblathe.so into a Neovim running in tmux. It is built with
+# the tests, with exactly their features: `-p lathe --lib` alone leaves out
+# what other members and dev-dependencies turn on (nvim-oxi's `test`,
+# tokio's `test-util`), and since lathe's outputs have no hash in their names
+# that build and the tests' would rebuild lathe in turn on every run.
 unit: $(NVIM)
-	$(CARGO) build -p lathe --lib
+	$(CARGO) build --workspace --lib --tests
 	$(CARGO) nextest run --workspace --no-fail-fast
 
 test: $(NVIM) lint unit
-	@$(NVIM) --headless -u NONE -i NONE -c 'helptags doc' -c 'qall!' && echo "doc/lathe.txt: helptags ok"
+	@$(HELPTAGS) && echo "doc/lathe.txt: helptags ok"
 
 # Streaming tool executor on vs off: prints both medians and their ratio.
 bench:

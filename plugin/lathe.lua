@@ -4,8 +4,26 @@ if vim.g.loaded_lathe then
 end
 vim.g.loaded_lathe = true
 
-local subcommands = { "stop", "open", "status", "review", "mode" }
+local subcommands = { "stop", "open", "status", "review", "mode", "reload" }
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
+
+--- `text` on one screen line: whitespace runs (newlines too) become one
+--- space, and text wider than the room the command line has for a message
+--- without a hit-enter prompt (|v:echospace|) is cut, ending with "…".
+local function one_line(text)
+  text = vim.trim((text:gsub("%s+", " ")))
+  local room = vim.v.echospace
+  if vim.fn.strdisplaywidth(text) <= room then
+    return text
+  end
+  local n = math.max(room - 1, 0)
+  local cut = vim.fn.strcharpart(text, 0, n)
+  while n > 0 and vim.fn.strdisplaywidth(cut) > room - 1 do
+    n = n - 1
+    cut = vim.fn.strcharpart(text, 0, n)
+  end
+  return cut .. "…"
+end
 
 local function run(opts)
   local args = vim.trim(opts.args)
@@ -16,17 +34,24 @@ local function run(opts)
     elseif args == "stop" then
       lathe.stop()
     elseif args == "status" then
+      -- One line, so it never asks for Enter; a long error is cut (the
+      -- chat keeps it whole). The mode goes first so it is never cut.
       local state, last, msg, mode = lathe.status()
       vim.notify(
-        ("lathe: %s%s%s, mode: %s"):format(
-          state,
-          last and (", last: " .. last) or "",
-          msg and (" (" .. msg .. ")") or "",
-          mode
+        one_line(
+          ("lathe: %s, mode: %s%s%s"):format(
+            state,
+            mode,
+            last and (", last: " .. last) or "",
+            msg and (" (" .. msg .. ")") or ""
+          )
         )
       )
     elseif args == "review" then
       lathe.review()
+    elseif args == "reload" then
+      lathe.reload_settings()
+      vim.notify("lathe: settings files read again; a new conversation starts")
     elseif args == "mode" or args:match("^mode%s+%S+$") then
       local name = vim.trim(args:sub(5))
       local mode = lathe.mode(name ~= "" and name or nil)
@@ -42,7 +67,7 @@ end
 
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
-  desc = "lathe: ask the agent (:Lathe {prompt}), or :Lathe stop|open|status|review|mode {name}",
+  desc = "lathe: ask the agent (:Lathe {prompt}), or :Lathe stop|open|status|review|mode {name}|reload",
   complete = function(arglead, cmdline)
     if cmdline:match("^%s*%S+%s+mode%s+%S*$") then
       return vim.tbl_filter(function(s)

@@ -203,6 +203,38 @@ async fn a_hook_ask_asks_even_for_a_call_the_rules_allow() {
     let asked = s.prompter.asked();
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].1.reason, "a PreToolUse hook asks");
+    // The hook asks every time: a session rule would not stop it, so the
+    // float offers no `a`.
+    assert!(asked[0].1.session_rules.is_empty(), "{:?}", asked[0].1);
+}
+
+#[tokio::test]
+async fn a_hook_deny_without_a_reason_says_none_was_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("deny_silently.sh");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env bash\ncat > /dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\"}}'\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    let hooks = json!({"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": script.display().to_string()}]}]});
+    let s = setup(hooks, Rules::default(), vec![]);
+    let (status, text) = call(
+        &s.env,
+        "Write",
+        json!({"file_path": "new.txt", "content": "x"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Denied);
+    assert_eq!(
+        text,
+        "A PreToolUse hook denied this Write call; nothing was written or run. Reason: (no reason given)"
+    );
 }
 
 #[tokio::test]
@@ -247,6 +279,42 @@ async fn updated_input_that_is_valid_is_what_runs() {
     .await;
     assert_eq!(status, ToolStatus::Done, "{text}");
     assert!(text.starts_with("rewritten by the hook\n"), "{text}");
+}
+
+#[tokio::test]
+async fn a_float_for_a_call_a_hook_rewrote_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("rewrite_ask.sh");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env bash\ncat > /dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"ask\", \"updatedInput\": {\"command\": \"echo rewritten by the hook\"}}}'\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    let hooks = json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": script.display().to_string()}]}]});
+    let s = setup(hooks, Rules::default(), vec![PromptAnswer::AllowOnce]);
+    let (status, text) = call(
+        &s.env,
+        "Bash",
+        json!({"command": "echo as the model wrote it"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Done, "{text}");
+    let asked = s.prompter.asked();
+    assert_eq!(asked.len(), 1);
+    assert!(
+        asked[0].1.hook_changed,
+        "the float is told a hook changed the call"
+    );
+    assert_eq!(
+        asked[0].1.command.as_ref().map(|c| c.command.as_str()),
+        Some("echo rewritten by the hook"),
+        "and it shows the hook's version"
+    );
 }
 
 #[tokio::test]

@@ -17,7 +17,9 @@ use lathe::config::Config;
 use lathe::editor::DiskEditor;
 use lathe::events::{RecordingSink, ToolStatus};
 use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
-use lathe::permissions::{Mode, PermissionState, PromptAnswer, Revision, Rules, ScriptedPrompter};
+use lathe::permissions::{
+    Mode, PermissionState, PromptAnswer, Prompter, Revision, Rules, ScriptedPrompter,
+};
 use lathe::protocol::ToolUse;
 use lathe::tools::builtin_tools;
 use lathe::tools::diff::apply_hunks;
@@ -207,6 +209,151 @@ async fn replan_plans_the_call_again_and_asks_with_the_new_plan() {
     assert_eq!(
         std::fs::read_to_string(s.root.join("g.txt")).unwrap(),
         "hello there\n"
+    );
+}
+
+/// Changes the file on the first ask (as the user would while the float is
+/// open) and asks for a new plan; allows the second.
+struct ChangesTheFileThenReplans {
+    path: PathBuf,
+    new_text: &'static str,
+    asked: std::sync::Mutex<Vec<lathe::permissions::PermissionPreview>>,
+}
+
+#[async_trait::async_trait]
+impl Prompter for ChangesTheFileThenReplans {
+    async fn ask(
+        &self,
+        _tool: &str,
+        preview: &lathe::permissions::PermissionPreview,
+    ) -> PromptAnswer {
+        let mut asked = self.asked.lock().unwrap();
+        asked.push(preview.clone());
+        if asked.len() == 1 {
+            std::fs::write(&self.path, self.new_text).unwrap();
+            PromptAnswer::Replan
+        } else {
+            PromptAnswer::AllowOnce
+        }
+    }
+}
+
+async fn replan_after(
+    new_text: &'static str,
+    edit: Value,
+) -> (Setup, Arc<ChangesTheFileThenReplans>, ToolStatus, String) {
+    let mut s = setup(Mode::Default, vec![]);
+    write_and_read(&s, "g.txt", "hello world\nbye\n").await;
+    let prompter = Arc::new(ChangesTheFileThenReplans {
+        path: s.root.join("g.txt"),
+        new_text,
+        asked: Default::default(),
+    });
+    s.env.prompter = prompter.clone();
+    let (status, text) = call(&s.env, "Edit", edit).await;
+    (s, prompter, status, text)
+}
+
+#[tokio::test]
+async fn replan_after_a_real_change_plans_against_the_file_now_and_says_so() {
+    let (s, prompter, status, text) = replan_after(
+        "hello world\nsee you\n",
+        json!({"file_path": "g.txt", "old_string": "world", "new_string": "there"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Done, "{text}");
+    let asked = prompter.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "asked again with the new plan");
+    assert!(asked[1].diff.contains(" see you\n"), "{}", asked[1].diff);
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("g.txt")).unwrap(),
+        "hello there\nsee you\n"
+    );
+    assert!(
+        text.ends_with("Note: g.txt changed while the user reviewed this call (the user or another program edited it), so the call was planned again against its current text, and the user approved that plan. Read the file before you edit it again."),
+        "{text}"
+    );
+    // What the model read stays on record: another Edit is stale until it
+    // reads the file again.
+    std::fs::write(s.root.join("g.txt"), "hello there\nsee you later\n").unwrap();
+    let (status, text) = call(
+        &s.env,
+        "Edit",
+        json!({"file_path": "g.txt", "old_string": "hello", "new_string": "hi"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Error, "{text}");
+    assert!(
+        text.contains("has been modified since you last read it"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn replan_after_a_change_that_removed_the_old_string_shows_why_and_fails_with_the_tools_error(
+) {
+    let (s, prompter, status, text) = replan_after(
+        "hello everyone\nbye\n",
+        json!({"file_path": "g.txt", "old_string": "world", "new_string": "there"}),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Error);
+    assert!(
+        text.starts_with("old_string was not found in g.txt."),
+        "{text}"
+    );
+    let asked = prompter.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "the float shows why");
+    assert!(
+        asked[1].reason.starts_with("the file changed, and the call no longer applies to it: old_string was not found in g.txt."),
+        "{}",
+        asked[1].reason
+    );
+    assert!(asked[1].change.is_none() && asked[1].session_rules.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(s.root.join("g.txt")).unwrap(),
+        "hello everyone\nbye\n"
+    );
+}
+
+#[tokio::test]
+async fn a_is_offered_only_when_its_rule_would_stop_the_asking() {
+    let mut s = setup(Mode::Default, vec![]);
+    let root_base = lathe::permissions::RuleBase::at_root(&s.root, None);
+    let mut rules = Rules::default();
+    rules.push(
+        lathe::permissions::RuleKind::Ask,
+        lathe::permissions::Rule::parse("Edit(/asked.txt)", &root_base).unwrap(),
+        lathe::permissions::RuleSource::Setup,
+    );
+    s.env.permissions = Arc::new(PermissionState::new(rules));
+    let prompter = Arc::new(ScriptedPrompter::new(vec![PromptAnswer::Deny; 5]));
+    s.env.prompter = prompter.clone();
+    write_and_read(&s, "asked.txt", "a\n").await;
+    write_and_read(&s, "plain.txt", "p\n").await;
+    let edit = |file: &str| json!({"file_path": file, "old_string": &file[..1], "new_string": "x"});
+    call(&s.env, "Edit", edit("asked.txt")).await;
+    call(
+        &s.env,
+        "Write",
+        json!({"file_path": ".env", "content": "A=1\n"}),
+    )
+    .await;
+    call(&s.env, "Edit", edit("plain.txt")).await;
+    call(&s.env, "Bash", json!({"command": "echo hi > out.txt"})).await;
+    let offered: Vec<Vec<String>> = prompter
+        .asked()
+        .into_iter()
+        .map(|(_, p)| p.session_rules)
+        .collect();
+    assert_eq!(
+        offered,
+        vec![
+            vec![],                               // an ask rule asks anyway
+            vec![],                               // so does a protected path
+            vec!["Edit(/plain.txt)".to_string()], // the default: a would stop it
+            vec![], // Bash(echo:*) never allows a redirect into a file
+        ]
     );
 }
 

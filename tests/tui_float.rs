@@ -62,14 +62,6 @@ fn library() -> PathBuf {
     lib
 }
 
-struct Session(String);
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        tmux(&["kill-session", "-t", &self.0]);
-    }
-}
-
 fn wait_for(session: &str, what: &str, cond: impl Fn(&str) -> bool) -> String {
     let start = Instant::now();
     loop {
@@ -87,36 +79,64 @@ fn wait_for(session: &str, what: &str, cond: impl Fn(&str) -> bool) -> String {
 
 const FLOAT_TOP: &str = "╭ Edit greeting.py";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typing_while_the_model_asks_never_answers_the_float() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIP: tmux is not installed");
-        return;
+/// The cursor's row on the screen (0-based).
+fn cursor_row(session: &str) -> usize {
+    tmux(&["display-message", "-p", "-t", session, "#{cursor_y}"])
+        .trim()
+        .parse()
+        .unwrap_or(usize::MAX)
+}
+
+/// The float's top and bottom border rows on `screen`.
+fn float_rows(screen: &str) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = screen.lines().collect();
+    let top = lines.iter().position(|l| l.contains(FLOAT_TOP))?;
+    let bottom = top + lines[top..].iter().position(|l| l.contains('╰'))?;
+    Some((top, bottom))
+}
+
+/// A Neovim in tmux (`cols`×`rows`) with lathe set up in a copy of the
+/// demo project against `mock-llm` playing the demo script, editing
+/// greeting.py. Dropping it ends the tmux session.
+struct Nvim {
+    name: String,
+    project: PathBuf,
+    _dir: tempfile::TempDir,
+    _server: mock_llm::MockServer,
+}
+
+impl Drop for Nvim {
+    fn drop(&mut self) {
+        tmux(&["kill-session", "-t", &self.name]);
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().canonicalize().unwrap().join("project");
-    std::fs::create_dir_all(&project).unwrap();
-    for f in ["greeting.py", "test_greeting.py"] {
-        std::fs::copy(root.join("demo/project").join(f), project.join(f)).unwrap();
-    }
-    let mut script: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("demo/script.json")).unwrap())
-            .unwrap();
-    for r in script["responses"].as_array_mut().unwrap() {
-        r["event_delay_ms"] = 40.into();
-    }
-    let server = mock_llm::spawn(
-        mock_llm::Script::from_json(&script.to_string()).unwrap(),
-        None,
-    )
-    .await
-    .unwrap();
-    let init = dir.path().join("init.lua");
-    std::fs::write(
-        &init,
-        format!(
-            r#"vim.opt.rtp:prepend({root:?})
+}
+
+impl Nvim {
+    async fn start(tag: &str, cols: u16, rows: u16) -> Self {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        for f in ["greeting.py", "test_greeting.py"] {
+            std::fs::copy(root.join("demo/project").join(f), project.join(f)).unwrap();
+        }
+        let mut script: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join("demo/script.json")).unwrap())
+                .unwrap();
+        for r in script["responses"].as_array_mut().unwrap() {
+            r["event_delay_ms"] = 40.into();
+        }
+        let server = mock_llm::spawn(
+            mock_llm::Script::from_json(&script.to_string()).unwrap(),
+            None,
+        )
+        .await
+        .unwrap();
+        let init = dir.path().join("init.lua");
+        std::fs::write(
+            &init,
+            format!(
+                r#"vim.opt.rtp:prepend({root:?})
 local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
 open()
 vim.cmd("runtime plugin/lathe.lua")
@@ -124,31 +144,96 @@ require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings
 vim.o.statusline = "%f %{{v:lua.require'lathe'.statusline()}}"
 vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
 "#,
-            root = root.display().to_string(),
-            lib = library().display().to_string(),
-            project = project.display().to_string(),
-            url = server.url(),
-            file = project.join("greeting.py").display().to_string(),
-        ),
-    )
-    .unwrap();
-    let name = format!("lathe-tui-{}", std::process::id());
-    let nvim = std::env::var("NVIM").unwrap_or_else(|_| "nvim".into());
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &name,
-        "-x",
-        "160",
-        "-y",
-        "40",
-        &format!("{nvim} -u {} -i NONE -n", init.display()),
-    ]);
-    let _session = Session(name.clone());
-    wait_for(&name, "Neovim shows the file", |s| s.contains("def greet"));
+                root = root.display().to_string(),
+                lib = library().display().to_string(),
+                project = project.display().to_string(),
+                url = server.url(),
+                file = project.join("greeting.py").display().to_string(),
+            ),
+        )
+        .unwrap();
+        let name = format!("lathe-tui-{tag}-{}", std::process::id());
+        let nvim = std::env::var("NVIM").unwrap_or_else(|_| "nvim".into());
+        tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+            &format!("{nvim} -u {} -i NONE -n", init.display()),
+        ]);
+        let me = Self {
+            name,
+            project,
+            _dir: dir,
+            _server: server,
+        };
+        wait_for(&me.name, "Neovim shows the file", |s| {
+            s.contains("def greet")
+        });
+        me
+    }
 
-    keys(&name, ":vnew\r");
+    fn greeting(&self) -> String {
+        std::fs::read_to_string(self.project.join("greeting.py")).unwrap()
+    }
+
+    /// Waits until the cursor is inside the float (it took focus).
+    fn wait_for_focus(&self) -> String {
+        let start = Instant::now();
+        loop {
+            let s = screen(&self.name);
+            if let Some((top, bottom)) = float_rows(&s) {
+                let row = cursor_row(&self.name);
+                if row > top && row < bottom {
+                    return s;
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "the float never took the cursor; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
+    /// `y`, then waits until the edit is on disk and the turn ended.
+    fn allow_and_finish(&self) {
+        keys(&self.name, "y");
+        let start = Instant::now();
+        while !self.greeting().contains("Hello, {name}") {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "y did not apply the edit:\n{}",
+                screen(&self.name)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        wait_for(&self.name, "the turn ends", |s| s.contains("*(done)*"));
+    }
+}
+
+fn have_tmux() -> bool {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIP: tmux is not installed");
+        return false;
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_while_the_model_asks_never_lands_in_the_float() {
+    if !have_tmux() {
+        return;
+    }
+    let nvim = Nvim::start("typing", 160, 40).await;
+    let name = nvim.name.clone();
+    let notes = nvim.project.join("notes.txt");
+
+    keys(&name, &format!(":vsplit {}\r", notes.display()));
     keys(&name, ":Lathe fix the typo in the greeting\r");
     keys(&name, "i");
     // Type for ~3 s, one word every 100 ms: the model asks meanwhile.
@@ -172,39 +257,67 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
         s.matches("banana").count() >= 25,
         "every typed word landed in the buffer:\n{s}"
     );
+    wait_for(&name, "the chat says the call waits", |s| {
+        s.contains("Edit(greeting.py): waiting for you")
+    });
 
     keys(&name, "Escape");
     let s = wait_for(
         &name,
-        "the float opens after the user stopped typing",
+        "the float appears after the user stopped typing",
         |s| s.contains(FLOAT_TOP),
     );
+    // The user saves the moment it appears: `:w` goes to their file, not
+    // to the float (E382: Cannot write, 'buftype' option is set).
+    keys(&name, ":w\r");
     assert!(s.contains("+    return f\"Hello, {name}!\""), "{s}");
-    // A key the moment it appears is ignored (the guard time).
-    keys(&name, "a");
-    std::thread::sleep(Duration::from_millis(150));
-    let s = screen(&name);
-    assert!(
-        s.contains(FLOAT_TOP),
-        "a key within the guard time answered the float:\n{s}"
-    );
-    assert!(std::fs::read_to_string(project.join("greeting.py"))
-        .unwrap()
-        .contains("Helo, {name}"));
-
-    std::thread::sleep(Duration::from_millis(500));
-    keys(&name, "y");
     let start = Instant::now();
-    while !std::fs::read_to_string(project.join("greeting.py"))
-        .unwrap()
-        .contains("Hello, {name}")
-    {
+    while !std::fs::read_to_string(&notes).is_ok_and(|t| t.contains("banana banana")) {
         assert!(
             start.elapsed() < Duration::from_secs(10),
-            "y did not apply the edit:\n{}",
+            ":w did not save the user's file:\n{}",
             screen(&name)
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    wait_for(&name, "the turn ends", |s| s.contains("*(done)*"));
+    let s = screen(&name);
+    assert!(!s.contains("E382"), "the :w went to the float:\n{s}");
+    assert!(s.contains(FLOAT_TOP), "the ask still waits:\n{s}");
+    assert!(nvim.greeting().contains("Helo, {name}"));
+
+    // After a quiet moment the float takes the cursor; y applies the edit.
+    nvim.wait_for_focus();
+    nvim.allow_and_finish();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_80_by_24_the_whole_float_shows() {
+    if !have_tmux() {
+        return;
+    }
+    let nvim = Nvim::start("small", 80, 24).await;
+    let name = nvim.name.clone();
+    keys(&name, ":Lathe fix the typo in the greeting\r");
+    let s = nvim.wait_for_focus();
+    let lines: Vec<&str> = s.lines().collect();
+    let (top, bottom) = float_rows(&s).unwrap();
+    assert!(
+        lines[bottom].contains("? help"),
+        "the footer keeps ? help:\n{s}"
+    );
+    assert!(
+        lines[bottom].contains("n/q/Esc deny"),
+        "the footer says what q and Esc do:\n{s}"
+    );
+    assert!(
+        lines[top..bottom]
+            .iter()
+            .any(|l| l.contains("│.claude/settings.local.json")),
+        "the rule line wraps at a space:\n{s}"
+    );
+    assert!(
+        lines[bottom - 1].contains("def main(argv: list[str]) -> int:"),
+        "the last diff line shows above the footer:\n{s}"
+    );
+    nvim.allow_and_finish();
 }

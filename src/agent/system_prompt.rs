@@ -1,7 +1,12 @@
 //! The system prompt: who lathe is, where it runs, and the project's own
-//! instructions (`CLAUDE.md`, `AGENTS.md`), as Claude Code builds it.
+//! instructions (`CLAUDE.md`, `AGENTS.md`), as Claude Code builds it; and,
+//! while the session is in plan mode, a paragraph that says so
+//! ([`for_mode`], applied to every request, so a `:Lathe mode` switch
+//! reaches the next one).
 
 use std::path::Path;
+
+use crate::permissions::Mode;
 
 /// Files in the project root whose contents are added as project instructions,
 /// in this order.
@@ -9,6 +14,29 @@ pub const INSTRUCTION_FILES: &[&str] = &["CLAUDE.md", "AGENTS.md"];
 
 /// Largest instruction file included, in bytes; longer ones are cut with a note.
 pub const MAX_INSTRUCTION_BYTES: usize = 40_000;
+
+/// Model-facing: added to the end of the system prompt while the session
+/// is in plan mode, so the model plans instead of learning it from a refused
+/// edit (the gate's refusal is `permissions::DENIED_IN_PLAN_MODE`).
+pub const PLAN_MODE: &str = "\n\
+<plan-mode>\n\
+The session is in plan mode: the user wants a plan before anything changes. \
+You may read and search (Read, Grep, Glob, and Bash commands that only read). \
+Do not edit or write files, and do not run commands that change anything: \
+such calls are refused in this mode. Investigate, then present your plan — \
+what you would change, where, and why — and stop; the user switches modes \
+to let you carry it out.\n\
+</plan-mode>\n";
+
+/// The system prompt of one request: `base` (from [`build`]) with the
+/// paragraph of the permission mode in force (`mode`) — [`PLAN_MODE`] in
+/// plan mode, nothing in the others.
+pub fn for_mode(base: &str, mode: Mode) -> String {
+    match mode {
+        Mode::Plan => format!("{base}{PLAN_MODE}"),
+        Mode::Default | Mode::AcceptEdits | Mode::BypassPermissions => base.to_string(),
+    }
+}
 
 /// The system prompt for a session rooted at `cwd` on `date` (`YYYY-MM-DD`).
 /// Reads the instruction files from `cwd` (missing ones are skipped).
@@ -71,6 +99,23 @@ mod tests {
         assert!(p.contains(&format!("Platform: {}", std::env::consts::OS)));
         assert!(p.contains("Use tabs."));
         assert!(!p.contains("CLAUDE.md"), "missing files are skipped");
+    }
+
+    #[test]
+    fn plan_mode_golden() {
+        assert_eq!(
+            PLAN_MODE,
+            "\n<plan-mode>\nThe session is in plan mode: the user wants a plan before anything changes. You may read and search (Read, Grep, Glob, and Bash commands that only read). Do not edit or write files, and do not run commands that change anything: such calls are refused in this mode. Investigate, then present your plan — what you would change, where, and why — and stop; the user switches modes to let you carry it out.\n</plan-mode>\n"
+        );
+    }
+
+    #[test]
+    fn only_plan_mode_adds_a_paragraph() {
+        let base = build(Path::new("/p"), "2026-11-29");
+        assert_eq!(for_mode(&base, Mode::Plan), format!("{base}{PLAN_MODE}"));
+        for mode in [Mode::Default, Mode::AcceptEdits, Mode::BypassPermissions] {
+            assert_eq!(for_mode(&base, mode), base, "{mode:?}");
+        }
     }
 
     #[test]

@@ -319,6 +319,8 @@ mod tests {
             path_is_dir: false,
             command: None,
             command_paths: &[],
+            read_paths: &[],
+            reads_unchecked: None,
             input_json: "{}",
             root,
         }

@@ -10,7 +10,9 @@
 //!   validation gates before it is used;
 //! - `additionalContext` (and PostToolUse feedback) is added to the
 //!   `tool_result`; `continue: false` ends the turn after this batch;
-//! - warnings and `systemMessage`s become chat notices.
+//! - warnings and `systemMessage`s become chat notes (`is_error: false`:
+//!   the call went on; `:help lathe-hooks` calls them warnings, and the chat
+//!   shows them as `> **note:**`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -118,17 +120,13 @@ pub(super) async fn run(
     outcome
 }
 
-/// Chat notices for a hook outcome's warnings and system messages.
+/// Chat notes for a hook outcome's warnings and system messages. A warning
+/// is not an error: the hook failed or answered wrongly, and the call went
+/// on without it.
 fn report(sink: &dyn EventSink, outcome: &HookOutcome) {
-    for w in &outcome.warnings {
+    for text in outcome.warnings.iter().chain(&outcome.system_messages) {
         sink.emit(AgentEvent::Notice {
-            text: w.clone(),
-            is_error: true,
-        });
-    }
-    for m in &outcome.system_messages {
-        sink.emit(AgentEvent::Notice {
-            text: m.clone(),
+            text: text.clone(),
             is_error: false,
         });
     }
@@ -183,6 +181,26 @@ mod tests {
             fill(HOOK_STOPPED_CALL, &[("reason", "r")]),
             "A hook stopped the session here, so this call did not run: r"
         );
+    }
+
+    #[test]
+    fn warnings_and_system_messages_are_notes_not_errors() {
+        let sink = crate::events::RecordingSink::default();
+        let outcome = HookOutcome {
+            warnings: vec!["w".into()],
+            system_messages: vec!["m".into()],
+            ..HookOutcome::default()
+        };
+        report(&sink, &outcome);
+        let notices: Vec<(String, bool)> = sink
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                AgentEvent::Notice { text, is_error } => Some((text, is_error)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(notices, [("w".into(), false), ("m".into(), false)]);
     }
 
     #[test]

@@ -47,6 +47,17 @@ pub const SIBLING_FAILED: &str =
 pub const NEEDS_PERMISSION: &str =
     "{tool} needs the user's permission for this call, and lathe.tool_sync cannot ask while it waits. Use lathe.tool(name, input, callback) instead, or allow it with a permissions rule in setup().";
 
+/// [`NEEDS_PERMISSION`] for a protected path (`.env`, `.git/`, settings
+/// files), which asks in every mode even when an allow rule matches, so no
+/// rule can let `lathe.tool_sync` run it. `{tool}`, `{reason}`.
+pub const NEEDS_PERMISSION_PROTECTED: &str =
+    "{tool} needs the user's permission for this call ({reason}), and lathe.tool_sync cannot ask while it waits. Protected paths ask in every mode, even when an allow rule matches, so no permissions rule can change that: use lathe.tool(name, input, callback), which lets the user answer.";
+
+/// [`NEEDS_PERMISSION`] for an ask rule, which no allow rule overrides.
+/// `{tool}`, `{reason}`.
+pub const NEEDS_PERMISSION_ASK_RULE: &str =
+    "{tool} needs the user's permission for this call ({reason}), and lathe.tool_sync cannot ask while it waits. An allow rule does not override an ask rule: use lathe.tool(name, input, callback), which lets the user answer, or remove or narrow that ask rule.";
+
 /// Added to the result of a change the user revised in the float. `{what}`.
 pub const USER_REVISED: &str =
     "Note: the user changed this edit before it was applied: {what}. The file holds the text shown above, not exactly what you proposed; Read it before you edit that region again.";
@@ -56,6 +67,15 @@ pub const REJECTED_HUNKS: &str = "they left out {hunks} of the proposed diff (nu
 
 /// `{what}` of [`USER_REVISED`] for a hand edit in the diff tab.
 pub const EDITED_BY_USER: &str = "they edited the new text by hand";
+
+/// Added to the result of a call planned again against a document that
+/// changed while the user reviewed it (`r` in the float), when the model
+/// had not read that text. `{path}`.
+pub const REPLANNED: &str =
+    "Note: {path} changed while the user reviewed this call (the user or another program edited it), so the call was planned again against its current text, and the user approved that plan. Read the file before you edit it again.";
+
+/// `{reason}` of a PreToolUse hook's deny that gave none.
+pub const NO_HOOK_REASON: &str = "(no reason given)";
 
 /// Chat notice when `A` could not save its rule. `{error}`.
 pub const RULE_NOT_SAVED: &str =
@@ -133,6 +153,20 @@ mod golden {
         );
         assert_eq!(
             fill(
+                NEEDS_PERMISSION_PROTECTED,
+                &[("tool", "Read"), ("reason", ".env (.env files) always asks")]
+            ),
+            "Read needs the user's permission for this call (.env (.env files) always asks), and lathe.tool_sync cannot ask while it waits. Protected paths ask in every mode, even when an allow rule matches, so no permissions rule can change that: use lathe.tool(name, input, callback), which lets the user answer."
+        );
+        assert_eq!(
+            fill(
+                NEEDS_PERMISSION_ASK_RULE,
+                &[("tool", "Read"), ("reason", "rule Read(notes/**) from setup() asks")]
+            ),
+            "Read needs the user's permission for this call (rule Read(notes/**) from setup() asks), and lathe.tool_sync cannot ask while it waits. An allow rule does not override an ask rule: use lathe.tool(name, input, callback), which lets the user answer, or remove or narrow that ask rule."
+        );
+        assert_eq!(
+            fill(
                 USER_REVISED,
                 &[("what", &fill(REJECTED_HUNKS, &[("hunks", "1 hunk"), ("list", "2")]))]
             ),
@@ -146,6 +180,15 @@ mod golden {
         assert_eq!(
             fill(SIBLING_FAILED, &[("tool", "Grep")]),
             "Grep was cancelled because a Bash call running alongside it in the same batch failed. Its result is unknown; run it again if you still need it."
+        );
+        assert_eq!(
+            fill(REPLANNED, &[("path", "greeting.py")]),
+            "Note: greeting.py changed while the user reviewed this call (the user or another program edited it), so the call was planned again against its current text, and the user approved that plan. Read the file before you edit it again."
+        );
+        assert_eq!(NO_HOOK_REASON, "(no reason given)");
+        assert_eq!(
+            fill(super::super::REPLAN_FAILED, &[("error", "x.")]),
+            "the file changed, and the call no longer applies to it: x. (any answer ends the call with this error)"
         );
         assert_eq!(
             fill(SCHEMA_BROKEN, &[("tool", "Edit")]),

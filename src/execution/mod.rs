@@ -37,22 +37,32 @@ use std::sync::Arc;
 use futures::FutureExt;
 
 use crate::config::settings_files::save_local_allow;
+use crate::editor::TextHash;
 use crate::events::{AgentEvent, EventSink, ToolStatus};
 use crate::hooks::{HookDecision, HookEvent};
 use crate::permissions::{
-    resolve_for_rules, shell, suggest_rules, Decision, PermissionState, PromptAnswer, Prompter,
-    Reason, ReasonKind, Request, Revision, Rule, RuleBase, DENIED_BY_RULE, DENIED_IN_PLAN_MODE,
-    USER_DECLINED, USER_DECLINED_WITH_MESSAGE,
+    command_reads, decide, expand_named_path, reach, resolve_for_rules, shell, suggest_rules,
+    Decision, PermissionPreview, PermissionState, PromptAnswer, Prompter, Reached, ReadFilter,
+    Reason, ReasonKind, Request, Revision, Rule, RuleBase, RuleKind, RuleSource, DENIED_BY_RULE,
+    DENIED_IN_PLAN_MODE, USER_DECLINED, USER_DECLINED_WITH_MESSAGE,
 };
 use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
 use crate::text::{fill, plural};
-use crate::tools::{PlannedCall, PreparedCall, ToolContext, ToolOutput};
+use crate::tools::file_state::ReadRecord;
+use crate::tools::{FileState, PlannedCall, PreparedCall, ToolContext, ToolError, ToolOutput};
 use hook_gates::{HOOK_BAD_INPUT, HOOK_BLOCKED, HOOK_DENIED, HOOK_STOPPED_CALL};
 
 use messages::{
-    EDITED_BY_USER, INTERRUPTED, NEEDS_PERMISSION, REJECTED_HUNKS, RULE_NOT_SAVED, TOOL_PANICKED,
-    USER_REVISED,
+    EDITED_BY_USER, INTERRUPTED, NEEDS_PERMISSION, NEEDS_PERMISSION_ASK_RULE,
+    NEEDS_PERMISSION_PROTECTED, NO_HOOK_REASON, REJECTED_HUNKS, REPLANNED, RULE_NOT_SAVED,
+    TOOL_PANICKED, USER_REVISED,
 };
+
+/// The reason the float shows when the plan made after `r` failed (the
+/// file changed so that the call no longer applies); any answer then ends
+/// the call with the tool's error. `{error}`.
+pub const REPLAN_FAILED: &str =
+    "the file changed, and the call no longer applies to it: {error} (any answer ends the call with this error)";
 
 /// What the pipeline needs besides the call itself. Cheap to clone.
 #[derive(Clone)]
@@ -152,6 +162,7 @@ pub async fn run_checked(checked: CheckedCall, env: &ExecEnv) -> ToolRun {
         env,
         started: false,
         decision: None,
+        hook_changed: false,
     };
     let outcome = AssertUnwindSafe(run.pass(prepared))
         .catch_unwind()
@@ -174,6 +185,8 @@ struct Gates<'a> {
     env: &'a ExecEnv,
     started: bool,
     decision: Option<Decision>,
+    /// Gate 5 ran the call with a hook's rewritten input.
+    hook_changed: bool,
 }
 
 impl Gates<'_> {
@@ -189,6 +202,7 @@ impl Gates<'_> {
         planned = hooked;
         // Gate 6 may send the call back to gate 4: the document changed
         // while the float was open and the user asked for a new plan.
+        let mut replanned = false;
         loop {
             match self.permission(&mut planned, hook_decision).await? {
                 Approval::Run => break,
@@ -196,10 +210,20 @@ impl Gates<'_> {
                     notes.insert(0, note);
                     break;
                 }
-                Approval::Replan => planned = self.plan(planned.into_prepared()).await?,
+                Approval::Replan => {
+                    let (again, unseen) = self.plan_again(planned).await?;
+                    planned = again;
+                    replanned |= unseen;
+                }
             }
         }
+        if replanned {
+            let path = planned.prepared().target_path().unwrap_or_default();
+            let shown = crate::tools::paths::display(&self.env.ctx.root, &path);
+            notes.insert(0, fill(REPLANNED, &[("path", &shown)]));
+        }
         let tool = planned.prepared().tool().name();
+        planned.limit_reads(self.read_filter(tool));
         let input = planned.prepared().input_json.clone();
         let mut output = self.call_tool(planned).await?;
         self.post_tool_use_hooks(tool, &input, &output, &mut notes)
@@ -244,17 +268,24 @@ impl Gates<'_> {
         }
         let decision = match &outcome.decision {
             Some((HookDecision::Deny, reason)) => {
+                let reason = match reason.trim() {
+                    "" => NO_HOOK_REASON,
+                    r => r,
+                };
                 return Err(denied(fill(
                     HOOK_DENIED,
                     &[("tool", tool), ("reason", reason)],
-                )))
+                )));
             }
             other => other.as_ref().map(|(d, _)| *d),
         };
         notes.extend(hook_gates::result_notes(HookEvent::PreToolUse, &outcome));
         let planned = match outcome.updated_input {
             None => planned,
-            Some(input) => self.replan_with(tool, input).await?,
+            Some(input) => {
+                self.hook_changed = true;
+                self.replan_with(tool, input).await?
+            }
         };
         Ok((planned, decision))
     }
@@ -316,6 +347,68 @@ impl Gates<'_> {
             .map_err(|e| Stop::error(e.message))
     }
 
+    /// Gate 4 again, after the user pressed `r` in the float: the document
+    /// changed while it was open. The call is planned against the document
+    /// as it is now, and the new plan goes back to the float; so the
+    /// read-before-change check is made against the document now (the
+    /// user reviews that plan before anything is written) in a staged
+    /// `FileState` that is dropped afterwards: what the model read stays
+    /// on record. Returns the plan and whether the model has not seen that
+    /// text (the result then says so). When the call no longer applies
+    /// (its `old_string` is gone), the float says so and any answer ends
+    /// the call with the tool's error.
+    async fn plan_again(&mut self, planned: PlannedCall) -> Result<(PlannedCall, bool), Stop> {
+        let shown = planned.preview(&self.env.ctx.root);
+        let prepared = planned.into_prepared();
+        let tool = prepared.tool().name();
+        let input = serde_json::to_string_pretty(&prepared.input_json).unwrap_or_default();
+        let mut ctx = self.env.ctx.clone();
+        let mut unseen = false;
+        if let Some(path) = prepared.target_path() {
+            let record = ctx.file_state.get(&path);
+            if let (Some(record), Ok(doc)) = (record, ctx.editor.read(&path).await) {
+                unseen = record
+                    .stamp
+                    .is_stale(&doc.version, || TextHash::of(&doc.text));
+                let staged = FileState::staged(&ctx.file_state);
+                staged.record(
+                    &path,
+                    ReadRecord {
+                        stamp: doc.stamp(),
+                        ..record
+                    },
+                );
+                ctx.file_state = Arc::new(staged);
+            }
+        }
+        match prepared.validate(&ctx).await {
+            Ok(planned) => Ok((planned, unseen)),
+            Err(e) => Err(self.replan_failed(tool, shown, input, e).await),
+        }
+    }
+
+    /// Shows why the new plan failed (in the float the user pressed `r`
+    /// in) and ends the call with the tool's error, whatever the answer.
+    async fn replan_failed(
+        &mut self,
+        tool: &str,
+        shown: PermissionPreview,
+        input: String,
+        error: ToolError,
+    ) -> Stop {
+        let preview = PermissionPreview {
+            title: shown.title,
+            path: shown.path,
+            reason: fill(REPLAN_FAILED, &[("error", &error.message)]),
+            input,
+            ..PermissionPreview::default()
+        };
+        tokio::select! {
+            _ = self.env.prompter.ask(tool, &preview) => Stop::error(error.message),
+            _ = self.env.ctx.cancel.cancelled() => interrupted(&self.name),
+        }
+    }
+
     /// Gate 6. The float shows the plan gate 4 made, so the user approves
     /// exactly what gate 7 applies (or a revision of it the user made).
     async fn permission(
@@ -323,7 +416,7 @@ impl Gates<'_> {
         planned: &mut PlannedCall,
         hook: Option<HookDecision>,
     ) -> Result<Approval, Stop> {
-        let subject = Subject::of(planned.prepared(), self.env);
+        let subject = Subject::of(planned.prepared(), self.env).await;
         let prepared = planned.prepared();
         let tool = prepared.tool().name();
         let req = subject.request(tool, prepared.is_read_only());
@@ -343,24 +436,32 @@ impl Gates<'_> {
                     message: fill(DENIED_BY_RULE, &[("tool", tool), ("reason", &reason.text)]),
                 })
             }
-            Decision::Ask(_) if !self.env.interactive => {
+            Decision::Ask(reason) if !self.env.interactive => {
                 return Err(Stop {
                     status: ToolStatus::Denied,
-                    message: fill(NEEDS_PERMISSION, &[("tool", tool)]),
+                    message: needs_permission(tool, &reason),
                 })
             }
             Decision::Ask(reason) => reason,
         };
         let mut preview = planned.preview(&self.env.ctx.root);
+        preview.hook_changed = self.hook_changed;
         preview.reason = reason.text.clone();
         preview.input = serde_json::to_string_pretty(&prepared.input_json).unwrap_or_default();
-        preview.session_rules = suggest_rules(
+        let rules = suggest_rules(
             tool,
             subject.path.as_deref(),
             subject.path_is_dir,
             subject.command.as_deref(),
             &subject.root,
         );
+        // `a`/`A` are offered only when their rule would let such a call
+        // run without asking: not for an ask rule or a protected path (they
+        // beat any allow), a hook that asks, or a command part no `Bash(…)`
+        // rule allows.
+        if self.rules_would_allow(&rules, &req, hook) {
+            preview.session_rules = rules;
+        }
         let answer = tokio::select! {
             a = self.env.prompter.ask(tool, &preview) => a,
             _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),
@@ -400,6 +501,41 @@ impl Gates<'_> {
                 &[("message", m.trim())],
             ))),
             PromptAnswer::Replan => Ok(Approval::Replan),
+        }
+    }
+
+    /// `true` when granting `rules` for the session would let `req` run
+    /// without asking (the rules in force plus them, then the hook's say).
+    fn rules_would_allow(
+        &self,
+        rules: &[String],
+        req: &Request<'_>,
+        hook: Option<HookDecision>,
+    ) -> bool {
+        if rules.is_empty() {
+            return false;
+        }
+        let base = RuleBase::at_root(&self.env.ctx.root, dirs::home_dir().as_deref());
+        let mut in_force = self.env.permissions.rules();
+        for r in rules {
+            match Rule::parse(r, &base) {
+                Ok(rule) => in_force.push(RuleKind::Allow, rule, RuleSource::Session),
+                Err(_) => return false,
+            }
+        }
+        matches!(with_hook(decide(&in_force, req), hook), Decision::Allow(_))
+    }
+
+    /// The check a search applies to each file it would read (gate 6 hands
+    /// it to Grep and Glob through `limit_reads`): the rules in force for
+    /// `tool`, and the ask the user just answered for this call, if any
+    /// (files that ask for that same reason are then covered).
+    fn read_filter(&self, tool: &str) -> ReadFilter {
+        let root = resolve_for_rules(&self.env.ctx.root);
+        let filter = ReadFilter::new(self.env.permissions.rules(), tool, &root);
+        match &self.decision {
+            Some(Decision::Ask(reason)) => filter.approving(reason.clone()),
+            _ => filter,
         }
     }
 
@@ -529,20 +665,23 @@ struct Subject {
     path_is_dir: bool,
     command: Option<String>,
     command_paths: Vec<PathBuf>,
+    /// What the command line reads or lists (Bash).
+    reads: Reached,
     input_json: String,
 }
 
 impl Subject {
-    /// Resolves the call's target path and the paths its command line
-    /// names (against the project root; `~/` under the home directory).
+    /// Resolves the call's target path, the paths its command line names
+    /// (against the project root; `~/` under the home directory) and what
+    /// it reads (globs expanded, folders a recursive reader reads walked).
     /// File-system I/O: symlinks are resolved here so `decide` stays pure.
-    fn of(prepared: &PreparedCall, env: &ExecEnv) -> Self {
+    async fn of(prepared: &PreparedCall, env: &ExecEnv) -> Self {
         let root = resolve_for_rules(&env.ctx.root);
         let path = prepared.target_path().map(|p| resolve_for_rules(&p));
         let path_is_dir = path.as_ref().is_some_and(|p| p.is_dir());
         let command = prepared.command_line();
         let home = dirs::home_dir();
-        let command_paths = match command.as_deref().map(shell::split) {
+        let mut command_paths: Vec<PathBuf> = match command.as_deref().map(shell::split) {
             Some(shell::Split::Commands(parts)) => parts
                 .iter()
                 .flat_map(shell::named_paths)
@@ -551,12 +690,19 @@ impl Subject {
                 .collect(),
             _ => Vec::new(),
         };
+        let names_matter = env.permissions.rules().deny_reads();
+        let reads = match command.as_deref() {
+            Some(c) => command_reach(c, &root, home, names_matter).await,
+            None => Reached::default(),
+        };
+        command_paths.extend(reads.named.iter().cloned());
         Self {
             root,
             path,
             path_is_dir,
             command,
             command_paths,
+            reads,
             input_json: prepared.input_json.to_string(),
         }
     }
@@ -569,22 +715,46 @@ impl Subject {
             path_is_dir: self.path_is_dir,
             command: self.command.as_deref(),
             command_paths: &self.command_paths,
+            read_paths: &self.reads.paths,
+            reads_unchecked: self.reads.unchecked.as_deref(),
             input_json: &self.input_json,
             root: &self.root,
         }
     }
 }
 
-/// A path a command line names, made absolute: `~` and `~/…` under `home`,
-/// `~user/…` (another user's home) as an absolute path outside any project,
-/// others against `root` (Bash runs there).
-fn expand_named_path(p: &str, root: &std::path::Path, home: Option<&std::path::Path>) -> PathBuf {
-    match (p.strip_prefix('~'), home) {
-        (Some(""), Some(h)) => h.to_path_buf(),
-        (Some(rest), Some(h)) if rest.starts_with('/') => h.join(rest.trim_start_matches('/')),
-        (Some(_), _) => PathBuf::from("/").join(p),
-        (None, _) => root.join(p),
-    }
+/// What the command line `command` reads from the canonical `root`
+/// (`permissions::reach`), worked out on the blocking pool since it may
+/// walk folders. Never fails: a failed job counts as reads not checked.
+async fn command_reach(
+    command: &str,
+    root: &std::path::Path,
+    home: Option<PathBuf>,
+    names_matter: bool,
+) -> Reached {
+    let shell::Split::Commands(parts) = shell::split(command) else {
+        return Reached::default();
+    };
+    let reads: Vec<_> = parts.iter().map(command_reads).collect();
+    let root = root.to_path_buf();
+    tokio::task::spawn_blocking(move || reach(&reads, &root, home.as_deref(), names_matter))
+        .await
+        .unwrap_or_else(|e| Reached {
+            unchecked: Some(format!("checking what the command reads failed ({e})")),
+            ..Reached::default()
+        })
+}
+
+/// The result of a call that would ask where nobody can answer
+/// (`lathe.tool_sync`), by why it asks: an allow rule helps only with a
+/// default or mode ask, not with an ask rule or a protected path.
+fn needs_permission(tool: &str, reason: &Reason) -> String {
+    let template = match reason.kind {
+        ReasonKind::Protected => NEEDS_PERMISSION_PROTECTED,
+        ReasonKind::Rule | ReasonKind::InvalidRule => NEEDS_PERMISSION_ASK_RULE,
+        ReasonKind::Default | ReasonKind::Mode => NEEDS_PERMISSION,
+    };
+    fill(template, &[("tool", tool), ("reason", &reason.text)])
 }
 
 /// The note added to the result of a call the user revised in the float.

@@ -42,12 +42,26 @@ pub const INVALID_JSON: &str =
 pub const BAD_OUTPUT: &str =
     "{event} hook `{hook}` printed JSON that does not fit Claude Code's hook output ({error}); its output was ignored and the call went on.";
 
+/// Warning (user): what a [`HookFn`](super::HookFn) (a Lua function)
+/// returned does not fit Claude Code's hook output. A function prints
+/// nothing: it returns a table, so this is [`BAD_OUTPUT`] in its terms.
+/// `{error}`: the field's path and what is wrong.
+pub const FUNCTION_BAD_OUTPUT: &str =
+    "{event} hook `{hook}` returned a table that does not fit Claude Code's hook output ({error}); it was ignored and the call went on.";
+
+/// Warning (user): a [`HookFn`](super::HookFn) (a Lua function) returned
+/// something other than a table or nil. `{kind}`: `a string`, `a number`,
+/// `a boolean`.
+pub const FUNCTION_NOT_A_TABLE: &str =
+    "{event} hook `{hook}` returned {kind}, not a table or nil; it was ignored and the call went on.";
+
 /// `{error}` of [`BAD_OUTPUT`] when `hookSpecificOutput.hookEventName` names
 /// another event. `{got}`: the name the hook gave.
 pub const WRONG_EVENT_NAME: &str = "hookSpecificOutput.hookEventName is `{got}`, not `{event}`";
 
-/// Warning (user): a [`HookFn`](super::HookFn) returned an error. `{error}`:
-/// its text.
+/// Warning (user): a [`HookFn`](super::HookFn) returned an error (a Lua
+/// function raised one). `{error}`: the first line of its text (the message
+/// without a stack trace), tabs turned to spaces.
 pub const FUNCTION_FAILED: &str =
     "{event} hook `{hook}` failed ({error}); the call went on without it.";
 
@@ -93,6 +107,7 @@ mod tests {
         ("got", "PostToolUse"),
         ("first", "a.sh"),
         ("second", "b.sh"),
+        ("kind", "a string"),
     ];
 
     #[test]
@@ -122,6 +137,14 @@ mod tests {
             (
                 BAD_OUTPUT,
                 "PreToolUse hook `./lint.sh` printed JSON that does not fit Claude Code's hook output (why); its output was ignored and the call went on.",
+            ),
+            (
+                FUNCTION_BAD_OUTPUT,
+                "PreToolUse hook `./lint.sh` returned a table that does not fit Claude Code's hook output (why); it was ignored and the call went on.",
+            ),
+            (
+                FUNCTION_NOT_A_TABLE,
+                "PreToolUse hook `./lint.sh` returned a string, not a table or nil; it was ignored and the call went on.",
             ),
             (
                 WRONG_EVENT_NAME,

@@ -30,9 +30,9 @@ use serde_json::Value;
 use super::command::{CommandRun, Ending};
 use super::config::kind;
 use super::messages::{
-    BAD_OUTPUT, BLOCK_WITHOUT_REASON, EXIT_2_WITHOUT_REASON, EXIT_CODE, FUNCTION_FAILED,
-    FUNCTION_PANICKED, INPUT_REPLACED, INVALID_JSON, KILLED_BY_SIGNAL, NOT_STARTED, STDERR_EMPTY,
-    STOP_WITHOUT_REASON, TIMED_OUT, WRONG_EVENT_NAME,
+    BAD_OUTPUT, BLOCK_WITHOUT_REASON, EXIT_2_WITHOUT_REASON, EXIT_CODE, FUNCTION_BAD_OUTPUT,
+    FUNCTION_FAILED, FUNCTION_NOT_A_TABLE, FUNCTION_PANICKED, INPUT_REPLACED, INVALID_JSON,
+    KILLED_BY_SIGNAL, NOT_STARTED, STDERR_EMPTY, STOP_WITHOUT_REASON, TIMED_OUT, WRONG_EVENT_NAME,
 };
 use super::HookEvent;
 use crate::text::fill;
@@ -124,6 +124,14 @@ pub enum FnEnding {
     TimedOut,
     /// The cancellation token fired; the call was dropped.
     Cancelled,
+}
+
+/// Who gave an answer, for the words of a warning: a command prints JSON,
+/// a code hook (a Lua function) returns a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Command,
+    Function,
 }
 
 /// Claude Code's hook output (see the module doc).
@@ -246,9 +254,9 @@ impl Combiner {
         let warning = match ending {
             FnEnding::Cancelled => return,
             FnEnding::Returned(Ok(Value::Null)) => return,
-            FnEnding::Returned(Ok(value)) => return self.json(hook, value),
+            FnEnding::Returned(Ok(value)) => return self.json(hook, value, Source::Function),
             FnEnding::Returned(Err(error)) => {
-                self.fill(FUNCTION_FAILED, hook, &[("error", &error)])
+                self.fill(FUNCTION_FAILED, hook, &[("error", &error_message(&error))])
             }
             FnEnding::Panicked => self.fill(FUNCTION_PANICKED, hook, &[]),
             FnEnding::TimedOut => self.fill(TIMED_OUT, hook, &[("secs", secs)]),
@@ -288,7 +296,7 @@ impl Combiner {
             return;
         }
         match serde_json::from_str::<Value>(text) {
-            Ok(value) => self.json(hook, value),
+            Ok(value) => self.json(hook, value, Source::Command),
             Err(e) => {
                 let warning = self.fill(INVALID_JSON, hook, &[("error", &e.to_string())]);
                 self.warn(warning);
@@ -296,15 +304,20 @@ impl Combiner {
         }
     }
 
-    /// Reads one hook's JSON answer into the outcome.
-    fn json(&mut self, hook: &str, value: Value) {
+    /// Reads one hook's JSON answer (printed by a command or returned by
+    /// a code hook, `source`) into the outcome.
+    fn json(&mut self, hook: &str, value: Value, source: Source) {
         if !value.is_object() {
+            if source == Source::Function && !value.is_array() {
+                let warning = self.fill(FUNCTION_NOT_A_TABLE, hook, &[("kind", kind(&value))]);
+                return self.warn(warning);
+            }
             let error = format!("expected a JSON object, got {}", kind(&value));
-            return self.bad_output(hook, &error);
+            return self.bad_output(hook, &error, source);
         }
         let out: HookOutput = match serde_path_to_error::deserialize(value) {
             Ok(out) => out,
-            Err(e) => return self.bad_output(hook, &e.to_string()),
+            Err(e) => return self.bad_output(hook, &e.to_string(), source),
         };
         let specific = out.hook_specific_output.unwrap_or_default();
         if let Some(got) = specific.hook_event_name.as_deref() {
@@ -313,7 +326,7 @@ impl Combiner {
                     WRONG_EVENT_NAME,
                     &[("got", got), ("event", self.event.as_str())],
                 );
-                return self.bad_output(hook, &error);
+                return self.bad_output(hook, &error, source);
             }
         }
         if out.continue_ == Some(false) {
@@ -369,8 +382,12 @@ impl Combiner {
         }
     }
 
-    fn bad_output(&mut self, hook: &str, error: &str) {
-        let warning = self.fill(BAD_OUTPUT, hook, &[("error", error)]);
+    fn bad_output(&mut self, hook: &str, error: &str, source: Source) {
+        let template = match source {
+            Source::Command => BAD_OUTPUT,
+            Source::Function => FUNCTION_BAD_OUTPUT,
+        };
+        let warning = self.fill(template, hook, &[("error", error)]);
         self.warn(warning);
     }
 
@@ -379,6 +396,16 @@ impl Combiner {
         let mut values = vec![("event", self.event.as_str()), ("hook", hook)];
         values.extend_from_slice(more);
         fill(template, &values)
+    }
+}
+
+/// The message of a code hook's error for a one-line warning: its first
+/// non-empty line (a Lua error's message, without the stack trace that
+/// follows it), tabs turned to spaces.
+fn error_message(error: &str) -> String {
+    match error.lines().map(str::trim).find(|l| !l.is_empty()) {
+        Some(first) => first.replace('\t', " "),
+        None => "no message".to_string(),
     }
 }
 
@@ -675,6 +702,14 @@ mod tests {
         c.function("f5", "0.5", FnEnding::TimedOut);
         c.function("f6", "60", FnEnding::Cancelled);
         c.function("f7", "60", FnEnding::Returned(Ok(json!("text"))));
+        c.function(
+            "f8",
+            "60",
+            FnEnding::Returned(Ok(
+                json!({"hookSpecificOutput": {"permissionDecision": "bogus"}}),
+            )),
+        );
+        c.function("f9", "60", FnEnding::Returned(Ok(json!([1, 2]))));
         let o = c.finish();
         assert_eq!(o.decision, Some((HookDecision::Deny, "lua says no".into())));
         assert_eq!(
@@ -683,7 +718,26 @@ mod tests {
                 "PreToolUse hook `f3` failed (attempt to index a nil value); the call went on without it.",
                 "PreToolUse hook `f4` panicked; the call went on without it.",
                 "PreToolUse hook `f5` timed out after 0.5 s and was stopped; the call went on without it.",
-                "PreToolUse hook `f7` printed JSON that does not fit Claude Code's hook output (expected a JSON object, got a string); its output was ignored and the call went on.",
+                "PreToolUse hook `f7` returned a string, not a table or nil; it was ignored and the call went on.",
+                "PreToolUse hook `f8` returned a table that does not fit Claude Code's hook output (hookSpecificOutput.permissionDecision: unknown variant `bogus`, expected one of `allow`, `ask`, `deny`); it was ignored and the call went on.",
+                "PreToolUse hook `f9` returned a table that does not fit Claude Code's hook output (expected a JSON object, got an array); it was ignored and the call went on.",
+            ]
+        );
+    }
+
+    /// A Lua error carries its stack trace after the message (lines that
+    /// start with a tab): the warning keeps the message only.
+    #[test]
+    fn a_function_error_is_its_first_line_without_tabs() {
+        let mut c = Combiner::new(HookEvent::PreToolUse);
+        let lua_error = "[string \"init.lua\"]:3: no\tedits today\nstack traceback:\n\t[C]: in function 'error'\n\t[string \"init.lua\"]:3: in function <[string \"init.lua\"]:2>";
+        c.function("f", "60", FnEnding::Returned(Err(lua_error.into())));
+        c.function("g", "60", FnEnding::Returned(Err("\n \n".into())));
+        assert_eq!(
+            c.finish().warnings,
+            [
+                "PreToolUse hook `f` failed ([string \"init.lua\"]:3: no edits today); the call went on without it.",
+                "PreToolUse hook `g` failed (no message); the call went on without it.",
             ]
         );
     }

@@ -3,8 +3,8 @@
 //! hook reads on stdin, as a table, and returns what a command hook would
 //! print as JSON, as a table (or nil): `{ hookSpecificOutput = {
 //! permissionDecision = "deny", permissionDecisionReason = "…" } }`. It runs
-//! on the main thread; an error it raises becomes a warning in the chat and
-//! the call goes on.
+//! on the main thread; an error it raises becomes a warning in the chat (a
+//! note: its message, without the stack trace) and the call goes on.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -57,10 +57,21 @@ fn call_on_main(id: u64, input: &serde_json::Value) -> Result<serde_json::Value,
         .serialize_none_to_null(false)
         .serialize_unit_to_null(false);
     let arg = lua.to_value_with(input, opts).map_err(|e| e.to_string())?;
-    let out: Value = f.call(arg).map_err(|e| e.to_string())?;
+    let out: Value = f.call(arg).map_err(|e| lua_error_text(&e))?;
     match out {
         Value::Nil => Ok(serde_json::Value::Null),
         other => lua.from_value(other).map_err(|e| e.to_string()),
+    }
+}
+
+/// The text of an error a hook function raised: Lua's own message (with
+/// the stack trace mlua appends; the warning keeps the first line), without
+/// mlua's `runtime error: ` or `callback error` wrapping.
+fn lua_error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(m) => m.clone(),
+        mlua::Error::CallbackError { cause, .. } => lua_error_text(cause),
+        other => other.to_string(),
     }
 }
 

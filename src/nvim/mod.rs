@@ -7,6 +7,7 @@
 //! - [`float`]: [`FloatPrompter`], the permission float and its queue.
 //! - [`chat`]: the `lathe://chat` window and its event sink.
 //! - [`api`]: the Lua functions of `lathe.core`.
+//! - [`notify`]: notices of tool calls run from Lua, through `vim.notify`.
 
 pub mod api;
 pub mod bridge;
@@ -16,6 +17,7 @@ pub mod editor;
 pub mod float;
 pub mod guard;
 pub mod lua_hooks;
+pub mod notify;
 pub mod runtime;
 pub mod state;
 

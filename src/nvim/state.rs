@@ -2,6 +2,7 @@
 //! cached Lua handle and the current session.
 
 use std::cell::{OnceCell, RefCell};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use crate::agent::{Session, SessionParts};
@@ -19,6 +20,52 @@ static MAIN: OnceLock<MainThread> = OnceLock::new();
 thread_local! {
     static LUA: OnceCell<mlua::Lua> = const { OnceCell::new() };
     static SESSION: RefCell<Option<Arc<Session>>> = const { RefCell::new(None) };
+    static SETUP: RefCell<Option<SetupArgs>> = const { RefCell::new(None) };
+}
+
+/// What the current session was made from: `setup()`'s options (as JSON,
+/// Lua hook functions taken out), the directory they were read in, and the
+/// Lua hooks. [`reload_settings`] makes the session again from them, so
+/// only what the settings files say changes.
+#[derive(Clone)]
+pub struct SetupArgs {
+    /// `setup()`'s options without the Lua functions (`null` for none).
+    pub opts: serde_json::Value,
+    /// Neovim's current directory when `setup()` ran: the default project
+    /// root, and what a relative `cwd` option is relative to.
+    pub cwd: PathBuf,
+    /// The Lua hook functions of `setup{ hooks = … }`.
+    pub hooks: CodeHooks,
+}
+
+/// Makes a session from `args` (reading the settings files), makes it the
+/// current one (stopping a running turn of the old one) and remembers
+/// `args` for [`reload_settings`]. Errors: the options are invalid (the
+/// message names the key), or as [`build_session`].
+pub fn start_session(args: SetupArgs) -> Result<Arc<Session>, String> {
+    let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
+    let session = build_session(config, args.hooks.clone())?;
+    set_session(session.clone());
+    SETUP.with(|s| s.replace(Some(args)));
+    Ok(session)
+}
+
+/// Reads Claude Code's settings files again and starts a new session with
+/// the options, directory and Lua hooks of the last `setup()` (or of the
+/// default session the first request made; before either, the defaults in
+/// the current directory). Like `setup()`, it starts a new conversation.
+/// Errors: as [`start_session`].
+pub fn reload_settings() -> Result<Arc<Session>, String> {
+    let args = match SETUP.with(|s| s.borrow().clone()) {
+        Some(args) => args,
+        None => SetupArgs {
+            opts: serde_json::Value::Null,
+            cwd: std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?,
+            hooks: Vec::new(),
+        },
+    };
+    start_session(args)
 }
 
 /// Creates the bridge on first call (main thread, at load time) and returns
@@ -125,10 +172,11 @@ pub fn session_or_default() -> Result<Arc<Session>, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     // As `setup()` with no options: the settings files apply too.
-    let config = Config::from_setup(&serde_json::Value::Null, &cwd).map_err(|e| e.to_string())?;
-    let s = build_session(config, Vec::new())?;
-    set_session(s.clone());
-    Ok(s)
+    start_session(SetupArgs {
+        opts: serde_json::Value::Null,
+        cwd,
+        hooks: Vec::new(),
+    })
 }
 
 /// The editor for files that are not loaded in a buffer.

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::bash_reads::ReadPath;
 use super::shell::{self, Split};
 use super::{Mode, RuleKind, RuleSource, Rules, SourcedRule};
 
@@ -24,6 +25,13 @@ pub struct Request<'a> {
     pub command: Option<&'a str>,
     /// Paths the command line names (Bash), resolved against the root.
     pub command_paths: &'a [PathBuf],
+    /// What the command line reads or lists (Bash): its operands expanded
+    /// (globs, the files below a folder a recursive reader walks), canonical.
+    /// Read rules and protected paths apply to them.
+    pub read_paths: &'a [ReadPath],
+    /// Set when not every path the command reads could be checked: why.
+    /// The call then asks.
+    pub reads_unchecked: Option<&'a str>,
     /// The normalised input as compact JSON (rules of other tools match it).
     pub input_json: &'a str,
     /// The project root.
@@ -74,6 +82,20 @@ impl Reason {
             source: None,
             kind,
         }
+    }
+
+    /// This reason for one path a Bash command reads (`denies`: a deny,
+    /// else an ask): `rule Read(secret/**) from setup() denies reading
+    /// secret/s.txt`, `the command reads .env, and .env (.env files) always
+    /// asks`.
+    fn about(mut self, path: &Path, is_dir: bool, root: &Path, denies: bool) -> Self {
+        let path = shown(path, is_dir, root);
+        self.text = match (denies, self.kind) {
+            (true, ReasonKind::Rule) => format!("{} reading {path}", self.text),
+            (true, _) => format!("{} (the command reads {path})", self.text),
+            (false, _) => format!("the command reads {path}, and {}", self.text),
+        };
+        self
     }
 
     fn rule(r: &SourcedRule, verb: &str) -> Self {
@@ -131,10 +153,13 @@ enum Hit<'r> {
 /// Decides `req` against `rules` (pure; no I/O):
 ///
 /// 1. a **deny** rule from any source that matches (for Bash: any part of a
-///    compound command) denies;
+///    compound command, or a Read deny rule on any path in
+///    `req.read_paths`) denies;
 /// 2. plan mode denies what would change something;
 /// 3. an **ask** rule that matches (any part) asks; so does a protected path
-///    (`.git/`, `.env*`, settings files) in every mode;
+///    (`.git/`, `.env*`, settings files) in every mode, and for Bash a path
+///    in `req.read_paths` whose content it reads and that a Read ask rule or
+///    protected path covers, or reads it could not all check;
 /// 4. an **allow** rule (for Bash: one for every part) allows;
 /// 5. the mode: `bypassPermissions` allows, `acceptEdits` allows edits
 ///    inside the project;
@@ -144,6 +169,10 @@ pub fn decide(rules: &Rules, req: &Request<'_>) -> Decision {
     if let Hit::Any(r) | Hit::All(r) = hit(rules, RuleKind::Deny, req) {
         return Decision::Deny(Reason::rule(r, "denies"));
     }
+    let reads = check_reads(rules, req);
+    if let Some(reason) = reads.denied {
+        return Decision::Deny(reason);
+    }
     if rules.mode == Mode::Plan && !req.read_only {
         return Decision::Deny(Reason::new(
             ReasonKind::Mode,
@@ -152,6 +181,9 @@ pub fn decide(rules: &Rules, req: &Request<'_>) -> Decision {
     }
     if let Hit::Any(r) | Hit::All(r) = hit(rules, RuleKind::Ask, req) {
         return Decision::Ask(Reason::rule(r, "asks"));
+    }
+    if let Some(reason) = reads.asks {
+        return Decision::Ask(reason);
     }
     if let Some(what) = protected(req) {
         return Decision::Ask(Reason::new(
@@ -236,6 +268,97 @@ fn hit<'r>(rules: &'r Rules, kind: RuleKind, req: &Request<'_>) -> Hit<'r> {
     found.map_or(Hit::None, Hit::All)
 }
 
+/// What a read of one file meets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadAccess {
+    /// It may be read without asking.
+    Free,
+    /// Reading it asks: an ask rule or a protected path (the reason says
+    /// which).
+    Asks(Reason),
+    /// A deny rule refuses reading it (the reason names the rule).
+    Denied(Reason),
+}
+
+/// What `tool` reading the canonical `path` (a directory when `is_dir`)
+/// meets under `rules`, with `root` the canonical project root: `decide`
+/// for a read-only call of `tool` on that one path, keeping only what rules
+/// and protected paths say ([`ReadAccess`]).
+pub fn read_access(
+    rules: &Rules,
+    tool: &str,
+    path: &Path,
+    is_dir: bool,
+    root: &Path,
+) -> ReadAccess {
+    let req = Request {
+        tool,
+        read_only: true,
+        path: Some(path),
+        path_is_dir: is_dir,
+        command: None,
+        command_paths: &[],
+        read_paths: &[],
+        reads_unchecked: None,
+        input_json: "{}",
+        root,
+    };
+    match decide(rules, &req) {
+        Decision::Deny(r) => ReadAccess::Denied(r),
+        Decision::Ask(r) if matches!(r.kind, ReasonKind::Rule | ReasonKind::Protected) => {
+            ReadAccess::Asks(r)
+        }
+        _ => ReadAccess::Free,
+    }
+}
+
+/// What the paths a command reads meet: the first a deny rule covers, and
+/// the first read (not just listed) that asks.
+#[derive(Default)]
+struct ReadsCheck {
+    denied: Option<Reason>,
+    asks: Option<Reason>,
+}
+
+/// Checks `req.read_paths` as Reads (see [`read_access`]): a deny covers
+/// any of them, an ask (rule or protected path) only those whose content
+/// is read; reads that were not all checked ask.
+fn check_reads(rules: &Rules, req: &Request<'_>) -> ReadsCheck {
+    let mut out = ReadsCheck {
+        denied: None,
+        asks: req
+            .reads_unchecked
+            .map(|why| Reason::new(ReasonKind::Protected, why)),
+    };
+    for rp in req.read_paths {
+        match read_access(rules, "Read", &rp.path, rp.is_dir, req.root) {
+            ReadAccess::Denied(r) => {
+                out.denied = Some(r.about(&rp.path, rp.is_dir, req.root, true));
+                return out;
+            }
+            ReadAccess::Asks(r) if rp.content && out.asks.is_none() => {
+                out.asks = Some(r.about(&rp.path, rp.is_dir, req.root, false));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `path` as a reason shows it: relative to `root` when inside it, with a
+/// `/` after a folder.
+fn shown(path: &Path, is_dir: bool, root: &Path) -> String {
+    let rel = match path.strip_prefix(root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    };
+    if is_dir {
+        format!("{}/", rel.trim_end_matches('/'))
+    } else {
+        rel
+    }
+}
+
 /// `true` when `cmd` redirects into or from a file (not `/dev/null`).
 fn writes_a_file(cmd: &shell::SimpleCommand) -> bool {
     cmd.redirect_targets
@@ -267,6 +390,11 @@ fn protected(req: &Request<'_>) -> Option<String> {
         }
     }
     None
+}
+
+/// The reason a read of `p` asks because `p` is protected, if it is.
+pub(super) fn protected_reason(p: &Path) -> Option<Reason> {
+    protected_path(p).map(|what| Reason::new(ReasonKind::Protected, format!("{what} always asks")))
 }
 
 fn protected_path(p: &Path) -> Option<String> {
@@ -320,6 +448,8 @@ mod tests {
             path_is_dir: false,
             command: None,
             command_paths: &[],
+            read_paths: &[],
+            reads_unchecked: None,
             input_json: "{}",
             root: Path::new(ROOT),
         }
@@ -333,6 +463,8 @@ mod tests {
             path_is_dir: false,
             command: Some(command),
             command_paths: paths,
+            read_paths: &[],
+            reads_unchecked: None,
             input_json: "{}",
             root: Path::new(ROOT),
         }
@@ -434,6 +566,147 @@ mod tests {
         );
     }
 
+    /// A read-only Bash request for `command` that reads `paths` (`c:` for
+    /// content, `n:` for a name; a trailing `/` for a folder).
+    fn reading(
+        mode: Mode,
+        list: &[(RuleKind, &str, RuleSource)],
+        command: &str,
+        paths: &[&str],
+    ) -> Decision {
+        let read_paths: Vec<ReadPath> = paths
+            .iter()
+            .map(|p| {
+                let (how, path) = p.split_at(2);
+                ReadPath {
+                    path: Path::new(ROOT).join(path.trim_end_matches('/')),
+                    is_dir: path.ends_with('/'),
+                    content: how == "c:",
+                }
+            })
+            .collect();
+        let mut req = bash(command, true, &[]);
+        req.read_paths = &read_paths;
+        decide(&rules(mode, list), &req)
+    }
+
+    #[test]
+    fn read_rules_and_protected_paths_cover_what_bash_reads() {
+        let deny = [(RuleKind::Deny, "Read(secret/**)", RuleSource::Setup)];
+        let d = reading(
+            Mode::Default,
+            &deny,
+            "cat secret/s.txt",
+            &["c:secret/s.txt"],
+        );
+        assert_eq!(verdict(&d), "deny");
+        assert_eq!(
+            d.reason().text,
+            "rule Read(secret/**) from setup() denies reading secret/s.txt"
+        );
+        assert_eq!(d.reason().rule.as_deref(), Some("Read(secret/**)"));
+        let d = reading(
+            Mode::Default,
+            &deny,
+            "grep -r SECRET .",
+            &["c:.env", "c:src/a.rs", "c:secret/s.txt"],
+        );
+        assert_eq!(verdict(&d), "deny", "a deny beats an ask from another path");
+        let d = reading(Mode::Default, &[], "cat .en*", &["c:.env"]);
+        assert_eq!(verdict(&d), "ask");
+        assert_eq!(d.reason().kind, ReasonKind::Protected);
+        assert_eq!(
+            d.reason().text,
+            "the command reads .env, and .env (.env files) always asks"
+        );
+        let d = reading(Mode::Default, &[], "grep -r x .", &["c:.git/"]);
+        assert_eq!(
+            d.reason().text,
+            "the command reads .git/, and anything inside .git/ always asks"
+        );
+        let ask = [(RuleKind::Ask, "Read(notes/**)", RuleSource::Setup)];
+        let d = reading(Mode::Default, &ask, "cat notes/a.md", &["c:notes/a.md"]);
+        assert_eq!(verdict(&d), "ask");
+        assert_eq!(
+            d.reason().text,
+            "the command reads notes/a.md, and rule Read(notes/**) from setup() asks"
+        );
+        assert_eq!(
+            verdict(&reading(
+                Mode::Default,
+                &[],
+                "cat src/a.rs",
+                &["c:src/a.rs"]
+            )),
+            "allow"
+        );
+    }
+
+    #[test]
+    fn names_only_meet_deny_rules() {
+        let deny = [(RuleKind::Deny, "Read(secret/**)", RuleSource::Setup)];
+        assert_eq!(
+            verdict(&reading(
+                Mode::Default,
+                &deny,
+                "find .",
+                &["n:.env", "n:src/a.rs"]
+            )),
+            "allow"
+        );
+        assert_eq!(
+            verdict(&reading(
+                Mode::Default,
+                &deny,
+                "find .",
+                &["n:secret/s.txt"]
+            )),
+            "deny"
+        );
+        assert_eq!(
+            verdict(&reading(Mode::Default, &deny, "ls", &["n:secret/"])),
+            "deny",
+            "a folder a deny rule covers the contents of"
+        );
+    }
+
+    #[test]
+    fn reads_ask_in_every_mode_and_beat_allow_rules() {
+        let allow = [(RuleKind::Allow, "Bash(cat:*)", RuleSource::Setup)];
+        assert_eq!(
+            verdict(&reading(Mode::Default, &allow, "cat .env", &["c:.env"])),
+            "ask"
+        );
+        assert_eq!(
+            verdict(&reading(
+                Mode::BypassPermissions,
+                &[],
+                "cat .env",
+                &["c:.env"]
+            )),
+            "ask"
+        );
+        let deny = [(RuleKind::Deny, "Read(secret/**)", RuleSource::Setup)];
+        assert_eq!(
+            verdict(&reading(
+                Mode::Plan,
+                &deny,
+                "cat secret/s.txt",
+                &["c:secret/s.txt"]
+            )),
+            "deny"
+        );
+    }
+
+    #[test]
+    fn reads_that_were_not_all_checked_ask() {
+        let mut req = bash("grep -r x /", true, &[]);
+        req.reads_unchecked = Some("too many");
+        let d = decide(&rules(Mode::BypassPermissions, &[]), &req);
+        assert_eq!(verdict(&d), "ask");
+        assert_eq!(d.reason().text, "too many");
+    }
+
     #[test]
     fn compound_bash_is_allowed_only_when_every_part_is() {
         let r = rules(
@@ -502,6 +775,15 @@ mod tests {
             verdict(&decide(&bypass, &file("Edit", false, "/w/proj/.env"))),
             "ask",
             "protected paths ask in every mode"
+        );
+        let bypass_asking = rules(
+            Mode::BypassPermissions,
+            &[(RuleKind::Ask, "Bash(git push:*)", RuleSource::Setup)],
+        );
+        assert_eq!(
+            verdict(&decide(&bypass_asking, &bash("git push", false, &[]))),
+            "ask",
+            "an ask rule asks in every mode (:help lathe-modes)"
         );
 
         let accept = rules(Mode::AcceptEdits, &[]);

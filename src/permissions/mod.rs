@@ -3,18 +3,26 @@
 //! [`Prompter`] seam the float implements. Claude Code's permission model:
 //! deny > ask > allow, whichever source a rule comes from.
 
+pub mod bash_reads;
 mod decide;
 mod paths;
 mod prompter;
+mod read_access;
+mod read_walk;
 mod rule;
 pub mod shell;
 mod suggest;
 
-pub use decide::{decide, is_inside, Decision, Reason, ReasonKind, Request};
+pub use bash_reads::{command_reads, CommandReads, ReadPath};
+pub use decide::{
+    decide, is_inside, read_access, Decision, ReadAccess, Reason, ReasonKind, Request,
+};
 pub use paths::resolve_for_rules;
 pub use prompter::{
     CommandPreview, PermissionPreview, PromptAnswer, Prompter, Revision, ScriptedPrompter,
 };
+pub use read_access::ReadFilter;
+pub use read_walk::{expand_named_path, reach, Reached, READS_UNCHECKED, READ_CHECK_LIMIT};
 pub use rule::{covers, Rule, RuleBase, RuleParseError};
 pub use suggest::suggest_rules;
 
@@ -154,6 +162,15 @@ impl Rules {
         }
     }
 
+    /// `true` when some deny rule covers Read (a whole `Read`, a path
+    /// pattern, or an invalid Read rule): only then can a name a command
+    /// lists be denied.
+    pub fn deny_reads(&self) -> bool {
+        self.entries
+            .iter()
+            .any(|r| r.kind == RuleKind::Deny && rule::covers(r.rule.tool_name(), "Read"))
+    }
+
     /// The rules of `kind`, in order.
     pub fn of(&self, kind: RuleKind) -> impl Iterator<Item = &Rule> {
         self.entries
@@ -291,6 +308,8 @@ mod tests {
             path_is_dir: false,
             command: None,
             command_paths: &[],
+            read_paths: &[],
+            reads_unchecked: None,
             input_json: "{}",
             root: Path::new("/p"),
         }

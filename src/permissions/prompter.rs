@@ -42,6 +42,9 @@ pub struct PermissionPreview {
     /// `changedtick`): when the document moves on while the float is open,
     /// the float says the plan is stale and offers to plan again.
     pub watch: Option<Stamp>,
+    /// A PreToolUse hook rewrote the call's input (`updatedInput`): what
+    /// the float shows is the rewritten call, not the model's.
+    pub hook_changed: bool,
 }
 
 /// A Bash call as the float shows it.

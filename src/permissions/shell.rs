@@ -94,6 +94,18 @@ const RUNS_CODE: &[&str] = &[
     "ssh",
 ];
 
+/// Programs that write, move or delete files (or can, with an option: `sed
+/// -i`, `sort -o`, `find -delete`, `rg --pre`): [`suggest_rule`] offers only
+/// the exact command for them, since `tee:*` would let tee overwrite any
+/// file without asking.
+const WRITES_FILES: &[&str] = &[
+    "tee", "cp", "mv", "dd", "sed", "rm", "rmdir", "ln", "install", "rsync", "scp", "truncate",
+    "shred", "chmod", "chown", "chgrp", "patch", "tar", "unzip", "gzip", "gunzip", "bzip2",
+    "bunzip2", "xz", "unxz", "zstd", "zip", "curl", "wget", "sort", "uniq", "tree", "find",
+    "split", "csplit", "ed", "ex", "vi", "vim", "nvim", "nano", "emacs", "rg", "date", "file",
+    "mkfifo", "mknod", "cpio", "sponge", "perl",
+];
+
 /// One simple command of a command line, after quote removal.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SimpleCommand {
@@ -225,12 +237,14 @@ pub fn matches_rule(spec: &str, cmd: &SimpleCommand) -> bool {
 /// ([`SUBCOMMAND_PROGRAMS`]: git, npm, cargo, …) the program plus that
 /// subcommand (lowercase letters/digits/-/_ only), else their exact text;
 /// for other programs the program alone; then `:*`: `npm test --watch` →
-/// `npm test:*`, `touch made` → `touch:*`, `npm --version` → itself;
+/// `npm test:*`, `ls src` → `ls:*`, `npm --version` → itself;
 /// `cargo build --release` → `cargo build:*`; `ls -la` → `ls:*`.
 ///
 /// The exact command text instead (with `*` and `\` escaped, so it matches
 /// only itself) for programs that run code their arguments name
-/// (`python3 script.py`, `bash x.sh`, `env`, `sudo`, `xargs`, …), and for a
+/// (`python3 script.py`, `bash x.sh`, `env`, `sudo`, `xargs`, …), for
+/// programs that write files ([`WRITES_FILES`]: `tee out.txt`, `cp a b`,
+/// `sed -i s/a/b/ f`), and for a
 /// program written with an expansion or glob (`$TOOL run`). Assignments
 /// stay in front (`FOO=1 npm test:*`). A bare redirection (`> out.txt`, no
 /// words) gets `:`, the shell's no-op, which allows nothing else. Never
@@ -245,7 +259,9 @@ pub fn suggest_rule(cmd: &SimpleCommand) -> String {
     };
     let name = program.rsplit('/').next().unwrap_or(program);
     let unversioned = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    let runs_code = RUNS_CODE.contains(&name) || RUNS_CODE.contains(&unversioned);
+    let runs_code = RUNS_CODE.contains(&name)
+        || RUNS_CODE.contains(&unversioned)
+        || WRITES_FILES.contains(&name);
     let unsafe_char = |c: char| c.is_whitespace() || "$`*?[{\\=".contains(c);
     if runs_code || program.is_empty() || program.contains(unsafe_char) {
         return exact();
@@ -1608,6 +1624,14 @@ mod tests {
             ("make test", "make test:*"),
             ("npm --version", "npm --version"),
             ("touch made", "touch:*"),
+            ("tee out.txt", "tee out.txt"),
+            ("cp a b", "cp a b"),
+            ("mv a b", "mv a b"),
+            ("dd if=a of=b", "dd if=a of=b"),
+            ("sed -i s/a/b/ f", "sed -i s/a/b/ f"),
+            ("sed -n 1p f", "sed -n 1p f"),
+            ("find . -name x", "find . -name x"),
+            ("sort -o out in", "sort -o out in"),
             ("ls src", "ls:*"),
             ("git status", "git status:*"),
             ("./gradlew build", "./gradlew build:*"),

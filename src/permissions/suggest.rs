@@ -1,6 +1,8 @@
 //! The rules the float offers for "allow for this session" (`a`) and "allow
 //! and save" (`A`): as narrow as still useful, and shown to the user before
-//! they press the key. Never a whole `Bash`.
+//! they press the key. Never a whole `Bash`, and never a program-wide rule
+//! for a program that writes files (`tee:*` would let tee overwrite any
+//! file without asking).
 
 use std::path::Path;
 
@@ -16,7 +18,8 @@ use super::shell::{self, Split};
 ///   folder as `//abs/**`. An Edit rule covers Write too.
 /// - Read, Grep, Glob: `Read(...)` the same way (a Read rule covers Grep
 ///   and Glob); a directory target stands for itself.
-/// - Bash: one rule per simple command (`shell::suggest_rule`).
+/// - Bash: one rule per simple command (`shell::suggest_rule`: the exact
+///   command for programs that write files or run code).
 /// - Other tools: the tool name.
 pub fn suggest_rules(
     tool: &str,
@@ -108,6 +111,32 @@ mod tests {
         );
         assert!(bash("cat <<EOF\nx\nEOF").is_empty());
         assert!(bash("").is_empty());
+    }
+
+    #[test]
+    fn writing_programs_get_the_exact_command_only() {
+        let bash = |c: &str| suggest_rules("Bash", None, false, Some(c), Path::new(ROOT));
+        assert_eq!(
+            bash("make 2>&1 | tee log.txt"),
+            ["Bash(make)", "Bash(tee log.txt)"]
+        );
+        assert_eq!(bash("cp a.txt b.txt"), ["Bash(cp a.txt b.txt)"]);
+        assert_eq!(bash("sed -i s/a/b/ f.rs"), ["Bash(sed -i s/a/b/ f.rs)"]);
+        assert_eq!(bash("dd if=a of=b"), ["Bash(dd if=a of=b)"]);
+        for c in [
+            "tee x",
+            "cp a b",
+            "mv a b",
+            "dd if=a of=b",
+            "sed -i s/a/b/ f",
+            "rm x",
+        ] {
+            assert!(
+                bash(c).iter().all(|r| !r.ends_with(":*)")),
+                "{c}: {:?}",
+                bash(c)
+            );
+        }
     }
 
     #[test]

@@ -18,11 +18,14 @@
 //!   split the same way.
 //! - At most [`GLOB_MAX_FILES`] files, the most recently modified, with a
 //!   note when more matched. Memory stays bounded by that many entries.
+//! - Files the permission gate's [`ReadFilter`] does not find free to read
+//!   (deny and ask rules, protected paths such as `.env`) are not listed;
+//!   the result ends with a note that says how many and why.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -33,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::search_walk::{self, WalkSpec};
 use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
-use crate::permissions::PermissionPreview;
+use crate::permissions::{PermissionPreview, ReadFilter};
 use crate::text::fill;
 
 /// Most files Glob lists; the newest are kept.
@@ -137,6 +140,10 @@ impl TypedTool for GlobTool {
         search_walk::search_preview(Self::NAME, input.path.as_deref(), &described)
     }
 
+    fn limit_reads(&self, plan: &mut Plan, filter: ReadFilter) {
+        plan.readable = Some(filter);
+    }
+
     async fn call(
         &self,
         _input: GlobInput,
@@ -162,6 +169,8 @@ pub struct Plan {
     start: PathBuf,
     matcher: GlobMatcher,
     max_depth: Option<usize>,
+    /// Gate 6's check of each matching file ([`TypedTool::limit_reads`]).
+    readable: Option<ReadFilter>,
 }
 
 impl Plan {
@@ -214,16 +223,19 @@ impl Plan {
             start,
             matcher,
             max_depth,
+            readable: None,
         })
     }
 
-    /// Walks and renders. Blocking.
+    /// Walks and renders, with the note on files left out for permission
+    /// at the end. Blocking.
     fn run(self, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
-        let (total, newest) = if self.start.is_dir() {
+        let (total, newest, left) = if self.start.is_dir() {
             self.collect(cancel)?
         } else {
-            (0, Vec::new())
+            (0, Vec::new(), search_walk::LeftOut::default())
         };
+        let note = search_walk::left_out_note(&left);
         if total == 0 {
             let place = if self.dir == self.root {
                 super::grep::PROJECT_ROOT_NAME.to_string()
@@ -234,9 +246,11 @@ impl Plan {
                 GLOB_NO_FILES,
                 &[("pattern", &self.pattern), ("path", &place)],
             );
+            let text = search_walk::with_note(text, note.as_deref());
             return Ok(ToolOutput::text(text, "no files"));
         }
-        let budget = GLOB_MAX_RESULT_CHARS - 300;
+        let reserve = note.as_ref().map_or(0, |n| n.chars().count() + 2);
+        let budget = GLOB_MAX_RESULT_CHARS - 300 - reserve;
         let mut out = String::new();
         let mut shown = 0usize;
         for (path, _) in &newest {
@@ -263,33 +277,35 @@ impl Plan {
         } else {
             format!("{total} files")
         };
-        Ok(ToolOutput::text(out, summary))
+        Ok(ToolOutput::text(
+            search_walk::with_note(out, note.as_deref()),
+            summary,
+        ))
     }
 
-    /// The number of matching files and the newest [`GLOB_MAX_FILES`] of
-    /// them, newest first.
-    fn collect(
-        &self,
-        cancel: &CancellationToken,
-    ) -> Result<(u64, Vec<(PathBuf, SystemTime)>), ToolError> {
+    /// The number of matching files, the newest [`GLOB_MAX_FILES`] of
+    /// them, newest first, and the matching files left out for permission.
+    fn collect(&self, cancel: &CancellationToken) -> Result<Collected, ToolError> {
         let newest = Mutex::new(Newest::default());
+        let (start, matcher) = (self.start.clone(), self.matcher.clone());
+        let wanted: search_walk::Wanted = Arc::new(move |path: &Path| {
+            path.strip_prefix(&start)
+                .is_ok_and(|rel| matcher.is_match(rel))
+        });
         let spec = WalkSpec {
             start: self.start.clone(),
             types: None,
             overrides: None,
             max_depth: self.max_depth,
+            wanted: Some(wanted),
+            readable: self.readable.clone(),
         };
-        search_walk::walk_files(&spec, cancel, || {
+        let left = search_walk::walk_files(&spec, cancel, || {
             let newest = &newest;
             move |path: &Path| {
-                let Ok(rel) = path.strip_prefix(&self.start) else {
-                    return true;
-                };
-                if self.matcher.is_match(rel) {
-                    let t = search_walk::mtime(path);
-                    if let Ok(mut n) = newest.lock() {
-                        n.push(path.to_path_buf(), t);
-                    }
+                let t = search_walk::mtime(path);
+                if let Ok(mut n) = newest.lock() {
+                    n.push(path.to_path_buf(), t);
                 }
                 true
             }
@@ -303,9 +319,13 @@ impl Plan {
             .map(|Reverse((t, Reverse(p)))| (p, t))
             .collect();
         search_walk::sort_newest_first(&mut items);
-        Ok((total, items))
+        Ok((total, items, left))
     }
 }
+
+/// What [`Plan::collect`] found: how many files matched, the newest of
+/// them with their times, and the files left out for permission.
+type Collected = (u64, Vec<(PathBuf, SystemTime)>, search_walk::LeftOut);
 
 /// The newest [`GLOB_MAX_FILES`] files seen, plus how many were seen.
 #[derive(Default)]

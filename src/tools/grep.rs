@@ -10,6 +10,10 @@
 //! Ordering: `files_with_matches` newest first (mtime), ties by path;
 //! `content` and `count` by path, so paging with `offset` is stable.
 //! Every output path is relative to the project root when inside it.
+//!
+//! Files the permission gate's [`ReadFilter`] does not find free to read
+//! (deny and ask rules, protected paths such as `.env`) are never opened;
+//! the result ends with a note that says how many and why.
 
 mod page;
 mod search;
@@ -25,7 +29,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::search_walk::{self, WalkSpec};
 use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
-use crate::permissions::PermissionPreview;
+use crate::permissions::{PermissionPreview, ReadFilter};
+use crate::protocol::ToolResultContent;
 use crate::text::{fill, plural};
 
 pub use page::{
@@ -200,6 +205,10 @@ impl TypedTool for GrepTool {
         search_walk::search_preview(Self::NAME, input.path.as_deref(), &described)
     }
 
+    fn limit_reads(&self, plan: &mut Plan, filter: ReadFilter) {
+        plan.walk.readable = Some(filter);
+    }
+
     async fn call(
         &self,
         _input: GrepInput,
@@ -348,6 +357,8 @@ impl Plan {
                 types,
                 overrides,
                 max_depth: None,
+                wanted: None,
+                readable: None,
             },
             search,
             pattern: input.pattern.clone(),
@@ -361,12 +372,34 @@ impl Plan {
         })
     }
 
-    /// Runs both passes and renders the result. Blocking.
+    /// Runs both passes and renders the result, with the note on files
+    /// left out for permission at the end. Blocking.
     fn run(self, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
-        let mut hits = self.first_pass(cancel)?;
+        let (hits, left) = self.first_pass(cancel)?;
+        let note = search_walk::left_out_note(&left);
         if hits.is_empty() {
-            return Ok(ToolOutput::text(self.no_matches(), "no matches"));
+            let text = search_walk::with_note(self.no_matches(), note.as_deref());
+            return Ok(ToolOutput::text(text, "no matches"));
         }
+        let mut out = self.render(
+            hits,
+            note.as_ref().map_or(0, |n| n.chars().count() + 2),
+            cancel,
+        )?;
+        if let ToolResultContent::Text(t) = &mut out.content {
+            *t = search_walk::with_note(std::mem::take(t), note.as_deref());
+        }
+        Ok(out)
+    }
+
+    /// The result for `hits` in the output mode, `reserve` chars left free
+    /// for the note after it.
+    fn render(
+        &self,
+        mut hits: Vec<Hit>,
+        reserve: usize,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
         match self.mode {
             OutputMode::FilesWithMatches => {
                 let mut dated: Vec<_> = hits
@@ -378,7 +411,7 @@ impl Plan {
                     .collect();
                 search_walk::sort_newest_first(&mut dated);
                 let lines: Vec<String> = dated.iter().map(|(p, _)| self.label(p)).collect();
-                Ok(self.render_list(lines, "file", None))
+                Ok(self.render_list(lines, "file", None, reserve))
             }
             OutputMode::Count => {
                 hits.sort_by(|a, b| a.path.cmp(&b.path));
@@ -394,20 +427,24 @@ impl Plan {
                         ("files", &plural(hits.len(), "file", "files")),
                     ],
                 );
-                Ok(self.render_list(lines, "file", Some(footer)))
+                Ok(self.render_list(lines, "file", Some(footer), reserve))
             }
             OutputMode::Content => {
                 hits.sort_by(|a, b| a.path.cmp(&b.path));
-                self.render_content(&hits, cancel)
+                self.render_content(&hits, reserve, cancel)
             }
         }
     }
 
-    /// Pass 1: which files match, with their counts. Keeps no text.
-    fn first_pass(&self, cancel: &CancellationToken) -> Result<Vec<Hit>, ToolError> {
+    /// Pass 1: which files match, with their counts, and the files left
+    /// out for permission (never opened). Keeps no text.
+    fn first_pass(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<(Vec<Hit>, search_walk::LeftOut), ToolError> {
         let hits = Mutex::new(Vec::new());
         let first_match_only = self.mode == OutputMode::FilesWithMatches;
-        search_walk::walk_files(&self.walk, cancel, || {
+        let left = search_walk::walk_files(&self.walk, cancel, || {
             let mut searcher = search::build_searcher(self.shape);
             let hits = &hits;
             move |path: &Path| {
@@ -432,11 +469,18 @@ impl Plan {
             }
         })
         .map_err(|_| ToolError::new(GREP_CANCELLED))?;
-        Ok(hits.into_inner().unwrap_or_default())
+        Ok((hits.into_inner().unwrap_or_default(), left))
     }
 
-    /// Files and count modes: one entry per file, paged and capped.
-    fn render_list(&self, lines: Vec<String>, noun: &str, footer: Option<String>) -> ToolOutput {
+    /// Files and count modes: one entry per file, paged and capped, with
+    /// `reserve` chars left free after it.
+    fn render_list(
+        &self,
+        lines: Vec<String>,
+        noun: &str,
+        footer: Option<String>,
+        reserve: usize,
+    ) -> ToolOutput {
         let total = lines.len() as u64;
         let files = plural(total, "file", "files");
         let win = page::window(total, self.offset, self.head_limit);
@@ -450,7 +494,8 @@ impl Plan {
             _ => None,
         };
         let header_chars = header.as_ref().map_or(0, |h| h.chars().count())
-            + footer.as_ref().map_or(0, |f| f.chars().count());
+            + footer.as_ref().map_or(0, |f| f.chars().count())
+            + reserve;
         let slice = &lines[win.start as usize..win.end as usize];
         let (body, shown) = page::fit(slice, page::entry_budget(header_chars));
         let mut out = String::new();
@@ -471,10 +516,12 @@ impl Plan {
         ToolOutput::text(out, files)
     }
 
-    /// Content mode: pass 2 renders only the files in the page.
+    /// Content mode: pass 2 renders only the files in the page, with
+    /// `reserve` chars left free after it.
     fn render_content(
         &self,
         hits: &[Hit],
+        reserve: usize,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
         let separators = self.shape.before > 0 || self.shape.after > 0;
@@ -521,7 +568,7 @@ impl Plan {
             }
             pos = seg.end;
         }
-        let (body, shown) = page::fit(&lines, page::entry_budget(0));
+        let (body, shown) = page::fit(&lines, page::entry_budget(reserve));
         let mut out = body;
         if let Some(t) = page::trailer("lines", win.start, shown as u64, win.end, total) {
             out.push_str("\n\n");

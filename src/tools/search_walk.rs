@@ -11,13 +11,19 @@
 //!   explicit paths): a path into an ignored or hidden folder is walked.
 //! - Symbolic links are not followed (ripgrep's default).
 //! - The walk is parallel and stops early when the turn is cancelled.
+//! - Files a Read of which would be denied or asked about (deny and ask
+//!   rules, protected paths: [`ReadFilter`], handed over by the permission
+//!   gate) are left out before anything reads them, and counted for the
+//!   note the result ends with ([`left_out_note`]).
 //!
 //! Also the `TypedTool` pieces the two tools share for their optional
 //! `path`: normalisation, the chat line and the permission preview, and
 //! running the blocking search off the async runtime.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use ignore::overrides::{Override, OverrideBuilder};
@@ -26,12 +32,34 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
 use super::{paths, ToolError, ToolOutput};
-use crate::permissions::PermissionPreview;
-use crate::text::fill;
+use crate::permissions::{resolve_for_rules, PermissionPreview, ReadAccess, ReadFilter};
+use crate::text::{fill, plural};
 
 /// Folder names of version control systems that are never walked below a
 /// walk root (`.git`, Mercurial, Subversion, Jujutsu).
 pub const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj"];
+
+/// Note ending a search result when files were left out because reading
+/// them asks (an ask rule, a protected path). `{files}` (`2 files`),
+/// `{were}` (`was`/`were`), `{them}` (`it`/`them`), `{which}` (`it`/`one
+/// of them`), `{list}` (their paths).
+pub const SEARCH_LEFT_OUT_ASKS: &str = "{files} {were} left out because reading {them} needs the user's permission ({list}): Read {which} to ask the user.";
+
+/// Note ending a search result when files were left out because a deny
+/// rule covers them (their names are not shown). `{files}`, `{were}`,
+/// `{them}`, `{rules}` (`Read(secret/**) from setup()`).
+pub const SEARCH_LEFT_OUT_DENIED: &str = "{files} {were} left out because a permission rule denies reading {them} ({rules}). Do not try to read {them} another way; ask the user if you need {them}.";
+
+/// The end of the `{list}` of [`SEARCH_LEFT_OUT_ASKS`] when it names only
+/// the first few. `{count}`.
+pub const SEARCH_LEFT_OUT_MORE: &str = "and {count} more";
+
+/// How many left-out paths the note names.
+const LEFT_OUT_NAMED: usize = 5;
+
+/// A caller's own test of a file before the permission check (Glob: the
+/// pattern), so only files it wants are counted as left out.
+pub type Wanted = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
 /// What to walk and which files to keep.
 #[derive(Clone)]
@@ -45,33 +73,141 @@ pub struct WalkSpec {
     /// Deepest level to descend to below `start` (`1` = its entries only);
     /// `None` = no limit.
     pub max_depth: Option<usize>,
+    /// The caller's own test, applied before `readable`.
+    pub wanted: Option<Wanted>,
+    /// The permission check of each file (from gate 6); files it does not
+    /// find free to read are left out and counted in [`LeftOut`].
+    pub readable: Option<ReadFilter>,
 }
 
 /// The walk ended early because the turn's token was cancelled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cancelled;
 
+/// The files a walk left out for permission, for [`left_out_note`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeftOut {
+    /// How many ask (an ask rule or a protected path).
+    pub asks: usize,
+    /// The first of them by path, relative to the root when inside it.
+    pub asks_named: BTreeSet<String>,
+    /// How many a deny rule covers.
+    pub denied: usize,
+    /// The deny rules, as `Read(secret/**) from setup()`.
+    pub deny_rules: BTreeSet<String>,
+}
+
+impl LeftOut {
+    /// Counts the file at canonical `path` (root-relative names against the
+    /// canonical `root`) as left out for `access`; a free file is ignored.
+    fn record(&mut self, access: ReadAccess, path: &Path, root: &Path) {
+        match access {
+            ReadAccess::Free => {}
+            ReadAccess::Asks(_) => {
+                self.asks += 1;
+                self.asks_named.insert(paths::display(root, path));
+                if self.asks_named.len() > LEFT_OUT_NAMED {
+                    self.asks_named.pop_last();
+                }
+            }
+            ReadAccess::Denied(reason) => {
+                self.denied += 1;
+                let rule = match (&reason.rule, &reason.source) {
+                    (Some(rule), Some(source)) => format!("{rule} from {source}"),
+                    _ => reason.text.clone(),
+                };
+                self.deny_rules.insert(rule);
+            }
+        }
+    }
+}
+
+/// The note a search result ends with when `left` is not empty: one line
+/// for the files that ask ([`SEARCH_LEFT_OUT_ASKS`], naming the first
+/// few), one for the denied ones ([`SEARCH_LEFT_OUT_DENIED`], naming the
+/// rules, not the files).
+pub fn left_out_note(left: &LeftOut) -> Option<String> {
+    let forms = |n: usize| {
+        let files = plural(n, "file", "files");
+        let (were, them, which) = if n == 1 {
+            ("was", "it", "it")
+        } else {
+            ("were", "them", "one of them")
+        };
+        (files, were, them, which)
+    };
+    let mut lines = Vec::new();
+    if left.asks > 0 {
+        let (files, were, them, which) = forms(left.asks);
+        let mut list: Vec<String> = left.asks_named.iter().cloned().collect();
+        if left.asks > list.len() {
+            let more = (left.asks - list.len()).to_string();
+            list.push(fill(SEARCH_LEFT_OUT_MORE, &[("count", &more)]));
+        }
+        lines.push(fill(
+            SEARCH_LEFT_OUT_ASKS,
+            &[
+                ("files", &files),
+                ("were", were),
+                ("them", them),
+                ("which", which),
+                ("list", &list.join(", ")),
+            ],
+        ));
+    }
+    if left.denied > 0 {
+        let (files, were, them, _) = forms(left.denied);
+        let rules: Vec<&str> = left.deny_rules.iter().map(String::as_str).collect();
+        lines.push(fill(
+            SEARCH_LEFT_OUT_DENIED,
+            &[
+                ("files", &files),
+                ("were", were),
+                ("them", them),
+                ("rules", &rules.join("; ")),
+            ],
+        ));
+    }
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// `text`, then a blank line and `note` when there is one.
+pub fn with_note(mut text: String, note: Option<&str>) -> String {
+    if let Some(note) = note {
+        text.push_str("\n\n");
+        text.push_str(note);
+    }
+    text
+}
+
 /// Walks `spec.start` in parallel and calls a visitor for every regular
-/// file that passes the ignore rules, the type and the glob filters.
-/// `make_visitor` is called once per walker thread (so each thread can own
-/// its buffers); a visitor returns `false` to stop the whole walk. Entries
-/// that cannot be read (permission denied, vanished) are skipped silently,
-/// as ripgrep does without `--debug`.
+/// file that passes the ignore rules, the type and the glob filters,
+/// `spec.wanted` and `spec.readable`. `make_visitor` is called once per
+/// walker thread (so each thread can own its buffers); a visitor returns
+/// `false` to stop the whole walk. Entries that cannot be read (permission
+/// denied, vanished) are skipped silently, as ripgrep does without
+/// `--debug`.
 ///
-/// Returns `Err(Cancelled)` when `cancel` fired before the walk ended.
+/// Returns the files `spec.readable` left out, or `Err(Cancelled)` when
+/// `cancel` fired before the walk ended.
 pub fn walk_files<M, V>(
     spec: &WalkSpec,
     cancel: &CancellationToken,
     make_visitor: M,
-) -> Result<(), Cancelled>
+) -> Result<LeftOut, Cancelled>
 where
     M: Fn() -> V,
     V: FnMut(&Path) -> bool + Send,
 {
     let stop = AtomicBool::new(false);
+    let left = Mutex::new(LeftOut::default());
+    // Rules compare canonical paths; below the resolved start nothing is a
+    // symlink (links are not followed), so a file's is the start's plus
+    // the rest.
+    let canonical_start = resolve_for_rules(&spec.start);
     builder(spec).build_parallel().run(|| {
         let mut visit = make_visitor();
-        let stop = &stop;
+        let (stop, left, canonical_start) = (&stop, &left, &canonical_start);
         Box::new(move |entry: Result<DirEntry, ignore::Error>| {
             if cancel.is_cancelled() || stop.load(Ordering::Relaxed) {
                 return WalkState::Quit;
@@ -82,7 +218,24 @@ where
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            if visit(entry.path()) {
+            let path = entry.path();
+            if spec.wanted.as_ref().is_some_and(|w| !w(path)) {
+                return WalkState::Continue;
+            }
+            if let Some(filter) = &spec.readable {
+                let rel = path.strip_prefix(&spec.start).unwrap_or(Path::new(""));
+                let canonical = canonical_start.join(rel);
+                match filter.access(&canonical) {
+                    ReadAccess::Free => {}
+                    access => {
+                        if let Ok(mut l) = left.lock() {
+                            l.record(access, &canonical, filter.root());
+                        }
+                        return WalkState::Continue;
+                    }
+                }
+            }
+            if visit(path) {
                 WalkState::Continue
             } else {
                 stop.store(true, Ordering::Relaxed);
@@ -93,7 +246,7 @@ where
     if cancel.is_cancelled() {
         Err(Cancelled)
     } else {
-        Ok(())
+        Ok(left.into_inner().unwrap_or_default())
     }
 }
 
@@ -309,6 +462,85 @@ mod tests {
         let err = select_type("klingon").expect_err("klingon is not a ripgrep type");
         assert!(err.starts_with("rust, py, js, ts, go"), "{err}");
         assert!(select_type("rust").is_ok());
+    }
+
+    #[test]
+    fn golden_left_out_texts() {
+        assert_eq!(
+            SEARCH_LEFT_OUT_ASKS,
+            "{files} {were} left out because reading {them} needs the user's permission ({list}): Read {which} to ask the user."
+        );
+        assert_eq!(
+            SEARCH_LEFT_OUT_DENIED,
+            "{files} {were} left out because a permission rule denies reading {them} ({rules}). Do not try to read {them} another way; ask the user if you need {them}."
+        );
+        assert_eq!(SEARCH_LEFT_OUT_MORE, "and {count} more");
+    }
+
+    #[test]
+    fn the_left_out_note_names_files_that_ask_and_rules_that_deny() {
+        assert_eq!(left_out_note(&LeftOut::default()), None);
+        let one = LeftOut {
+            asks: 1,
+            asks_named: [".env".to_string()].into(),
+            ..LeftOut::default()
+        };
+        assert_eq!(
+            left_out_note(&one).as_deref(),
+            Some("1 file was left out because reading it needs the user's permission (.env): Read it to ask the user.")
+        );
+        let many = LeftOut {
+            asks: 7,
+            asks_named: (1..=5).map(|i| format!("n/{i}.md")).collect(),
+            denied: 2,
+            deny_rules: ["Read(secret/**) from setup()".to_string()].into(),
+        };
+        assert_eq!(
+            left_out_note(&many).as_deref(),
+            Some("7 files were left out because reading them needs the user's permission (n/1.md, n/2.md, n/3.md, n/4.md, n/5.md, and 2 more): Read one of them to ask the user.\n2 files were left out because a permission rule denies reading them (Read(secret/**) from setup()). Do not try to read them another way; ask the user if you need them.")
+        );
+    }
+
+    #[test]
+    fn the_walk_leaves_out_what_the_read_filter_does_not_find_free() {
+        use crate::permissions::{Rule, RuleBase, RuleKind, RuleSource, Rules};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        for rel in [".env", "secret/s.txt", "src/a.rs"] {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, "x").expect("write");
+        }
+        let mut rules = Rules::default();
+        let rule = Rule::parse("Read(secret/**)", &RuleBase::at_root(&root, None)).expect("rule");
+        rules.push(RuleKind::Deny, rule, RuleSource::Setup);
+        let spec = WalkSpec {
+            start: root.clone(),
+            types: None,
+            overrides: None,
+            max_depth: None,
+            wanted: None,
+            readable: Some(ReadFilter::new(rules, "Grep", &root)),
+        };
+        let seen = Mutex::new(Vec::new());
+        let left = walk_files(&spec, &CancellationToken::new(), || {
+            let (seen, root) = (&seen, &root);
+            move |p: &Path| {
+                if let Ok(mut v) = seen.lock() {
+                    v.push(p.strip_prefix(root).expect("inside").display().to_string());
+                }
+                true
+            }
+        })
+        .expect("not cancelled");
+        assert_eq!(seen.into_inner().expect("lock"), ["src/a.rs"]);
+        assert_eq!(left.asks, 1);
+        assert_eq!(left.asks_named, [".env".to_string()].into());
+        assert_eq!(left.denied, 1);
+        assert_eq!(
+            left.deny_rules,
+            ["Read(secret/**) from setup()".to_string()].into()
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{schema_for, ToolContext, ToolError, ToolOutput};
-use crate::permissions::{PermissionPreview, Revision};
+use crate::permissions::{PermissionPreview, ReadFilter, Revision};
 
 /// A tool with a typed input. Implement this; the pipeline uses [`Tool`]
 /// through the blanket impl below (Claude Code's tool contract: a name, a
@@ -107,6 +107,13 @@ pub trait TypedTool: Send + Sync + 'static {
     fn revise(&self, _plan: &mut Self::Plan, _revision: &Revision) -> Result<(), ToolError> {
         Err(ToolError::new(REVISION_UNSUPPORTED))
     }
+
+    /// Gate 6 hands a call that reads many files (Grep, Glob over a folder)
+    /// the permission check for each of them: `plan` must leave out every
+    /// file `filter` does not find free to read, and say so in its result.
+    /// The default ignores it: other tools read only the path gate 6
+    /// checked itself.
+    fn limit_reads(&self, _plan: &mut Self::Plan, _filter: ReadFilter) {}
 
     /// Gate 7: carries out `plan` — the only place with side effects.
     async fn call(
@@ -193,6 +200,12 @@ impl PlannedCall {
         tool.revise(self, revision)
     }
 
+    /// See [`TypedTool::limit_reads`].
+    pub fn limit_reads(&mut self, filter: ReadFilter) {
+        let tool = self.prepared.tool.clone();
+        tool.limit_reads(self, filter);
+    }
+
     /// The prepared call without its plan, to plan it again (the document
     /// changed while the float was open).
     pub fn into_prepared(self) -> PreparedCall {
@@ -236,6 +249,8 @@ pub trait Tool: Send + Sync {
     fn command_line(&self, call: &PreparedCall) -> Option<String>;
     /// See [`TypedTool::revise`].
     fn revise(&self, call: &mut PlannedCall, revision: &Revision) -> Result<(), ToolError>;
+    /// See [`TypedTool::limit_reads`].
+    fn limit_reads(&self, call: &mut PlannedCall, filter: ReadFilter);
     /// See [`TypedTool::validate_input`].
     async fn validate_input(
         &self,
@@ -319,6 +334,11 @@ impl<T: TypedTool> Tool for T {
     fn revise(&self, call: &mut PlannedCall, revision: &Revision) -> Result<(), ToolError> {
         let plan = call.plan.downcast_mut::<T::Plan>().ok_or_else(mismatch)?;
         TypedTool::revise(self, plan, revision)
+    }
+    fn limit_reads(&self, call: &mut PlannedCall, filter: ReadFilter) {
+        if let Some(plan) = call.plan.downcast_mut::<T::Plan>() {
+            TypedTool::limit_reads(self, plan, filter);
+        }
     }
     async fn validate_input(
         &self,

@@ -1,11 +1,11 @@
-//! When a permission float may take focus, and the small Lua glue the float
-//! needs (a key tracker, a timer, a one-line prompt).
+//! When a permission float may open or take focus, and the small Lua glue
+//! the float needs (a key tracker, a timer, a one-line prompt).
 //!
-//! A float opens only when the user is in Normal mode (`:help mode()`: not
-//! Insert, Replace, Visual, Cmdline, Operator-pending or Terminal), Neovim
-//! is not blocked waiting for more of a command, no typeahead is pending,
-//! and no key was typed for the guard time (`vim.on_key`). A script that
-//! waits in `vim.wait()` counts as idle.
+//! A float opens (without focus), and later takes focus, only when the user
+//! is in Normal mode (`:help mode()`: not Insert, Replace, Visual, Cmdline,
+//! Operator-pending or Terminal), Neovim is not blocked waiting for more of
+//! a command, no typeahead is pending, and no key was typed for the guard
+//! time (`vim.on_key`). A script that waits in `vim.wait()` counts as idle.
 
 use std::time::Duration;
 

@@ -4,19 +4,24 @@
 //! - Asks queue on the main thread; one float shows at a time, titled
 //!   `(1 of 3)` when more wait. While any ask waits, the chat and
 //!   `lathe.statusline()` say "waiting for you: Edit greeting.py".
-//! - A float takes focus only when the user is in Normal mode, nothing is
-//!   pending (no typeahead, no operator) and no key was typed for the guard
-//!   time; otherwise the ask waits and is retried every [`POLL`].
-//! - For the guard time after it opens, its answer keys are ignored, so keys
-//!   typed for something else are never read as an answer.
+//! - A float opens only when the user is in Normal mode, nothing is pending
+//!   (no typeahead, no operator) and no key was typed for the guard time;
+//!   otherwise the ask waits and is retried every [`POLL`].
+//! - It opens without focus: keys typed meanwhile go on to the window the
+//!   user is in (`:w<CR>` saves their file). It takes focus once it has been
+//!   on screen for the guard time with no key typed and the user is still
+//!   idle in Normal mode in its tab; every key restarts that wait. So no
+//!   key typed before the user could have seen the float acts on it.
+//! - `:Lathe review` shows it focused at once; then its answer keys are
+//!   ignored for the guard time.
 //! - Leaving or closing the float keeps the ask pending; `:Lathe review`
 //!   brings it back in the current tab. `:Lathe stop` denies every ask.
 //! - When the planned document changes while the float is open, the float
 //!   says the plan is stale and `y`/`a`/`A` are refused until `r` plans
 //!   again.
 //!
-//! After a float opens, the `User LathePermissionAsk` autocmd fires with the
-//! float as the current window.
+//! When a float takes focus (the first time), the `User LathePermissionAsk`
+//! autocmd fires with the float as the current window.
 
 mod diff_tab;
 mod focus;
@@ -31,7 +36,7 @@ use async_trait::async_trait;
 use tokio::sync::oneshot;
 
 use super::bridge::MainThread;
-use super::guard::{guarded, notify_warn};
+use super::guard::{guarded, notify_error, notify_warn};
 use crate::editor::{TextHash, Version};
 use crate::permissions::{PermissionPreview, PromptAnswer, Prompter, Revision};
 use view::AskView;
@@ -45,9 +50,9 @@ pub const POLL: Duration = Duration::from_millis(100);
 /// Message when an answer key is pressed while the plan is stale.
 pub const STALE_KEY: &str =
     "lathe: the file changed since this change was planned: press r to plan it again, or n to deny";
-/// Message when `a`/`A` are pressed but no rule can be offered.
+/// Message when `a`/`A` are pressed but no rule is offered.
 pub const NO_RULE_KEY: &str =
-    "lathe: no narrower rule fits this call; y allows it once, n denies it";
+    "lathe: a and A are not offered: no narrow rule for this session would let this call run without asking; y allows it once, n denies it";
 /// Message when `a`/`A` are pressed after hunks were toggled or the text edited.
 pub const REVISED_RULE_KEY: &str =
     "lathe: a and A allow the change as proposed; press y to apply your selection";
@@ -59,9 +64,10 @@ pub struct FloatPrompter {
 }
 
 impl FloatPrompter {
-    /// A prompter opening its floats through `main`; answer keys are ignored
-    /// for `guard` after a float opens, and a float opens only after the
-    /// user typed nothing for `guard` (`Config::permission_guard_ms`).
+    /// A prompter opening its floats through `main`: a float opens only
+    /// after the user typed nothing for `guard`, and takes focus only after
+    /// it showed for `guard` with no key typed
+    /// (`Config::permission_guard_ms`).
     pub fn new(main: MainThread, guard: Duration) -> Self {
         Self { main, guard }
     }
@@ -132,9 +138,15 @@ struct Float {
     ask_id: u64,
     win: nvim_oxi::api::Window,
     buf: nvim_oxi::api::Buffer,
-    /// The window that was current before it opened.
+    /// The window that was current before it took focus.
     prev: nvim_oxi::api::Window,
-    opened: Instant,
+    /// When it appeared on screen: answer keys are ignored for the guard
+    /// time after, and it takes focus no sooner.
+    shown: Instant,
+    /// It has been the current window (the ask event fired).
+    focused: bool,
+    /// How many of its lines are the header.
+    header: usize,
     /// Hunk of each buffer line.
     hunk_of_line: Vec<Option<usize>>,
 }
@@ -187,6 +199,7 @@ fn show_next(now: bool) {
     let Some(front) = front else { return };
     if shown == Some(front) {
         window::redraw(front);
+        take_focus_when_idle();
         return;
     }
     if shown.is_some() {
@@ -198,16 +211,86 @@ fn show_next(now: bool) {
         return;
     }
     if now || focus::can_take_focus(guard) {
-        if let Err(e) = window::open(front) {
+        // `:Lathe review` asked for it: focused at once. Otherwise it shows
+        // without focus, and keys go on to where the user types.
+        if let Err(e) = window::open(front, now) {
             notify_warn(&format!("lathe: cannot open the permission window: {e}"));
             answer(front, PromptAnswer::Deny);
+            return;
+        }
+        if now {
+            focused();
+        } else {
+            take_focus_when_idle();
         }
     } else {
         schedule_poll();
     }
 }
 
-/// Re-checks after [`POLL`] while an ask waits unshown.
+/// Moves focus into the open float once it has shown for the guard time,
+/// the user typed nothing for as long, is in Normal mode with nothing
+/// pending, and is in the float's tab; else checks again after [`POLL`].
+/// A float the user entered on their own counts as focused.
+fn take_focus_when_idle() {
+    let Some((win, shown, is_focused, guard)) = ASKS.with(|a| {
+        let a = a.borrow();
+        a.float
+            .as_ref()
+            .filter(|f| f.win.is_valid())
+            .map(|f| (f.win.clone(), f.shown, f.focused, a.guard))
+    }) else {
+        return;
+    };
+    if is_focused {
+        return;
+    }
+    let current = nvim_oxi::api::get_current_win();
+    if current == win {
+        focused();
+        return;
+    }
+    let here = nvim_oxi::api::get_current_tabpage();
+    let same_tab = win.get_tabpage().is_ok_and(|t| t == here);
+    if same_tab && shown.elapsed() >= guard && focus::can_take_focus(guard) {
+        ASKS.with(|a| {
+            if let Some(f) = a.borrow_mut().float.as_mut() {
+                f.prev = current;
+            }
+        });
+        if nvim_oxi::api::set_current_win(&win).is_ok() {
+            focused();
+            return;
+        }
+    }
+    schedule_poll();
+}
+
+/// Marks the open float focused; the first time, fires the ask event.
+fn focused() {
+    let first = ASKS.with(|a| {
+        a.borrow_mut()
+            .float
+            .as_mut()
+            .is_some_and(|f| !std::mem::replace(&mut f.focused, true))
+    });
+    if first {
+        fire_ask_event();
+    }
+}
+
+fn fire_ask_event() {
+    let opts = nvim_oxi::api::opts::ExecAutocmdsOpts::builder()
+        .patterns(ASK_EVENT)
+        .modeline(false)
+        .build();
+    if let Err(e) = nvim_oxi::api::exec_autocmds(["User"], &opts) {
+        notify_error(&format!("lathe: User {ASK_EVENT} autocmd failed: {e}"));
+    }
+}
+
+/// Re-checks after [`POLL`] while an ask waits unshown or its float waits
+/// for focus.
 fn schedule_poll() {
     let already = ASKS.with(|a| std::mem::replace(&mut a.borrow_mut().polling, true));
     if already {
@@ -215,12 +298,18 @@ fn schedule_poll() {
     }
     focus::defer(POLL, || {
         ASKS.with(|a| a.borrow_mut().polling = false);
-        let waiting = ASKS.with(|a| {
+        let (waiting, unfocused) = ASKS.with(|a| {
             let a = a.borrow();
-            !a.queue.is_empty() && a.float.as_ref().is_none_or(|f| !f.win.is_valid())
+            let float = a.float.as_ref().filter(|f| f.win.is_valid());
+            (
+                !a.queue.is_empty() && float.is_none(),
+                float.is_some_and(|f| !f.focused),
+            )
         });
         if waiting {
             show_next(false);
+        } else if unfocused {
+            take_focus_when_idle();
         }
     });
 }
@@ -262,15 +351,16 @@ fn abandon(id: u64) {
     });
 }
 
-/// Closes the open float (if any) and returns to the window before it. The
-/// ask it showed stays queued.
+/// Closes the open float (if any); when the cursor was in it, returns to
+/// the window before it. The ask it showed stays queued.
 fn close_float() {
     let float = ASKS.with(|a| a.borrow_mut().float.take());
     if let Some(f) = float {
+        let was_current = nvim_oxi::api::get_current_win() == f.win;
         if f.win.is_valid() {
             let _ = f.win.close(true);
         }
-        if f.prev.is_valid() {
+        if was_current && f.prev.is_valid() {
             let _ = nvim_oxi::api::set_current_win(&f.prev);
         }
     }
@@ -295,7 +385,17 @@ pub fn review() -> Result<(), String> {
     if shown_here {
         let win = ASKS.with(|a| a.borrow().float.as_ref().map(|f| f.win.clone()));
         if let Some(w) = win {
-            let _ = nvim_oxi::api::set_current_win(&w);
+            let current = nvim_oxi::api::get_current_win();
+            if current != w {
+                ASKS.with(|a| {
+                    if let Some(f) = a.borrow_mut().float.as_mut() {
+                        f.prev = current;
+                    }
+                });
+            }
+            if nvim_oxi::api::set_current_win(&w).is_ok() {
+                focused();
+            }
         }
         return Ok(());
     }
@@ -334,6 +434,14 @@ fn title_of(q: &Ask) -> String {
 
 fn update_waiting() {
     super::chat::set_waiting(waiting().as_deref());
+    let asks: Vec<(String, String)> = ASKS.with(|a| {
+        a.borrow()
+            .queue
+            .iter()
+            .map(|q| (q.tool.clone(), title_of(q)))
+            .collect()
+    });
+    super::chat::set_tools_waiting(&asks);
     // Statuslines showing `lathe.statusline()` are not redrawn on their own
     // while the user types.
     let _ = nvim_oxi::api::command("redrawstatus!");
@@ -345,20 +453,17 @@ pub fn is_float_open() -> bool {
 }
 
 /// A key pressed in the float of ask `id`. Keys within the guard time after
-/// it opened are ignored.
+/// it appeared are ignored.
 fn on_key(id: u64, key: char) {
-    let (opened, guard) = ASKS.with(|a| {
+    let (shown, guard) = ASKS.with(|a| {
         let a = a.borrow();
         (
-            a.float
-                .as_ref()
-                .filter(|f| f.ask_id == id)
-                .map(|f| f.opened),
+            a.float.as_ref().filter(|f| f.ask_id == id).map(|f| f.shown),
             a.guard,
         )
     });
-    let Some(opened) = opened else { return };
-    if opened.elapsed() < guard {
+    let Some(shown) = shown else { return };
+    if shown.elapsed() < guard {
         return;
     }
     match key {
@@ -403,7 +508,7 @@ fn allow(id: u64, key: char) {
     }) else {
         return;
     };
-    let revised = !view.rejected.is_empty() || view.edited.is_some();
+    let revised = view.revised();
     let reply = match (key, revised) {
         ('y', false) => PromptAnswer::AllowOnce,
         ('y', true) => {
@@ -544,7 +649,7 @@ mod tests {
         assert_eq!(STALE_KEY, "lathe: the file changed since this change was planned: press r to plan it again, or n to deny");
         assert_eq!(
             NO_RULE_KEY,
-            "lathe: no narrower rule fits this call; y allows it once, n denies it"
+            "lathe: a and A are not offered: no narrow rule for this session would let this call run without asking; y allows it once, n denies it"
         );
         assert_eq!(
             REVISED_RULE_KEY,

@@ -1,10 +1,12 @@
 //! The permission float (`:help lathe-float`) in real Neovim, driven like a
 //! user at the keyboard: keys go through `nvim_input`, which the main loop
 //! processes while the test body waits on lathe's runtime. Every key, the
-//! guard time (keys fed just before and right after the float opens), the
-//! wait while the user types in Insert mode, the queue, bringing a closed
-//! float back, hunk toggling, the diff tab, and a buffer that changes while
-//! its float is open.
+//! guard time (keys typed as the float appears go to the user's window; it
+//! takes focus only after the guard time without a key), the wait while the
+//! user types in Insert mode, the queue, bringing a closed float back, hunk
+//! toggling (the cursor stays on its diff line), the diff tab, a buffer that
+//! changes while its float is open, the layout at 80 columns, and the chat's
+//! tool line while the ask waits.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -121,11 +123,18 @@ fn current_lines() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Waits for the float, then past its guard time.
+/// Waits for the float to take focus, then past its guard time (a float
+/// that `:Lathe review` brought up ignores its keys that long).
 async fn float_ready(main: &MainThread, guard_ms: u64) -> Result<(), String> {
     until(main, "the float is open and focused", in_float).await?;
     tokio::time::sleep(Duration::from_millis(guard_ms + 50)).await;
     Ok(())
+}
+
+/// The line under the cursor.
+fn cursor_line() -> String {
+    let row = api::get_current_win().get_cursor().map_or(1, |(r, _)| r);
+    current_lines().get(row - 1).cloned().unwrap_or_default()
 }
 
 async fn answer_of(h: JoinHandle<PromptAnswer>) -> Result<PromptAnswer, String> {
@@ -156,17 +165,19 @@ fn key_gives(t: TestTerminator, keys: &'static str, want: PromptAnswer) {
         .await?;
         check_eq("filetype", ft.as_str(), "diff")?;
         check_eq("title", title.as_str(), " Edit greeting.py ")?;
+        // 80 columns: the short footer, q labelled, ? help kept.
         check_eq(
             "footer",
             footer.as_str(),
-            " y allow · a session · A save · n deny · N deny+why · d diff tab · <Space> hunk · ? help · q ",
+            " y allow  a sess  A save  n/q/Esc deny  N why  d diff  Spc hunk  ? help ",
         )?;
         check_eq(
-            "header",
-            &lines[..2],
+            "header, wrapped at a space",
+            &lines[..3],
             &[
                 "Asks because: Edit changes files, and asks by default".to_string(),
-                "a: allow Edit(/greeting.py) for this session · A: also save it to .claude/settings.local.json".into(),
+                "a: allow Edit(/greeting.py) for this session · A: also save it to".into(),
+                ".claude/settings.local.json".into(),
             ],
         )?;
         if !lines.iter().any(|l| l == "+    print('Hello')") {
@@ -219,27 +230,98 @@ fn float_shift_n_denies_with_a_message_for_the_model(t: TestTerminator) {
 }
 
 #[nvim_oxi::test]
-fn keys_right_after_the_float_opens_are_not_answers(t: TestTerminator) {
+fn keys_right_after_the_float_appears_go_to_the_users_window(t: TestTerminator) {
     let main = load();
-    // The user keeps typing "banana" in Normal mode; the float must not
-    // take the "a" (allow for the session) or any other letter.
+    // The user keeps typing "banana" in Normal mode as the float appears:
+    // no letter reaches the float ("a" would allow for the session); they
+    // do in the user's buffer what they always do ("b", then "a" appends
+    // "nana"), and the float waits while the user is in Insert mode.
     run_async(t, async move {
+        on_main(&main, || {
+            let _ = api::command("enew");
+            let _ = api::get_current_buf().set_lines(.., false, ["one two"]);
+            let _ = api::command("normal! $");
+        })
+        .await?;
         let h = ask(&main, 400, preview());
-        until(&main, "the float opened", in_float).await?;
+        until(
+            &main,
+            "the float appeared",
+            lathe::nvim::float::is_float_open,
+        )
+        .await?;
+        check_eq("not focused yet", on_main(&main, in_float).await?, false)?;
         input(&main, "banana").await?;
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        let still_open = on_main(&main, lathe::nvim::float::is_float_open).await?;
+        tokio::time::sleep(Duration::from_millis(600)).await;
         check_eq(
-            "still open after keys within the guard time",
-            still_open,
-            true,
+            "the keys went to the user's buffer",
+            on_main(&main, current_lines).await?,
+            vec!["one tnanawo".to_string()],
+        )?;
+        check_eq(
+            "the user is typing",
+            on_main(&main, mode).await?,
+            "i".into(),
+        )?;
+        check_eq(
+            "the float waits while the user is in Insert mode",
+            on_main(&main, in_float).await?,
+            false,
         )?;
         if h.is_finished() {
-            return Err("a key typed within the guard time answered the float".into());
+            return Err("a key typed as the float appeared answered it".into());
         }
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        input(&main, "<Esc>").await?;
+        float_ready(&main, 400).await?;
         input(&main, "n").await?;
         check_eq("answer", answer_of(h).await?, PromptAnswer::Deny)
+    });
+}
+
+#[nvim_oxi::test]
+fn a_write_typed_as_the_float_appears_saves_the_users_file(t: TestTerminator) {
+    let main = load();
+    let path = crate::common::temp_file("notes.txt", b"old\n");
+    let want = path.clone();
+    run_async(t, async move {
+        let file_win = on_main(&main, move || {
+            let mut b = crate::common::edit(&path);
+            let _ = b.set_lines(.., false, ["new"]);
+            api::get_current_win()
+        })
+        .await?;
+        let h = ask(&main, 400, preview());
+        until(
+            &main,
+            "the float appeared",
+            lathe::nvim::float::is_float_open,
+        )
+        .await?;
+        input(&main, ":w<CR>").await?;
+        until(&main, "the file is saved", move || {
+            std::fs::read_to_string(&want).is_ok_and(|t| t == "new\n")
+        })
+        .await?;
+        let errmsg: String =
+            on_main(&main, || lua_eval("vim.v.errmsg").unwrap_or_default()).await?;
+        check_eq("no error (E382)", errmsg.as_str(), "")?;
+        let (current, focused) = on_main(&main, move || {
+            (api::get_current_win() == file_win, in_float())
+        })
+        .await?;
+        check_eq(
+            "still in the file's window",
+            (current, focused),
+            (true, false),
+        )?;
+        if h.is_finished() {
+            return Err("the :w answered the float".into());
+        }
+        // Once the user stops typing for the guard time, the float takes
+        // focus; its keys answer it.
+        float_ready(&main, 400).await?;
+        input(&main, "y").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::AllowOnce)
     });
 }
 
@@ -421,6 +503,198 @@ fn space_leaves_a_hunk_out_and_y_applies_the_rest(t: TestTerminator) {
 }
 
 #[nvim_oxi::test]
+fn space_twice_restores_the_hunk_under_the_cursor_and_help_keeps_the_cursor(t: TestTerminator) {
+    let main = load();
+    let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let after = before
+        .replace("line 2\n", "line two\n")
+        .replace("line 18\n", "line eighteen\n");
+    run_async(t, async move {
+        let h = ask(&main, 50, preview_of(&before, &after));
+        float_ready(&main, 50).await?;
+        let hunk = "@@ -15,6 +15,6 @@".to_string();
+        let target = hunk.clone();
+        on_main(&main, move || {
+            let lines = current_lines();
+            if let Some(row) = lines.iter().position(|l| *l == target) {
+                let _ = api::get_current_win().set_cursor(row + 1, 0);
+            }
+        })
+        .await?;
+        check_eq(
+            "cursor on the hunk",
+            on_main(&main, cursor_line).await?,
+            hunk.clone(),
+        )?;
+        input(&main, " ").await?;
+        until(&main, "one hunk is left out", || {
+            current_lines()
+                .iter()
+                .any(|l| l.starts_with("1 of 2 hunks kept"))
+        })
+        .await?;
+        check_eq(
+            "the cursor stays on its hunk after the header grew",
+            on_main(&main, cursor_line).await?,
+            hunk.clone(),
+        )?;
+        input(&main, " ").await?;
+        until(&main, "the hunk is kept again", || {
+            !current_lines().iter().any(|l| l.contains("hunks kept"))
+        })
+        .await?;
+        check_eq(
+            "after the second <Space>",
+            on_main(&main, cursor_line).await?,
+            hunk.clone(),
+        )?;
+        input(&main, "?").await?;
+        until(&main, "help is shown", || {
+            current_lines()
+                .iter()
+                .any(|l| l.starts_with("?        show or hide"))
+        })
+        .await?;
+        check_eq("after ?", on_main(&main, cursor_line).await?, hunk.clone())?;
+        input(&main, "?").await?;
+        until(&main, "help is hidden", || {
+            !current_lines()
+                .iter()
+                .any(|l| l.starts_with("?        show or hide"))
+        })
+        .await?;
+        check_eq("after ? again", on_main(&main, cursor_line).await?, hunk)?;
+        input(&main, "y").await?;
+        check_eq(
+            "both hunks kept: allowed as proposed",
+            answer_of(h).await?,
+            PromptAnswer::AllowOnce,
+        )
+    });
+}
+
+#[nvim_oxi::test]
+fn after_space_the_float_no_longer_offers_a(t: TestTerminator) {
+    let main = load();
+    let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let after = before
+        .replace("line 2\n", "line two\n")
+        .replace("line 18\n", "line eighteen\n");
+    run_async(t, async move {
+        let h = ask(&main, 50, preview_of(&before, &after));
+        float_ready(&main, 50).await?;
+        on_main(&main, || {
+            if let Some(row) = current_lines().iter().position(|l| l == "+line two") {
+                let _ = api::get_current_win().set_cursor(row + 1, 0);
+            }
+        })
+        .await?;
+        input(&main, " ").await?;
+        until(&main, "one hunk is left out", || {
+            current_lines()
+                .iter()
+                .any(|l| l.starts_with("1 of 2 hunks kept"))
+        })
+        .await?;
+        let (lines, (_, footer)) = on_main(&main, || (current_lines(), title_and_footer())).await?;
+        if lines.iter().any(|l| l.starts_with("a: allow")) || footer.contains("a sess") {
+            return Err(format!("a is still offered: {lines:?} / {footer:?}"));
+        }
+        input(&main, "n").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::Deny)
+    });
+}
+
+#[nvim_oxi::test]
+fn at_80_columns_every_line_shows_and_the_footer_keeps_help(t: TestTerminator) {
+    let main = load();
+    let mut p = preview();
+    p.reason = "rule Edit(greeting.py) from /home/someone/projects/greetings/.claude/settings.local.json asks".into();
+    run_async(t, async move {
+        on_main(&main, || {
+            let _ = api::command("set columns=80 lines=24");
+        })
+        .await?;
+        let h = ask(&main, 50, p);
+        float_ready(&main, 50).await?;
+        let (lines, width, height, text_height, last_shown, footer) = on_main(&main, || {
+            let win = api::get_current_win();
+            let width = win.get_width().unwrap_or(0) as usize;
+            let height = win.get_height().unwrap_or(0) as usize;
+            let text_height: usize =
+                lua_eval("vim.api.nvim_win_text_height(0, {}).all").unwrap_or(0);
+            let last_shown: usize = lua_eval("vim.fn.line('w$')").unwrap_or(0);
+            (
+                current_lines(),
+                width,
+                height,
+                text_height,
+                last_shown,
+                title_and_footer().1,
+            )
+        })
+        .await?;
+        if let Some(l) = lines.iter().find(|l| l.chars().count() > width) {
+            return Err(format!("a line wider than the float ({width}): {l:?}"));
+        }
+        check_eq(
+            "the reason wraps at a space",
+            lines[1].as_str(),
+            "/home/someone/projects/greetings/.claude/settings.local.json asks",
+        )?;
+        check_eq("height counts the wrapped rows", height, text_height)?;
+        check_eq("the last diff line shows", last_shown, lines.len())?;
+        if footer.chars().count() > width || !footer.ends_with(" ? help ") {
+            return Err(format!(
+                "footer {footer:?} does not fit {width} columns with ? help"
+            ));
+        }
+        input(&main, "n").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::Deny)
+    });
+}
+
+#[nvim_oxi::test]
+fn the_chat_says_the_tool_waits_for_the_user(t: TestTerminator) {
+    use lathe::events::AgentEvent;
+    let main = load();
+    run_async(t, async move {
+        on_main(&main, || {
+            lathe::nvim::chat::render(vec![
+                AgentEvent::TurnStarted {
+                    prompt: "fix it".into(),
+                },
+                AgentEvent::ToolStarted {
+                    id: "t1".into(),
+                    name: "Edit".into(),
+                    detail: "greeting.py".into(),
+                },
+            ]);
+        })
+        .await?;
+        let chat = || {
+            lathe::nvim::chat::chat_buffer()
+                .map(|b| crate::common::lines(&b))
+                .unwrap_or_default()
+        };
+        let h = ask(&main, 50, preview());
+        until(&main, "the tool line says it waits", move || {
+            chat()
+                .iter()
+                .any(|l| l == "- Edit(greeting.py): waiting for you")
+        })
+        .await?;
+        float_ready(&main, 50).await?;
+        input(&main, "y").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::AllowOnce)?;
+        until(&main, "running again once answered", move || {
+            chat().iter().any(|l| l == "- Edit(greeting.py): running")
+        })
+        .await
+    });
+}
+
+#[nvim_oxi::test]
 fn the_diff_tab_takes_an_edit_of_the_new_side(t: TestTerminator) {
     let main = load();
     run_async(t, async move {
@@ -534,6 +808,15 @@ fn the_float_has_its_own_window_options(t: TestTerminator) {
                 .any(|l| l.starts_with("N        deny and tell the model why"))
         })
         .await?;
+        // The help follows the rule line it refers to ("the rule above").
+        let lines = on_main(&main, current_lines).await?;
+        let rule = lines.iter().position(|l| l.starts_with("a: allow"));
+        let help = lines
+            .iter()
+            .position(|l| l.starts_with("a        allow it"));
+        if !matches!((rule, help), (Some(r), Some(h)) if r < h) {
+            return Err(format!("the help should follow the rule line: {lines:?}"));
+        }
         input(&main, "n").await?;
         check_eq("answer", answer_of(h).await?, PromptAnswer::Deny)
     });

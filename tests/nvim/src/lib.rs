@@ -15,3 +15,4 @@ mod lua_api_tests;
 mod pipeline_tests;
 mod scenario_tests;
 mod turn_tests;
+mod user_report_tests;

@@ -138,7 +138,7 @@ fn the_float_answers_n_y_and_a_do_what_they_say() -> Result<(), String> {
         local ask = rec.asks[1]
         T.has("float title names the tool", ask.title, "Edit")
         T.has("float title names the file", ask.title, "ask.txt")
-        T.has("float footer lists the keys", ask.footer, "y allow · a session · A save · n deny")
+        T.has("float footer lists the keys", ask.footer, "y allow  a sess  A save  n/q/Esc deny")
         T.has("float says why it asks", ask.lines[1], "Asks because: Edit changes files, and asks by default")
         T.has("float names the rule a adds", ask.lines[2], "a: allow Edit(/ask.txt) for this session")
         T.eq("float shows the diff", vim.tbl_contains(ask.lines, "-one") and vim.tbl_contains(ask.lines, "+ONE"), true)
@@ -287,4 +287,94 @@ fn an_edit_of_a_loaded_buffer_makes_two_main_thread_trips(t: nvim_oxi::tests::Te
             vec!["def greet():".to_string(), "    print('Hello')".into()],
         )
     });
+}
+
+/// `r` after the user changed the file while the float was open: the call
+/// is planned again against the buffer as it is now, a new float shows
+/// that plan (the user's change is in it), and `y` applies it; the model is
+/// told the file changed. When the change took away the text the Edit
+/// replaces, the float says so and the answer ends the call with the
+/// tool's error.
+#[nvim_oxi::test]
+fn r_after_a_real_change_shows_the_new_plan_and_y_applies_it() -> Result<(), String> {
+    lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/greeting.py"
+        T.write(path, "def greet():\n    print('Helo')\n")
+        T.setup(dir)
+        local buf = T.open(path)
+        T.ok("Read", { file_path = path })
+        local asks = {}
+        local function on_ask(first_change)
+          return vim.api.nvim_create_autocmd("User", {
+            pattern = "LathePermissionAsk",
+            callback = function()
+              table.insert(asks, vim.api.nvim_buf_get_lines(0, 0, -1, false))
+              if #asks == 1 then
+                -- The user edits the file while the float is open, then
+                -- asks for a new plan.
+                first_change()
+                T.wait_for("the stale banner", 2000, function()
+                  return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]:find("^STALE") ~= nil
+                end)
+                vim.api.nvim_feedkeys("r", "x", false)
+              else
+                vim.api.nvim_feedkeys("y", "x", false)
+              end
+            end,
+          })
+        end
+        local au = on_ask(function()
+          vim.api.nvim_buf_set_lines(buf, 0, 1, false, { "def greet(name):" })
+        end)
+        local r = T.ok("Edit", { file_path = path, old_string = "Helo", new_string = "Hello" })
+        T.eq("asked twice", #asks, 2)
+        T.eq("the new float shows the user's change", vim.tbl_contains(asks[2], " def greet(name):"), true)
+        T.eq("and the edit", vim.tbl_contains(asks[2], "+    print('Hello')"), true)
+        T.eq("buffer", T.lines(buf), { "def greet(name):", "    print('Hello')" })
+        T.has("the model is told", r.content, "changed while the user reviewed this call")
+        vim.api.nvim_del_autocmd(au)
+
+        -- The user's change removes what the Edit replaces.
+        T.ok("Read", { file_path = path })
+        asks = {}
+        on_ask(function()
+          vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "    print('Hi')" })
+        end)
+        r = T.tool("Edit", { file_path = path, old_string = "Hello", new_string = "Hello, world" })
+        T.eq("asked twice", #asks, 2)
+        T.has("the float says the call no longer applies", table.concat(asks[2], "\n"), "the call no longer applies")
+        T.eq("an error", r.is_error, true)
+        T.has("the tool's error", r.content, "not found")
+        T.eq("buffer untouched", T.lines(buf), { "def greet(name):", "    print('Hi')" })
+        "#,
+    )
+}
+
+/// An ask rule (or a protected path) asks whatever the allow rules say, so
+/// the float does not offer `a`/`A` (the rule they add would never take
+/// effect) and says why; pressing `a` does nothing.
+#[nvim_oxi::test]
+fn a_is_not_offered_when_an_ask_rule_is_the_reason() -> Result<(), String> {
+    lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/greeting.py"
+        T.write(path, "one\ntwo\n")
+        T.setup(dir, { permissions = { ask = { "Edit" } } })
+        T.open(path)
+        T.ok("Read", { file_path = path })
+        local rec = T.answer_floats({ "ay", "y" })
+        T.ok("Edit", { file_path = path, old_string = "one", new_string = "ONE" })
+        local ask = rec.asks[1]
+        T.eq("why", ask.lines[1], "Asks because: rule Edit from setup() asks")
+        T.has("why not a", table.concat(ask.lines, " "), "a/A not offered: no narrow rule for this session")
+        T.lacks("footer", ask.footer, "a sess")
+        T.lacks("footer", ask.footer, "A save")
+        T.ok("Edit", { file_path = path, old_string = "two", new_string = "TWO" })
+        T.eq("asks every time", #rec.asks, 2)
+        T.eq("disk", T.bytes(path), "ONE\nTWO\n")
+        "#,
+    )
 }

@@ -1,0 +1,164 @@
+//! The check Grep and Glob over a folder apply to each file they would read
+//! or list ([`ReadFilter`], handed to them by gate 6): what a read of that
+//! one file would meet at the permission gate ([`read_access`], which
+//! `decide` also uses for the paths a Bash command reads). Pure: paths are
+//! canonical, as [`super::resolve_for_rules`] makes them.
+//!
+//! A file is left out when a Read of it would be denied (a deny rule) or
+//! asked about because of a rule or a protected path. Asks that come only
+//! from the defaults or the mode (a file outside the project) do not count:
+//! the call itself was already asked about or allowed for where it
+//! searches.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::decide::{protected_reason, read_access, ReadAccess};
+use super::{Reason, Rules};
+
+/// The check a search applies to each file it would read (Grep) or list
+/// (Glob): files that are not [`ReadAccess::Free`] are left out. Cheap to
+/// clone; shared by the walker threads.
+#[derive(Debug, Clone)]
+pub struct ReadFilter {
+    rules: Arc<Rules>,
+    tool: String,
+    root: PathBuf,
+    approved: Option<Reason>,
+}
+
+impl ReadFilter {
+    /// The filter for a call of `tool` (`Grep`, `Glob`: rules for it and
+    /// Read rules apply) under the rules in force; `root` is the canonical
+    /// project root.
+    pub fn new(rules: Rules, tool: &str, root: &Path) -> Self {
+        Self {
+            rules: Arc::new(rules),
+            tool: tool.to_string(),
+            root: root.to_path_buf(),
+            approved: None,
+        }
+    }
+
+    /// The same filter for a call the user allowed when it asked for
+    /// `reason`: files that ask for that same reason are covered by the
+    /// answer (a Grep over `.git/` the user allowed reads what is in it).
+    pub fn approving(mut self, reason: Reason) -> Self {
+        self.approved = Some(reason);
+        self
+    }
+
+    /// What reading the canonical file `path` meets (see [`read_access`]);
+    /// an ask for the reason the user already approved is [`ReadAccess::Free`].
+    /// A protected file still asks unless the approved ask was for it.
+    pub fn access(&self, path: &Path) -> ReadAccess {
+        match read_access(&self.rules, &self.tool, path, false, &self.root) {
+            ReadAccess::Asks(r) if self.approved.as_ref() == Some(&r) => {
+                match protected_reason(path) {
+                    Some(p) if p != r => ReadAccess::Asks(p),
+                    _ => ReadAccess::Free,
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// The canonical project root the filter compares with.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permissions::{Mode, Rule, RuleBase, RuleKind, RuleSource};
+
+    const ROOT: &str = "/w/proj";
+
+    fn rules(list: &[(RuleKind, &str)]) -> Rules {
+        let base = RuleBase::at_root(Path::new(ROOT), None);
+        let mut r = Rules {
+            mode: Mode::Default,
+            ..Rules::default()
+        };
+        for (kind, s) in list {
+            r.push(
+                *kind,
+                Rule::parse(s, &base).expect("rule"),
+                RuleSource::Setup,
+            );
+        }
+        r
+    }
+
+    fn verdict(a: &ReadAccess) -> &'static str {
+        match a {
+            ReadAccess::Free => "free",
+            ReadAccess::Asks(_) => "asks",
+            ReadAccess::Denied(_) => "denied",
+        }
+    }
+
+    #[test]
+    fn files_under_a_searched_folder_meet_read_rules_and_protected_paths() {
+        let r = rules(&[
+            (RuleKind::Deny, "Read(secret/**)"),
+            (RuleKind::Ask, "Read(notes/**)"),
+            (RuleKind::Deny, "Grep(*.key)"),
+            (RuleKind::Allow, "Read"),
+        ]);
+        let filter = ReadFilter::new(r, "Grep", Path::new(ROOT));
+        let cases = [
+            ("/w/proj/src/a.rs", "free"),
+            ("/w/proj/secret/s.txt", "denied"),
+            ("/w/proj/notes/n.md", "asks"),
+            ("/w/proj/.env", "asks"),
+            ("/w/proj/sub/.env.local", "asks"),
+            ("/w/proj/.git/config", "asks"),
+            ("/w/proj/.claude/settings.json", "asks"),
+            ("/w/proj/deep/id.key", "denied"),
+            // Outside the project only the default asks: not left out.
+            ("/etc/hosts", "free"),
+        ];
+        for (path, want) in cases {
+            assert_eq!(verdict(&filter.access(Path::new(path))), want, "{path}");
+        }
+        let denied = filter.access(Path::new("/w/proj/secret/s.txt"));
+        let ReadAccess::Denied(reason) = denied else {
+            panic!("denied");
+        };
+        assert_eq!(reason.text, "rule Read(secret/**) from setup() denies");
+    }
+
+    #[test]
+    fn a_glob_rule_only_covers_glob() {
+        let r = rules(&[(RuleKind::Deny, "Grep(*.key)")]);
+        let glob = ReadFilter::new(r, "Glob", Path::new(ROOT));
+        assert_eq!(verdict(&glob.access(Path::new("/w/proj/a.key"))), "free");
+    }
+
+    #[test]
+    fn an_approved_ask_covers_the_files_that_ask_for_the_same_reason() {
+        let r = rules(&[(RuleKind::Ask, "Read(notes/**)")]);
+        let asked = read_access(
+            &r,
+            "Grep",
+            Path::new("/w/proj/notes"),
+            true,
+            Path::new(ROOT),
+        );
+        let ReadAccess::Asks(reason) = asked else {
+            panic!("the folder asks");
+        };
+        let filter = ReadFilter::new(r, "Grep", Path::new(ROOT)).approving(reason);
+        assert_eq!(
+            verdict(&filter.access(Path::new("/w/proj/notes/a.md"))),
+            "free"
+        );
+        assert_eq!(
+            verdict(&filter.access(Path::new("/w/proj/notes/.env"))),
+            "asks"
+        );
+    }
+}

@@ -1,0 +1,472 @@
+//! The file-system side of [`super::bash_reads`]: the words a Bash command
+//! reads through, expanded the way the shell and the program would (`~`,
+//! the working directory after a `cd`, pathname globs, the files below a
+//! folder a recursive reader walks), into canonical [`ReadPath`]s for the
+//! pure `decide`. This is I/O the permission gate does before it decides,
+//! like [`super::resolve_for_rules`].
+//!
+//! Bounded: at most [`READ_CHECK_LIMIT`] paths are looked at; past that the
+//! result says so and the call asks.
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use globset::GlobBuilder;
+use ignore::WalkBuilder;
+
+use super::bash_reads::{CommandReads, Reach, ReadPath, Walk};
+use super::paths::resolve_for_rules;
+
+/// Most paths (files walked, glob matches) one command line is checked for.
+pub const READ_CHECK_LIMIT: usize = 20_000;
+
+/// Why a command's reads were not all checked. `{dir}`, `{limit}`.
+pub const READS_UNCHECKED: &str =
+    "the command reads more than {limit} files under {dir}, too many to check against the read rules and protected paths";
+
+/// Folders of version control systems: walked only by readers that read
+/// them (`grep -r`), and then checked as a whole.
+const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj"];
+
+/// What a command line reaches on disk.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reached {
+    /// Every path it reads or lists, canonical.
+    pub paths: Vec<ReadPath>,
+    /// The paths its operands name directly (globs expanded), canonical:
+    /// they count as named paths (outside the project, protected).
+    pub named: Vec<PathBuf>,
+    /// Set when not everything could be checked: why (the call then asks).
+    pub unchecked: Option<String>,
+}
+
+/// Where a command line's reads lead: each command's operands expanded
+/// against every working directory it may run in (`root`, then each `cd`
+/// target before it: conservative for `cd x | cat y`), `~` under `home`.
+/// Name-only reaches are followed only when `names_matter` (a deny rule
+/// could cover a name). Never fails: what cannot be read drops out, and a
+/// walk past [`READ_CHECK_LIMIT`] sets [`Reached::unchecked`].
+pub fn reach(
+    commands: &[CommandReads],
+    root: &Path,
+    home: Option<&Path>,
+    names_matter: bool,
+) -> Reached {
+    let mut walker = Walker {
+        out: Reached::default(),
+        seen: 0,
+        walked: HashSet::new(),
+        names_matter,
+    };
+    let mut cwds = vec![resolve_for_rules(root)];
+    for cmd in commands {
+        for op in &cmd.operands {
+            for cwd in cwds.clone() {
+                for path in walker.expand(&op.word, &cwd, home) {
+                    walker.visit(&path, op.reach);
+                }
+            }
+        }
+        if let Some(target) = &cmd.moves_to {
+            for cwd in cwds.clone() {
+                let dir = resolve_for_rules(&expand_named_path(target, &cwd, home));
+                if dir.is_dir() && !cwds.contains(&dir) {
+                    cwds.push(dir);
+                }
+            }
+        }
+    }
+    walker.out
+}
+
+/// A path a command line names, made absolute: `~` and `~/…` under `home`,
+/// `~user/…` (another user's home) as an absolute path outside any project,
+/// others against `cwd`.
+pub fn expand_named_path(p: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
+    match (p.strip_prefix('~'), home) {
+        (Some(""), Some(h)) => h.to_path_buf(),
+        (Some(rest), Some(h)) if rest.starts_with('/') => h.join(rest.trim_start_matches('/')),
+        (Some(_), _) => PathBuf::from("/").join(p),
+        (None, _) => cwd.join(p),
+    }
+}
+
+/// The state of one [`reach`].
+struct Walker {
+    out: Reached,
+    /// Paths looked at so far (against [`READ_CHECK_LIMIT`]).
+    seen: usize,
+    /// Folders already walked, with how.
+    walked: HashSet<(PathBuf, String)>,
+    names_matter: bool,
+}
+
+impl Walker {
+    /// The existing paths `word` names from `cwd`: itself, or what its glob
+    /// matches (plus itself when a file has that literal name).
+    fn expand(&mut self, word: &str, cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+        let abs = expand_named_path(word, cwd, home);
+        let mut out = Vec::new();
+        if has_glob(word) {
+            match expand_glob(&abs, READ_CHECK_LIMIT.saturating_sub(self.seen)) {
+                Ok(found) => {
+                    self.seen += found.len();
+                    out.extend(found);
+                }
+                Err(TooMany) => self.too_many(cwd),
+            }
+        }
+        if abs.symlink_metadata().is_ok() {
+            out.push(abs);
+        }
+        out
+    }
+
+    /// Records what `reach` reaches through the existing `path`.
+    fn visit(&mut self, path: &Path, reach: Reach) {
+        let real = resolve_for_rules(path);
+        let is_dir = real.is_dir();
+        self.out.named.push(real.clone());
+        match reach {
+            Reach::Content => self.push(real, is_dir, true),
+            Reach::Tree(walk) if is_dir => self.walk(&real, Some(walk), None),
+            Reach::Tree(_) => self.push(real, false, true),
+            Reach::Names { .. } if !self.names_matter => {}
+            Reach::Names { depth } => {
+                self.push(real.clone(), is_dir, false);
+                if is_dir && depth != Some(0) {
+                    self.walk(&real, None, depth);
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, path: PathBuf, is_dir: bool, content: bool) {
+        self.out.paths.push(ReadPath {
+            path,
+            is_dir,
+            content,
+        });
+    }
+
+    fn too_many(&mut self, dir: &Path) {
+        if self.out.unchecked.is_none() {
+            self.out.unchecked = Some(crate::text::fill(
+                READS_UNCHECKED,
+                &[
+                    ("limit", &READ_CHECK_LIMIT.to_string()),
+                    ("dir", &dir.display().to_string()),
+                ],
+            ));
+        }
+    }
+
+    /// Walks the canonical folder `dir`: the files a recursive reader reads
+    /// (`walk`), or the names a lister lists down to `depth` (`walk` is
+    /// `None`). Symbolic links are not followed: a link is checked as what
+    /// it points to (a folder as a whole). A VCS folder is checked as a
+    /// whole when the reader reads it, else skipped.
+    fn walk(&mut self, dir: &Path, walk: Option<Walk>, depth: Option<usize>) {
+        if !self
+            .walked
+            .insert((dir.to_path_buf(), format!("{walk:?}{depth:?}")))
+        {
+            return;
+        }
+        let content = walk.is_some();
+        let w = walk.unwrap_or(Walk {
+            hidden: true,
+            ignore_files: false,
+            vcs: true,
+        });
+        let vcs_found: Arc<Mutex<Vec<PathBuf>>> = Arc::default();
+        let mut b = WalkBuilder::new(dir);
+        b.standard_filters(false)
+            .hidden(!w.hidden)
+            .follow_links(false)
+            .max_depth(depth);
+        if w.ignore_files {
+            b.ignore(true)
+                .git_ignore(true)
+                .git_global(true)
+                .git_exclude(true)
+                .parents(true)
+                .add_custom_ignore_filename(".rgignore");
+        }
+        let found = vcs_found.clone();
+        b.filter_entry(move |e| {
+            let vcs = e.depth() > 0
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && e.file_name()
+                    .to_str()
+                    .is_some_and(|n| VCS_DIRS.contains(&n));
+            if vcs {
+                if let Ok(mut v) = found.lock() {
+                    v.push(e.path().to_path_buf());
+                }
+            }
+            !vcs
+        });
+        for entry in b.build().flatten() {
+            let Some(kind) = entry.file_type() else {
+                continue;
+            };
+            if entry.depth() == 0 || kind.is_dir() {
+                continue;
+            }
+            self.seen += 1;
+            if self.seen > READ_CHECK_LIMIT {
+                self.too_many(dir);
+                return;
+            }
+            if kind.is_symlink() {
+                let target = resolve_for_rules(entry.path());
+                let is_dir = target.is_dir();
+                self.push(target, is_dir, content);
+            } else {
+                self.push(entry.path().to_path_buf(), false, content);
+            }
+        }
+        let vcs: Vec<PathBuf> = vcs_found.lock().map(|v| v.clone()).unwrap_or_default();
+        if w.vcs {
+            for v in vcs {
+                self.push(v, true, content);
+            }
+        }
+    }
+}
+
+/// `true` when `word` holds a character the shell expands as a pathname
+/// glob.
+fn has_glob(word: &str) -> bool {
+    word.contains(['*', '?', '['])
+}
+
+/// The glob matched more paths than allowed.
+#[derive(Debug)]
+struct TooMany;
+
+/// The existing paths the absolute glob `pattern` matches, the shell's way:
+/// component by component, `*`/`?`/`[…]` within one name, a leading `.`
+/// matched only by a pattern that starts with `.`. At most `limit` paths.
+fn expand_glob(pattern: &Path, limit: usize) -> Result<Vec<PathBuf>, TooMany> {
+    let mut current = vec![PathBuf::from("/")];
+    for comp in pattern.components() {
+        let name = match comp {
+            Component::RootDir | Component::Prefix(_) | Component::CurDir => continue,
+            Component::ParentDir => {
+                current.iter_mut().for_each(|p| p.push(".."));
+                continue;
+            }
+            Component::Normal(n) => n.to_string_lossy().to_string(),
+        };
+        current = if has_glob(&name) {
+            matches_in(&current, &name, limit)?
+        } else {
+            current.into_iter().map(|p| p.join(&name)).collect()
+        };
+        if current.is_empty() {
+            break;
+        }
+    }
+    Ok(current
+        .into_iter()
+        .filter(|p| p.symlink_metadata().is_ok())
+        .collect())
+}
+
+/// The entries of each folder in `dirs` whose name matches the glob `name`.
+fn matches_in(dirs: &[PathBuf], name: &str, limit: usize) -> Result<Vec<PathBuf>, TooMany> {
+    let Ok(glob) = GlobBuilder::new(name)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+    else {
+        return Ok(dirs.iter().map(|d| d.join(name)).collect());
+    };
+    let matcher = glob.compile_matcher();
+    let dots = name.starts_with('.');
+    let mut out = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let file = entry.file_name();
+            let file = file.to_string_lossy();
+            if (dots || !file.starts_with('.')) && matcher.is_match(file.as_ref()) {
+                out.push(dir.join(file.as_ref()));
+                if out.len() > limit {
+                    return Err(TooMany);
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permissions::bash_reads::command_reads;
+    use crate::permissions::shell::{split, Split};
+
+    /// A project with `.env`, `secret/s.txt`, `src/a.rs`, `.git/config`.
+    fn project() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        for (path, text) in [
+            (".env", "SECRET=abc"),
+            ("secret/s.txt", "TOKEN=1"),
+            ("src/a.rs", "fn main() {}"),
+            (".git/config", "[core]"),
+        ] {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        }
+        (dir, root)
+    }
+
+    /// The paths `line` reaches, relative to `root`, as `path:c` (content)
+    /// or `path:n` (name), `/` after a folder.
+    fn reached(line: &str, root: &Path, names_matter: bool) -> Vec<String> {
+        let Split::Commands(cmds) = split(line) else {
+            panic!("{line}");
+        };
+        let reads: Vec<CommandReads> = cmds.iter().map(command_reads).collect();
+        let mut out: Vec<String> = reach(&reads, root, None, names_matter)
+            .paths
+            .iter()
+            .map(|p| {
+                let rel = p.path.strip_prefix(root).unwrap_or(&p.path).display();
+                let slash = if p.is_dir { "/" } else { "" };
+                format!("{rel}{slash}:{}", if p.content { "c" } else { "n" })
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn globs_expand_like_the_shell() {
+        let (_d, root) = project();
+        assert_eq!(reached("cat .en*", &root, false), [".env:c"]);
+        assert_eq!(reached("cat secret/*", &root, false), ["secret/s.txt:c"]);
+        assert_eq!(
+            reached("cat *", &root, false),
+            ["secret/:c", "src/:c"],
+            "a plain * skips dot files, and folders are checked as a whole"
+        );
+        assert_eq!(
+            reached("cat s?cret/[st].txt", &root, false),
+            ["secret/s.txt:c"]
+        );
+        assert!(reached("cat nothing*", &root, false).is_empty());
+    }
+
+    #[test]
+    fn recursive_readers_reach_everything_below() {
+        let (_d, root) = project();
+        assert_eq!(
+            reached("grep -r SECRET .", &root, false),
+            [".env:c", ".git/:c", "secret/s.txt:c", "src/a.rs:c"]
+        );
+        assert_eq!(
+            reached("rg SECRET", &root, false),
+            ["secret/s.txt:c", "src/a.rs:c"],
+            "rg skips hidden files by default"
+        );
+        assert_eq!(
+            reached("rg --hidden SECRET", &root, false),
+            [".env:c", ".git/:c", "secret/s.txt:c", "src/a.rs:c"]
+        );
+    }
+
+    #[test]
+    fn cd_moves_later_reads() {
+        let (_d, root) = project();
+        assert_eq!(
+            reached("cd secret && cat s.txt", &root, false),
+            ["secret/s.txt:c"]
+        );
+    }
+
+    #[test]
+    fn listers_reach_names_only_when_a_deny_rule_could_match() {
+        let (_d, root) = project();
+        assert!(reached("find . -name x", &root, false).is_empty());
+        assert_eq!(
+            reached("ls secret", &root, true),
+            ["secret/:n", "secret/s.txt:n"]
+        );
+        assert!(reached("find .", &root, true).contains(&"secret/s.txt:n".to_string()));
+    }
+
+    #[test]
+    fn symlinks_are_checked_as_their_target() {
+        let (_d, root) = project();
+        std::os::unix::fs::symlink(root.join("secret/s.txt"), root.join("src/link"))
+            .expect("symlink");
+        assert!(reached("grep -r x src", &root, false).contains(&"secret/s.txt:c".to_string()));
+        assert!(reached("cat src/link", &root, false).contains(&"secret/s.txt:c".to_string()));
+    }
+
+    #[test]
+    fn a_walk_past_the_limit_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let reads = vec![CommandReads {
+            operands: vec![crate::permissions::bash_reads::Operand {
+                word: ".".into(),
+                reach: Reach::Tree(Walk {
+                    hidden: true,
+                    ignore_files: false,
+                    vcs: true,
+                }),
+            }],
+            moves_to: None,
+        }];
+        let mut walker = Walker {
+            out: Reached::default(),
+            seen: READ_CHECK_LIMIT,
+            walked: HashSet::new(),
+            names_matter: false,
+        };
+        std::fs::write(root.join("a"), "").expect("write");
+        walker.visit(&root, reads[0].operands[0].reach);
+        assert!(walker.out.unchecked.is_some());
+        assert!(reach(&reads, &root, None, false).unchecked.is_none());
+    }
+
+    #[test]
+    fn golden_unchecked_text() {
+        assert_eq!(
+            READS_UNCHECKED,
+            "the command reads more than {limit} files under {dir}, too many to check against the read rules and protected paths"
+        );
+    }
+
+    #[test]
+    fn named_paths_expand_like_the_shell_does() {
+        let root = Path::new("/w/proj");
+        let home = Some(Path::new("/home/u"));
+        let cases = [
+            ("~", "/home/u"),
+            ("~/", "/home/u"),
+            ("~/x/y", "/home/u/x/y"),
+            ("~bob/x", "/~bob/x"),
+            ("src/a", "/w/proj/src/a"),
+            ("/etc", "/etc"),
+        ];
+        for (word, want) in cases {
+            assert_eq!(
+                expand_named_path(word, root, home),
+                Path::new(want),
+                "{word}"
+            );
+        }
+    }
+}
