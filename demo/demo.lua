@@ -4,6 +4,8 @@
 local cwd = assert(os.getenv("LATHE_DEMO_CWD"), "LATHE_DEMO_CWD not set")
 local base_url = os.getenv("LATHE_DEMO_BASE_URL") or ""
 local prompt = os.getenv("LATHE_DEMO_PROMPT") or "fix the typo in the greeting"
+local provider = os.getenv("LATHE_DEMO_PROVIDER") or "anthropic"
+local model = os.getenv("LATHE_DEMO_MODEL") or ""
 
 local function out(s)
   io.stdout:write(s, "\n")
@@ -23,11 +25,17 @@ local ok, err = pcall(function()
   -- `-u NONE` loads no plugins; source lathe's like a plugin manager would.
   vim.cmd.runtime("plugin/lathe.lua")
   local lathe = require("lathe")
-  lathe.setup({ cwd = cwd, base_url = (base_url ~= "" and base_url or nil) })
+  lathe.setup({
+    cwd = cwd,
+    provider = provider,
+    model = (model ~= "" and model or nil),
+    base_url = (base_url ~= "" and base_url or nil),
+  })
 
-  -- Answer the permission float like a user would: show it, wait past the
-  -- float's guard time (keys typed in its first moments are ignored, so a
-  -- keystroke meant for something else never answers it), then press `y`.
+  -- Answer the permission float like a user would: it fires this event when
+  -- it takes the cursor (after it has been on screen for the guard time, so
+  -- a keystroke meant for something else never lands in it); show it, pause
+  -- a moment as a reader would, then press `y`.
   vim.api.nvim_create_autocmd("User", {
     pattern = "LathePermissionAsk",
     callback = function()

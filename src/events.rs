@@ -3,6 +3,8 @@
 //! (`nvim`). It sits below all three so none of them imports another just to
 //! speak about progress (docs/architecture.md, "Layers").
 
+use crate::protocol::Usage;
+
 /// How one tool call ended, as shown in the chat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolStatus {
@@ -104,6 +106,13 @@ pub enum AgentEvent {
         text: String,
         /// `true` for errors.
         is_error: bool,
+    },
+    /// Tokens used, sent just before [`AgentEvent::TurnEnded`].
+    Usage {
+        /// This turn's requests, added up.
+        turn: Usage,
+        /// The session so far, this turn included.
+        session: Usage,
     },
     /// The turn ended.
     TurnEnded {

@@ -2,6 +2,8 @@
 //! files on disk, a disk editor and a scripted prompter. mock-llm checks the
 //! tool_use/tool_result pairing rule on every request (a violation is a 400
 //! that ends the turn with an error, so every `done` below also proves it).
+//! Every test runs twice: against the Messages API (`anthropic::…`) and
+//! against OpenAI-compatible chat completions (`openai::…`).
 
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -10,24 +12,23 @@ mod common;
 
 use std::time::Duration;
 
-use common::{tool_results, wait_idle, Harness};
+use common::{tool_results, wait_idle, Api, Harness};
 use lathe::events::{AgentEvent, ToolStatus, TurnOutcome};
 use lathe::permissions::PromptAnswer;
 use lathe::protocol::Role;
 use serde_json::{json, Value};
 
-/// A session against mock-llm playing `script`, answering prompts with
-/// `answers`, with the default config and tools.
-async fn harness(script: Value, answers: Vec<PromptAnswer>) -> Harness {
-    common::harness(script, answers, |_| {}, vec![]).await
+/// A session on `api` against mock-llm playing `script`, answering prompts
+/// with `answers`, with the default config and tools.
+async fn harness(api: Api, script: Value, answers: Vec<PromptAnswer>) -> Harness {
+    common::harness_on(api, script, answers, |_| {}, vec![]).await
 }
 
 fn assistant(content: Value, stop: &str) -> Value {
     json!({ "content": content, "stop_reason": stop, "text_chunk_chars": 5, "json_chunk_chars": 7 })
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn grep_read_edit_fixes_the_file() {
+async fn grep_read_edit_fixes_the_file(api: Api) {
     let script = json!({ "responses": [
         assistant(json!([
             {"type": "text", "text": "Looking for the typo."},
@@ -51,7 +52,7 @@ async fn grep_read_edit_fixes_the_file() {
             "expect": {"tool_result_is_error": {"toolu_03": false}}
         }
     ]});
-    let h = harness(script, vec![PromptAnswer::AllowOnce]).await;
+    let h = harness(api, script, vec![PromptAnswer::AllowOnce]).await;
     h.write(
         "src/greeting.py",
         "def greet():\n    return \"Helo, world\"\n",
@@ -126,8 +127,7 @@ async fn grep_read_edit_fixes_the_file() {
     ));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn declined_edit_tells_the_model_and_writes_nothing() {
+async fn declined_edit_tells_the_model_and_writes_nothing(api: Api) {
     let script = json!({ "responses": [
         assistant(json!([{"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": "a.txt"}}]), "tool_use"),
         assistant(json!([{"type": "tool_use", "id": "toolu_02", "name": "Edit",
@@ -138,7 +138,7 @@ async fn declined_edit_tells_the_model_and_writes_nothing() {
             "expect": {"tool_result_is_error": {"toolu_02": true}, "tool_result_contains": {"toolu_02": "declined"}}
         }
     ]});
-    let h = harness(script, vec![PromptAnswer::Deny]).await;
+    let h = harness(api, script, vec![PromptAnswer::Deny]).await;
     h.write("a.txt", "one\n");
     assert_eq!(h.ask("change it").await, TurnOutcome::Done);
     assert_eq!(h.read("a.txt"), "one\n");
@@ -148,8 +148,7 @@ async fn declined_edit_tells_the_model_and_writes_nothing() {
     assert!(denied, "the chat shows the Edit as denied");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn api_error_ends_the_turn_with_the_api_message_and_the_next_ask_works() {
+async fn api_error_ends_the_turn_with_the_api_message_and_the_next_ask_works(api: Api) {
     let script = json!({ "responses": [
         {"fault": {"http_status": 400, "message": "max_tokens: too large for this model"}},
         {
@@ -158,7 +157,7 @@ async fn api_error_ends_the_turn_with_the_api_message_and_the_next_ask_works() {
             "expect": {"last_user_text_contains": "second"}
         }
     ]});
-    let h = harness(script, vec![]).await;
+    let h = harness(api, script, vec![]).await;
     let outcome = h.ask("first").await;
     let TurnOutcome::Error(msg) = outcome else {
         panic!("expected an error, got {outcome:?}")
@@ -183,8 +182,7 @@ async fn api_error_ends_the_turn_with_the_api_message_and_the_next_ask_works() {
     assert_eq!(h.ask("second").await, TurnOutcome::Done);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn truncated_tool_input_is_an_error_result_and_empty_input_is_an_empty_object() {
+async fn truncated_tool_input_is_an_error_result_and_empty_input_is_an_empty_object(api: Api) {
     let script = json!({ "responses": [
         {
             "content": [
@@ -202,7 +200,7 @@ async fn truncated_tool_input_is_an_error_result_and_empty_input_is_an_empty_obj
             }
         }
     ]});
-    let h = harness(script, vec![]).await;
+    let h = harness(api, script, vec![]).await;
     assert_eq!(h.ask("go").await, TurnOutcome::Done);
     // The transcript keeps a valid object as the cut call's input.
     let t = h.session.transcript();
@@ -210,8 +208,7 @@ async fn truncated_tool_input_is_an_error_result_and_empty_input_is_an_empty_obj
     assert_eq!(input, Some(json!({})));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stop_mid_stream_keeps_finished_results_drops_unfinished_blocks_and_continues() {
+async fn stop_mid_stream_keeps_finished_results_drops_unfinished_blocks_and_continues(api: Api) {
     let script = json!({ "responses": [
         {
             "content": [
@@ -233,7 +230,7 @@ async fn stop_mid_stream_keeps_finished_results_drops_unfinished_blocks_and_cont
             }
         }
     ]});
-    let h = harness(script, vec![]).await;
+    let h = harness(api, script, vec![]).await;
     h.write("a.txt", "x\n");
     h.session
         .ask("start", &tokio::runtime::Handle::current())
@@ -275,13 +272,12 @@ async fn stop_mid_stream_keeps_finished_results_drops_unfinished_blocks_and_cont
     assert_eq!(h.ask("carry on").await, TurnOutcome::Done);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn busy_and_empty_prompts_are_refused() {
+async fn busy_and_empty_prompts_are_refused(api: Api) {
     let script = json!({ "responses": [
         {"content": [{"type": "text", "text": "slow answer"}], "stop_reason": "end_turn",
          "text_chunk_chars": 1, "event_delay_ms": 50}
     ]});
-    let h = harness(script, vec![]).await;
+    let h = harness(api, script, vec![]).await;
     let rt = tokio::runtime::Handle::current();
     assert!(h.session.ask("   ", &rt).is_err());
     h.session.ask("one", &rt).expect("first ask");
@@ -293,8 +289,7 @@ async fn busy_and_empty_prompts_are_refused() {
     assert_eq!(wait_idle(&h.session).await, TurnOutcome::Stopped);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn max_turns_stops_the_loop() {
+async fn max_turns_stops_the_loop(api: Api) {
     let call = |id: &str| {
         assistant(
             json!([{"type": "tool_use", "id": id, "name": "Glob", "input": {"pattern": "*"}}]),
@@ -302,7 +297,7 @@ async fn max_turns_stops_the_loop() {
         )
     };
     let script = json!({ "responses": [call("toolu_01"), call("toolu_02"), call("toolu_03")] });
-    let h = common::harness(script, vec![], |c| c.max_turns = 2, vec![]).await;
+    let h = common::harness_on(api, script, vec![], |c| c.max_turns = 2, vec![]).await;
     assert_eq!(h.ask("loop").await, TurnOutcome::Done);
     assert_eq!(h.server.requests().len(), 2);
     let notice = h.sink.events().into_iter().any(|e| {
@@ -310,3 +305,13 @@ async fn max_turns_stops_the_loop() {
     });
     assert!(notice);
 }
+
+on_both_apis!(
+    grep_read_edit_fixes_the_file,
+    declined_edit_tells_the_model_and_writes_nothing,
+    api_error_ends_the_turn_with_the_api_message_and_the_next_ask_works,
+    truncated_tool_input_is_an_error_result_and_empty_input_is_an_empty_object,
+    stop_mid_stream_keeps_finished_results_drops_unfinished_blocks_and_continues,
+    busy_and_empty_prompts_are_refused,
+    max_turns_stops_the_loop,
+);

@@ -410,6 +410,64 @@ async fn overloaded_529_then_success_is_retried() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_second_wait_is_shown_as_it_is() {
+    let script = json!({"responses": [{"fault": {"http_status": 529}}, end("hello", json!({}))]});
+    let h = harness(script, |_| {}, vec![]).await;
+    assert_eq!(h.ask("hi").await, TurnOutcome::Done);
+    // The first backoff is 500 ms with jitter: never shown as "1s" or "0s".
+    let n = notices(&h);
+    assert!(
+        n.iter()
+            .any(|t| t.starts_with("retrying in 0.") && !t.starts_with("retrying in 0s")),
+        "{n:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_x_should_retry_overrules_the_status() {
+    // 529 is retried by status, but the server says no.
+    let script = json!({"responses": [
+        {"fault": {"http_status": 529, "should_retry": false}},
+        end("never", json!({}))
+    ]});
+    let h = harness(script, |_| {}, vec![]).await;
+    assert!(matches!(h.ask("hi").await, TurnOutcome::Error(_)));
+    assert_eq!(h.server.requests().len(), 1);
+    // 400 is never retried by status, but the server says yes.
+    let script = json!({"responses": [
+        {"fault": {"http_status": 400, "should_retry": true}},
+        end("hello", json!({}))
+    ]});
+    let h = harness(script, |_| {}, vec![]).await;
+    assert_eq!(h.ask("hi").await, TurnOutcome::Done);
+    assert_eq!(h.server.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quota_limit_is_not_retried_and_the_user_is_told() {
+    let script = json!({"responses": [
+        {"fault": {"http_status": 429, "retry_after_s": 1,
+                   "message": "You have reached your specified API usage limits. You will regain access on 2026-12-01 at 00:00 UTC."}},
+        end("never", json!({}))
+    ]});
+    let h = harness(script, |_| {}, vec![]).await;
+    let TurnOutcome::Error(msg) = h.ask("hi").await else {
+        panic!("expected an error")
+    };
+    assert_eq!(h.server.requests().len(), 1, "no retry for a quota limit");
+    assert!(
+        msg.contains("You have reached your specified API usage limits"),
+        "{msg}"
+    );
+    assert!(msg.contains(lathe::provider::hints::HINT_QUOTA), "{msg}");
+    assert!(
+        !notices(&h).iter().any(|t| t.starts_with("retrying")),
+        "{:?}",
+        notices(&h)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rate_limit_429_honours_retry_after() {
     let script = json!({"responses": [
         {"fault": {"http_status": 429, "retry_after_s": 1}},
@@ -447,13 +505,17 @@ async fn overloaded_error_mid_stream_withdraws_the_answer_and_retries() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn disconnect_after_a_tool_use_drops_its_result_and_warns_that_effects_remain() {
+async fn disconnect_after_a_tool_use_keeps_it_with_its_result_and_continues() {
+    // 1 message_start, 2 ping, 3-5 the Glob (start, one delta, stop), 6 the
+    // text's start (the Glob runs), 7 its first delta; then the break.
     let script = json!({"responses": [
         {"content": [
             tool_use("toolu_1", "Glob", json!({"pattern": "*"})),
             {"type": "text", "text": "more text that never arrives"}
-         ], "fault": {"disconnect_after_events": 6}},
-        {"content": [tool_use("toolu_9", "Glob", json!({"pattern": "*.md"}))], "stop_reason": "tool_use"},
+         ], "json_chunk_chars": 1000, "text_chunk_chars": 4,
+         "fault": {"disconnect_after_events": 7}},
+        {"content": [tool_use("toolu_9", "Glob", json!({"pattern": "*.md"}))], "stop_reason": "tool_use",
+         "expect": {"tool_result_is_error": {"toolu_1": false}}},
         end("done", json!({"tool_result_is_error": {"toolu_9": false}}))
     ]});
     for fallback in [StreamFallback::Streaming, StreamFallback::NonStreaming] {
@@ -466,13 +528,20 @@ async fn disconnect_after_a_tool_use_drops_its_result_and_warns_that_effects_rem
             .collect();
         assert_eq!(
             all_ids,
-            ["toolu_9"],
-            "the broken answer's tool_use is not in history"
+            ["toolu_1", "toolu_9"],
+            "the completed call of the broken answer stays, with its result"
+        );
+        assert_eq!(
+            t[1].content.len(),
+            1,
+            "the text that was still streaming is dropped: {:?}",
+            t[1]
         );
         assert!(
             notices(&h)
                 .iter()
-                .any(|n| n.starts_with("The answer broke off after 1 of its tool calls ran")),
+                .any(|n| n.starts_with("The answer broke off (")
+                    && n.contains("after 1 tool call started")),
             "{:?}",
             notices(&h)
         );
@@ -483,6 +552,7 @@ async fn disconnect_after_a_tool_use_drops_its_result_and_warns_that_effects_rem
             .map(|r| r["stream"] == json!(true))
             .collect();
         match fallback {
+            // The next request after a broken stream does not stream.
             StreamFallback::NonStreaming => assert_eq!(streamed, [true, false, true]),
             _ => assert_eq!(streamed, [true, true, true]),
         }

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 /// Bottom to top; a module may use any module of a lower layer. The same
 /// list, with what each layer is for, is in docs/architecture.md.
 const LAYERS: &[&[&str]] = &[
-    &["protocol", "events", "text", "editor", "process"],
-    &["permissions", "hooks"],
+    &["protocol", "text", "editor", "process"],
+    &["events", "permissions", "hooks"],
     &["config"],
     &["tools", "provider"],
     &["execution"],

@@ -36,7 +36,7 @@ function M.check()
   end
   -- What lathe will use: setup() options, else the defaults.
   local info = lathe.info()
-  h.info(("model: %s, base_url: %s"):format(info.model, info.base_url))
+  h.info(("provider: %s, model: %s, base_url: %s"):format(info.provider, info.model, info.base_url))
   if info.has_key then
     h.ok("API key found in $" .. info.api_key_env)
   elseif info.local_server then
@@ -63,7 +63,9 @@ function M.check()
     h.ok("no problems found in the Claude Code settings files")
   else
     for _, problem in ipairs(problems) do
-      h.warn(problem, { "Fix the file, then call require('lathe').setup() again; see :help lathe-settings-files" })
+      h.warn(problem, {
+        "Fix the file, then run :Lathe reload (reads the settings files again and keeps your setup() options; a new conversation starts); see :help lathe-settings-files",
+      })
     end
   end
 end

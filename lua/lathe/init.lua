@@ -3,11 +3,13 @@
 
 --- Options of `setup()` (see `:help lathe-setup`); every key is optional.
 ---@class lathe.SetupOpts
----@field model? string Model id. Default "claude-sonnet-4-5".
----@field base_url? string Messages API base URL. Default $ANTHROPIC_BASE_URL, else "https://api.anthropic.com".
----@field api_key_env? string Environment variable holding the API key. Default "ANTHROPIC_API_KEY".
+---@field provider? "anthropic"|"openai" The Anthropic Messages API, or an OpenAI-compatible chat completions API (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter). Default "anthropic".
+---@field model? string Model id. Default "claude-sonnet-4-5"; required with provider "openai".
+---@field base_url? string The API's base URL. Default $ANTHROPIC_BASE_URL, else "https://api.anthropic.com"; with provider "openai", $OPENAI_BASE_URL, else "https://api.openai.com/v1" (it carries the version path).
+---@field api_key_env? string Environment variable holding the API key. Default "ANTHROPIC_API_KEY" ("OPENAI_API_KEY" with provider "openai").
 ---@field max_turns? integer Model requests per `:Lathe` request, at least 1. Default 50.
 ---@field max_tokens? integer `max_tokens` of each request. Default 8192.
+---@field retry_max_tokens? integer `max_tokens` of the one continuation after an answer was cut at max_tokens. Default 32000.
 ---@field cwd? string Project root; relative tool paths resolve here. Default the current directory.
 ---@field save_after_edit? boolean Write a buffer lathe changed if it had no unsaved changes. Default true.
 ---@field permissions? lathe.Permissions Permission mode and rules.
@@ -18,7 +20,7 @@
 ---@field stream_fallback? "streaming"|"non_streaming"|"off" What to do when an answer breaks off. Default "streaming".
 ---@field bash? lathe.BashOpts The Bash tool's timeouts.
 ---@field claude_settings? boolean Read .claude/settings.json, .claude/settings.local.json and ~/.claude/settings.json. Default true.
----@field permission_guard_ms? integer After the permission float appears, its keys are ignored this long (ms, 0..10000); it also opens only after you typed nothing this long. Default 400.
+---@field permission_guard_ms? integer The permission float opens only after you typed nothing this long (ms, 0..10000), and takes the cursor only after it showed this long with no key typed (keys typed meanwhile go to your window). Default 400.
 
 --- `setup()`'s `permissions`: mode and rules (see `:help lathe-setup`).
 ---@class lathe.Permissions
@@ -40,8 +42,9 @@
 
 --- The effective configuration, for `:checkhealth lathe`.
 ---@class lathe.Info
+---@field provider "anthropic"|"openai" Which API.
 ---@field model string Model id.
----@field base_url string Messages API base URL.
+---@field base_url string The API's base URL.
 ---@field api_key_env string Environment variable holding the API key.
 ---@field cwd string Project root.
 ---@field has_key boolean The key's environment variable is set and not empty.
@@ -49,6 +52,13 @@
 ---@field claude_settings boolean Whether Claude Code's settings files are read.
 ---@field settings_problems string[] Problems found in those files (one line each).
 ---@field mode string The permission mode in force.
+
+--- Token counts, as `status()` returns them.
+---@class lathe.Usage
+---@field input integer Input tokens not read from or written to the prompt cache.
+---@field output integer Output tokens.
+---@field cache_read integer Input tokens read from the prompt cache.
+---@field cache_write integer Input tokens written to the prompt cache.
 
 --- A Messages API message.
 ---@class lathe.Message
@@ -133,6 +143,14 @@ function M.setup(opts)
   call("setup", opts)
 end
 
+--- Reads Claude Code's settings files again (after you fixed or changed
+--- one) and starts a new conversation with the options, project root and
+--- Lua hooks of the last `setup()`: unlike `setup()` with no options, nothing
+--- you configured is reset. See `:help lathe.reload_settings()`.
+function M.reload_settings()
+  call("reload_settings")
+end
+
 --- Starts (or continues) the conversation; returns at once.
 ---@param prompt string The request; must not be empty.
 function M.ask(prompt)
@@ -155,6 +173,7 @@ end
 ---@return "done"|"error"|"stopped"|nil last The last turn's outcome; nil before the first.
 ---@return string|nil message The error text when `last` is "error".
 ---@return "default"|"acceptEdits"|"plan"|"bypassPermissions" mode The permission mode.
+---@return lathe.Usage usage The session's token counts so far.
 function M.status()
   return call("status")
 end

@@ -1,7 +1,7 @@
 //! `Session`: one conversation — its transcript, its tools and permission
 //! state, and at most one running turn.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
@@ -16,14 +16,14 @@ use crate::execution::{
 };
 use crate::hooks::{CodeHooks, HookConfig};
 use crate::permissions::{Mode, PermissionState, Prompter};
-use crate::protocol::{Message, ToolResult, ToolUse};
+use crate::protocol::{Message, ToolResult, ToolUse, Usage};
 use crate::provider::Provider;
 use crate::tools::{builtin_tools, FileState, Tool, ToolContext};
 
 use super::system_prompt;
 use super::transcript::Transcript;
 use super::turn::Turn;
-use crate::events::{AgentEvent, EventSink, NullSink, TurnOutcome};
+use crate::events::{AgentEvent, EventSink, TurnOutcome};
 
 /// What a [`Session`] is built from.
 pub struct SessionParts {
@@ -92,6 +92,7 @@ pub struct Session {
     manual_ids: AtomicU64,
     results: Arc<ResultStore>,
     hooks: Arc<Hooks>,
+    usage: Mutex<Usage>,
 }
 
 impl Session {
@@ -143,6 +144,7 @@ impl Session {
             manual_ids: AtomicU64::new(1),
             results,
             hooks,
+            usage: Mutex::new(Usage::default()),
         }))
     }
 
@@ -206,7 +208,18 @@ impl Session {
             session.sink.emit(AgentEvent::TurnStarted {
                 prompt: prompt.clone(),
             });
-            let outcome = session.turn(cancel).run(&prompt).await;
+            let turn_usage = Arc::new(Mutex::new(Usage::default()));
+            let outcome = session.turn(cancel, turn_usage.clone()).run(&prompt).await;
+            let turn = turn_usage.lock().map(|u| u.clone()).unwrap_or_default();
+            let total = {
+                let mut total = session.usage.lock().unwrap_or_else(|e| e.into_inner());
+                super::turn::add(&mut total, &turn);
+                total.clone()
+            };
+            session.sink.emit(AgentEvent::Usage {
+                turn,
+                session: total,
+            });
             {
                 let mut slot = session.lock_slot();
                 slot.last = Some(outcome.clone());
@@ -248,8 +261,16 @@ impl Session {
     /// without the model, e.g. from a keymap. With `interactive` a call that
     /// needs permission asks the user; without, it is refused with a message
     /// saying so (nobody could answer). The result's `tool_use_id` is a fresh
-    /// `toolu_lathe_N`; nothing enters the transcript.
-    pub async fn run_tool(&self, name: &str, input: Value, interactive: bool) -> ToolResult {
+    /// `toolu_lathe_N`; nothing enters the transcript. `sink` gets the call's
+    /// events (a caller without a chat turn shows its notices, such as hook
+    /// warnings, another way).
+    pub async fn run_tool(
+        &self,
+        name: &str,
+        input: Value,
+        interactive: bool,
+        sink: Arc<dyn EventSink>,
+    ) -> ToolResult {
         let id = format!(
             "toolu_lathe_{}",
             self.manual_ids.fetch_add(1, Ordering::Relaxed)
@@ -259,12 +280,12 @@ impl Session {
             name: name.to_string(),
             input,
         });
-        let mut env = self.exec_env(CancellationToken::new(), Arc::new(NullSink));
+        let mut env = self.exec_env(CancellationToken::new(), sink);
         env.interactive = interactive;
         run_tool_use(&call, &env).await.result
     }
 
-    fn turn(self: &Arc<Self>, cancel: CancellationToken) -> Turn {
+    fn turn(self: &Arc<Self>, cancel: CancellationToken, usage: Arc<Mutex<Usage>>) -> Turn {
         Turn {
             config: self.config.clone(),
             system: self.system.clone(),
@@ -273,7 +294,16 @@ impl Session {
             sink: self.sink.clone(),
             env: self.exec_env(cancel.clone(), self.sink.clone()),
             cancel,
+            max_tokens: AtomicU32::new(self.config.max_tokens),
+            stream_broke: AtomicBool::new(false),
+            usage,
         }
+    }
+
+    /// Tokens used by every request of the session so far (input, output,
+    /// cache reads and writes, as the API reported them).
+    pub fn usage(&self) -> Usage {
+        self.usage.lock().map(|u| u.clone()).unwrap_or_default()
     }
 
     fn exec_env(&self, cancel: CancellationToken, sink: Arc<dyn EventSink>) -> ExecEnv {

@@ -38,11 +38,40 @@ impl Transcript {
     }
 
     /// Adds an assistant message (ignored when it has no content: the API
-    /// rejects empty messages).
+    /// rejects empty messages). When the last message is an assistant
+    /// message without `tool_use` — an answer paused by the server
+    /// (`pause_turn`) or cut at `max_tokens`, sent back so the model goes on
+    /// — `message` continues it: its blocks join that message, and a text
+    /// block right after a text block extends it.
     pub fn push_assistant(&self, message: Message) {
-        if !message.content.is_empty() {
-            self.lock().push(message);
+        if message.content.is_empty() {
+            return;
         }
+        let mut msgs = self.lock();
+        match msgs.last_mut() {
+            Some(last) if last.role == Role::Assistant && last.tool_uses().next().is_none() => {
+                for block in message.content {
+                    match (last.content.last_mut(), block) {
+                        (Some(ContentBlock::Text { text }), ContentBlock::Text { text: more }) => {
+                            text.push_str(&more)
+                        }
+                        (_, block) => last.content.push(block),
+                    }
+                }
+            }
+            _ => msgs.push(message),
+        }
+    }
+
+    /// How many messages there are.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Drops every message from index `len` on (a refused exchange, which
+    /// the API asks to take out of the context sent next).
+    pub fn truncate(&self, len: usize) {
+        self.lock().truncate(len);
     }
 
     /// Adds the `tool_result`s answering the last assistant message, in order.

@@ -1,5 +1,23 @@
 //! One turn: the loop of model requests and tool runs started by one `ask`.
+//!
+//! How each `stop_reason` ends a request (the Messages API's documented
+//! handling, docs/architecture.md "The model protocol"):
+//! - `tool_use`: the calls ran; their results go back in the next request.
+//! - `end_turn`, `stop_sequence`: the turn is done.
+//! - `max_tokens`: the block being written when the limit hit is cut; a cut
+//!   `tool_use` never runs (it is held until the next block or the stop
+//!   reason shows it was not the last). The answer is kept and the model
+//!   continues it once with `retry_max_tokens`; cut again, the user is told.
+//! - `pause_turn`: the answer (server tool blocks included) is sent back
+//!   as it is, and the model continues.
+//! - `refusal`: the user is told; the refused exchange (from this turn's
+//!   prompt on) is taken out of the conversation, as the API requires.
+//!
+//! A stream that breaks after some of its tool calls started keeps what
+//! completed (the `tool_use` blocks with their results) and continues from
+//! there, so a call with side effects never runs twice because of a retry.
 
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -7,11 +25,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, StreamFallback};
 use crate::execution::{ExecEnv, PendingToolUse, ToolExecutor, HOOK_STOPPED_TURN};
-use crate::protocol::{Message, MessagesRequest, StopReason};
+use crate::protocol::{ContentBlock, Message, MessagesRequest, StopReason, StreamEvent, Usage};
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::hints::{retrying_message, user_message};
 use crate::provider::replay::response_events;
-use crate::provider::retry::RetryPolicy;
+use crate::provider::retry::{is_retryable, RetryPolicy};
 use crate::provider::{EventStream, Provider, ProviderError};
 
 use super::transcript::Transcript;
@@ -22,9 +40,27 @@ use crate::text::fill;
 pub const MAX_TURNS_REACHED: &str =
     "Stopped after {n} model requests (max_turns). Ask again to let lathe continue.";
 
-/// Notice when an answer failed after some of its tool calls ran. `{n}`.
-pub const EFFECTS_REMAIN: &str =
-    "The answer broke off after {n} of its tool calls ran; their results were dropped, but what they changed remains.";
+/// Notice when an answer failed after some of its tool calls started: what
+/// completed is kept. `{n}` (`1 tool call`), `{error}`.
+pub const EFFECTS_KEPT: &str =
+    "The answer broke off ({error}) after {n} started. What completed is kept with its results, and lathe asks the model to continue from there, so nothing runs twice.";
+
+/// Notice when an answer was cut at `max_tokens` and is continued. `{max}`,
+/// `{next}`, `{cut}` (what was cut).
+pub const CUT_CONTINUING: &str =
+    "The answer was cut at the max_tokens limit ({max} tokens){cut}. lathe asks the model to continue with max_tokens {next}.";
+
+/// Notice when an answer was cut again. `{max}`, `{cut}`.
+pub const CUT_AGAIN: &str =
+    "The answer was cut at the max_tokens limit again ({max} tokens){cut}. The turn ends here; ask the model to go on in smaller steps, or raise retry_max_tokens in setup().";
+
+/// `{cut}` of [`CUT_CONTINUING`] and [`CUT_AGAIN`] when a tool call was cut.
+/// `{tool}`.
+pub const CUT_TOOL: &str = "; its last tool call ({tool}) was incomplete and did not run";
+
+/// Notice when the model refused. `{details}` (empty or ` (…)`).
+pub const REFUSED: &str =
+    "The model declined to answer this request{details}. The request and its answer were taken out of the conversation; rephrase it or ask something else.";
 
 /// Everything one turn needs; built by `Session::ask`.
 pub(crate) struct Turn {
@@ -35,13 +71,23 @@ pub(crate) struct Turn {
     pub sink: Arc<dyn EventSink>,
     pub env: ExecEnv,
     pub cancel: CancellationToken,
+    /// `max_tokens` of the next request (raised once after a cut).
+    pub max_tokens: AtomicU32,
+    /// A stream broke after some of its calls ran and `stream_fallback =
+    /// "non_streaming"`: the continuation is asked for without streaming.
+    pub stream_broke: AtomicBool,
+    /// Token counts of this turn's requests, added up (read by the session
+    /// after the turn).
+    pub usage: Arc<std::sync::Mutex<Usage>>,
 }
 
 /// How one try of a request ended.
 enum Attempt {
-    /// Finished or interrupted: no retry.
+    /// Finished, interrupted, or broke off with what completed kept: no
+    /// plain retry.
     Reply(Reply),
-    /// Failed; `output_began` when the chat already showed part of it.
+    /// Failed with nothing kept; `output_began` when the chat already
+    /// showed part of it.
     Failed {
         error: ProviderError,
         output_began: bool,
@@ -54,7 +100,14 @@ enum Reply {
     Complete {
         ran_tools: bool,
         stop_reason: Option<StopReason>,
+        /// The name of a `tool_use` cut by `max_tokens`, which did not run.
+        cut_tool: Option<String>,
+        /// `stop_details` of the answer, for a refusal.
+        details: Option<serde_json::Value>,
     },
+    /// The stream broke after some tool calls started: the completed part
+    /// and its results are in the transcript; continue from there.
+    BrokeOff { error: ProviderError },
     /// The user stopped the turn; the completed part of the answer and one
     /// result per completed `tool_use` are in the transcript.
     Interrupted,
@@ -66,64 +119,141 @@ enum Reply {
 impl Turn {
     /// Runs the turn for `prompt` to its end.
     pub async fn run(self, prompt: &str) -> TurnOutcome {
+        let start = self.transcript.len();
         self.transcript.push_user_text(prompt);
+        let mut continued_after_cut = false;
         for _ in 0..self.config.max_turns {
             if self.cancel.is_cancelled() {
                 return TurnOutcome::Stopped;
             }
-            match self.request().await {
+            let reply = self.request().await;
+            if self.cancel.is_cancelled() {
+                return TurnOutcome::Stopped;
+            }
+            if let Some(reason) = self.env.turn_stop.requested() {
+                self.notice(fill(HOOK_STOPPED_TURN, &[("reason", &reason)]), false);
+                return TurnOutcome::Done;
+            }
+            match reply {
                 Reply::Failed(msg) => {
-                    self.sink.emit(AgentEvent::Notice {
-                        text: msg.clone(),
-                        is_error: true,
-                    });
+                    self.notice(msg.clone(), true);
                     return TurnOutcome::Error(msg);
                 }
                 Reply::Interrupted => return TurnOutcome::Stopped,
+                Reply::BrokeOff { error } => {
+                    if self.config.stream_fallback == StreamFallback::NonStreaming {
+                        self.stream_broke.store(true, Ordering::Relaxed);
+                    }
+                    if !self.wait_before_continuing(&error).await {
+                        let msg = user_message(&error, &self.config.api_key_env);
+                        self.notice(msg.clone(), true);
+                        return TurnOutcome::Error(msg);
+                    }
+                }
                 Reply::Complete {
                     ran_tools,
                     stop_reason,
-                } => {
-                    if self.cancel.is_cancelled() {
-                        return TurnOutcome::Stopped;
+                    cut_tool,
+                    details,
+                } => match stop_reason {
+                    Some(StopReason::MaxTokens) => {
+                        let max = self.max_tokens.load(Ordering::Relaxed);
+                        let cut = cut_tool
+                            .map(|t| fill(CUT_TOOL, &[("tool", &t)]))
+                            .unwrap_or_default();
+                        let next = self.config.retry_max_tokens.max(max);
+                        if continued_after_cut || next <= max && !ran_tools {
+                            self.notice(
+                                fill(CUT_AGAIN, &[("max", &max.to_string()), ("cut", &cut)]),
+                                true,
+                            );
+                            return TurnOutcome::Done;
+                        }
+                        continued_after_cut = true;
+                        self.max_tokens.store(next, Ordering::Relaxed);
+                        self.notice(
+                            fill(
+                                CUT_CONTINUING,
+                                &[
+                                    ("max", &max.to_string()),
+                                    ("next", &next.to_string()),
+                                    ("cut", &cut),
+                                ],
+                            ),
+                            false,
+                        );
                     }
-                    if let Some(reason) = self.env.turn_stop.requested() {
-                        self.sink.emit(AgentEvent::Notice {
-                            text: fill(HOOK_STOPPED_TURN, &[("reason", &reason)]),
-                            is_error: false,
+                    Some(StopReason::PauseTurn) => {}
+                    Some(StopReason::Refusal) => {
+                        self.transcript.truncate(start);
+                        let details = details
+                            .filter(|d| !d.is_null())
+                            .map(|d| format!(" ({})", refusal_details(&d)))
+                            .unwrap_or_default();
+                        self.sink.emit(AgentEvent::AssistantWithdrawn {
+                            reason: "refused".into(),
                         });
+                        self.notice(fill(REFUSED, &[("details", &details)]), true);
                         return TurnOutcome::Done;
                     }
-                    if !ran_tools || stop_reason != Some(StopReason::ToolUse) {
-                        return TurnOutcome::Done;
-                    }
-                }
+                    Some(StopReason::ToolUse) if ran_tools => {}
+                    _ => return TurnOutcome::Done,
+                },
             }
         }
         let n = self.config.max_turns.to_string();
-        self.sink.emit(AgentEvent::Notice {
-            text: fill(MAX_TURNS_REACHED, &[("n", &n)]),
-            is_error: false,
-        });
+        self.notice(fill(MAX_TURNS_REACHED, &[("n", &n)]), false);
         TurnOutcome::Done
+    }
+
+    /// The retry policy's wait after an answer broke off with what completed
+    /// kept (shown in the chat). `false` when the error is not worth
+    /// another request (or `stream_fallback = "off"`): the turn ends.
+    async fn wait_before_continuing(&self, error: &ProviderError) -> bool {
+        if self.config.stream_fallback == StreamFallback::Off || !is_retryable(error) {
+            return false;
+        }
+        let policy = RetryPolicy::from_config(&self.config);
+        let Some(wait) = policy.next_delay(1, error) else {
+            return false;
+        };
+        self.notice(retrying_message(wait, 2, policy.max_attempts, error), false);
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => true,
+            _ = self.cancel.cancelled() => false,
+        }
+    }
+
+    fn notice(&self, text: String, is_error: bool) {
+        self.sink.emit(AgentEvent::Notice { text, is_error });
     }
 
     /// One model request, retried on retryable failures (429, 5xx,
     /// `overloaded_error`, dropped or idle connections) with backoff; the
-    /// chat shows each wait. An answer that fails after output began is
-    /// withdrawn and requested again — streaming, or not streaming when
-    /// `stream_fallback = "non_streaming"`; `"off"` ends the turn instead.
+    /// chat shows each wait. An answer that fails after output began — and
+    /// before any of its tool calls started — is withdrawn and requested
+    /// again: streaming, or not streaming when `stream_fallback =
+    /// "non_streaming"`; `"off"` ends the turn instead.
     async fn request(&self) -> Reply {
         let req = MessagesRequest {
             model: self.config.model.clone(),
-            max_tokens: self.config.max_tokens,
-            system: self.system.clone(),
+            max_tokens: self.max_tokens.load(Ordering::Relaxed),
+            system: super::system_prompt::for_mode(&self.system, self.env.permissions.mode()),
             messages: self.transcript.snapshot(),
             tools: self.env.registry.definitions(),
             stream: true,
         };
+        // The one check before every send: repair what can be repaired
+        // (whitespace-only text, unsigned thinking, …), refuse what the API
+        // would refuse with a 400 that no retry can fix.
+        let req = match crate::provider::validate::prepare(req) {
+            Ok(req) => req,
+            Err(error) => return Reply::Failed(user_message(&error, &self.config.api_key_env)),
+        };
         let policy = RetryPolicy::from_config(&self.config);
-        let mut streaming = true;
+        // After a stream broke, `stream_fallback = "non_streaming"` asks
+        // for the continuation in one piece (this request only).
+        let mut streaming = !self.stream_broke.swap(false, Ordering::Relaxed);
         let mut attempt = 1;
         loop {
             let (error, output_began) = match self.attempt(&req, streaming).await {
@@ -145,10 +275,10 @@ impl Turn {
                 return give_up();
             };
             attempt += 1;
-            self.sink.emit(AgentEvent::Notice {
-                text: retrying_message(wait, attempt, policy.max_attempts, &error),
-                is_error: false,
-            });
+            self.notice(
+                retrying_message(wait, attempt, policy.max_attempts, &error),
+                false,
+            );
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = self.cancel.cancelled() => return Reply::Interrupted,
@@ -158,7 +288,9 @@ impl Turn {
 
     /// One try: streams the answer into the chat and the transcript, running
     /// tool calls as they complete (or after the answer when
-    /// `streaming_tools` is off). A failed try leaves the transcript as it was.
+    /// `streaming_tools` is off). A failed try with no call started leaves
+    /// the transcript as it was; one after calls started keeps what
+    /// completed.
     async fn attempt(&self, req: &MessagesRequest, streaming: bool) -> Attempt {
         self.sink.emit(AgentEvent::AssistantStarted);
         let opened = tokio::select! {
@@ -176,8 +308,13 @@ impl Turn {
         };
         let mut asm = MessageAssembler::new();
         let mut exec = ToolExecutor::new(self.env.clone(), self.config.max_tool_concurrency);
+        // The latest completed call waits until the stream shows it was not
+        // the block a `max_tokens` stop cut: a following block starts, or
+        // the stop reason arrives.
+        let mut last: Option<(usize, PendingToolUse)> = None;
         let mut held = Vec::new();
         let mut output_began = false;
+        let mut cut: Option<PendingToolUse> = None;
         loop {
             let next = tokio::select! {
                 n = stream.next() => n,
@@ -185,6 +322,8 @@ impl Turn {
                 _ = self.cancel.cancelled() => {
                     // Keep what completed; blocks still streaming are dropped,
                     // and calls not yet started get interrupted results.
+                    held.extend(last.take().map(|(_, c)| c));
+                    self.add_usage(asm.usage());
                     self.keep(asm.message(), exec, held).await;
                     return Attempt::Reply(Reply::Interrupted);
                 }
@@ -193,18 +332,53 @@ impl Turn {
                 None => break,
                 Some(Ok(ev)) => ev,
                 Some(Err(error)) => {
+                    self.add_usage(asm.usage());
+                    if exec.started() > 0 {
+                        // Side effects may have happened: keep what
+                        // completed, with its results, and go on from there.
+                        let n = exec.started();
+                        held.extend(last.take().map(|(_, c)| c));
+                        self.keep(asm.message(), exec, held).await;
+                        self.notice(
+                            fill(
+                                EFFECTS_KEPT,
+                                &[
+                                    ("error", &error.to_string()),
+                                    ("n", &crate::text::plural(n, "tool call", "tool calls")),
+                                ],
+                            ),
+                            false,
+                        );
+                        return Attempt::Reply(Reply::BrokeOff { error });
+                    }
                     if output_began {
                         self.sink.emit(AgentEvent::AssistantWithdrawn {
                             reason: error.to_string(),
                         });
                     }
-                    self.discard(exec).await;
+                    exec.abandon().await;
                     return Attempt::Failed {
                         error,
                         output_began,
                     };
                 }
             };
+            match &event {
+                StreamEvent::ContentBlockStart { .. } => {
+                    self.release(&mut exec, &mut held, last.take());
+                }
+                StreamEvent::MessageDelta { delta, .. } => {
+                    let was_last_block = last
+                        .as_ref()
+                        .is_some_and(|(index, _)| Some(*index) == asm.last_index());
+                    if delta.stop_reason == Some(StopReason::MaxTokens) && was_last_block {
+                        cut = last.take().map(|(_, c)| c);
+                    } else {
+                        self.release(&mut exec, &mut held, last.take());
+                    }
+                }
+                _ => {}
+            }
             match asm.push(event) {
                 Some(Assembled::TextDelta { text, .. }) => {
                     output_began = true;
@@ -216,11 +390,7 @@ impl Turn {
                         tool_use: done.to_tool_use(),
                         input_error: done.input.as_ref().err().map(|e| e.error.clone()),
                     };
-                    if self.config.streaming_tools {
-                        exec.add(call);
-                    } else {
-                        held.push(call);
-                    }
+                    self.release(&mut exec, &mut held, last.replace((done.index, call)));
                 }
                 Some(Assembled::ToolUseStarted { .. } | Assembled::ThinkingDelta { .. }) => {
                     output_began = true;
@@ -228,11 +398,44 @@ impl Turn {
                 _ => {}
             }
         }
-        let ran_tools = self.keep(asm.message(), exec, held).await;
+        self.release(&mut exec, &mut held, last.take());
+        self.add_usage(asm.usage());
+        let mut message = asm.message();
+        if let Some(c) = &cut {
+            // The cut call never runs and is not part of the history.
+            message
+                .content
+                .retain(|b| !matches!(b, ContentBlock::ToolUse(t) if t.id == c.tool_use.id));
+        }
+        let ran_tools = self.keep(message, exec, held).await;
         Attempt::Reply(Reply::Complete {
             ran_tools,
             stop_reason: asm.stop_reason().cloned(),
+            cut_tool: cut.map(|c| c.tool_use.name),
+            details: asm.stop_details().cloned(),
         })
+    }
+
+    /// Starts `call` now (`streaming_tools`) or holds it for the end of the
+    /// answer.
+    fn release(
+        &self,
+        exec: &mut ToolExecutor,
+        held: &mut Vec<PendingToolUse>,
+        call: Option<(usize, PendingToolUse)>,
+    ) {
+        let Some((_, call)) = call else { return };
+        if self.config.streaming_tools {
+            exec.add(call);
+        } else {
+            held.push(call);
+        }
+    }
+
+    fn add_usage(&self, usage: &Usage) {
+        if let Ok(mut u) = self.usage.lock() {
+            add(&mut u, usage);
+        }
     }
 
     /// Puts the (completed part of the) answer in the transcript, runs the
@@ -269,29 +472,71 @@ impl Turn {
         let events = response_events(&response).into_iter().map(Ok);
         Ok(Box::pin(futures::stream::iter(events)))
     }
+}
 
-    /// Drops a failed answer's executor: queued calls never start, running
-    /// ones finish (an Edit is never half-applied) and their results are
-    /// dropped with the answer; the chat says their effects remain.
-    async fn discard(&self, exec: ToolExecutor) {
-        let ran = exec.abandon().await;
-        if ran > 0 {
-            self.sink.emit(AgentEvent::Notice {
-                text: fill(EFFECTS_REMAIN, &[("n", &ran.to_string())]),
-                is_error: false,
-            });
-        }
+/// Adds `more`'s counts to `total` (missing counts add nothing).
+pub(crate) fn add(total: &mut Usage, more: &Usage) {
+    let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    total.input_tokens = sum(total.input_tokens, more.input_tokens);
+    total.output_tokens = sum(total.output_tokens, more.output_tokens);
+    total.cache_creation_input_tokens = sum(
+        total.cache_creation_input_tokens,
+        more.cache_creation_input_tokens,
+    );
+    total.cache_read_input_tokens =
+        sum(total.cache_read_input_tokens, more.cache_read_input_tokens);
+}
+
+/// A refusal's `stop_details` for people: `category: explanation` when the
+/// API gives them (`{"type":"refusal","category":"cyber","explanation":
+/// "…"}`), a string as it is, anything else as one line of JSON.
+fn refusal_details(v: &serde_json::Value) -> String {
+    let field = |k: &str| v.get(k).and_then(serde_json::Value::as_str);
+    match (v, field("category"), field("explanation")) {
+        (serde_json::Value::String(s), ..) => s.clone(),
+        (_, Some(c), Some(e)) => format!("{c}: {e}"),
+        (_, None, Some(e)) => e.to_string(),
+        (_, Some(c), None) => c.to_string(),
+        (other, None, None) => other.to_string(),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
-    fn effects_remain_text() {
+    fn golden_texts() {
         assert_eq!(
-            crate::text::fill(super::EFFECTS_REMAIN, &[("n", "2")]),
-            "The answer broke off after 2 of its tool calls ran; their results were dropped, but what they changed remains."
+            fill(EFFECTS_KEPT, &[("error", "overloaded_error: Overloaded"), ("n", "1 tool call")]),
+            "The answer broke off (overloaded_error: Overloaded) after 1 tool call started. What completed is kept with its results, and lathe asks the model to continue from there, so nothing runs twice."
         );
+        assert_eq!(
+            fill(CUT_CONTINUING, &[("max", "8192"), ("next", "32000"), ("cut", &fill(CUT_TOOL, &[("tool", "Write")]))]),
+            "The answer was cut at the max_tokens limit (8192 tokens); its last tool call (Write) was incomplete and did not run. lathe asks the model to continue with max_tokens 32000."
+        );
+        assert_eq!(
+            fill(CUT_AGAIN, &[("max", "32000"), ("cut", "")]),
+            "The answer was cut at the max_tokens limit again (32000 tokens). The turn ends here; ask the model to go on in smaller steps, or raise retry_max_tokens in setup()."
+        );
+        assert_eq!(
+            fill(REFUSED, &[("details", " (cyber)")]),
+            "The model declined to answer this request (cyber). The request and its answer were taken out of the conversation; rephrase it or ask something else."
+        );
+    }
+
+    #[test]
+    fn refusal_details_read_like_a_sentence() {
+        use serde_json::json;
+        let d =
+            json!({"type": "refusal", "category": "cyber", "explanation": "Looks like malware."});
+        assert_eq!(refusal_details(&d), "cyber: Looks like malware.");
+        assert_eq!(refusal_details(&json!("policy")), "policy");
+        assert_eq!(refusal_details(&json!({"category": "bio"})), "bio");
+        assert_eq!(refusal_details(&json!({"x": 1})), r#"{"x":1}"#);
     }
 
     #[test]
@@ -300,5 +545,30 @@ mod tests {
             crate::text::fill(super::MAX_TURNS_REACHED, &[("n", "50")]),
             "Stopped after 50 model requests (max_turns). Ask again to let lathe continue."
         );
+    }
+
+    #[test]
+    fn usage_adds_up_and_missing_counts_add_nothing() {
+        let mut t = Usage::default();
+        add(
+            &mut t,
+            &Usage {
+                input_tokens: Some(10),
+                output_tokens: Some(2),
+                ..Usage::default()
+            },
+        );
+        add(
+            &mut t,
+            &Usage {
+                input_tokens: Some(5),
+                cache_read_input_tokens: Some(100),
+                ..Usage::default()
+            },
+        );
+        assert_eq!(t.input_tokens, Some(15));
+        assert_eq!(t.output_tokens, Some(2));
+        assert_eq!(t.cache_read_input_tokens, Some(100));
+        assert_eq!(t.cache_creation_input_tokens, None);
     }
 }

@@ -28,6 +28,9 @@ pub const DEFAULT_BASH_TIMEOUT_MS: u64 = 120_000;
 pub const DEFAULT_BASH_MAX_TIMEOUT_MS: u64 = 600_000;
 /// `max_tokens` of each request.
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
+/// `max_tokens` of the one retry after an answer was cut at `max_tokens`
+/// (Claude Sonnet 4.5's output limit is 64 000).
+pub const DEFAULT_RETRY_MAX_TOKENS: u32 = 32_000;
 /// Retries of a failed model request after its first try (so 5 tries in
 /// all; see `provider::retry::RetryPolicy::from_config`).
 pub const DEFAULT_MAX_RETRIES: u32 = 4;
@@ -104,6 +107,8 @@ impl ProviderKind {
 /// OpenAI-compatible base URL when neither `base_url` nor `OPENAI_BASE_URL`
 /// is set.
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// The `setup()` error when `provider = "openai"` comes without a `model`.
+pub const OPENAI_NEEDS_MODEL: &str = "setup(): provider = \"openai\" needs a model: the id your server serves, e.g. model = \"gpt-4.1\" (OpenAI) or \"qwen3\" (Ollama)";
 /// Environment variable holding the key for `provider = "openai"`.
 pub const DEFAULT_OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
 
@@ -115,7 +120,9 @@ pub struct Config {
     pub provider: ProviderKind,
     /// Model id sent as `model`.
     pub model: String,
-    /// Base URL; requests go to `{base_url}/v1/messages`.
+    /// Base URL: requests go to `{base_url}/v1/messages` (Anthropic) or
+    /// `{base_url}/chat/completions` (OpenAI-compatible, whose base URL
+    /// carries its version path, e.g. `http://localhost:11434/v1`).
     pub base_url: String,
     /// Environment variable read for the API key.
     pub api_key_env: String,
@@ -123,6 +130,10 @@ pub struct Config {
     pub max_turns: u32,
     /// `max_tokens` of each request.
     pub max_tokens: u32,
+    /// `max_tokens` for the continuation after an answer was cut at
+    /// `max_tokens` (once per turn); at most the model's output limit.
+    /// Default [`DEFAULT_RETRY_MAX_TOKENS`].
+    pub retry_max_tokens: u32,
     /// Absolute project root (relative tool paths resolve here).
     pub cwd: PathBuf,
     /// Permission mode and rules.
@@ -163,9 +174,10 @@ pub struct Config {
     /// parse is ignored whole; an invalid rule denies its tool): shown once
     /// at setup and by `:checkhealth lathe`.
     pub settings_problems: Vec<String>,
-    /// Milliseconds after the permission float appears during which its
-    /// answer keys are ignored, so keys typed for something else are never
-    /// read as an answer. Default [`DEFAULT_PERMISSION_GUARD_MS`].
+    /// Milliseconds without a key before the permission float appears, and
+    /// again before it takes focus (keys typed meanwhile go to the user's
+    /// window), so keys typed for something else never land in it.
+    /// Default [`DEFAULT_PERMISSION_GUARD_MS`].
     pub permission_guard_ms: u64,
     /// The `hooks` objects of the settings files, with their source, in
     /// precedence order (parsed by the hooks module).
@@ -186,6 +198,7 @@ impl Config {
             api_key_env: DEFAULT_API_KEY_ENV.into(),
             max_turns: DEFAULT_MAX_TURNS,
             max_tokens: DEFAULT_MAX_TOKENS,
+            retry_max_tokens: DEFAULT_RETRY_MAX_TOKENS,
             cwd: cwd.to_path_buf(),
             permissions: Rules::default(),
             save_after_edit: true,
@@ -273,8 +286,14 @@ impl Config {
                 cfg.api_key_env = DEFAULT_OPENAI_API_KEY_ENV.into();
             }
         }
-        if let Some(m) = raw.model {
-            cfg.model = nonempty("model", m)?;
+        match raw.model {
+            Some(m) => cfg.model = nonempty("model", m)?,
+            // A Claude model id means nothing to another server, and which
+            // model a local server serves only its user knows.
+            None if cfg.provider == ProviderKind::OpenAi => {
+                return Err(ConfigError(OPENAI_NEEDS_MODEL.into()))
+            }
+            None => {}
         }
         if let Some(u) = raw.base_url {
             let u = nonempty("base_url", u)?.trim_end_matches('/').to_string();
@@ -295,6 +314,9 @@ impl Config {
                 return Err(ConfigError("setup(): max_turns must be at least 1".into()));
             }
             cfg.max_turns = n;
+        }
+        if let Some(n) = raw.retry_max_tokens {
+            cfg.retry_max_tokens = whole("retry_max_tokens", &n, u32::MAX.into())?;
         }
         if let Some(n) = raw.max_tokens {
             cfg.max_tokens = whole("max_tokens", &n, u32::MAX.into())?;
@@ -461,6 +483,7 @@ struct RawSetup {
     api_key_env: Option<String>,
     max_turns: Option<Value>,
     max_tokens: Option<Value>,
+    retry_max_tokens: Option<Value>,
     cwd: Option<String>,
     save_after_edit: Option<bool>,
     max_tool_concurrency: Option<Value>,
@@ -643,7 +666,13 @@ mod tests {
 
     #[test]
     fn provider_openai_has_its_own_defaults() {
-        let c = Config::from_setup(&json!({"provider": "openai"}), Path::new("/p")).unwrap();
+        let e = Config::from_setup(&json!({"provider": "openai"}), Path::new("/p")).unwrap_err();
+        assert_eq!(e.0, "setup(): provider = \"openai\" needs a model: the id your server serves, e.g. model = \"gpt-4.1\" (OpenAI) or \"qwen3\" (Ollama)");
+        let c = Config::from_setup(
+            &json!({"provider": "openai", "model": "gpt-4.1"}),
+            Path::new("/p"),
+        )
+        .unwrap();
         assert_eq!(c.provider, ProviderKind::OpenAi);
         assert_eq!(c.api_key_env, "OPENAI_API_KEY");
         if std::env::var_os("OPENAI_BASE_URL").is_none() {

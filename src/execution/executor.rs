@@ -119,6 +119,12 @@ impl ToolExecutor {
         self.start_ready();
     }
 
+    /// How many calls have started (running or finished): once this is
+    /// above 0, side effects may have happened.
+    pub fn started(&self) -> usize {
+        self.next_to_start.min(self.entries.len())
+    }
+
     /// `true` while any call is running.
     pub fn has_running(&self) -> bool {
         !self.running.is_empty()

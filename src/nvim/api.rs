@@ -12,7 +12,6 @@ use serde_json::Value as Json;
 
 use super::state;
 use crate::agent::{Session, Status};
-use crate::config::Config;
 
 /// A Lua-facing error: its text is exactly the message (no prefix), so the
 /// Lua layer can show `tostring(err)` up to the traceback.
@@ -55,11 +54,13 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
     }
 }
 
-/// The exports table: `setup`, `ask`, `open`, `stop`, `mode`, `review`,
-/// `statusline`, `status`, `settled`, `transcript`, `tool`, `info`. Errors: Lua could not allocate.
+/// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
+/// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
+/// `tool`, `info`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("setup", lua.create_function(setup)?)?;
+    t.set("reload_settings", lua.create_function(reload_settings)?)?;
     t.set("ask", lua.create_function(ask)?)?;
     t.set("open", lua.create_function(open)?)?;
     t.set(
@@ -133,10 +134,22 @@ fn setup(lua: &Lua, opts: Value) -> mlua::Result<()> {
             "lathe.setup(opts): cannot read the current directory: {e}"
         ))
     })?;
-    let config = Config::from_setup(&json, &cwd).or_else(|e| fail(e.0))?;
-    let session = state::build_session(config, lua_hooks).or_else(fail)?;
-    state::set_session(session);
+    state::start_session(state::SetupArgs {
+        opts: json,
+        cwd,
+        hooks: lua_hooks,
+    })
+    .or_else(fail)?;
     Ok(())
+}
+
+/// `reload_settings()`: reads Claude Code's settings files again and starts
+/// a new conversation with the last `setup()`'s options, project root and
+/// Lua hooks (`:Lathe reload`). Errors: as `setup`.
+fn reload_settings(_: &Lua, (): ()) -> mlua::Result<()> {
+    state::reload_settings()
+        .map(drop)
+        .or_else(|e| fail(format!("lathe.reload_settings: {e}")))
 }
 
 fn session() -> mlua::Result<Arc<Session>> {
@@ -163,25 +176,40 @@ fn open(_: &Lua, (): ()) -> mlua::Result<()> {
         .or_else(|e| fail(format!("lathe.open: cannot open the chat window: {e}")))
 }
 
-/// `status()` → `state, last, message, mode`: `"idle"` or `"running"`;
-/// the last turn's outcome (`"done"`, `"error"`, `"stopped"`, nil before
-/// the first); the error text when `last` is `"error"`; the permission mode
-/// (`"default"`, `"acceptEdits"`, `"plan"`, `"bypassPermissions"`).
-fn status(_: &Lua, (): ()) -> mlua::Result<(String, Option<String>, Option<String>, String)> {
-    let Some(s) = state::session() else {
+/// What `status()` returns to Lua, in order (see [`status`]).
+type StatusValues = (String, Option<String>, Option<String>, String, Table);
+
+/// `status()` → `state, last, message, mode, usage`: `"idle"` or
+/// `"running"`; the last turn's outcome (`"done"`, `"error"`, `"stopped"`,
+/// nil before the first); the error text when `last` is `"error"`; the
+/// permission mode (`"default"`, `"acceptEdits"`, `"plan"`,
+/// `"bypassPermissions"`); the session's token counts `{ input, output,
+/// cache_read, cache_write }` (integers, 0 before the first answer).
+fn status(lua: &Lua, (): ()) -> mlua::Result<StatusValues> {
+    let session = state::session();
+    let usage = session.as_ref().map(|s| s.usage()).unwrap_or_default();
+    let t = lua.create_table()?;
+    t.set("input", usage.input_tokens.unwrap_or(0))?;
+    t.set("output", usage.output_tokens.unwrap_or(0))?;
+    t.set("cache_read", usage.cache_read_input_tokens.unwrap_or(0))?;
+    t.set(
+        "cache_write",
+        usage.cache_creation_input_tokens.unwrap_or(0),
+    )?;
+    let Some(s) = session else {
         let mode = crate::permissions::Mode::default().as_str().to_string();
-        return Ok(("idle".into(), None, None, mode));
+        return Ok(("idle".into(), None, None, mode, t));
     };
     let mode = s.mode().as_str().to_string();
     Ok(match s.status() {
-        Status::Running => ("running".into(), None, None, mode),
-        Status::Idle(None) => ("idle".into(), None, None, mode),
+        Status::Running => ("running".into(), None, None, mode, t),
+        Status::Idle(None) => ("idle".into(), None, None, mode, t),
         Status::Idle(Some(o)) => {
             let msg = match &o {
                 crate::events::TurnOutcome::Error(m) => Some(m.clone()),
                 _ => None,
             };
-            ("idle".into(), Some(o.as_str().to_string()), msg, mode)
+            ("idle".into(), Some(o.as_str().to_string()), msg, mode, t)
         }
     })
 }
@@ -259,6 +287,7 @@ fn info(lua: &Lua, (): ()) -> mlua::Result<Table> {
         .unwrap_or_default();
     let local_server = host == "localhost" || host.starts_with("127.") || host == "[::1]";
     let t = lua.create_table()?;
+    t.set("provider", config.provider.as_str())?;
     t.set("model", config.model)?;
     t.set("base_url", config.base_url)?;
     t.set("api_key_env", config.api_key_env)?;
@@ -322,8 +351,10 @@ fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
         c.1.insert(id, callback);
         id
     });
+    // No chat turn shows this call: its notices (hook warnings) go to vim.notify.
+    let sink = Arc::new(super::notify::NotifySink::new(main.clone()));
     rt.spawn(async move {
-        let result = s.run_tool(&name, input, interactive).await;
+        let result = s.run_tool(&name, input, interactive, sink).await;
         let content = result.content.as_text();
         let is_error = result.is_error;
         let _ = main.post(move || deliver(id, content, is_error));

@@ -23,6 +23,7 @@ use nvim_oxi::api::{
 use super::bridge::MainThread;
 use super::guard::guarded;
 use crate::events::{AgentEvent, EventSink, ToolStatus, TurnOutcome};
+use crate::protocol::Usage;
 
 /// The chat buffer's name.
 pub const CHAT_BUFFER_NAME: &str = "lathe://chat";
@@ -66,6 +67,36 @@ pub fn turn_end_line(outcome: &TurnOutcome) -> String {
         TurnOutcome::Done => "*(done)*".to_string(),
         TurnOutcome::Stopped => "*(stopped)*".to_string(),
         TurnOutcome::Error(m) => format!("*(error: {})*", m.lines().next().unwrap_or("")),
+    }
+}
+
+/// The token line after a turn's end: this turn's and the session's counts,
+/// e.g. `tokens: 12.3k in (8.1k from cache), 1.2k out · session 40.1k in,
+/// 3.3k out`. Empty when the API reported nothing.
+pub fn usage_line(turn: &Usage, session: &Usage) -> String {
+    let part = |u: &Usage| {
+        let cached = u.cache_read_input_tokens.unwrap_or(0);
+        let input =
+            u.input_tokens.unwrap_or(0) + cached + u.cache_creation_input_tokens.unwrap_or(0);
+        let mut s = format!("{} in", short(input));
+        if cached > 0 {
+            s.push_str(&format!(" ({} from cache)", short(cached)));
+        }
+        s.push_str(&format!(", {} out", short(u.output_tokens.unwrap_or(0))));
+        s
+    };
+    if turn.input_tokens.is_none() && turn.output_tokens.is_none() {
+        return String::new();
+    }
+    format!("tokens: {} · session {}", part(turn), part(session))
+}
+
+/// `n` for people: `950`, `12.3k`, `1.2M`.
+fn short(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
     }
 }
 
@@ -254,6 +285,46 @@ pub fn set_waiting(text: Option<&str>) {
     });
 }
 
+/// The status of a tool line while a permission ask about the call waits.
+pub const WAITING_STATUS: &str = "waiting for you";
+
+/// Shows the tool lines of the calls the permission asks `asks` (tool name,
+/// float title) are about as [`WAITING_STATUS`] instead of "running"; an
+/// empty list puts them back. Main thread.
+pub fn set_tools_waiting(asks: &[(String, String)]) {
+    VIEW.with(|v| {
+        let mut v = v.borrow_mut();
+        v.waiting_tools = asks.to_vec();
+        if let Some(buf) = v.buf.clone().filter(|b| b.is_valid()) {
+            v.mark_waiting_tools(&buf);
+        }
+    });
+}
+
+/// The ids of the running calls `asks` are about: per ask, the call of that
+/// tool whose `Name detail` is the float's title, else the only running
+/// call of that tool.
+fn waiting_ids(
+    tools: &HashMap<String, ToolMark>,
+    asks: &[(String, String)],
+) -> std::collections::HashSet<String> {
+    let mut ids = std::collections::HashSet::new();
+    for (tool, title) in asks {
+        let of_tool: Vec<(&String, &ToolMark)> =
+            tools.iter().filter(|(_, t)| &t.name == tool).collect();
+        let titled = of_tool
+            .iter()
+            .find(|(_, t)| &format!("{} {}", t.name, t.detail) == title);
+        match (titled, of_tool.as_slice()) {
+            (Some((id, _)), _) | (None, [(id, _)]) => {
+                ids.insert((*id).clone());
+            }
+            _ => {}
+        }
+    }
+    ids
+}
+
 /// Sets the chat windows' winbar: `lathe · mode: {mode}` (`:help winbar`).
 /// Main thread.
 pub fn set_mode_winbar(mode: &str) {
@@ -295,6 +366,8 @@ struct ToolMark {
     detail: String,
     /// Output seen so far that has not ended a line yet.
     partial: String,
+    /// Its line says [`WAITING_STATUS`].
+    waiting: bool,
 }
 
 #[derive(Default)]
@@ -311,6 +384,10 @@ struct ChatView {
     waiting: Option<u32>,
     /// The permission mode shown in the winbar.
     mode: String,
+    /// The token line of the turn that is ending.
+    usage: String,
+    /// The permission asks waiting: (tool, float title).
+    waiting_tools: Vec<(String, String)>,
 }
 
 impl ChatView {
@@ -405,9 +482,10 @@ impl ChatView {
             AgentEvent::AssistantStarted => {
                 let (row, last) = Self::last_line(&buf);
                 let ns = self.ns();
-                self.answer_start = buf
-                    .set_extmark(ns, row, last.len(), &SetExtmarkOpts::default())
-                    .ok();
+                // Left gravity: text streamed at the mark goes after it, so
+                // the mark keeps pointing at where the answer began.
+                let opts = SetExtmarkOpts::builder().right_gravity(false).build();
+                self.answer_start = buf.set_extmark(ns, row, last.len(), &opts).ok();
             }
             AgentEvent::AssistantWithdrawn { reason } => {
                 // The failed answer is not part of the conversation: remove
@@ -440,6 +518,7 @@ impl ChatView {
                         name,
                         detail,
                         partial: String::new(),
+                        waiting: false,
                     },
                 );
             }
@@ -484,6 +563,9 @@ impl ChatView {
                 Self::fresh_line(&mut buf);
                 Self::append(&mut buf, &format!("{}\n", notice_line(&text, is_error)));
             }
+            AgentEvent::Usage { turn, session } => {
+                self.usage = usage_line(&turn, &session);
+            }
             AgentEvent::TurnEnded { outcome } => {
                 let left: Vec<(String, ToolMark)> = self.tools.drain().collect();
                 for (_, t) in left {
@@ -491,7 +573,13 @@ impl ChatView {
                     self.replace_mark_line(&mut buf, t.mark, &line);
                 }
                 Self::fresh_line(&mut buf);
-                Self::append(&mut buf, &format!("\n{}\n", turn_end_line(&outcome)));
+                let usage = std::mem::take(&mut self.usage);
+                let end = if usage.is_empty() {
+                    turn_end_line(&outcome)
+                } else {
+                    format!("{} {usage}", turn_end_line(&outcome))
+                };
+                Self::append(&mut buf, &format!("\n{end}\n"));
                 if let (Some(id), Some(ns)) = (self.working.take(), self.ns) {
                     if id != 0 {
                         let _ = buf.del_extmark(ns, id);
@@ -501,14 +589,22 @@ impl ChatView {
         }
     }
 
-    /// Replaces the line holding extmark `mark` with `line`; `false` when
-    /// the mark is gone.
+    /// Replaces the text of the line holding extmark `mark` with `line`;
+    /// `false` when the mark is gone. The text is replaced within the line
+    /// (`nvim_buf_set_text`), never the line itself: `nvim_buf_set_lines`
+    /// would move the mark to the next line, and the next update of the
+    /// same tool line would overwrite whatever follows it.
     fn replace_mark_line(&mut self, buf: &mut Buffer, mark: u32, line: &str) -> bool {
         let ns = self.ns();
         let Ok((row, _, _)) = buf.get_extmark_by_id(ns, mark, &Default::default()) else {
             return false;
         };
-        buf.set_lines(row..row + 1, false, [line]).is_ok()
+        let old_len = buf
+            .get_lines(row..row + 1, false)
+            .ok()
+            .and_then(|mut lines| lines.next())
+            .map_or(0, |l| l.to_string_lossy().len());
+        buf.set_text(row..row, 0, old_len, [line]).is_ok()
     }
 
     /// Puts the "waiting for you" line below the last line (or removes it).
@@ -530,9 +626,35 @@ impl ChatView {
         }
     }
 
+    /// Says "waiting for you" on the tool lines of calls a permission ask
+    /// waits on, "running" again on the others.
+    fn mark_waiting_tools(&mut self, buf: &Buffer) {
+        let ids = waiting_ids(&self.tools, &self.waiting_tools);
+        let mut changed = Vec::new();
+        for (id, t) in &mut self.tools {
+            let waiting = ids.contains(id);
+            if t.waiting != waiting {
+                t.waiting = waiting;
+                let status = if waiting { WAITING_STATUS } else { "running" };
+                let line = tool_line(&t.name, &t.detail, status, &progress_line(&t.partial));
+                changed.push((t.mark, line));
+            }
+        }
+        if changed.is_empty() {
+            return;
+        }
+        let mut buf = buf.clone();
+        let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
+        for (mark, line) in changed {
+            self.replace_mark_line(&mut buf, mark, &line);
+        }
+        let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
+    }
+
     /// Moves the "working" indicator to the last line and scrolls chat
     /// windows whose cursor was on the last line before.
     fn follow(&mut self, buf: &Buffer) {
+        self.mark_waiting_tools(buf);
         self.place_waiting(buf);
         let mut buf = buf.clone();
         let (row, _) = Self::last_line(&buf);

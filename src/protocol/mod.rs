@@ -107,7 +107,8 @@ pub struct ImageSource {
     pub kind: String,
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
     pub media_type: String,
-    /// Base64 of the file's bytes.
+    /// Base64 of the image's bytes: the file's own, or the scaled or
+    /// re-encoded image Read made to fit the API's limits.
     pub data: String,
 }
 

@@ -95,6 +95,9 @@ pub struct MessageDeltaBody {
     /// Why the model stopped.
     #[serde(default)]
     pub stop_reason: Option<StopReason>,
+    /// More about why (e.g. the category of a `refusal`), when the API says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_details: Option<serde_json::Value>,
 }
 
 /// The `error` object of an error response or `error` event:

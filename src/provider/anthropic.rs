@@ -13,11 +13,11 @@
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
-use futures::StreamExt;
-use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{HeaderMap, HeaderName, CONTENT_TYPE};
 use serde::Deserialize;
 
-use super::idle::{idle_timeout_message, with_idle_timeout, DEFAULT_IDLE_TIMEOUT};
+use super::http::{self, cut, read_capped, Endpoint, HTTP_ERROR_KIND, MAX_ERROR_BODY_BYTES};
+use super::idle::{idle_timeout_message, with_idle_timeout};
 use super::{sse, EventStream, Provider, ProviderError};
 use crate::config::Config;
 use crate::protocol::{ApiErrorBody, MessagesRequest, MessagesResponse};
@@ -29,8 +29,8 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// [`ProviderError::MissingKey`]; other hosts (a local mock, a proxy) are
 /// sent to without `x-api-key`.
 pub const ANTHROPIC_HOST: &str = "api.anthropic.com";
-/// TCP + TLS connect timeout (the idle timeout also bounds it, when shorter).
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Path of the Messages API under the base URL.
+pub const MESSAGES_PATH: &str = "/v1/messages";
 /// Longest wait for a whole non-streaming answer ([`Provider::complete`]):
 /// 10 minutes, the API's own limit for non-streaming requests
 /// (<https://docs.anthropic.com/en/api/errors#long-requests>). A longer
@@ -40,75 +40,45 @@ pub const NON_STREAMING_TIMEOUT: Duration = Duration::from_secs(600);
 /// answer took longer than its timeout; `{secs}` is the timeout in seconds.
 pub const NON_STREAMING_TIMEOUT_MESSAGE: &str =
     "no complete answer from the API within {secs} s (non-streaming timeout)";
-/// Header the API (and its SDKs) use for a retry wait in milliseconds;
-/// preferred over `retry-after` when both are sent.
-pub const RETRY_AFTER_MS: &str = "retry-after-ms";
-/// `kind` of [`ProviderError::Http`] when the error body is not the API's
-/// `{"type":"error","error":{…}}` shape.
-pub const HTTP_ERROR_KIND: &str = "http_error";
-/// Most bytes of an error body that are read and shown (64 KiB).
-const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 /// Most chars of a non-API error body kept in the message.
 const MAX_ERROR_MESSAGE_CHARS: usize = 1000;
 
 /// Talks to the Messages API (or anything that speaks it, e.g. `mock-llm`).
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
-    /// `scheme://host[:port][/prefix]` without a trailing `/`.
-    base_url: String,
-    /// Sent as `x-api-key` when present.
-    api_key: Option<String>,
-    /// Variable the key came from; named in [`ProviderError::MissingKey`].
-    api_key_env: String,
-    /// Longest silence of a streaming answer (headers or body bytes).
-    idle_timeout: Duration,
-    http: reqwest::Client,
+    /// Where requests go; the key is sent as `x-api-key`.
+    endpoint: Endpoint,
 }
 
 impl AnthropicProvider {
     /// A provider for `base_url` (e.g. `Config.base_url`,
     /// `https://api.anthropic.com` or `http://127.0.0.1:PORT`; a trailing `/`
     /// is ignored) with `api_key` (the value of the variable named
-    /// `api_key_env`, `None` when unset or empty).
-    ///
-    /// Builds its own rustls `reqwest::Client` with [`CONNECT_TIMEOUT`] and
-    /// no read timeout (silence is caught by the idle timeout,
-    /// [`DEFAULT_IDLE_TIMEOUT`] unless set with
-    /// [`with_idle_timeout`](Self::with_idle_timeout)). Errors:
-    /// [`ProviderError::Request`] when the client cannot be built (TLS
-    /// backend initialisation failed).
+    /// `api_key_env`, `None` when unset or empty), as [`Endpoint::new`]
+    /// builds it. Errors: [`ProviderError::Request`] when the HTTP client
+    /// cannot be built.
     pub fn new(
         base_url: impl Into<String>,
         api_key: Option<String>,
         api_key_env: impl Into<String>,
     ) -> Result<Self, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .user_agent(concat!("lathe/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ProviderError::Request(sse::chain(&e)))?;
-        Ok(Self::with_client(base_url, api_key, api_key_env, http))
+        Ok(Self::on(Endpoint::new(base_url, api_key, api_key_env)?))
     }
 
     /// Like [`new`](Self::new) with a caller-built client (tests, proxies);
-    /// idle timeout [`DEFAULT_IDLE_TIMEOUT`].
+    /// idle timeout [`DEFAULT_IDLE_TIMEOUT`](super::idle::DEFAULT_IDLE_TIMEOUT).
     pub fn with_client(
         base_url: impl Into<String>,
         api_key: Option<String>,
         api_key_env: impl Into<String>,
         http: reqwest::Client,
     ) -> Self {
-        let base_url = base_url.into().trim_end_matches('/').to_string();
-        let api_key = api_key
-            .map(|k| k.trim().to_string())
-            .filter(|k| !k.is_empty());
-        Self {
-            base_url,
-            api_key,
-            api_key_env: api_key_env.into(),
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
-            http,
-        }
+        Self::on(Endpoint::with_client(base_url, api_key, api_key_env, http))
+    }
+
+    /// A provider posting to `endpoint`.
+    pub fn on(endpoint: Endpoint) -> Self {
+        Self { endpoint }
     }
 
     /// This provider with `timeout` as the longest silence of a streaming
@@ -117,37 +87,31 @@ impl AnthropicProvider {
     /// [`idle_timeout_message`] ("no data from the API for 90 s (idle
     /// timeout)"). Zero is treated as 1 ms.
     pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.idle_timeout = timeout.max(Duration::from_millis(1));
+        self.endpoint.idle_timeout = timeout.max(Duration::from_millis(1));
         self
     }
 
     /// The idle timeout in use (see [`with_idle_timeout`](Self::with_idle_timeout)).
     pub fn idle_timeout(&self) -> Duration {
-        self.idle_timeout
+        self.endpoint.idle_timeout
     }
 
-    /// A provider for `cfg.base_url`, with the key read now from the
-    /// environment variable named `cfg.api_key_env` (surrounding whitespace
-    /// trimmed; unset, empty or not UTF-8 means no key) and
-    /// `cfg.idle_timeout_ms` as idle timeout. A missing key is not an error
-    /// here; [`Provider::stream`] reports it.
-    /// Errors: as [`new`](Self::new).
+    /// A provider for `cfg` ([`Endpoint::from_config`]: the key is read now
+    /// from the variable named `cfg.api_key_env`). A missing key is not an
+    /// error here; [`Provider::stream`] reports it. Errors: as
+    /// [`new`](Self::new).
     pub fn from_config(cfg: &Config) -> Result<Self, ProviderError> {
-        let key = std::env::var(&cfg.api_key_env).ok();
-        Ok(
-            Self::new(cfg.base_url.clone(), key, cfg.api_key_env.clone())?
-                .with_idle_timeout(Duration::from_millis(cfg.idle_timeout_ms)),
-        )
+        Ok(Self::on(Endpoint::from_config(cfg)?))
     }
 
     /// `{base_url}/v1/messages`, where requests go.
     pub fn messages_url(&self) -> String {
-        format!("{}/v1/messages", self.base_url)
+        format!("{}{MESSAGES_PATH}", self.endpoint.base_url)
     }
 
     /// `true` when the base URL's host is [`ANTHROPIC_HOST`].
     fn is_anthropic_host(&self) -> bool {
-        reqwest::Url::parse(&self.base_url)
+        reqwest::Url::parse(&self.endpoint.base_url)
             .ok()
             .and_then(|u| u.host_str().map(|h| h.eq_ignore_ascii_case(ANTHROPIC_HOST)))
             .unwrap_or(false)
@@ -165,37 +129,22 @@ impl AnthropicProvider {
         stream: bool,
         accept: &'static str,
     ) -> Result<reqwest::Response, ProviderError> {
-        if self.api_key.is_none() && self.is_anthropic_host() {
+        if self.endpoint.api_key.is_none() && self.is_anthropic_host() {
             return Err(ProviderError::MissingKey {
-                env: self.api_key_env.clone(),
+                env: self.endpoint.api_key_env.clone(),
             });
         }
-        let mut body = req.clone();
-        body.stream = stream;
-        let mut builder = self
-            .http
-            .post(self.messages_url())
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, accept)
-            .json(&body);
-        if let Some(key) = &self.api_key {
-            let mut value = HeaderValue::from_str(key).map_err(|_| {
-                ProviderError::Request(format!(
-                    "the API key in ${} has characters an HTTP header cannot carry",
-                    self.api_key_env
-                ))
-            })?;
-            value.set_sensitive(true);
-            builder = builder.header("x-api-key", value);
-        }
-        builder.send().await.map_err(|e| {
-            if e.is_builder() {
-                ProviderError::Request(format!("base_url {:?}: {}", self.base_url, sse::chain(&e)))
-            } else {
-                ProviderError::Transport(sse::chain(&e))
-            }
-        })
+        let body = super::cache::body_with_breakpoints(req, stream);
+        self.endpoint
+            .post(
+                MESSAGES_PATH,
+                &body,
+                accept,
+                &[("anthropic-version", ANTHROPIC_VERSION)],
+                HeaderName::from_static("x-api-key"),
+                "",
+            )
+            .await
     }
 }
 
@@ -226,10 +175,14 @@ impl Provider for AnthropicProvider {
     ///   refused, TLS, connect timeout) with the cause chain, or no response
     ///   headers arrived within the idle timeout ([`idle_timeout_message`]).
     async fn stream(&self, req: &MessagesRequest) -> Result<EventStream, ProviderError> {
-        let resp =
-            tokio::time::timeout(self.idle_timeout, self.send(req, true, "text/event-stream"))
-                .await
-                .map_err(|_| ProviderError::Transport(idle_timeout_message(self.idle_timeout)))??;
+        let resp = tokio::time::timeout(
+            self.endpoint.idle_timeout,
+            self.send(req, true, "text/event-stream"),
+        )
+        .await
+        .map_err(|_| {
+            ProviderError::Transport(idle_timeout_message(self.endpoint.idle_timeout))
+        })??;
         let status = resp.status();
         let headers = resp.headers().clone();
         if !status.is_success() {
@@ -249,7 +202,7 @@ impl Provider for AnthropicProvider {
         }
         Ok(sse::decode(with_idle_timeout(
             resp.bytes_stream(),
-            self.idle_timeout,
+            self.endpoint.idle_timeout,
         )))
     }
 
@@ -265,7 +218,7 @@ impl Provider for AnthropicProvider {
     /// [`ProviderError::Decode`] when a 2xx body is not a Messages API
     /// message (serde's error and the first 200 chars of the body).
     async fn complete(&self, req: &MessagesRequest) -> Result<MessagesResponse, ProviderError> {
-        let limit = NON_STREAMING_TIMEOUT.max(self.idle_timeout);
+        let limit = NON_STREAMING_TIMEOUT.max(self.endpoint.idle_timeout);
         let answer = async {
             let resp = self.send(req, false, "application/json").await?;
             let status = resp.status();
@@ -302,7 +255,7 @@ struct ErrorEnvelope {
 
 /// Builds [`ProviderError::Http`] from a non-2xx answer.
 fn http_error(status: reqwest::StatusCode, headers: &HeaderMap, body: &str) -> ProviderError {
-    let retry_after = retry_after(headers, SystemTime::now());
+    let retry_after = http::retry_after(headers, SystemTime::now());
     let (kind, message) = match serde_json::from_str::<ErrorEnvelope>(body) {
         Ok(env) => (env.error.kind, env.error.message),
         Err(_) => {
@@ -323,66 +276,7 @@ fn http_error(status: reqwest::StatusCode, headers: &HeaderMap, body: &str) -> P
         kind,
         message,
         retry_after,
-    }
-}
-
-/// The server's retry wait from `headers`, measured from `now`: a readable
-/// [`RETRY_AFTER_MS`] (milliseconds, may be fractional) wins, else
-/// `retry-after` by [`parse_retry_after`]; `None` when neither is readable.
-fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let text = |name| {
-        headers
-            .get(name)
-            .and_then(|v: &HeaderValue| v.to_str().ok())
-    };
-    text(RETRY_AFTER_MS)
-        .and_then(non_negative_f64)
-        .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
-        .or_else(|| text(RETRY_AFTER.as_str()).and_then(|v| parse_retry_after(v, now)))
-}
-
-/// A `retry-after` value (RFC 9110 §10.2.3) as a wait from `now`:
-/// delay-seconds (`"7"` → 7 s; a fractional `"1.5"` → 1.5 s, as some
-/// servers send) or an HTTP-date (`"Wed, 21 Oct 2099 07:28:00 GMT"` → that
-/// moment minus `now`, zero when it already passed, via `httpdate`).
-/// Negative numbers and garbage → `None`.
-fn parse_retry_after(v: &str, now: SystemTime) -> Option<Duration> {
-    let v = v.trim();
-    if let Some(secs) = non_negative_f64(v) {
-        return Duration::try_from_secs_f64(secs).ok();
-    }
-    let at = httpdate::parse_http_date(v).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
-}
-
-/// `v` as a finite, non-negative number.
-fn non_negative_f64(v: &str) -> Option<f64> {
-    v.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|f| f.is_finite() && *f >= 0.0)
-}
-
-/// Reads at most `cap` bytes of the body as lossy UTF-8; a read error ends
-/// the text early (the status already tells what went wrong).
-async fn read_capped(resp: reqwest::Response, cap: usize) -> String {
-    let mut bytes = Vec::new();
-    let mut body = resp.bytes_stream();
-    while let Some(Ok(chunk)) = body.next().await {
-        let room = cap.saturating_sub(bytes.len());
-        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if bytes.len() >= cap {
-            break;
-        }
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-/// The first `max` chars of `s`, with `…` when cut.
-fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
+        should_retry: http::should_retry(headers),
     }
 }
 
@@ -392,6 +286,7 @@ mod tests {
     use crate::protocol::{ContentBlock, Message, StopReason, StreamEvent};
     use crate::provider::assemble::{Assembled, MessageAssembler};
     use crate::provider::sse::STREAM_ENDED_EARLY;
+    use futures::StreamExt;
     use pretty_assertions::assert_eq;
     use serde_json::{json, Value};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -570,7 +465,10 @@ mod tests {
         assert_eq!(got.body["model"], json!("claude-sonnet-4-5"));
         assert_eq!(
             got.body["messages"],
-            json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+            json!([{"role": "user", "content": [
+                {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}
+            ]}]),
+            "the last block of the conversation carries the prompt-cache breakpoint"
         );
     }
 
@@ -600,6 +498,7 @@ mod tests {
                 kind: "invalid_request_error".into(),
                 message: "messages.1: tool_use ids were found without tool_result blocks immediately after: toolu_01".into(),
                 retry_after: None,
+                should_retry: None,
             }
         );
         assert_eq!(
@@ -618,6 +517,7 @@ mod tests {
                 kind: "authentication_error".into(),
                 message: "invalid x-api-key".into(),
                 retry_after: None,
+                should_retry: None,
             }
         );
     }
@@ -632,6 +532,7 @@ mod tests {
                 kind: "overloaded_error".into(),
                 message: "Overloaded".into(),
                 retry_after: Some(Duration::from_secs(7)),
+                should_retry: None,
             }
         );
     }
@@ -650,6 +551,7 @@ mod tests {
                 kind: HTTP_ERROR_KIND.into(),
                 message: "<html>upstream timed out</html>".into(),
                 retry_after: None,
+                should_retry: None,
             }
         );
         let e = error_for(&response(
@@ -663,6 +565,7 @@ mod tests {
             kind,
             message,
             retry_after,
+            ..
         } = e
         else {
             panic!("{e:?}")
@@ -786,48 +689,11 @@ mod tests {
         let p = AnthropicProvider::from_config(&cfg).unwrap();
         assert_eq!(p.messages_url(), "http://127.0.0.1:9/v1/messages");
         assert_eq!(p.idle_timeout(), Duration::from_millis(1500));
-        assert_eq!(p.api_key, None);
-        assert_eq!(p.api_key_env, "LATHE_PROVIDER_TEST_KEY_UNSET_0xC0FFEE");
-    }
-
-    #[test]
-    fn retry_after_seconds_and_http_date() {
-        let now = httpdate::parse_http_date("Wed, 21 Oct 2099 07:27:30 GMT").unwrap();
-        let p = |v| parse_retry_after(v, now);
-        assert_eq!(p("7"), Some(Duration::from_secs(7)));
-        assert_eq!(p(" 30 "), Some(Duration::from_secs(30)));
-        assert_eq!(p("1.5"), Some(Duration::from_millis(1500)));
-        assert_eq!(p("0"), Some(Duration::ZERO));
-        assert_eq!(p("-1"), None);
-        assert_eq!(p("soon"), None);
-        assert_eq!(p("inf"), None);
+        assert_eq!(p.endpoint.api_key, None);
         assert_eq!(
-            p("Wed, 21 Oct 2099 07:28:00 GMT"),
-            Some(Duration::from_secs(30))
+            p.endpoint.api_key_env,
+            "LATHE_PROVIDER_TEST_KEY_UNSET_0xC0FFEE"
         );
-        // RFC 850 and asctime forms are HTTP-dates too (RFC 9110 §5.6.7).
-        assert_eq!(
-            p("Wednesday, 21-Oct-99 07:28:10 GMT"),
-            httpdate::parse_http_date("Wednesday, 21-Oct-99 07:28:10 GMT")
-                .ok()
-                .map(|t| t.duration_since(now).unwrap_or(Duration::ZERO))
-        );
-        assert_eq!(p("Wed Oct 21 07:29:00 2099"), Some(Duration::from_secs(90)));
-        // A date already past: retry now.
-        assert_eq!(p("Wed, 21 Oct 2099 07:00:00 GMT"), Some(Duration::ZERO));
-    }
-
-    #[test]
-    fn retry_after_ms_header_wins() {
-        let now = SystemTime::UNIX_EPOCH;
-        let mut h = HeaderMap::new();
-        assert_eq!(retry_after(&h, now), None);
-        h.insert(RETRY_AFTER, HeaderValue::from_static("7"));
-        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(7)));
-        h.insert(RETRY_AFTER_MS, HeaderValue::from_static("250"));
-        assert_eq!(retry_after(&h, now), Some(Duration::from_millis(250)));
-        h.insert(RETRY_AFTER_MS, HeaderValue::from_static("garbage"));
-        assert_eq!(retry_after(&h, now), Some(Duration::from_secs(7)));
     }
 
     /// Serves one connection: reads the request head, writes `first`, then
@@ -937,6 +803,7 @@ mod tests {
                 kind: "rate_limit_error".into(),
                 message: "slow down".into(),
                 retry_after: Some(Duration::from_secs(3)),
+                should_retry: None,
             }
         );
         let (url, _s) = serve_once(vec![

@@ -137,6 +137,7 @@ pub struct MessageAssembler {
     open: BTreeMap<usize, Open>,
     done: BTreeMap<usize, ContentBlock>,
     stop_reason: Option<StopReason>,
+    stop_details: Option<Value>,
     usage: Usage,
     stopped: bool,
 }
@@ -174,6 +175,9 @@ impl MessageAssembler {
             StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(u) = usage {
                     self.usage.update(&u);
+                }
+                if delta.stop_details.is_some() {
+                    self.stop_details = delta.stop_details;
                 }
                 let reason = delta.stop_reason?;
                 self.stop_reason = Some(reason.clone());
@@ -360,8 +364,22 @@ impl MessageAssembler {
         self.stopped
     }
 
+    /// The `stop_details` of the answer's `message_delta`, when it had any.
+    pub fn stop_details(&self) -> Option<&Value> {
+        self.stop_details.as_ref()
+    }
+
+    /// The highest block index that started, if any (the block a
+    /// `max_tokens` stop cut).
+    pub fn last_index(&self) -> Option<usize> {
+        let open = self.open.keys().next_back().copied();
+        let done = self.done.keys().next_back().copied();
+        open.max(done)
+    }
+
     /// Token counts: input from `message_start`, output from the last
-    /// `message_delta` (cumulative, as the API reports it).
+    /// `message_delta` (cumulative, as the API reports it; see
+    /// [`Usage::update`]).
     pub fn usage(&self) -> &Usage {
         &self.usage
     }
@@ -476,6 +494,7 @@ mod tests {
         StreamEvent::MessageDelta {
             delta: MessageDeltaBody {
                 stop_reason: Some(r),
+                ..MessageDeltaBody::default()
             },
             usage: Some(Usage {
                 input_tokens: Some(0),

@@ -2,7 +2,9 @@
 //! [`StreamEvent`]s.
 //!
 //! `anthropic` speaks the Messages API over reqwest with SSE (`sse` decodes
-//! the byte stream); `assemble` folds events into the assistant message and
+//! the byte stream); `openai` speaks OpenAI-compatible chat completions and
+//! converts at the edge to the same events; `assemble` folds events into the
+//! assistant message and
 //! reports each `tool_use` the moment its `content_block_stop` arrives.
 //! Recovery pieces for the turn loop: `retry` (which errors to retry and how
 //! long to wait), `idle` (a stalled body becomes an error), `replay` (a
@@ -10,11 +12,15 @@
 
 pub mod anthropic;
 pub mod assemble;
+pub mod cache;
 pub mod hints;
+pub mod http;
 pub mod idle;
+pub mod openai;
 pub mod replay;
 pub mod retry;
 pub mod sse;
+pub mod validate;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -23,18 +29,20 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::Stream;
 
-use crate::config::Config;
+use crate::config::{Config, ProviderKind};
 use crate::protocol::{MessagesRequest, MessagesResponse, StreamEvent};
 
 /// The model provider `config` asks for: the one place that picks and builds
-/// it, so a second provider is added here and in `Config` only. Today every
-/// configuration gets the Anthropic Messages API client
-/// ([`anthropic::AnthropicProvider::from_config`]). Errors: as that
-/// constructor ([`ProviderError::Request`] when `base_url` is not a URL or
-/// the HTTP client cannot start).
+/// it, by `config.provider`: [`ProviderKind::Anthropic`] gets the Messages
+/// API client ([`anthropic::AnthropicProvider::from_config`]),
+/// [`ProviderKind::OpenAi`] the chat completions client
+/// ([`openai::OpenAiProvider::from_config`]). Errors: as those constructors
+/// ([`ProviderError::Request`] when the HTTP client cannot start).
 pub fn from_config(config: &Config) -> Result<Arc<dyn Provider>, ProviderError> {
-    let provider = anthropic::AnthropicProvider::from_config(config)?;
-    Ok(Arc::new(provider))
+    Ok(match config.provider {
+        ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::from_config(config)?),
+        ProviderKind::OpenAi => Arc::new(openai::OpenAiProvider::from_config(config)?),
+    })
 }
 
 /// A stream of decoded events; ends after `message_stop` or an error.
@@ -64,6 +72,10 @@ pub enum ProviderError {
         /// moment the answer arrived; a past date is zero). `None` when
         /// neither header was sent or readable.
         retry_after: Option<Duration>,
+        /// The server's `x-should-retry` verdict (`Some(false)`: do not
+        /// retry, whatever the status; `Some(true)`: retry even a status
+        /// that is not retried otherwise); `None` when not sent.
+        should_retry: Option<bool>,
     },
     /// An `error` event inside a 200 stream.
     #[error("{kind}: {message}")]

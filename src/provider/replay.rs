@@ -101,6 +101,7 @@ pub fn response_events(resp: &MessagesResponse) -> Vec<StreamEvent> {
     out.push(StreamEvent::MessageDelta {
         delta: MessageDeltaBody {
             stop_reason: resp.stop_reason.clone(),
+            ..MessageDeltaBody::default()
         },
         usage: Some(resp.usage.clone()),
     });

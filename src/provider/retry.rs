@@ -9,7 +9,9 @@
 //! ([`ProviderError::Transport`]), and an `error` event inside a 200 stream
 //! whose type is one of [`RETRYABLE_STREAM_ERRORS`]. Everything else — 400,
 //! 401, 403, 404, 413, other 4xx, a missing key, a request that could not be
-//! built, an undecodable answer — fails at once.
+//! built, an undecodable answer — fails at once. Before these rules, as in
+//! the SDKs: a server's `x-should-retry: true|false` decides, and a 429
+//! that is a spend or quota limit ([`is_quota_error`]) is never retried.
 
 use std::time::Duration;
 
@@ -129,6 +131,16 @@ impl RetryPolicy {
 /// `true` when sending the same request again may succeed (see the module
 /// doc for the list). Pure; ignores how many attempts were made.
 pub fn is_retryable(err: &ProviderError) -> bool {
+    if is_quota_error(err) {
+        return false;
+    }
+    if let ProviderError::Http {
+        should_retry: Some(verdict),
+        ..
+    } = err
+    {
+        return *verdict;
+    }
     match err {
         ProviderError::Http { status, .. } => {
             matches!(status, 408 | 409 | 429 | 500..=599)
@@ -139,6 +151,40 @@ pub fn is_retryable(err: &ProviderError) -> bool {
             false
         }
     }
+}
+
+/// Words of a rate-limit error that is a spend, quota or plan limit rather
+/// than a momentary rate limit: waiting does not lift it ("Extra usage is
+/// required for long context requests.", "You have reached your specified
+/// API usage limits", OpenAI's `insufficient_quota`).
+const QUOTA_WORDS: &[&str] = &[
+    "usage limit",
+    "usage is required",
+    "usage credits",
+    "extra usage",
+    "spend limit",
+    "spending limit",
+    "quota",
+    "credit balance",
+    "billing",
+];
+
+/// `true` for a 429 (or a `rate_limit_error` in a stream) whose message says
+/// it is a spend, quota or plan limit ([`QUOTA_WORDS`]): retrying it would
+/// only wait in vain, so it is not retried and the user is told.
+pub fn is_quota_error(err: &ProviderError) -> bool {
+    let message = match err {
+        ProviderError::Http {
+            status: 429,
+            message,
+            kind,
+            ..
+        } => format!("{kind} {message}"),
+        ProviderError::Stream { kind, message } if kind == "rate_limit_error" => message.clone(),
+        _ => return false,
+    };
+    let m = message.to_lowercase();
+    QUOTA_WORDS.iter().any(|w| m.contains(w))
 }
 
 #[cfg(test)]
@@ -152,6 +198,7 @@ mod tests {
             kind: "x".into(),
             message: "m".into(),
             retry_after: None,
+            should_retry: None,
         }
     }
 
@@ -256,6 +303,7 @@ mod tests {
             kind: "overloaded_error".into(),
             message: "Overloaded".into(),
             retry_after: Some(Duration::from_secs(2)),
+            should_retry: None,
         };
         assert_eq!(p.next_delay(1, &e529), Some(Duration::from_secs(2)));
         assert_eq!(p.next_delay(2, &e529), Some(Duration::from_secs(2)));

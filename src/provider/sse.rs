@@ -380,6 +380,7 @@ mod tests {
             StreamEvent::MessageDelta {
                 delta: MessageDeltaBody {
                     stop_reason: Some(StopReason::ToolUse),
+                    ..MessageDeltaBody::default()
                 },
                 usage: Some(crate::protocol::Usage {
                     output_tokens: Some(89),

@@ -6,6 +6,15 @@
 //! `offset: Some(first line)`; Edit and Write record with `offset: None`, so a
 //! repeated Read of the same range is answered with [`READ_UNCHANGED`] only
 //! when the model itself saw that range of that text.
+//!
+//! A file that is not text goes to [`image`]: the real format from its magic
+//! bytes, decoded, scaled and re-encoded when over the API's limits, so that
+//! no `image` block the API would reject is ever sent (it would stay in the
+//! conversation and fail every later request). A text file with an image's
+//! name (`logo.png` holding SVG or a placeholder) is read as text: its bytes
+//! decide, as for images.
+
+pub mod image;
 
 use std::path::{Path, PathBuf};
 
@@ -13,8 +22,9 @@ use async_trait::async_trait;
 use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tokio::task;
 
-use crate::editor::{codec, EditorError, TextHash};
+use crate::editor::{EditorError, TextHash};
 use crate::protocol::{ContentBlock, ImageSource, ToolResultContent};
 
 use super::file_common::{editor_error, file_preview, resolve_file_path, shown};
@@ -24,14 +34,18 @@ use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::permissions::PermissionPreview;
 use crate::text::{fill, plural};
 
+use self::image::{ImageKind, ImageLimits, ImageProblem, PreparedImage};
+pub use self::image::{MAX_DECODE_PIXELS, MAX_IMAGE_BYTES, MAX_LONG_EDGE_PX};
+
 /// Lines shown when the call gives no `limit`.
 pub const DEFAULT_LIMIT: usize = 2000;
 /// Byte budget of one Read result (≈25k tokens); longer output stops early
 /// and the trailer says where to continue.
 pub const MAX_OUTPUT_BYTES: usize = 100_000;
-/// Largest image sent as a content block, in bytes (the Messages API takes
-/// 5 MB of base64, which is 3.75 MB of raw bytes).
-pub const MAX_IMAGE_BYTES: u64 = 3_750_000;
+/// Largest image file Read loads to decode, in bytes (64 MiB); a larger one
+/// gets [`READ_IMAGE_TOO_LARGE`]. What is sent is at most
+/// [`MAX_IMAGE_BYTES`]: a larger file is scaled or re-encoded.
+pub const MAX_IMAGE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Model-facing description of Read.
 pub const READ_DESCRIPTION: &str = "Reads a file from the local filesystem. You can access any file directly by using this tool.
@@ -59,8 +73,25 @@ pub const READ_LINES_CUT: &str = "[{count} longer than {max} characters cut (mar
 pub const READ_CONTINUES: &str = "[Showing lines {first}-{last} of {total}. The file continues: call Read with offset={next} to read more.]";
 /// Error for a binary file that is not a supported image.
 pub const READ_BINARY: &str = "{path} is a binary file ({kind}, {size} bytes), so Read does not show its bytes. Read shows text files and images (PNG, JPEG, GIF, WebP).";
-/// Error for an image too large for an image block.
+/// Error for an image file too large to load ([`MAX_IMAGE_FILE_BYTES`]).
 pub const READ_IMAGE_TOO_LARGE: &str = "{path} is an image ({kind}) of {size} bytes, more than the {max} bytes an image may have. Make a smaller copy (e.g. with Bash) and Read that.";
+/// Error for a file whose magic number names an image format but whose
+/// bytes do not decode as one (truncated, corrupt): no image is sent.
+pub const READ_IMAGE_UNDECODABLE: &str = "{path} starts like a {kind} but does not decode as one ({detail}), so it was not sent as an image. The file may be truncated or corrupt: check it (e.g. with `file` in Bash) or recreate it, then Read it again.";
+/// Error for an image of more than [`MAX_DECODE_PIXELS`] pixels.
+pub const READ_IMAGE_TOO_MANY_PIXELS: &str = "{path} is a {kind} of {width}×{height} pixels, more than the {max} pixels Read decodes, so it was not sent. Make a smaller copy (e.g. with Bash) and Read that.";
+/// Error for an image still over [`MAX_IMAGE_BYTES`] at the smallest size
+/// Read tries.
+pub const READ_IMAGE_STILL_TOO_LARGE: &str = "{path} is a {kind} of {width}×{height} pixels that is still {size} bytes scaled down to {new_width}×{new_height}, more than the {max} bytes an image may have, so it was not sent. Make a smaller copy (e.g. with Bash) and Read that.";
+/// Note (a text block after the image) when the image sent has fewer
+/// pixels than the file.
+pub const READ_IMAGE_SCALED: &str = "[{path} is {width}×{height} pixels; it was scaled down to {new_width}×{new_height} and sent as {media_type} ({size} bytes) to fit the API's image limits (long edge at most {max_edge} pixels, at most {max} bytes). Positions and sizes you see are in the scaled image: multiply them by {factor} for the file's pixels.]";
+/// Note when the file's bytes were over [`MAX_IMAGE_BYTES`] and it was
+/// re-encoded at its full size.
+pub const READ_IMAGE_REENCODED: &str = "[{path} is {original_size} bytes, more than the {max} bytes an image may have; it was re-encoded as {media_type} at its full {width}×{height} pixels ({size} bytes).]";
+/// Note when the file is an animated GIF or WebP: only its first frame is
+/// sent, as a still PNG.
+pub const READ_IMAGE_FIRST_FRAME: &str = "[{path} is an animated {kind}; this is its first frame only, sent as a still {media_type}. To see other frames, extract them to image files with Bash and Read those.]";
 
 /// Input of Read.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -82,6 +113,8 @@ pub struct ReadInput {
 pub struct ReadTool;
 
 impl ReadTool {
+    /// The result for a file that is not text: an image block (and a note
+    /// when it was changed to fit), or an error that says why not.
     async fn read_image(
         &self,
         path: &std::path::Path,
@@ -102,14 +135,14 @@ impl ReadTool {
         if !kind.ends_with(" image") {
             return Err(binary());
         }
-        if size > MAX_IMAGE_BYTES {
+        if size > MAX_IMAGE_FILE_BYTES {
             return Err(ToolError::new(fill(
                 READ_IMAGE_TOO_LARGE,
                 &[
                     ("path", shown_path),
                     ("kind", kind),
                     ("size", &size.to_string()),
-                    ("max", &MAX_IMAGE_BYTES.to_string()),
+                    ("max", &MAX_IMAGE_FILE_BYTES.to_string()),
                 ],
             )));
         }
@@ -119,17 +152,139 @@ impl ReadTool {
                 &[("path", shown_path), ("detail", &e.to_string())],
             ))
         })?;
-        let media_type = codec::image_media_type(&bytes).ok_or_else(binary)?;
-        Ok(ToolOutput {
-            content: ToolResultContent::Blocks(vec![ContentBlock::Image {
-                source: ImageSource {
-                    kind: "base64".into(),
-                    media_type: media_type.into(),
-                    data: base64::engine::general_purpose::STANDARD.encode(&bytes),
-                },
-            }]),
-            summary: format!("{kind}, {size} bytes"),
-        })
+        // The bytes decide, not the name nor the kind seen before the read.
+        let Some(image_kind) = ImageKind::detect(&bytes) else {
+            return Err(binary());
+        };
+        let file_bytes = bytes.len() as u64;
+        let prepared =
+            task::spawn_blocking(move || image::prepare(bytes, image_kind, &ImageLimits::API))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(ImageProblem::Undecodable {
+                        detail: format!("the decoder stopped: {e}"),
+                    })
+                })
+                .map_err(|problem| {
+                    ToolError::new(problem_text(&problem, shown_path, image_kind))
+                })?;
+        Ok(image_output(&prepared, shown_path, image_kind, file_bytes))
+    }
+}
+
+/// The model-facing text for an image that is not sent.
+fn problem_text(problem: &ImageProblem, path: &str, kind: ImageKind) -> String {
+    match problem {
+        ImageProblem::Undecodable { detail } => fill(
+            READ_IMAGE_UNDECODABLE,
+            &[("path", path), ("kind", kind.name()), ("detail", detail)],
+        ),
+        ImageProblem::TooManyPixels { width, height } => fill(
+            READ_IMAGE_TOO_MANY_PIXELS,
+            &[
+                ("path", path),
+                ("kind", kind.name()),
+                ("width", &width.to_string()),
+                ("height", &height.to_string()),
+                ("max", &MAX_DECODE_PIXELS.to_string()),
+            ],
+        ),
+        ImageProblem::StillTooLarge {
+            original_px,
+            tried_px,
+            bytes,
+        } => fill(
+            READ_IMAGE_STILL_TOO_LARGE,
+            &[
+                ("path", path),
+                ("kind", kind.name()),
+                ("width", &original_px.0.to_string()),
+                ("height", &original_px.1.to_string()),
+                ("size", &bytes.to_string()),
+                ("new_width", &tried_px.0.to_string()),
+                ("new_height", &tried_px.1.to_string()),
+                ("max", &MAX_IMAGE_BYTES.to_string()),
+            ],
+        ),
+    }
+}
+
+/// The result for an image that is sent: the image block, then one text
+/// block with the notes when it is not the file as it is. `file_bytes` is
+/// the file's size in bytes.
+fn image_output(
+    prepared: &PreparedImage,
+    path: &str,
+    file_kind: ImageKind,
+    file_bytes: u64,
+) -> ToolOutput {
+    let (width, height) = prepared.original_px;
+    let (new_width, new_height) = prepared.sent_px;
+    let media_type = prepared.kind.media_type();
+    let sent = prepared.data.len().to_string();
+    let mut notes = Vec::new();
+    let mut summary = format!("{}, {file_bytes} bytes", file_kind.name());
+    if prepared.first_frame_only {
+        notes.push(fill(
+            READ_IMAGE_FIRST_FRAME,
+            &[
+                ("path", path),
+                ("kind", file_kind.name()),
+                ("media_type", media_type),
+            ],
+        ));
+        summary.push_str(", first frame");
+    }
+    if prepared.scaled() {
+        let factor = f64::from(width.max(height)) / f64::from(new_width.max(new_height));
+        notes.push(fill(
+            READ_IMAGE_SCALED,
+            &[
+                ("path", path),
+                ("width", &width.to_string()),
+                ("height", &height.to_string()),
+                ("new_width", &new_width.to_string()),
+                ("new_height", &new_height.to_string()),
+                ("media_type", media_type),
+                ("size", &sent),
+                ("max_edge", &MAX_LONG_EDGE_PX.to_string()),
+                ("max", &MAX_IMAGE_BYTES.to_string()),
+                ("factor", &format!("{factor:.2}")),
+            ],
+        ));
+        summary.push_str(&format!(
+            ", scaled {width}×{height} → {new_width}×{new_height}"
+        ));
+    } else if prepared.reencoded && !prepared.first_frame_only {
+        notes.push(fill(
+            READ_IMAGE_REENCODED,
+            &[
+                ("path", path),
+                ("original_size", &file_bytes.to_string()),
+                ("max", &MAX_IMAGE_BYTES.to_string()),
+                ("media_type", media_type),
+                ("width", &width.to_string()),
+                ("height", &height.to_string()),
+                ("size", &sent),
+            ],
+        ));
+        summary.push_str(&format!(", re-encoded to {sent} bytes"));
+    }
+    let mut blocks = vec![ContentBlock::Image {
+        source: ImageSource {
+            kind: "base64".into(),
+            media_type: media_type.into(),
+            data: base64::engine::general_purpose::STANDARD.encode(&prepared.data),
+        },
+    }];
+    if !notes.is_empty() {
+        blocks.push(ContentBlock::Text {
+            text: notes.join("\n"),
+        });
+    }
+    ToolOutput {
+        content: ToolResultContent::Blocks(blocks),
+        summary,
     }
 }
 
@@ -318,6 +473,12 @@ mod tests {
         assert_eq!(READ_CONTINUES, "[Showing lines {first}-{last} of {total}. The file continues: call Read with offset={next} to read more.]");
         assert_eq!(READ_BINARY, "{path} is a binary file ({kind}, {size} bytes), so Read does not show its bytes. Read shows text files and images (PNG, JPEG, GIF, WebP).");
         assert_eq!(READ_IMAGE_TOO_LARGE, "{path} is an image ({kind}) of {size} bytes, more than the {max} bytes an image may have. Make a smaller copy (e.g. with Bash) and Read that.");
+        assert_eq!(READ_IMAGE_UNDECODABLE, "{path} starts like a {kind} but does not decode as one ({detail}), so it was not sent as an image. The file may be truncated or corrupt: check it (e.g. with `file` in Bash) or recreate it, then Read it again.");
+        assert_eq!(READ_IMAGE_TOO_MANY_PIXELS, "{path} is a {kind} of {width}×{height} pixels, more than the {max} pixels Read decodes, so it was not sent. Make a smaller copy (e.g. with Bash) and Read that.");
+        assert_eq!(READ_IMAGE_STILL_TOO_LARGE, "{path} is a {kind} of {width}×{height} pixels that is still {size} bytes scaled down to {new_width}×{new_height}, more than the {max} bytes an image may have, so it was not sent. Make a smaller copy (e.g. with Bash) and Read that.");
+        assert_eq!(READ_IMAGE_SCALED, "[{path} is {width}×{height} pixels; it was scaled down to {new_width}×{new_height} and sent as {media_type} ({size} bytes) to fit the API's image limits (long edge at most {max_edge} pixels, at most {max} bytes). Positions and sizes you see are in the scaled image: multiply them by {factor} for the file's pixels.]");
+        assert_eq!(READ_IMAGE_REENCODED, "[{path} is {original_size} bytes, more than the {max} bytes an image may have; it was re-encoded as {media_type} at its full {width}×{height} pixels ({size} bytes).]");
+        assert_eq!(READ_IMAGE_FIRST_FRAME, "[{path} is an animated {kind}; this is its first frame only, sent as a still {media_type}. To see other frames, extract them to image files with Bash and Read those.]");
         assert!(READ_DESCRIPTION.starts_with("Reads a file from the local filesystem."));
     }
 
@@ -393,8 +554,9 @@ mod tests {
     #[tokio::test]
     async fn png_comes_back_as_image_block() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let png =
-            b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+        // A whole 1×1 RGB PNG (IHDR, IDAT, IEND): it decodes, so its own
+        // bytes are sent.
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x02\0\0\0\x90\x77\x53\xde\0\0\0\x0cIDAT\x78\x9c\x63\xf8\xcf\xc0\0\0\x03\x01\x01\0\xc9\xfe\x92\xef\0\0\0\0IEND\xae\x42\x60\x82";
         std::fs::write(dir.path().join("dot.png"), png).expect("write");
         let out = read(
             &ctx(dir.path()),
@@ -415,7 +577,69 @@ mod tests {
                 .expect("b64"),
             png
         );
-        assert_eq!(out.summary, "PNG image, 33 bytes");
+        assert_eq!(blocks.len(), 1, "no note for an image sent as it is");
+        assert_eq!(out.summary, "PNG image, 69 bytes");
+    }
+
+    #[tokio::test]
+    async fn a_png_header_without_pixels_is_not_sent() {
+        // Only the signature and IHDR: every image viewer (and the API)
+        // fails on it, so no image block may carry it.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let png =
+            b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+        std::fs::write(dir.path().join("dot.png"), png).expect("write");
+        let err = read(
+            &ctx(dir.path()),
+            serde_json::json!({"file_path": "dot.png"}),
+        )
+        .await
+        .expect_err("not an image");
+        assert!(
+            err.message
+                .starts_with("dot.png starts like a PNG image but does not decode as one ("),
+            "{}",
+            err.message
+        );
+        assert!(err.message.ends_with("), so it was not sent as an image. The file may be truncated or corrupt: check it (e.g. with `file` in Bash) or recreate it, then Read it again."));
+    }
+
+    #[test]
+    fn problem_texts() {
+        let kind = ImageKind::Png;
+        assert_eq!(
+            problem_text(
+                &ImageProblem::TooManyPixels {
+                    width: 10_000,
+                    height: 9_000
+                },
+                "huge.png",
+                kind
+            ),
+            "huge.png is a PNG image of 10000×9000 pixels, more than the 64000000 pixels Read decodes, so it was not sent. Make a smaller copy (e.g. with Bash) and Read that."
+        );
+        assert_eq!(
+            problem_text(
+                &ImageProblem::StillTooLarge {
+                    original_px: (4000, 3000),
+                    tried_px: (20, 15),
+                    bytes: 4_000_000
+                },
+                "noise.png",
+                kind
+            ),
+            "noise.png is a PNG image of 4000×3000 pixels that is still 4000000 bytes scaled down to 20×15, more than the 3750000 bytes an image may have, so it was not sent. Make a smaller copy (e.g. with Bash) and Read that."
+        );
+        assert_eq!(
+            problem_text(
+                &ImageProblem::Undecodable {
+                    detail: "unexpected end of file".into()
+                },
+                "cut.gif",
+                ImageKind::Gif
+            ),
+            "cut.gif starts like a GIF image but does not decode as one (unexpected end of file), so it was not sent as an image. The file may be truncated or corrupt: check it (e.g. with `file` in Bash) or recreate it, then Read it again."
+        );
     }
 
     #[tokio::test]

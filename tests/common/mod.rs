@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lathe::agent::{Session, SessionParts, Status};
-use lathe::config::Config;
+use lathe::config::{Config, ProviderKind};
 use lathe::editor::{DiskEditor, Editor};
 use lathe::events::{RecordingSink, TurnOutcome};
 use lathe::permissions::{PromptAnswer, ScriptedPrompter};
@@ -52,6 +52,17 @@ pub struct Harness {
     _dir: tempfile::TempDir,
 }
 
+/// Which of mock-llm's two APIs a session talks to: the Messages API
+/// (`POST /v1/messages`) or OpenAI-compatible chat completions (`POST
+/// /v1/chat/completions`), both playing the same script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// `provider = "anthropic"`, base_url = the mock's root.
+    Anthropic,
+    /// `provider = "openai"`, base_url = the mock's root + `/v1`.
+    OpenAi,
+}
+
 /// Starts `mock-llm` with `script` and a session against it rooted in a new
 /// temp directory, with the built-in tools plus `extra`, a disk editor and a
 /// prompter that gives `answers` in order. `tune` adjusts the config (after
@@ -62,11 +73,38 @@ pub async fn harness(
     tune: impl FnOnce(&mut Config),
     extra: Vec<Arc<dyn Tool>>,
 ) -> Harness {
+    harness_on(Api::Anthropic, script, answers, tune, extra).await
+}
+
+/// [`harness`] talking to `api`. For [`Api::OpenAi`], the script's
+/// `tool_result_is_error` expectations are dropped: chat completions has no
+/// `is_error` (a `tool` message is only text), so mock-llm refuses them
+/// there; the tests check errors through the transcript instead.
+pub async fn harness_on(
+    api: Api,
+    mut script: Value,
+    answers: Vec<PromptAnswer>,
+    tune: impl FnOnce(&mut Config),
+    extra: Vec<Arc<dyn Tool>>,
+) -> Harness {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().canonicalize().expect("canonical root");
+    if api == Api::OpenAi {
+        for entry in script["responses"].as_array_mut().into_iter().flatten() {
+            if let Some(expect) = entry.get_mut("expect").and_then(Value::as_object_mut) {
+                expect.remove("tool_result_is_error");
+            }
+        }
+    }
     let server = spawn_mock(&script).await;
     let mut config = Config::new(&root);
-    config.base_url = server.url();
+    match api {
+        Api::Anthropic => config.base_url = server.url(),
+        Api::OpenAi => {
+            config.provider = ProviderKind::OpenAi;
+            config.base_url = format!("{}/v1", server.url());
+        }
+    }
     tune(&mut config);
     let sink = Arc::new(RecordingSink::default());
     let prompter = Arc::new(ScriptedPrompter::new(answers));
@@ -90,6 +128,30 @@ pub async fn harness(
         root,
         _dir: dir,
     }
+}
+
+/// Declares, for each `async fn name(api: Api)` listed, one test per API:
+/// `anthropic::name` and `openai::name`.
+#[macro_export]
+macro_rules! on_both_apis {
+    ($($name:ident),* $(,)?) => {
+        mod anthropic {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::common::Api::Anthropic).await
+                }
+            )*
+        }
+        mod openai {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name($crate::common::Api::OpenAi).await
+                }
+            )*
+        }
+    };
 }
 
 impl Harness {

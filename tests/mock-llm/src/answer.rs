@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use crate::prompt_cache::CacheCounts;
 use crate::script::{Block, Entry};
 
 /// One server-sent event: its `event:` name and its `data:` JSON (whose
@@ -33,6 +34,22 @@ pub struct AnswerMeta {
     pub model: String,
     /// Size of the request body in bytes, used for the default input_tokens.
     pub request_bytes: usize,
+    /// The prompt cache simulation's counts for the request (zero without
+    /// `cache_control` breakpoints, and on `/v1/chat/completions`).
+    pub cache: CacheCounts,
+}
+
+/// The token counts of an answer (Messages API `usage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tokens {
+    /// `input_tokens`: the uncached input.
+    pub input: u64,
+    /// `output_tokens`.
+    pub output: u64,
+    /// `cache_creation_input_tokens`.
+    pub cache_creation: u64,
+    /// `cache_read_input_tokens`.
+    pub cache_read: u64,
 }
 
 /// Splits `text` into pieces of at most `n` chars (Unicode scalar values,
@@ -43,11 +60,19 @@ pub fn chunk_chars(text: &str, n: usize) -> Vec<String> {
     chars.chunks(n).map(|c| c.iter().collect()).collect()
 }
 
-/// `(input_tokens, output_tokens)` for an entry: the scripted `usage`, else
-/// request bytes / 4 (at least 1) and content chars / 4 (at least 1).
-pub fn usage(entry: &Entry, meta: &AnswerMeta) -> (u64, u64) {
+/// The token counts of an entry's answer: the scripted `usage` as given
+/// (cache counts 0 unless scripted), else: input = the request bytes not
+/// covered by a cache breakpoint / 4 (at least 1), output = content chars / 4
+/// (at least 1; a raw block counts its compact JSON), cache counts from the
+/// prompt cache simulation ([`AnswerMeta::cache`]).
+pub fn usage(entry: &Entry, meta: &AnswerMeta) -> Tokens {
     if let Some(u) = entry.usage {
-        return (u.input_tokens, u.output_tokens);
+        return Tokens {
+            input: u.input_tokens,
+            output: u.output_tokens,
+            cache_creation: u.cache_creation_input_tokens,
+            cache_read: u.cache_read_input_tokens,
+        };
     }
     let out_chars: usize = entry
         .content
@@ -55,12 +80,16 @@ pub fn usage(entry: &Entry, meta: &AnswerMeta) -> (u64, u64) {
         .map(|b| match b {
             Block::Text { text } => text.chars().count(),
             Block::ToolUse { input, .. } => input.to_string().chars().count(),
+            Block::Raw { block } => block.to_string().chars().count(),
         })
         .sum();
-    (
-        (meta.request_bytes / 4).max(1) as u64,
-        (out_chars / 4).max(1) as u64,
-    )
+    let uncached = meta.request_bytes.saturating_sub(meta.cache.cached_bytes);
+    Tokens {
+        input: (uncached / 4).max(1) as u64,
+        output: (out_chars / 4).max(1) as u64,
+        cache_creation: meta.cache.creation,
+        cache_read: meta.cache.read,
+    }
 }
 
 /// The `partial_json` pieces of a tool_use block: the raw `input_json` when
@@ -78,7 +107,7 @@ fn partial_json_pieces(input: &Value, input_json: &Option<String>, n: usize) -> 
 /// `ping`, then per block `content_block_start`, its deltas and
 /// `content_block_stop`, then `message_delta` and `message_stop`.
 pub fn sse_events(entry: &Entry, meta: &AnswerMeta) -> Vec<SseEvent> {
-    let (input_tokens, output_tokens) = usage(entry, meta);
+    let tokens = usage(entry, meta);
     let mut events = vec![
         SseEvent {
             event: "message_start",
@@ -93,9 +122,9 @@ pub fn sse_events(entry: &Entry, meta: &AnswerMeta) -> Vec<SseEvent> {
                     "stop_reason": null,
                     "stop_sequence": null,
                     "usage": {
-                        "input_tokens": input_tokens,
-                        "cache_creation_input_tokens": 0,
-                        "cache_read_input_tokens": 0,
+                        "input_tokens": tokens.input,
+                        "cache_creation_input_tokens": tokens.cache_creation,
+                        "cache_read_input_tokens": tokens.cache_read,
                         "output_tokens": 1
                     }
                 }
@@ -127,6 +156,7 @@ pub fn sse_events(entry: &Entry, meta: &AnswerMeta) -> Vec<SseEvent> {
                     .map(|piece| json!({"type": "input_json_delta", "partial_json": piece}))
                     .collect(),
             ),
+            Block::Raw { block } => (block.clone(), Vec::new()),
         };
         events.push(SseEvent {
             event: "content_block_start",
@@ -143,12 +173,16 @@ pub fn sse_events(entry: &Entry, meta: &AnswerMeta) -> Vec<SseEvent> {
             data: json!({"type": "content_block_stop", "index": index}),
         });
     }
+    let mut delta = json!({"stop_reason": entry.effective_stop_reason(), "stop_sequence": null});
+    if let Some(details) = &entry.stop_details {
+        delta["stop_details"] = details.clone();
+    }
     events.push(SseEvent {
         event: "message_delta",
         data: json!({
             "type": "message_delta",
-            "delta": {"stop_reason": entry.effective_stop_reason(), "stop_sequence": null},
-            "usage": {"output_tokens": output_tokens}
+            "delta": delta,
+            "usage": {"output_tokens": tokens.output}
         }),
     });
     events.push(SseEvent {
@@ -168,9 +202,10 @@ pub fn sse_error_event(error_type: &str, message: &str) -> SseEvent {
 }
 
 /// The non-streaming answer: one Messages API message object with the whole
-/// content (tool_use `input` as scripted; `input_json` is ignored here).
+/// content (tool_use `input` as scripted; `input_json` is ignored here; raw
+/// blocks as written), and `stop_details` when scripted.
 pub fn json_message(entry: &Entry, meta: &AnswerMeta) -> Value {
-    let (input_tokens, output_tokens) = usage(entry, meta);
+    let tokens = usage(entry, meta);
     let content: Vec<Value> = entry
         .content
         .iter()
@@ -179,9 +214,10 @@ pub fn json_message(entry: &Entry, meta: &AnswerMeta) -> Value {
             Block::ToolUse {
                 id, name, input, ..
             } => json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+            Block::Raw { block } => block.clone(),
         })
         .collect();
-    json!({
+    let mut message = json!({
         "id": meta.id,
         "type": "message",
         "role": "assistant",
@@ -190,12 +226,16 @@ pub fn json_message(entry: &Entry, meta: &AnswerMeta) -> Value {
         "stop_reason": entry.effective_stop_reason(),
         "stop_sequence": null,
         "usage": {
-            "input_tokens": input_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-            "output_tokens": output_tokens
+            "input_tokens": tokens.input,
+            "cache_creation_input_tokens": tokens.cache_creation,
+            "cache_read_input_tokens": tokens.cache_read,
+            "output_tokens": tokens.output
         }
-    })
+    });
+    if let Some(details) = &entry.stop_details {
+        message["stop_details"] = details.clone();
+    }
+    message
 }
 
 #[cfg(test)]
@@ -208,6 +248,7 @@ mod tests {
             id: "msg_mock_1".into(),
             model: "m".into(),
             request_bytes: 40,
+            cache: CacheCounts::default(),
         }
     }
 
@@ -272,5 +313,132 @@ mod tests {
             .map(|e| &e.data["delta"]["partial_json"])
             .collect();
         assert_eq!(partials, [&json!(""), &json!("{\"file_pa")]);
+    }
+
+    #[test]
+    fn a_raw_block_is_started_as_written_and_stopped_without_deltas() {
+        let raw = json!({"type":"server_tool_use","id":"srvtoolu_01","name":"web_search",
+                         "input":{"query":"x"}});
+        let script = Script::from_json(
+            &json!({"responses":[{"content":[
+                {"type":"raw","block":raw},
+                {"type":"text","text":"ok"}]}]})
+            .to_string(),
+        )
+        .unwrap();
+        let entry = &script.responses[0];
+        let events = sse_events(entry, &meta());
+        let names: Vec<&str> = events.iter().map(|e| e.event).collect();
+        assert_eq!(
+            names,
+            [
+                "message_start",
+                "ping",
+                "content_block_start",
+                "content_block_stop",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop"
+            ]
+        );
+        assert_eq!(
+            events[2].data,
+            json!({"type":"content_block_start","index":0,"content_block":raw})
+        );
+        assert_eq!(
+            events[3].data,
+            json!({"type":"content_block_stop","index":0})
+        );
+        assert_eq!(events[4].data["index"], 1);
+        // A raw block does not make the default stop reason tool_use.
+        assert_eq!(events[7].data["delta"]["stop_reason"], "end_turn");
+        // Output tokens: the raw block's compact JSON plus "ok".
+        let chars = raw.to_string().chars().count() + 2;
+        assert_eq!(events[7].data["usage"]["output_tokens"], (chars / 4) as u64);
+        let message = json_message(entry, &meta());
+        assert_eq!(
+            message["content"],
+            json!([raw, {"type":"text","text":"ok"}])
+        );
+    }
+
+    #[test]
+    fn stop_details_is_sent_only_when_scripted() {
+        let details = json!({"type":"refusal","category":"cyber","explanation":"no"});
+        let script = Script::from_json(
+            &json!({"responses":[
+                {},
+                {"stop_reason":"refusal","stop_details":details},
+                {"stop_details":null}]})
+            .to_string(),
+        )
+        .unwrap();
+        let delta = |i: usize| {
+            sse_events(&script.responses[i], &meta())
+                .into_iter()
+                .find(|e| e.event == "message_delta")
+                .unwrap()
+        };
+        // Not scripted: today's bytes exactly.
+        assert_eq!(
+            delta(0).to_wire(),
+            "event: message_delta\ndata: {\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"type\":\"message_delta\",\"usage\":{\"output_tokens\":1}}\n\n"
+        );
+        assert!(json_message(&script.responses[0], &meta())
+            .get("stop_details")
+            .is_none());
+        assert_eq!(
+            delta(1).data["delta"],
+            json!({"stop_reason":"refusal","stop_sequence":null,"stop_details":details})
+        );
+        let message = json_message(&script.responses[1], &meta());
+        assert_eq!(message["stop_reason"], "refusal");
+        assert_eq!(message["stop_details"], details);
+        assert_eq!(delta(2).data["delta"]["stop_details"], Value::Null);
+        assert_eq!(
+            json_message(&script.responses[2], &meta()).get("stop_details"),
+            Some(&Value::Null)
+        );
+    }
+
+    #[test]
+    fn cache_counts_come_from_the_meta_unless_usage_is_scripted() {
+        let script = Script::from_json(
+            r#"{"responses":[{},
+                {"usage":{"input_tokens":5,"output_tokens":6,"cache_read_input_tokens":7}}]}"#,
+        )
+        .unwrap();
+        let mut cached = meta();
+        cached.request_bytes = 400;
+        cached.cache = CacheCounts {
+            cached_bytes: 300,
+            creation: 20,
+            read: 55,
+        };
+        let message = json_message(&script.responses[0], &cached);
+        assert_eq!(
+            message["usage"],
+            json!({"input_tokens":25,"cache_creation_input_tokens":20,
+                   "cache_read_input_tokens":55,"output_tokens":1})
+        );
+        let start = &sse_events(&script.responses[0], &cached)[0].data["message"]["usage"];
+        assert_eq!(
+            start,
+            &json!({"input_tokens":25,"cache_creation_input_tokens":20,
+                    "cache_read_input_tokens":55,"output_tokens":1})
+        );
+        let scripted = json_message(&script.responses[1], &cached);
+        assert_eq!(
+            scripted["usage"],
+            json!({"input_tokens":5,"cache_creation_input_tokens":0,
+                   "cache_read_input_tokens":7,"output_tokens":6})
+        );
+        // Without breakpoints, input is the whole body as before.
+        assert_eq!(
+            json_message(&script.responses[0], &meta())["usage"]["input_tokens"],
+            10
+        );
     }
 }

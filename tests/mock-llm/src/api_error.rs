@@ -95,6 +95,144 @@ pub fn unexpected_tool_result(index: usize, block: usize, id: &str) -> String {
     )
 }
 
+/// `messages: []`: the real API's message.
+pub const NO_MESSAGES: &str = "messages: at least one message is required";
+
+/// The first message is not a user message: the real API's message.
+pub const FIRST_MESSAGE_NOT_USER: &str = "messages: first message must use the \"user\" role";
+
+/// A message with role `system`: the real API's message (it takes the
+/// system prompt as the top-level `system` field).
+pub const SYSTEM_ROLE: &str = "messages: Unexpected role \"system\". The Messages API accepts a top-level `system` parameter, not \"system\" as an input message role.";
+
+/// An empty text block (a `""` string content counts as one): the real
+/// API's message, which names no index.
+pub const EMPTY_TEXT: &str = "messages: text content blocks must be non-empty";
+
+/// A text block of only whitespace: the real API's message (no index).
+pub const WHITESPACE_TEXT: &str = "messages: text content blocks must contain non-whitespace text";
+
+/// The final assistant message (a prefill) ends with whitespace: the real
+/// API's message.
+pub const TRAILING_WHITESPACE: &str =
+    "messages: final assistant content cannot end with trailing whitespace";
+
+/// Two tools with one name: the real API's message.
+pub const DUPLICATE_TOOL_NAMES: &str = "tools: Tool names must be unique.";
+
+/// `max_tokens` below 1 (or not an integer): the API's validation message.
+pub const MAX_TOKENS_BELOW_ONE: &str = "max_tokens: Input should be greater than or equal to 1";
+
+/// Longest side of an image in pixels.
+pub const IMAGE_MAX_SIDE: u32 = 8000;
+
+/// Longest side of an image in pixels when the request holds more than 20
+/// images.
+pub const IMAGE_MAX_SIDE_MANY: u32 = 2000;
+
+/// Most base64 bytes of one image (5 MB, measured on the base64 text).
+pub const IMAGE_MAX_BASE64_BYTES: usize = 5 * 1024 * 1024;
+
+/// Most blocks with `cache_control` in one request.
+pub const CACHE_CONTROL_MAX: usize = 4;
+
+/// A message role other than `user`, `assistant` (and `system`, see
+/// [`SYSTEM_ROLE`]): the real API's message.
+pub fn unexpected_role(role: &str) -> String {
+    format!(
+        "messages: Unexpected role \"{role}\". Allowed roles are \"user\" or \"assistant\". For instructions on how to use tools, see https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview."
+    )
+}
+
+/// `messages[index]` has no content and is not the final assistant message.
+pub fn empty_content(index: usize) -> String {
+    format!(
+        "messages.{index}: all messages must have non-empty content except for the optional final assistant message"
+    )
+}
+
+/// An empty text block at `block` (e.g. `messages.0.content.1`) that has
+/// `cache_control`.
+pub fn cache_control_on_empty_text(block: &str) -> String {
+    format!("{block}.text: cache_control cannot be set for empty text blocks")
+}
+
+/// A `tool_use` id seen before in the request, at `messages[index].content[block]`.
+pub fn duplicate_tool_use_id(index: usize, block: usize) -> String {
+    format!("messages.{index}.content.{block}: tool_use ids must be unique")
+}
+
+/// A `tool_use` id with characters other than `[a-zA-Z0-9_-]`.
+pub fn tool_use_id_pattern(index: usize, block: usize) -> String {
+    format!(
+        "messages.{index}.content.{block}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"
+    )
+}
+
+/// A `tool_use` whose `input` is not a JSON object.
+pub fn tool_use_input_not_object(index: usize, block: usize) -> String {
+    format!("messages.{index}.content.{block}.tool_use.input: Input should be a valid dictionary")
+}
+
+/// A custom tool named outside `^[a-zA-Z0-9_-]{1,128}$`, at `tools[index]`.
+pub fn tool_name_pattern(index: usize) -> String {
+    format!("tools.{index}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'")
+}
+
+/// An image at `block` (e.g. `messages.0.content.1`, or
+/// `messages.2.content.0.tool_result.content.1`) with a media type the API
+/// does not take.
+pub fn image_media_type(block: &str) -> String {
+    format!(
+        "{block}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+    )
+}
+
+/// An image at `block` whose base64 text is `bytes` long, over
+/// [`IMAGE_MAX_BASE64_BYTES`].
+pub fn image_too_large(block: &str, bytes: usize) -> String {
+    format!(
+        "{block}.image.source.base64: image exceeds 5 MB maximum: {bytes} bytes > {IMAGE_MAX_BASE64_BYTES} bytes"
+    )
+}
+
+/// An image at `block` declared `declared` whose bytes are `actual`.
+pub fn image_media_type_mismatch(block: &str, declared: &str, actual: &str) -> String {
+    format!(
+        "{block}.image.source.base64: The image was specified using the {declared} media type, but the image appears to be a {actual} image"
+    )
+}
+
+/// An image at `block` with a side over [`IMAGE_MAX_SIDE`], or over
+/// [`IMAGE_MAX_SIDE_MANY`] when `many` (more than 20 images in the request).
+pub fn image_too_wide(block: &str, many: bool) -> String {
+    if many {
+        format!(
+            "{block}.image.source.base64.data: At least one of the image dimensions exceed max allowed size for many-image requests: {IMAGE_MAX_SIDE_MANY} pixels"
+        )
+    } else {
+        format!(
+            "{block}.image.source.base64.data: At least one of the image dimensions exceed max allowed size: {IMAGE_MAX_SIDE} pixels"
+        )
+    }
+}
+
+/// `found` blocks with `cache_control` (more than [`CACHE_CONTROL_MAX`]).
+pub fn too_many_cache_control(found: usize) -> String {
+    format!("A maximum of {CACHE_CONTROL_MAX} blocks with cache_control may be provided. Found {found}.")
+}
+
+/// A `thinking` block without a `signature` field.
+pub fn thinking_signature_missing(index: usize, block: usize) -> String {
+    format!("messages.{index}.content.{block}.thinking.signature: Field required")
+}
+
+/// A `thinking` block whose `signature` is empty (mock-llm cannot check a
+/// real signature, so only an empty one is invalid here).
+pub fn thinking_signature_invalid(index: usize, block: usize) -> String {
+    format!("messages.{index}.content.{block}: Invalid `signature` in `thinking` block")
+}
+
 /// The message of the HTTP 500 sent when the script has no entry left:
 /// `served` entries were used and this is request number `served + 1` to get
 /// past the checks.
@@ -117,6 +255,34 @@ mod tests {
         assert_eq!(
             unexpected_tool_result(2, 0, "toolu_x"),
             "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_x. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+        );
+    }
+
+    #[test]
+    fn rule_messages_match_the_real_api() {
+        assert_eq!(
+            empty_content(3),
+            "messages.3: all messages must have non-empty content except for the optional final assistant message"
+        );
+        assert_eq!(
+            tool_name_pattern(7),
+            "tools.7.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
+        );
+        assert_eq!(
+            image_too_large("messages.2.content.0", 8259148),
+            "messages.2.content.0.image.source.base64: image exceeds 5 MB maximum: 8259148 bytes > 5242880 bytes"
+        );
+        assert_eq!(
+            image_too_wide("messages.7.content.2", false),
+            "messages.7.content.2.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels"
+        );
+        assert_eq!(
+            too_many_cache_control(5),
+            "A maximum of 4 blocks with cache_control may be provided. Found 5."
+        );
+        assert_eq!(
+            unexpected_role("tool"),
+            "messages: Unexpected role \"tool\". Allowed roles are \"user\" or \"assistant\". For instructions on how to use tools, see https://platform.claude.com/docs/en/agents-and-tools/tool-use/overview."
         );
     }
 

@@ -8,7 +8,9 @@
 //! rule (HTTP 400 `invalid_request_error` with the real API's wording, script
 //! not advanced) and the entry's `expect` checks (HTTP 400, not advanced). An
 //! exhausted script answers HTTP 500. Entries may carry a `fault`: an HTTP
-//! error, an SSE `error` event mid-stream, or a cut connection.
+//! error, an SSE `error` event mid-stream, or a cut connection. A simulated
+//! prompt cache turns the request's `cache_control` breakpoints into
+//! `cache_creation_input_tokens` / `cache_read_input_tokens`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,8 +26,15 @@
 mod answer;
 pub mod api_error;
 mod expect;
+mod openai_answer;
+pub mod openai_error;
+mod openai_expect;
+mod openai_pairing;
+mod openai_reply;
 mod pairing;
+mod prompt_cache;
 mod request;
+pub mod rules;
 mod script;
 mod server;
 

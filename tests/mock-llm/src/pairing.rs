@@ -133,4 +133,25 @@ mod tests {
         let body = json!({"messages":[{"role":"user","content":results(&["x"])}]});
         assert_eq!(check(&body), Err(unexpected_tool_result(0, 0, "x")));
     }
+
+    #[test]
+    fn server_tool_use_needs_no_tool_result() {
+        let body = json!({"messages":[
+            {"role":"user","content":"search"},
+            {"role":"assistant","content":[
+                {"type":"server_tool_use","id":"srvtoolu_01","name":"web_search","input":{"query":"x"}},
+                {"type":"web_search_tool_result","tool_use_id":"srvtoolu_01","content":[]}]},
+            {"role":"user","content":"more"}
+        ]});
+        assert_eq!(check(&body), Ok(()));
+        let mut with_client_tool = body.clone();
+        with_client_tool["messages"][1]["content"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"type":"tool_use","id":"toolu_01","name":"Read","input":{}}));
+        assert_eq!(
+            check(&with_client_tool),
+            Err(missing_tool_result(1, &["toolu_01"]))
+        );
+    }
 }

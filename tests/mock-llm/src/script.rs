@@ -97,6 +97,13 @@ pub struct Entry {
     /// tool_use block, else `"end_turn"`.
     #[serde(default)]
     pub stop_reason: Option<String>,
+    /// `stop_details` sent next to `stop_reason` (`message_delta.delta` /
+    /// the JSON message), as scripted; any JSON value, `null` included.
+    /// Absent: the field is not sent. The API sends it with
+    /// `stop_reason: "refusal"`, e.g.
+    /// `{"type":"refusal","category":"cyber","explanation":"..."}`.
+    #[serde(default, deserialize_with = "present")]
+    pub stop_details: Option<Value>,
     /// Chars (Unicode scalar values, not bytes) per `text_delta`; default
     /// [`DEFAULT_TEXT_CHUNK_CHARS`]; must be ≥ 1.
     #[serde(default)]
@@ -108,8 +115,10 @@ pub struct Entry {
     /// Milliseconds slept between two SSE events; default 0.
     #[serde(default)]
     pub event_delay_ms: Option<u64>,
-    /// Token counts to report; default: input ≈ request bytes / 4, output ≈
-    /// content chars / 4 (at least 1).
+    /// Token counts to report, cache counts included (they replace the
+    /// prompt cache simulation's); default: input ≈ request bytes not in a
+    /// cached prefix / 4, output ≈ content chars / 4 (at least 1), cache
+    /// counts from the simulation (README, "Prompt cache").
     #[serde(default)]
     pub usage: Option<Usage>,
     /// Checks on the incoming request; a failed check answers HTTP 400 and the
@@ -133,7 +142,8 @@ impl Entry {
     }
 
     /// The `stop_reason` to send: the scripted one, else `"tool_use"` when a
-    /// tool_use block is present, else `"end_turn"`.
+    /// tool_use block is present (raw blocks do not count, whatever their
+    /// type), else `"end_turn"`.
     pub fn effective_stop_reason(&self) -> String {
         match &self.stop_reason {
             Some(reason) => reason.clone(),
@@ -158,8 +168,23 @@ impl Entry {
         if let Some(fault) = &self.fault {
             fault.kind()?;
         }
+        for (i, block) in self.content.iter().enumerate() {
+            if let Block::Raw { block } = block {
+                if !block.is_object() {
+                    return Err(format!(
+                        "content[{i}]: a raw block's `block` must be a JSON object (a content block), got {block}"
+                    ));
+                }
+            }
+        }
         Ok(())
     }
+}
+
+/// Deserializes a present field as `Some`, so a scripted `null` is kept
+/// (`Some(Value::Null)`) instead of read as absent.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// A content block of a scripted answer (Messages API content block shapes).
@@ -189,6 +214,16 @@ pub enum Block {
         #[serde(default)]
         input_json: Option<String>,
     },
+    /// `{"type":"raw","block":{...}}`: a content block of a type the script
+    /// format does not model (`server_tool_use`, `web_search_tool_result`, a
+    /// text block with `citations`, …), sent exactly as written: streamed as
+    /// a `content_block_start` carrying it, then `content_block_stop` (no
+    /// deltas); in the JSON message as-is. `POST /v1/chat/completions` skips
+    /// it. Must be a JSON object.
+    Raw {
+        /// The whole content block, `type` included.
+        block: Value,
+    },
 }
 
 fn empty_object() -> Value {
@@ -196,7 +231,8 @@ fn empty_object() -> Value {
 }
 
 /// Token counts reported in `message_start` / `message_delta` / the JSON
-/// message (Messages API `usage`).
+/// message (Messages API `usage`). A scripted usage replaces the prompt
+/// cache simulation's counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Usage {
@@ -204,6 +240,12 @@ pub struct Usage {
     pub input_tokens: u64,
     /// `usage.output_tokens` (final count, sent in `message_delta`).
     pub output_tokens: u64,
+    /// `usage.cache_creation_input_tokens`; default 0.
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    /// `usage.cache_read_input_tokens`; default 0.
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
 }
 
 /// Checks on the incoming request (all must hold).
@@ -249,6 +291,11 @@ pub struct Fault {
     /// Error message to send instead of the default one for the error type.
     #[serde(default)]
     pub message: Option<String>,
+    /// Sends the `x-should-retry: true|false` header with this answer
+    /// (`POST /v1/messages` only), as the API does to overrule a client's
+    /// own retry rules.
+    #[serde(default)]
+    pub should_retry: Option<bool>,
 }
 
 /// The validated kind of a [`Fault`].
@@ -403,5 +450,81 @@ mod tests {
             Block::ToolUse { input, .. } => assert_eq!(input, &serde_json::json!({})),
             other => panic!("not a tool_use: {other:?}"),
         }
+    }
+
+    #[test]
+    fn stop_details_is_kept_as_written_null_included() {
+        let script = Script::from_json(
+            r#"{"responses":[
+                {},
+                {"stop_reason":"refusal","stop_details":{"type":"refusal","category":"cyber"}},
+                {"stop_details":null}]}"#,
+        )
+        .unwrap();
+        assert_eq!(script.responses[0].stop_details, None);
+        assert_eq!(
+            script.responses[1].stop_details,
+            Some(serde_json::json!({"type":"refusal","category":"cyber"}))
+        );
+        assert_eq!(script.responses[2].stop_details, Some(Value::Null));
+    }
+
+    #[test]
+    fn raw_blocks_parse_must_be_objects_and_do_not_make_a_tool_use_stop() {
+        let script = Script::from_json(
+            r#"{"responses":[{"content":[
+                {"type":"raw","block":{"type":"server_tool_use","id":"srvtoolu_01",
+                                       "name":"web_search","input":{"query":"x"}}},
+                {"type":"raw","block":{"type":"web_search_tool_result",
+                                       "tool_use_id":"srvtoolu_01","content":[]}}]}]}"#,
+        )
+        .unwrap();
+        let entry = &script.responses[0];
+        assert_eq!(
+            entry.content[0],
+            Block::Raw {
+                block: serde_json::json!({"type":"server_tool_use","id":"srvtoolu_01",
+                                          "name":"web_search","input":{"query":"x"}})
+            }
+        );
+        assert_eq!(entry.effective_stop_reason(), "end_turn");
+
+        let err =
+            Script::from_json(r#"{"responses":[{},{"content":[{"type":"raw","block":"text"}]}]}"#)
+                .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid script: responses[1]: content[0]: a raw block's `block` must be a JSON object (a content block), got \"text\""
+        );
+        let err = Script::from_json(r#"{"responses":[{"content":[{"type":"raw","blok":{}}]}]}"#)
+            .unwrap_err();
+        assert!(err.to_string().contains("unknown field `blok`"), "{err}");
+    }
+
+    #[test]
+    fn usage_cache_counts_default_to_zero() {
+        let script = Script::from_json(
+            r#"{"responses":[
+                {"usage":{"input_tokens":1,"output_tokens":2}},
+                {"usage":{"input_tokens":1,"output_tokens":2,
+                          "cache_creation_input_tokens":3,"cache_read_input_tokens":4}}]}"#,
+        )
+        .unwrap();
+        let plain = script.responses[0].usage.unwrap();
+        assert_eq!(
+            (
+                plain.cache_creation_input_tokens,
+                plain.cache_read_input_tokens
+            ),
+            (0, 0)
+        );
+        let cached = script.responses[1].usage.unwrap();
+        assert_eq!(
+            (
+                cached.cache_creation_input_tokens,
+                cached.cache_read_input_tokens
+            ),
+            (3, 4)
+        );
     }
 }

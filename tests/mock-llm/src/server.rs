@@ -20,6 +20,7 @@ use crate::answer::{json_message, sse_error_event, sse_events, AnswerMeta};
 use crate::api_error::{
     default_message, error_body, error_type_for_status, script_exhausted, status_for_error_type,
 };
+use crate::prompt_cache::PromptCache;
 use crate::script::{Entry, FaultKind, Script};
 use crate::{expect, pairing};
 
@@ -36,6 +37,9 @@ struct Inner {
     requests: Vec<Value>,
     /// Append-mode log file: one JSON line per request.
     log: Option<File>,
+    /// The prompt cache simulation: prefixes written by admitted
+    /// `/v1/messages` requests.
+    cache: PromptCache,
 }
 
 impl Shared {
@@ -46,6 +50,7 @@ impl Shared {
                 next: 0,
                 requests: Vec::new(),
                 log,
+                cache: PromptCache::default(),
             }),
         }
     }
@@ -95,6 +100,9 @@ impl Shared {
         if let Err(message) = pairing::check(&value) {
             return Decision::Reject(StatusCode::BAD_REQUEST, message);
         }
+        if let Err(message) = crate::rules::check(&value) {
+            return Decision::Reject(StatusCode::BAD_REQUEST, message);
+        }
         let index = inner.next;
         let Some(entry) = self.script.responses.get(index) else {
             return Decision::Reject(StatusCode::INTERNAL_SERVER_ERROR, script_exhausted(index));
@@ -105,6 +113,16 @@ impl Shared {
             }
         }
         inner.next += 1;
+        // The prompt cache: measured on every admitted request, written
+        // unless the entry is an HTTP error (refused before any processing).
+        let lookup = inner.cache.lookup(&value);
+        let http_fault = matches!(
+            entry.fault.as_ref().and_then(|f| f.kind().ok()),
+            Some(FaultKind::Http { .. })
+        );
+        if !http_fault {
+            inner.cache.write(&lookup);
+        }
         Decision::Answer(Box::new(Answer {
             entry: entry.clone(),
             stream: value.get("stream").and_then(Value::as_bool) == Some(true),
@@ -116,6 +134,7 @@ impl Shared {
                     .unwrap_or("mock-llm")
                     .to_string(),
                 request_bytes: body.len(),
+                cache: lookup.counts,
             },
         }))
     }
@@ -139,6 +158,7 @@ struct Answer {
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/messages", post(messages))
+        .route("/v1/chat/completions", post(chat_completions))
         .fallback(not_found)
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)
@@ -148,7 +168,7 @@ async fn not_found() -> Response {
     error_response(
         StatusCode::NOT_FOUND,
         "not_found_error",
-        "mock-llm serves only POST /v1/messages",
+        "mock-llm serves only POST /v1/messages and POST /v1/chat/completions",
         None,
     )
 }
@@ -253,6 +273,12 @@ fn respond(answer: Answer) -> Response {
     if let Ok(value) = HeaderValue::from_str(&meta.id.replace("msg_", "req_")) {
         response.headers_mut().insert("request-id", value);
     }
+    if let Some(verdict) = entry.fault.as_ref().and_then(|f| f.should_retry) {
+        response.headers_mut().insert(
+            "x-should-retry",
+            HeaderValue::from_static(if verdict { "true" } else { "false" }),
+        );
+    }
     response
 }
 
@@ -296,5 +322,87 @@ fn sse_response(chunks: Vec<Result<Bytes, std::io::Error>>, delay_ms: Option<u64
         HeaderValue::from_static("text/event-stream; charset=utf-8"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+// POST /v1/chat/completions: the same script queue in OpenAI's shape (the
+// checks and answers are in openai_*.rs; only recording and I/O are here).
+
+use crate::openai_answer::ChatMeta;
+use crate::openai_reply::{self, Reply};
+
+impl Shared {
+    /// The chat completions twin of `decide`: records the body (memory + log),
+    /// runs [`openai_reply::admit`] on the next entry and, when it passes,
+    /// consumes the entry; all under one lock. Returns the request number and
+    /// the reply.
+    fn decide_chat(&self, body: &Bytes) -> (usize, Reply) {
+        let parsed = serde_json::from_slice::<Value>(body);
+        let recorded = match &parsed {
+            Ok(v) => v.clone(),
+            Err(_) => Value::String(String::from_utf8_lossy(body).into_owned()),
+        };
+        let mut inner = self.lock();
+        if let Some(file) = inner.log.as_mut() {
+            if let Err(e) = writeln!(file, "{recorded}").and_then(|_| file.flush()) {
+                eprintln!("mock-llm: cannot write the request log: {e}");
+            }
+        }
+        inner.requests.push(recorded);
+        let number = inner.requests.len();
+        let index = inner.next;
+        match openai_reply::admit(parsed, self.script.responses.get(index), index) {
+            Err(error) => (number, error.into()),
+            Ok((request, entry)) => {
+                inner.next += 1;
+                let meta = ChatMeta::new(&request, number, body.len());
+                let stream = openai_reply::wants_stream(&request);
+                (number, openai_reply::answer(entry, &meta, stream))
+            }
+        }
+    }
+}
+
+async fn chat_completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let (number, reply) = shared.decide_chat(&body);
+    let mut response = match reply {
+        Reply::Json {
+            status,
+            body,
+            retry_after_s,
+        } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let mut response = (status, axum::Json(body)).into_response();
+            if let Some(seconds) = retry_after_s {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            }
+            response
+        }
+        Reply::Stream {
+            pieces,
+            delay_ms,
+            cut,
+        } => {
+            let mut chunks: Vec<Result<Bytes, std::io::Error>> =
+                pieces.into_iter().map(|p| Ok(Bytes::from(p))).collect();
+            if cut {
+                chunks.push(Err(disconnect_error()));
+            }
+            sse_response(chunks, delay_ms)
+        }
+        Reply::CutJson => {
+            let mut response = Response::new(paced_body(vec![Err(disconnect_error())], None));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+    };
+    if let Ok(value) = HeaderValue::from_str(&format!("req_mock_{number}")) {
+        response.headers_mut().insert("x-request-id", value);
+    }
     response
 }

@@ -113,3 +113,115 @@ fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), Stri
         false,
     )
 }
+
+/// A withdrawn answer is gone from the buffer (only the withdrawn line
+/// stays), the retried answer shows once, and the turn's end line carries
+/// its token counts.
+#[nvim_oxi::test]
+fn a_withdrawn_answer_leaves_the_chat_and_the_end_line_shows_tokens() -> Result<(), String> {
+    use lathe::events::{AgentEvent, TurnOutcome};
+    use lathe::protocol::Usage;
+    load();
+    let ev = |e: AgentEvent| lathe::nvim::chat::render(vec![e]);
+    ev(AgentEvent::TurnStarted {
+        prompt: "hi".into(),
+    });
+    ev(AgentEvent::AssistantStarted);
+    ev(AgentEvent::TextDelta {
+        text: "partial answer that ".into(),
+    });
+    ev(AgentEvent::TextDelta {
+        text: "breaks\nover two lines".into(),
+    });
+    ev(AgentEvent::AssistantWithdrawn {
+        reason: "overloaded_error: Overloaded".into(),
+    });
+    ev(AgentEvent::Notice {
+        text: "retrying in 0.4s (attempt 2 of 5): overloaded_error: Overloaded".into(),
+        is_error: false,
+    });
+    ev(AgentEvent::AssistantStarted);
+    ev(AgentEvent::TextDelta {
+        text: "The real answer.".into(),
+    });
+    let usage = |input, output, read| Usage {
+        input_tokens: Some(input),
+        output_tokens: Some(output),
+        cache_read_input_tokens: Some(read),
+        cache_creation_input_tokens: Some(0),
+    };
+    ev(AgentEvent::Usage {
+        turn: usage(250, 45, 1000),
+        session: usage(12_000, 3_456, 2_000_000),
+    });
+    ev(AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    });
+    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let text = crate::common::lines(&buf).join("\n");
+    for gone in ["partial answer", "over two lines"] {
+        if text.contains(gone) {
+            return Err(format!(
+                "the withdrawn text {gone:?} is still shown:\n{text}"
+            ));
+        }
+    }
+    for want in [
+        "~~answer withdrawn~~",
+        "> **note:** retrying in 0.4s (attempt 2 of 5)",
+        "*(done)* tokens: 1.2k in (1.0k from cache), 45 out · session 2.0M in (2.0M from cache), 3.5k out",
+    ] {
+        if !text.contains(want) {
+            return Err(format!("chat lacks {want:?}:\n{text}"));
+        }
+    }
+    check_eq(
+        "the retried answer shows once",
+        text.matches("The real answer.").count(),
+        1,
+    )
+}
+
+/// A tool line updated several times (running → waiting for you → running
+/// → done) stays one line, and the answer's text after it starts on a
+/// line of its own. The smallest input that showed the bug: the last tool
+/// line of the chat updated twice.
+#[nvim_oxi::test]
+fn a_tool_line_updated_many_times_stays_one_line() -> Result<(), String> {
+    use lathe::events::{AgentEvent, ToolStatus, TurnOutcome};
+    load();
+    let ev = |e: AgentEvent| lathe::nvim::chat::render(vec![e]);
+    ev(AgentEvent::TurnStarted {
+        prompt: "fix".into(),
+    });
+    ev(AgentEvent::AssistantStarted);
+    ev(AgentEvent::ToolStarted {
+        id: "t1".into(),
+        name: "Edit".into(),
+        detail: "greeting.py".into(),
+    });
+    let ask = [("Edit".to_string(), "Edit greeting.py".to_string())];
+    lathe::nvim::chat::set_tools_waiting(&ask);
+    lathe::nvim::chat::set_tools_waiting(&[]);
+    lathe::nvim::chat::set_tools_waiting(&ask);
+    lathe::nvim::chat::set_tools_waiting(&[]);
+    ev(AgentEvent::ToolFinished {
+        id: "t1".into(),
+        name: "Edit".into(),
+        status: ToolStatus::Done,
+        summary: "1 replacement".into(),
+    });
+    ev(AgentEvent::TextDelta {
+        text: "Fixed.".into(),
+    });
+    ev(AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    });
+    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let text = crate::common::lines(&buf).join("\n");
+    check_eq(
+        "chat text",
+        text.as_str(),
+        "## You\n\nfix\n\n## lathe\n\n- Edit(greeting.py): done — 1 replacement\nFixed.\n\n*(done)*\n",
+    )
+}

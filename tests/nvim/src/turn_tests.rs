@@ -13,11 +13,13 @@ const FIX_SCRIPT: &str = r#"{ "responses": [
   { "content": [
       { "type": "text", "text": "Let me look for the greeting." },
       { "type": "tool_use", "id": "toolu_01", "name": "Grep", "input": { "pattern": "Helo" } } ],
-    "text_chunk_chars": 4, "json_chunk_chars": 5, "event_delay_ms": 2 },
+    "text_chunk_chars": 4, "json_chunk_chars": 5, "event_delay_ms": 2,
+    "usage": { "input_tokens": 1000, "output_tokens": 20, "cache_read_input_tokens": 0 } },
   { "content": [
       { "type": "text", "text": "Reading it." },
       { "type": "tool_use", "id": "toolu_02", "name": "Read", "input": { "file_path": "greeting.py" } } ],
     "text_chunk_chars": 4, "event_delay_ms": 2,
+    "usage": { "input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 900 },
     "expect": { "tool_result_contains": { "toolu_01": "greeting.py" },
                 "tool_result_is_error": { "toolu_01": false } } },
   { "content": [
@@ -25,9 +27,11 @@ const FIX_SCRIPT: &str = r#"{ "responses": [
         "input": { "file_path": "greeting.py",
                    "old_string": "    return f\"Helo, {name}!\"",
                    "new_string": "    return f\"Hello, {name}!\"" } } ],
+    "usage": { "input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 1000 },
     "expect": { "tool_result_contains": { "toolu_02": "     2\t    return f\"Helo, {name}!\"" } } },
   { "content": [ { "type": "text", "text": "Fixed the typo." } ],
     "text_chunk_chars": 3, "event_delay_ms": 2,
+    "usage": { "input_tokens": 100, "output_tokens": 40, "cache_read_input_tokens": 1100 },
     "expect": { "tool_result_contains": { "toolu_03": "has been updated" },
                 "tool_result_is_error": { "toolu_03": false } } }
 ] }"#;
@@ -62,9 +66,11 @@ fn lathe_command_fixes_the_typo_in_the_open_buffer() -> Result<(), String> {
           "- Edit(greeting.py): done — 1 replacement",
           "Fixed the typo.",
           "",
-          "*(done)*",
+          "*(done)* tokens: 4.3k in (3.0k from cache), 100 out · session 4.3k in (3.0k from cache), 100 out",
           "",
         }}, "\n"))
+        local _, _, _, _, usage = T.lathe.status()
+        T.eq("status() usage", usage, {{ input = 1300, output = 100, cache_read = 3000, cache_write = 0 }})
         T.eq("no working indicator", T.chat_virt_texts(), {{}})
         T.eq("one float, answered y", #rec.asks, 1)
         T.has("float title", rec.asks[1].title, "greeting.py")

@@ -1,0 +1,206 @@
+//! Prompt caching (the Messages API's `cache_control`): breakpoints on the
+//! tools, the system prompt and the conversation's last turn, so a long
+//! session re-reads its growing prefix from the cache instead of paying for
+//! it on every request. The API allows at most four breakpoints per request;
+//! lathe sets three.
+
+use serde_json::{json, Value};
+
+use crate::protocol::MessagesRequest;
+
+/// Most `cache_control` breakpoints a request may carry (the API's limit).
+pub const MAX_BREAKPOINTS: usize = 4;
+
+/// Block types that take a `cache_control` (thinking blocks do not).
+const CACHEABLE: &[&str] = &["text", "image", "tool_use", "tool_result", "document"];
+
+/// `req` as the JSON body to send, with `stream` set and an ephemeral
+/// `cache_control` on the last tool, on the system prompt (sent as one text
+/// block) and on the last cacheable block of the last message. Parts that
+/// are missing (no tools, no system prompt) get none.
+pub fn body_with_breakpoints(req: &MessagesRequest, stream: bool) -> Value {
+    let mut body = serde_json::to_value(req).unwrap_or(Value::Null);
+    // Blocks kept byte-for-byte from an answer might carry their own; the
+    // request may hold no more than the API's limit in all.
+    let mut budget = MAX_BREAKPOINTS.saturating_sub(count_breakpoints(&body));
+    let mut mark = |obj: &mut serde_json::Map<String, Value>| {
+        if budget > 0 && !obj.contains_key("cache_control") {
+            budget -= 1;
+            obj.insert("cache_control".into(), json!({ "type": "ephemeral" }));
+        }
+    };
+    let Some(obj) = body.as_object_mut() else {
+        return body;
+    };
+    obj.insert("stream".into(), Value::Bool(stream));
+    // The conversation's breakpoint covers the most, so it goes first.
+    if let Some(block) = obj
+        .get_mut("messages")
+        .and_then(Value::as_array_mut)
+        .and_then(|m| m.last_mut())
+        .and_then(|m| m.get_mut("content"))
+        .and_then(Value::as_array_mut)
+        .and_then(|blocks| {
+            blocks.iter_mut().rev().find(|b| {
+                let cacheable = b
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| CACHEABLE.contains(&t));
+                cacheable && b.get("text") != Some(&json!(""))
+            })
+        })
+        .and_then(Value::as_object_mut)
+    {
+        mark(block);
+    }
+    // An empty text block may not carry a breakpoint (the API says so).
+    if let Some(Value::String(system)) = obj.get("system").filter(|s| s != &"").cloned() {
+        let mut block = serde_json::Map::new();
+        block.insert("type".into(), json!("text"));
+        block.insert("text".into(), Value::String(system));
+        mark(&mut block);
+        obj.insert("system".into(), Value::Array(vec![Value::Object(block)]));
+    }
+    if let Some(last) = obj
+        .get_mut("tools")
+        .and_then(Value::as_array_mut)
+        .and_then(|t| t.last_mut())
+        .and_then(Value::as_object_mut)
+    {
+        mark(last);
+    }
+    body
+}
+
+/// How many `cache_control` breakpoints `body` carries.
+pub fn count_breakpoints(body: &Value) -> usize {
+    match body {
+        Value::Object(map) => {
+            usize::from(map.contains_key("cache_control"))
+                + map.values().map(count_breakpoints).sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(count_breakpoints).sum(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ContentBlock, Message, Role, ToolDefinition};
+
+    fn request() -> MessagesRequest {
+        MessagesRequest {
+            model: "m".into(),
+            max_tokens: 100,
+            system: "You are lathe.".into(),
+            messages: vec![
+                Message::user_text("hi"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![ContentBlock::Text {
+                        text: "hello".into(),
+                    }],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![
+                        ContentBlock::Text {
+                            text: "and now".into(),
+                        },
+                        ContentBlock::Thinking {
+                            thinking: "t".into(),
+                            signature: "s".into(),
+                        },
+                    ],
+                },
+            ],
+            tools: vec![
+                ToolDefinition {
+                    name: "Read".into(),
+                    description: "d".into(),
+                    input_schema: json!({"type": "object"}),
+                },
+                ToolDefinition {
+                    name: "Grep".into(),
+                    description: "d".into(),
+                    input_schema: json!({"type": "object"}),
+                },
+            ],
+            stream: false,
+        }
+    }
+
+    #[test]
+    fn three_breakpoints_in_the_right_places() {
+        let body = body_with_breakpoints(&request(), true);
+        assert_eq!(count_breakpoints(&body), 3);
+        assert!(count_breakpoints(&body) <= MAX_BREAKPOINTS);
+        assert_eq!(body["stream"], true);
+        assert_eq!(
+            body["tools"][1]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert!(body["tools"][0].get("cache_control").is_none());
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "You are lathe.", "cache_control": {"type": "ephemeral"}}])
+        );
+        // The last cacheable block of the last message (thinking takes none).
+        assert_eq!(
+            body["messages"][2]["content"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert!(body["messages"][2]["content"][1]
+            .get("cache_control")
+            .is_none());
+        assert!(body["messages"][1]["content"][0]
+            .get("cache_control")
+            .is_none());
+    }
+
+    #[test]
+    fn missing_parts_get_no_breakpoint() {
+        let mut r = request();
+        r.tools.clear();
+        r.system.clear();
+        let body = body_with_breakpoints(&r, false);
+        assert_eq!(count_breakpoints(&body), 1);
+        assert!(body.get("system").is_none());
+    }
+
+    #[test]
+    fn an_empty_text_block_is_passed_over() {
+        let mut r = request();
+        r.messages[2].content = vec![
+            ContentBlock::Text { text: "x".into() },
+            ContentBlock::Text { text: "".into() },
+        ];
+        let body = body_with_breakpoints(&r, true);
+        assert!(body["messages"][2]["content"][1]
+            .get("cache_control")
+            .is_none());
+        assert_eq!(
+            body["messages"][2]["content"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+    }
+
+    #[test]
+    fn breakpoints_already_in_the_request_leave_room_for_fewer() {
+        let mut r = request();
+        let carried = serde_json::from_value::<ContentBlock>(json!({
+            "type": "text", "text": "kept", "cache_control": {"type": "ephemeral"}, "citations": []
+        }))
+        .unwrap();
+        r.messages[1].content = vec![carried.clone(), carried.clone(), carried];
+        let body = body_with_breakpoints(&r, true);
+        assert_eq!(count_breakpoints(&body), MAX_BREAKPOINTS);
+        // The conversation's breakpoint is the one that fits.
+        assert_eq!(
+            body["messages"][2]["content"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert!(body["system"][0].get("cache_control").is_none());
+    }
+}
