@@ -308,3 +308,53 @@ async fn tool_sync_says_no_allow_rule_opens_a_protected_path() {
         out.text
     );
 }
+
+#[tokio::test]
+async fn a_shell_variable_does_not_hide_what_bash_reads() {
+    // The user allowed `cat` and runs in bypassPermissions: the read rules
+    // and protected paths still hold when the path is written with a
+    // variable. `$PWD` and `$HOME` are known and checked like written
+    // paths; any other substitution asks, whatever the rules and the mode.
+    let s = setup(
+        &[DENY_SECRET, (RuleKind::Allow, "Bash(cat:*)")],
+        vec![PromptAnswer::Deny; 4],
+    );
+    s.env
+        .permissions
+        .set_mode(lathe::permissions::Mode::BypassPermissions);
+    for cmd in [r#"cat "$PWD/secret/s.txt""#, "cat ${PWD}/secret/s.txt"] {
+        let out = s.call("Bash", json!({ "command": cmd })).await;
+        assert_eq!(out.status, ToolStatus::Denied, "{cmd}: {}", out.text);
+        assert_eq!(out.asked, None, "{cmd}");
+        assert!(
+            out.text
+                .contains("rule Read(secret/**) from setup() denies reading secret/"),
+            "{cmd}: {}",
+            out.text
+        );
+    }
+    for (cmd, word) in [
+        (r#"cat "$f""#, "$f"),
+        ("cat $(echo secret/s.txt)", "$(echo secret/s.txt)"),
+        ("cat secret/{s,t}.txt", "secret/{s,t}.txt"),
+    ] {
+        let out = s.call("Bash", json!({ "command": cmd })).await;
+        let want = format!("the command reads `{word}`, which the shell expands only when it runs, so lathe cannot check it against the read rules and protected paths (write the path out to let a rule match)");
+        assert_eq!(out.asked.as_deref(), Some(want.as_str()), "{cmd}");
+        assert_eq!(
+            out.status,
+            ToolStatus::Denied,
+            "{cmd}: the prompter said no"
+        );
+    }
+    let out = s
+        .call("Bash", json!({ "command": r#"cd "$D" && cat s.txt"# }))
+        .await;
+    assert_eq!(
+        out.asked.as_deref(),
+        Some("the command reads `s.txt` after `cd $D`, a folder the shell expands only when it runs, so lathe cannot check it against the read rules and protected paths (write the folder out to let a rule match)")
+    );
+    // A quoted `$` is no substitution; the allow rule and the mode hold.
+    let out = s.call("Bash", json!({ "command": "cat 'src/a.rs'" })).await;
+    out.ran_without_secrets("cat src");
+}

@@ -68,6 +68,11 @@ pub struct Operand {
     pub word: String,
     /// How the command reaches what it names.
     pub reach: Reach,
+    /// The word holds a shell substitution (`$f`, `${HOME}`, `$(…)`, a
+    /// backtick, brace expansion): what it names is known only when the
+    /// shell runs it. `read_walk` resolves `$PWD` and `$HOME` and counts
+    /// any other as a read it cannot check.
+    pub expands: bool,
 }
 
 /// What one simple command reads.
@@ -78,6 +83,8 @@ pub struct CommandReads {
     /// Where `cd`/`pushd` moves for the commands after it (`~` for a bare
     /// `cd`).
     pub moves_to: Option<String>,
+    /// `moves_to` holds a shell substitution (see [`Operand::expands`]).
+    pub moves_expands: bool,
 }
 
 /// One path a command reaches, canonical (what `decide` checks).
@@ -135,6 +142,8 @@ const METADATA: &[&str] = &["stat", "test", "[", "realpath", "readlink"];
 /// folders; `git show/diff/log/blame` read the paths they name (`HEAD:path`
 /// too); other known readers read their operands; an unknown program reads
 /// every operand.
+/// Operands and a `cd` target that come from a substituted word are marked
+/// ([`Operand::expands`], [`CommandReads::moves_expands`]).
 pub fn command_reads(cmd: &SimpleCommand) -> CommandReads {
     let mut reads = program_reads(cmd);
     // `< file` reads it; `>> file` too, as far as a rule can tell.
@@ -145,6 +154,14 @@ pub fn command_reads(cmd: &SimpleCommand) -> CommandReads {
     reads
         .operands
         .extend(each(redirected.cloned().collect(), Reach::Content));
+    // An operand cut out of a substituted word (`-f$X` gives `$X`) is
+    // inside it; a word that merely shares text gets marked too, which
+    // costs nothing: only a substitution left after resolving counts.
+    let from_substitution = |word: &str| cmd.substituted.iter().any(|s| s.contains(word));
+    for op in &mut reads.operands {
+        op.expands = from_substitution(&op.word);
+    }
+    reads.moves_expands = reads.moves_to.as_deref().is_some_and(from_substitution);
     reads
 }
 
@@ -157,12 +174,13 @@ fn program_reads(cmd: &SimpleCommand) -> CommandReads {
     let name = program.rsplit('/').next().unwrap_or(program);
     let reads = |operands: Vec<Operand>| CommandReads {
         operands,
-        moves_to: None,
+        ..CommandReads::default()
     };
     match name {
         _ if READS_NOTHING.contains(&name) => CommandReads::default(),
         "cd" | "pushd" => CommandReads {
             operands: Vec::new(),
+            moves_expands: false,
             moves_to: Some(
                 plain_operands(args)
                     .into_iter()
@@ -206,7 +224,11 @@ fn program_reads(cmd: &SimpleCommand) -> CommandReads {
 fn each(words: Vec<String>, reach: Reach) -> Vec<Operand> {
     words
         .into_iter()
-        .map(|word| Operand { word, reach })
+        .map(|word| Operand {
+            word,
+            reach,
+            expands: false,
+        })
         .collect()
 }
 

@@ -25,6 +25,16 @@ pub const READ_CHECK_LIMIT: usize = 20_000;
 pub const READS_UNCHECKED: &str =
     "the command reads more than {limit} files under {dir}, too many to check against the read rules and protected paths";
 
+/// Why a command's reads were not all checked: an operand holds a shell
+/// substitution lathe cannot resolve before the command runs. `{word}`.
+pub const READS_UNRESOLVED: &str =
+    "the command reads `{word}`, which the shell expands only when it runs, so lathe cannot check it against the read rules and protected paths (write the path out to let a rule match)";
+
+/// Why a command's reads were not all checked: a `cd` to a substituted
+/// folder comes before a relative path. `{dir}`, `{word}`.
+pub const READS_AFTER_UNRESOLVED_CD: &str =
+    "the command reads `{word}` after `cd {dir}`, a folder the shell expands only when it runs, so lathe cannot check it against the read rules and protected paths (write the folder out to let a rule match)";
+
 /// Folders of version control systems: walked only by readers that read
 /// them (`grep -r`), and then checked as a whole.
 const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj"];
@@ -60,17 +70,34 @@ pub fn reach(
         names_matter,
     };
     let mut cwds = vec![resolve_for_rules(root)];
+    // A `cd` to a folder only the shell knows: later relative paths could
+    // be anywhere.
+    let mut lost_cwd: Option<String> = None;
     for cmd in commands {
         for op in &cmd.operands {
+            let counts = walker.counts(op.reach);
             for cwd in cwds.clone() {
-                for path in walker.expand(&op.word, &cwd, home) {
+                let Some(word) = resolved(&op.word, op.expands, &cwd, home) else {
+                    if counts {
+                        walker.unresolved(READS_UNRESOLVED, &[("word", &op.word)]);
+                    }
+                    continue;
+                };
+                if let Some(dir) = lost_cwd.as_deref().filter(|_| counts && is_relative(&word)) {
+                    walker.unresolved(READS_AFTER_UNRESOLVED_CD, &[("dir", dir), ("word", &word)]);
+                }
+                for path in walker.expand(&word, &cwd, home) {
                     walker.visit(&path, op.reach);
                 }
             }
         }
         if let Some(target) = &cmd.moves_to {
             for cwd in cwds.clone() {
-                let dir = resolve_for_rules(&expand_named_path(target, &cwd, home));
+                let Some(target) = resolved(target, cmd.moves_expands, &cwd, home) else {
+                    lost_cwd.get_or_insert_with(|| target.clone());
+                    continue;
+                };
+                let dir = resolve_for_rules(&expand_named_path(&target, &cwd, home));
                 if dir.is_dir() && !cwds.contains(&dir) {
                     cwds.push(dir);
                 }
@@ -78,6 +105,55 @@ pub fn reach(
         }
     }
     walker.out
+}
+
+/// `word` with the substitutions lathe knows the value of replaced: `$PWD`
+/// and `${PWD}` (the working directory `cwd`), `$HOME` and `${HOME}`
+/// (`home`). `None` when `expands` and a substitution is left (`$f`,
+/// `$(…)`, a backtick, `{a,b}`): the shell alone knows what it names.
+fn resolved(word: &str, expands: bool, cwd: &Path, home: Option<&Path>) -> Option<String> {
+    if !expands {
+        return Some(word.to_string());
+    }
+    let mut out = word.to_string();
+    let cwd = cwd.to_string_lossy();
+    let mut known: Vec<(&str, &str)> = vec![("PWD", &cwd)];
+    let home = home.map(|h| h.to_string_lossy().into_owned());
+    if let Some(h) = home.as_deref() {
+        known.push(("HOME", h));
+    }
+    for (name, value) in known {
+        out = out.replace(&format!("${{{name}}}"), value);
+        out = replace_var(&out, name, value);
+    }
+    if out.contains(['$', '`', '{']) {
+        return None;
+    }
+    Some(out)
+}
+
+/// `text` with each `$name` not followed by a name character replaced.
+fn replace_var(text: &str, name: &str, value: &str) -> String {
+    let pat = format!("${name}");
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(&pat) {
+        let after = &rest[i + pat.len()..];
+        out.push_str(&rest[..i]);
+        if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            out.push_str(&pat);
+        } else {
+            out.push_str(value);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A path the working directory decides (not `/…` or `~…`).
+fn is_relative(word: &str) -> bool {
+    !(word.starts_with('/') || word.starts_with('~'))
 }
 
 /// A path a command line names, made absolute: `~` and `~/…` under `home`,
@@ -121,6 +197,20 @@ impl Walker {
             out.push(abs);
         }
         out
+    }
+
+    /// Whether an operand reaching this way is checked at all: names only
+    /// when a deny rule could cover a name.
+    fn counts(&self, reach: Reach) -> bool {
+        self.names_matter || !matches!(reach, Reach::Names { .. })
+    }
+
+    /// Records that not every read could be checked: `template` filled
+    /// with `vars` (the first such reason is kept).
+    fn unresolved(&mut self, template: &str, vars: &[(&str, &str)]) {
+        if self.out.unchecked.is_none() {
+            self.out.unchecked = Some(crate::text::fill(template, vars));
+        }
     }
 
     /// Records what `reach` reaches through the existing `path`.
@@ -420,6 +510,7 @@ mod tests {
         let root = dir.path().canonicalize().expect("canonical");
         let reads = vec![CommandReads {
             operands: vec![crate::permissions::bash_reads::Operand {
+                expands: false,
                 word: ".".into(),
                 reach: Reach::Tree(Walk {
                     hidden: true,
@@ -428,6 +519,7 @@ mod tests {
                 }),
             }],
             moves_to: None,
+            moves_expands: false,
         }];
         let mut walker = Walker {
             out: Reached::default(),
@@ -439,6 +531,77 @@ mod tests {
         walker.visit(&root, reads[0].operands[0].reach);
         assert!(walker.out.unchecked.is_some());
         assert!(reach(&reads, &root, None, false).unchecked.is_none());
+    }
+
+    #[test]
+    fn substitutions_resolve_or_leave_the_reads_unchecked() {
+        let (_dir, root) = project();
+        let home = root.join("src");
+        let check = |line: &str, names_matter: bool| {
+            let Split::Commands(cmds) = split(line) else {
+                panic!("{line}");
+            };
+            let reads: Vec<CommandReads> = cmds.iter().map(command_reads).collect();
+            let out = reach(&reads, &root, Some(&home), names_matter);
+            let paths: Vec<String> = out
+                .paths
+                .iter()
+                .map(|p| {
+                    p.path
+                        .strip_prefix(&root)
+                        .unwrap_or(&p.path)
+                        .display()
+                        .to_string()
+                })
+                .collect();
+            (paths, out.unchecked)
+        };
+        // Known values: the working directory (after a `cd` too) and home.
+        for line in [
+            r#"cat "$PWD/secret/s.txt""#,
+            "cat ${PWD}/secret/s.txt",
+            "cd secret && cat $PWD/s.txt",
+            "cat $HOME/../secret/s.txt",
+        ] {
+            let (paths, unchecked) = check(line, false);
+            assert!(
+                paths.contains(&"secret/s.txt".to_string()),
+                "{line}: {paths:?}"
+            );
+            assert_eq!(unchecked, None, "{line}");
+        }
+        // Unknown values leave the reads unchecked, naming the word.
+        for (line, word) in [
+            (r#"cat "$f""#, "$f"),
+            ("cat $PWDX/a", "$PWDX/a"),
+            ("cat `ls`", "`ls`"),
+            ("wc -l < $IN", "$IN"),
+            ("grep -r x $DIR", "$DIR"),
+        ] {
+            let (_, unchecked) = check(line, false);
+            let want = crate::text::fill(READS_UNRESOLVED, &[("word", word)]);
+            assert_eq!(unchecked.as_deref(), Some(want.as_str()), "{line}");
+        }
+        let (_, unchecked) = check(r#"cd "$D" && cat s.txt"#, false);
+        assert!(unchecked.is_some_and(|u| u.contains("after `cd $D`")));
+        // Not a substitution: single quotes; nothing read: echo; names only
+        // matter when a deny rule could cover one.
+        for line in ["cat '$f'", "echo $f", "ls $D", "cd $D && cat /etc/hostname"] {
+            assert_eq!(check(line, false).1, None, "{line}");
+        }
+        assert!(check("ls $D", true).1.is_some());
+    }
+
+    #[test]
+    fn golden_unresolved_texts() {
+        assert_eq!(
+            READS_UNRESOLVED,
+            "the command reads `{word}`, which the shell expands only when it runs, so lathe cannot check it against the read rules and protected paths (write the path out to let a rule match)"
+        );
+        assert_eq!(
+            READS_AFTER_UNRESOLVED_CD,
+            "the command reads `{word}` after `cd {dir}`, a folder the shell expands only when it runs, so lathe cannot check it against the read rules and protected paths (write the folder out to let a rule match)"
+        );
     }
 
     #[test]

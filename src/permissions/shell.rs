@@ -132,6 +132,11 @@ pub struct SimpleCommand {
     /// the command runs with depends on variables, other commands or brace
     /// expansion, not only on the files present.
     pub substitutes: bool,
+    /// The words and redirection targets (as in `words` and
+    /// `redirect_targets`) that hold one of those substitutions: their
+    /// value is known only when the shell runs the command (`"$f"`,
+    /// `$(ls)`, `{a,b}.txt`).
+    pub substituted: Vec<String>,
     /// true when run in the background (`&`).
     pub background: bool,
     /// true when the command sits inside `( … )`, `{ …; }`, `$( … )`,
@@ -656,6 +661,9 @@ impl Building {
         self.cmd.expands |= w.glob || w.substitutes;
         self.cmd.substitutes |= w.substitutes;
         self.expanded.push(w.glob || w.substitutes);
+        if w.substitutes {
+            self.cmd.substituted.push(w.value.clone());
+        }
         self.cmd.words.push(w.value);
         Ok(())
     }
@@ -926,6 +934,7 @@ impl Parser {
             c.redirects |= t.redirects;
             c.expands |= t.expands;
             c.substitutes |= t.substitutes;
+            c.substituted.extend(t.substituted.iter().cloned());
             c.redirect_targets
                 .extend(t.redirect_targets.iter().cloned());
         }
@@ -1044,6 +1053,9 @@ impl Parser {
                     .chars()
                     .all(|c| c.is_ascii_digit()));
         if target == Target::File || (target == Target::Duplicate && !fd) {
+            if w.substitutes {
+                b.cmd.substituted.push(w.value.clone());
+            }
             b.cmd.redirect_targets.push(w.value);
         }
         Ok(())

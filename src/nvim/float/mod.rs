@@ -143,6 +143,11 @@ struct Float {
     /// When it appeared on screen: answer keys are ignored for the guard
     /// time after, and it takes focus no sooner.
     shown: Instant,
+    /// When the user last put the cursor in it (`:Lathe review`, `<C-w>w`,
+    /// a mouse click; not lathe's own move after the user was idle):
+    /// answer keys are ignored for the guard time after that too, so a key
+    /// typed as focus arrives never answers.
+    entered: Instant,
     /// It has been the current window (the ask event fired).
     focused: bool,
     /// How many of its lines are the header.
@@ -164,6 +169,14 @@ struct Asks {
 
 thread_local! {
     static ASKS: RefCell<Asks> = RefCell::new(Asks::default());
+    /// lathe itself is moving the cursor into the float after the user was
+    /// idle (see `take_focus_when_idle`): that entry keeps the guard time.
+    static LATHE_FOCUSING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `true` while lathe moves the cursor into the float on its own.
+pub(super) fn lathe_is_focusing() -> bool {
+    LATHE_FOCUSING.with(std::cell::Cell::get)
 }
 
 /// Queues `ask` and shows it when it may take focus. Main thread.
@@ -258,7 +271,14 @@ fn take_focus_when_idle() {
                 f.prev = current;
             }
         });
-        if nvim_oxi::api::set_current_win(&win).is_ok() {
+        // The user has seen the float for the guard time without typing:
+        // keys from now on are meant for it, so this entry does not start
+        // the guard time again (a script answering `LathePermissionAsk`
+        // may answer at once).
+        LATHE_FOCUSING.with(|f| f.set(true));
+        let moved = nvim_oxi::api::set_current_win(&win).is_ok();
+        LATHE_FOCUSING.with(|f| f.set(false));
+        if moved {
             focused();
             return;
         }
@@ -453,17 +473,22 @@ pub fn is_float_open() -> bool {
 }
 
 /// A key pressed in the float of ask `id`. Keys within the guard time after
-/// it appeared are ignored.
+/// it appeared, or after the cursor last entered it, are ignored.
 fn on_key(id: u64, key: char) {
-    let (shown, guard) = ASKS.with(|a| {
+    let (times, guard) = ASKS.with(|a| {
         let a = a.borrow();
         (
-            a.float.as_ref().filter(|f| f.ask_id == id).map(|f| f.shown),
+            a.float
+                .as_ref()
+                .filter(|f| f.ask_id == id)
+                .map(|f| (f.shown, f.entered)),
             a.guard,
         )
     });
-    let Some(shown) = shown else { return };
-    if shown.elapsed() < guard {
+    let Some((shown, entered)) = times else {
+        return;
+    };
+    if shown.elapsed() < guard || entered.elapsed() < guard {
         return;
     }
     match key {

@@ -119,6 +119,26 @@ pub(super) fn open(id: u64, enter: bool) -> Result<(), String> {
         })
         .build();
     api::create_autocmd(["WinClosed"], &closed).map_err(err)?;
+    let entered = CreateAutocmdOpts::builder()
+        .buffer(buf.clone())
+        .callback(move |_args: api::types::AutocmdCallbackArgs| {
+            // The user moved the cursor here: the guard time starts again.
+            let _ = guarded("permission window entered", || {
+                if super::lathe_is_focusing() {
+                    return;
+                }
+                ASKS.with(|a| {
+                    if let Ok(mut a) = a.try_borrow_mut() {
+                        if let Some(f) = a.float.as_mut().filter(|f| f.ask_id == id) {
+                            f.entered = Instant::now();
+                        }
+                    }
+                })
+            });
+            false
+        })
+        .build();
+    api::create_autocmd(["WinEnter"], &entered).map_err(err)?;
     ASKS.with(|a| {
         a.borrow_mut().float = Some(Float {
             ask_id: id,
@@ -126,6 +146,7 @@ pub(super) fn open(id: u64, enter: bool) -> Result<(), String> {
             buf,
             prev,
             shown: Instant::now(),
+            entered: Instant::now(),
             focused: enter,
             header: r.header,
             hunk_of_line: r.hunk_of_line.clone(),

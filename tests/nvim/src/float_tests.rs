@@ -446,6 +446,52 @@ fn a_closed_float_stays_pending_and_review_brings_it_back(t: TestTerminator) {
 }
 
 #[nvim_oxi::test]
+fn a_key_typed_as_focus_comes_back_does_not_answer(t: TestTerminator) {
+    let main = load();
+    // The float shows but the user went back to their window; `:Lathe
+    // review` (or `<C-w>w`, a click) puts the cursor in it again. A key
+    // typed with the command, as focus arrives, is not an answer: the
+    // guard time starts again whenever the cursor enters the float.
+    run_async(t, async move {
+        let h = ask(&main, 400, preview());
+        float_ready(&main, 400).await?;
+        on_main(&main, || {
+            let _ = api::command("wincmd p");
+        })
+        .await?;
+        check_eq(
+            "back in the user's window",
+            on_main(&main, in_float).await?,
+            false,
+        )?;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        on_main(&main, lathe::nvim::float::review).await??;
+        input(&main, "y").await?;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        if h.is_finished() {
+            return Err("a y typed with :Lathe review answered the float".into());
+        }
+        // The same by <C-w>w.
+        input(&main, "<C-w>p").await?;
+        until(&main, "back in the user's window", || !in_float()).await?;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        input(&main, "<C-w>py").await?;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        if h.is_finished() {
+            return Err("a y typed as <C-w>p entered the float answered it".into());
+        }
+        check_eq(
+            "the cursor is in the float",
+            on_main(&main, in_float).await?,
+            true,
+        )?;
+        tokio::time::sleep(Duration::from_millis(450)).await;
+        input(&main, "y").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::AllowOnce)
+    });
+}
+
+#[nvim_oxi::test]
 fn stop_denies_every_waiting_ask(t: TestTerminator) {
     let main = load();
     run_async(t, async move {
