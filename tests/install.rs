@@ -248,7 +248,7 @@ fn release(checksums: String, artifact: Body) -> String {
 
 fn downloading() -> String {
     format!(
-        "lathe: downloading the prebuilt library {} (first use of version {VERSION}; see :help lathe-install)…",
+        "lathe: downloading the prebuilt library {} (once per version; see :help lathe-install)…",
         asset()
     )
 }

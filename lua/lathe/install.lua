@@ -24,7 +24,7 @@ M.CHECKSUMS = "checksums.txt"
 --- What the user reads (tests/install.rs checks them word for word). `%s`
 --- are filled in order; ROOT is the plugin directory.
 M.msg = {
-  downloading = "lathe: downloading the prebuilt library %s (first use of version %s; see :help lathe-install)…",
+  downloading = "lathe: downloading the prebuilt library %s (once per version; see :help lathe-install)…",
   installed = "lathe: installed %s (sha256 verified)",
   installed_restart = "lathe: installed %s (sha256 verified); restart Neovim to load it",
   no_curl = "lathe: cannot download the library: `curl` is not on $PATH. Install curl and run :Lathe build, or build from source with `make` in %s (needs cargo)",
@@ -289,7 +289,9 @@ function M.build(on_done)
   end
   busy = true
   local platform = M.platform()
-  vim.notify(M.msg.downloading:format(platform and M.asset(platform) or "?", M.version))
+  if platform then
+    vim.notify(M.msg.downloading:format(M.asset(platform)))
+  end
   local co = coroutine.create(function()
     local run = function(cmd)
       local me = coroutine.running()
@@ -330,7 +332,7 @@ function M.ensure()
   end
   local platform = M.platform()
   if platform then
-    vim.notify(M.msg.downloading:format(M.asset(platform), M.version))
+    vim.notify(M.msg.downloading:format(M.asset(platform)))
     vim.cmd.redraw()
   end
   local dl, err = M.download_sync()
