@@ -176,7 +176,18 @@ local function fetch(run)
   local url = release_url()
 
   local sums_url = url .. "/" .. M.CHECKSUMS
-  local r = run({ "curl", "--fail", "--silent", "--show-error", "--location", "--max-time", "60", sums_url })
+  local r = run({
+    "curl",
+    "--fail",
+    "--silent",
+    "--show-error",
+    "--location",
+    "--connect-timeout",
+    "10",
+    "--max-time",
+    "60",
+    sums_url,
+  })
   if r.code ~= 0 then
     return nil, M.msg.http:format(sums_url, curl_error(r), root)
   end
@@ -195,7 +206,10 @@ local function fetch(run)
   end
 
   local dest = root .. "/lib/" .. asset
-  vim.fn.mkdir(root .. "/lib", "p")
+  local made = pcall(vim.fn.mkdir, root .. "/lib", "p")
+  if not (made and uv.fs_access(root .. "/lib", "W")) then
+    return nil, M.msg.write:format(dest, "cannot write to " .. root .. "/lib")
+  end
   -- Beside the target, so the rename below is atomic (same file system).
   local tmp = ("%s.tmp.%d"):format(dest, uv.os_getpid())
   local asset_url = url .. "/" .. asset
@@ -205,6 +219,8 @@ local function fetch(run)
     "--silent",
     "--show-error",
     "--location",
+    "--connect-timeout",
+    "10",
     "--max-time",
     "300",
     "--output",
