@@ -80,7 +80,12 @@ fn sha256_hex(path: &Path) -> String {
     let out = Command::new("sha256sum")
         .arg(path)
         .output()
-        .or_else(|_| Command::new("shasum").args(["-a", "256"]).arg(path).output())
+        .or_else(|_| {
+            Command::new("shasum")
+                .args(["-a", "256"])
+                .arg(path)
+                .output()
+        })
         .expect("sha256sum or shasum");
     let hex = String::from_utf8(out.stdout).unwrap();
     let hex = hex.split_whitespace().next().unwrap().to_string();
@@ -318,7 +323,11 @@ fn a_bad_checksum_installs_nothing_and_says_so() {
         )
     );
     assert_eq!(out["core_loaded"], false);
-    assert_eq!(p.lib_files(), Vec::<String>::new(), "nothing installed, no temp file");
+    assert_eq!(
+        p.lib_files(),
+        Vec::<String>::new(),
+        "nothing installed, no temp file"
+    );
 }
 
 #[test]
@@ -434,13 +443,20 @@ fn lathe_build_downloads_in_the_background() {
             "vim.cmd('runtime plugin/lathe.lua')\nvim.cmd('Lathe build')\nout.returned_notes = #out.notes\nout.finished = vim.wait(30000, function() return #out.notes >= 2 end, 20)\n{REQUIRE}"
         ),
     );
-    assert_eq!(out["returned_notes"], 1, "the command returned before the download ended: {out}");
+    assert_eq!(
+        out["returned_notes"], 1,
+        "the command returned before the download ended: {out}"
+    );
     assert_eq!(out["finished"], true, "{out}");
     assert_eq!(
         out["notes"],
         serde_json::json!([
             downloading(),
-            format!("lathe: installed {}/lib/{} (sha256 verified)", p.root(), asset())
+            format!(
+                "lathe: installed {}/lib/{} (sha256 verified)",
+                p.root(),
+                asset()
+            )
         ])
     );
     assert_eq!(out["ok"], true, "{out}");
@@ -453,11 +469,22 @@ fn the_release_workflow_publishes_what_install_lua_downloads() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let wf = std::fs::read_to_string(root.join(".github/workflows/release.yml")).unwrap();
     let lua = std::fs::read_to_string(root.join("lua/lathe/install.lua")).unwrap();
-    for p in ["linux-x86_64", "linux-aarch64", "macos-x86_64", "macos-aarch64"] {
+    for p in [
+        "linux-x86_64",
+        "linux-aarch64",
+        "macos-x86_64",
+        "macos-aarch64",
+    ] {
         assert!(wf.contains(p), "release.yml does not build {p}");
     }
-    assert!(wf.contains("lathe-${VERSION}-${PLATFORM}.${EXT}"), "asset name");
-    assert!(lua.contains(r#"("lathe-%s-%s.%s")"#), "install.lua's asset name");
+    assert!(
+        wf.contains("lathe-${VERSION}-${PLATFORM}.${EXT}"),
+        "asset name"
+    );
+    assert!(
+        lua.contains(r#"("lathe-%s-%s.%s")"#),
+        "install.lua's asset name"
+    );
     assert!(wf.contains("checksums.txt") && lua.contains(r#""checksums.txt""#));
 }
 
