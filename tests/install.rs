@@ -150,6 +150,18 @@ fn serve(files: HashMap<String, Body>) -> String {
     url
 }
 
+/// The Neovim to run: `$NVIM`, else `nvim` found on `$PATH` (absolute, so
+/// a test may run it with another `$PATH`).
+fn nvim() -> PathBuf {
+    if let Some(n) = std::env::var_os("NVIM") {
+        return n.into();
+    }
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("nvim"))
+        .find(|p| p.is_file())
+        .expect("nvim on $PATH")
+}
+
 /// A copy of the plugin (`lua/`, `plugin/`, no library) in a temp dir, its
 /// `lua/lathe/version.lua` saying `version` when given.
 struct Plugin {
@@ -185,6 +197,11 @@ impl Plugin {
     /// with this plugin on 'runtimepath', `$LATHE_DOWNLOAD_URL` = `url` and
     /// every `vim.notify` message collected in `out.notes`. Returns `out`.
     fn drive(&self, url: &str, body: &str) -> serde_json::Value {
+        self.drive_env(url, body, &[])
+    }
+
+    /// [`Plugin::drive`] with more environment variables.
+    fn drive_env(&self, url: &str, body: &str, env: &[(&str, &str)]) -> serde_json::Value {
         let script = self.root.join("../drive.lua");
         let result = self.root.join("../out.json");
         std::fs::write(
@@ -206,12 +223,12 @@ f:close()
             ),
         )
         .unwrap();
-        let nvim = std::env::var("NVIM").unwrap_or_else(|_| "nvim".into());
-        let status = Command::new(nvim)
+        let status = Command::new(nvim())
             .args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-l"])
             .arg(&script)
             .env("LATHE_DOWNLOAD_URL", url)
             .env_remove("LATHE_DOWNLOAD")
+            .envs(env.iter().copied())
             .status()
             .expect("nvim runs");
         assert!(status.success(), "nvim exited with {status}");
@@ -301,6 +318,59 @@ fn first_require_downloads_verifies_installs_and_loads_the_release_library() {
     let again = p.drive("http://127.0.0.1:9", REQUIRE);
     assert_eq!(again["ok"], true, "{again}");
     assert_eq!(again["notes"], serde_json::json!([]));
+
+    // `:Lathe build` with it loaded downloads it again and says a restart
+    // loads the new one.
+    let rebuilt = p.drive(
+        &url,
+        &format!(
+            "{REQUIRE}\nvim.cmd('runtime plugin/lathe.lua')\nvim.cmd('Lathe build')\nout.finished = vim.wait(30000, function() return #out.notes >= 2 end, 20)"
+        ),
+    );
+    assert_eq!(rebuilt["finished"], true, "{rebuilt}");
+    assert_eq!(
+        rebuilt["notes"][1],
+        format!("lathe: installed {installed} (sha256 verified); restart Neovim to load it")
+    );
+    assert_eq!(p.lib_files(), vec![asset()]);
+}
+
+#[test]
+fn without_curl_it_says_to_install_curl_or_build_from_source() {
+    let p = plugin(None);
+    let empty = tempfile::tempdir().unwrap();
+    let out = p.drive_env(
+        "http://127.0.0.1:9",
+        REQUIRE,
+        &[("PATH", empty.path().to_str().unwrap())],
+    );
+    assert_eq!(out["ok"], false, "{out}");
+    assert_eq!(
+        out["err"],
+        format!(
+            "lathe: cannot download the library: `curl` is not on $PATH. Install curl and run :Lathe build, or build from source with `make` in {} (needs cargo)",
+            p.root()
+        )
+    );
+}
+
+#[test]
+fn a_downloaded_library_of_another_version_is_refused() {
+    let p = plugin(Some("9.9.9"));
+    let (platform, ext) = platform();
+    std::fs::create_dir_all(p.root.join("lib")).unwrap();
+    let dl = p.root.join(format!("lib/lathe-9.9.9-{platform}.{ext}"));
+    std::os::unix::fs::symlink(library(), &dl).unwrap();
+    let out = p.drive("http://127.0.0.1:9", REQUIRE);
+    assert_eq!(out["ok"], false, "{out}");
+    assert_eq!(
+        out["err"],
+        format!(
+            "lathe: {} is version {VERSION} but the plugin is version 9.9.9. Delete it and run :Lathe build, then restart Neovim",
+            dl.display()
+        )
+    );
+    assert_eq!(out["core_loaded"], false);
 }
 
 #[test]
