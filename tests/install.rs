@@ -465,17 +465,21 @@ fn a_library_of_another_version_is_refused() {
     let p = plugin(Some("9.9.9"));
     let local = p.root.join("lua/lathe/lathe.so");
     std::os::unix::fs::symlink(library(), &local).unwrap();
-    let out = p.drive("http://127.0.0.1:9", REQUIRE);
-    assert_eq!(out["ok"], false, "{out}");
-    assert_eq!(
-        out["err"],
-        format!(
-            "lathe: {} is version {VERSION} but the plugin is version 9.9.9. Rebuild it: run `make` in {} (lazy.nvim: build = \"make\"), then restart Neovim",
-            local.display(),
-            p.root()
-        )
+    // Then `:checkhealth lathe`, which requires lathe again.
+    let out = p.drive(
+        "http://127.0.0.1:9",
+        &format!("{REQUIRE}\nvim.cmd('checkhealth lathe'); out.health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\\n')"),
     );
+    assert_eq!(out["ok"], false, "{out}");
+    let refused = format!(
+        "lathe: {} is version {VERSION} but the plugin is version 9.9.9. Rebuild it: run `make` in {} (lazy.nvim: build = \"make\"), then restart Neovim",
+        local.display(),
+        p.root()
+    );
+    assert_eq!(out["err"], refused);
     assert_eq!(out["core_loaded"], false, "the refused library is not used");
+    let health = out["health"].as_str().unwrap();
+    assert!(health.contains(&format!("ERROR {refused}")), "{health}");
 }
 
 #[test]
@@ -569,4 +573,40 @@ fn the_plugin_version_is_the_crate_version() {
         .find(|l| l.starts_with("return "))
         .expect("version.lua returns the version");
     assert_eq!(line, format!("return {VERSION:?}"));
+}
+
+/// A failed first download is not the end of the session: after `:Lathe
+/// build` succeeds, `require("lathe")` loads the library without a restart.
+#[test]
+fn after_a_failed_download_lathe_build_makes_require_work_without_a_restart() {
+    let lib = library();
+    let good = release(
+        format!("{}  {}\n", sha256_hex(&lib), asset()),
+        Body::File(lib),
+    );
+    let p = plugin(None);
+    let out = p.drive(
+        "http://127.0.0.1:9",
+        &format!(
+            r#"local first_ok, first_err = pcall(require, "lathe")
+out.first_ok = first_ok
+out.first_err = tostring(first_err)
+vim.g.lathe_download_url = {good:?}
+vim.cmd("runtime plugin/lathe.lua")
+vim.cmd("Lathe build")
+out.finished = vim.wait(30000, function() return #out.notes >= 3 end, 20)
+{REQUIRE}"#
+        ),
+    );
+    assert_eq!(out["first_ok"], false, "{out}");
+    assert!(
+        out["first_err"]
+            .as_str()
+            .unwrap()
+            .starts_with("lathe: could not download http://127.0.0.1:9/"),
+        "{out}"
+    );
+    assert_eq!(out["finished"], true, "{out}");
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(out["version"], VERSION);
 }

@@ -35,6 +35,8 @@ function M.check()
   end
   if vim.fn.executable("curl") == 1 then
     h.ok("curl found (:Lathe build downloads the prebuilt library with it)")
+  elseif ok then
+    h.info("curl not found: :Lathe build could not download a prebuilt library (not needed: one is loaded)")
   else
     h.warn("curl not found: :Lathe build cannot download the prebuilt library", {
       "Install curl, or build from source with `make` (needs cargo)",

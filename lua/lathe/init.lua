@@ -114,7 +114,15 @@ local function load_core()
   return core
 end
 
-local core = load_core()
+local core_loaded, core = pcall(load_core)
+if not core_loaded then
+  -- LuaJIT (Lua 5.1) keeps a failed module's sentinel, so every later
+  -- require("lathe") would say "loop or previous error loading module":
+  -- clear it, so the next one (after :Lathe build, or :checkhealth) tries
+  -- again and shows the real reason.
+  package.loaded["lathe"] = nil
+  error(core, 0)
+end
 
 --- The message of an error raised by the core, without mlua's traceback.
 local function message(err)
