@@ -4,7 +4,7 @@ if vim.g.loaded_lathe then
 end
 vim.g.loaded_lathe = true
 
-local subcommands = { "stop", "open", "status", "review", "mode", "reload" }
+local subcommands = { "stop", "open", "status", "review", "mode", "reload", "build" }
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
 
 --- `text` on one screen line: whitespace runs (newlines too) become one
@@ -27,6 +27,11 @@ end
 
 local function run(opts)
   local args = vim.trim(opts.args)
+  if args == "build" then
+    -- Needs no library (it gets one): never goes through require("lathe").
+    require("lathe.install").build()
+    return
+  end
   local ok, err = pcall(function()
     local lathe = require("lathe")
     if args == "" or args == "open" then
@@ -67,7 +72,7 @@ end
 
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
-  desc = "lathe: ask the agent (:Lathe {prompt}), or :Lathe stop|open|status|review|mode {name}|reload",
+  desc = "lathe: ask the agent (:Lathe {prompt}), or :Lathe stop|open|status|review|mode {name}|reload|build",
   complete = function(arglead, cmdline)
     if cmdline:match("^%s*%S+%s+mode%s+%S*$") then
       return vim.tbl_filter(function(s)

@@ -5,7 +5,7 @@
 local M = {}
 
 --- Reports the checks of `:checkhealth lathe` (Neovim version, native
---- library, API key, project root, permission mode, Claude Code settings
+--- library and its version, curl for downloads, API key, project root, permission mode, Claude Code settings
 --- files and their problems) through `vim.health`.
 function M.check()
   local h = vim.health
@@ -27,8 +27,20 @@ function M.check()
       end
     end
     h.ok("native library loaded" .. (found and (": " .. found) or " (lathe.core)"))
+    h.ok(("library version %s matches the plugin's (lua/lathe/version.lua)"):format(lathe.version()))
   else
-    h.error(tostring(lathe), { "Run `make` in the plugin directory (lazy.nvim: build = \"make\")" })
+    h.error(tostring(lathe), {
+      "Run :Lathe build (downloads the prebuilt library), or `make` in the plugin directory (lazy.nvim: build = \"make\"); see :help lathe-install",
+    })
+  end
+  if vim.fn.executable("curl") == 1 then
+    h.ok("curl found (:Lathe build downloads the prebuilt library with it)")
+  elseif ok then
+    h.info("curl not found: :Lathe build could not download a prebuilt library (not needed: one is loaded)")
+  else
+    h.warn("curl not found: :Lathe build cannot download the prebuilt library", {
+      "Install curl, or build from source with `make` (needs cargo)",
+    })
   end
 
   if not ok then

@@ -78,44 +78,51 @@ local function plugin_root()
 end
 
 --- Where the native library may be, in order: the copy `make` installs,
---- then the cargo build output.
+--- then the cargo build output, then the prebuilt library `:Lathe build`
+--- downloads for this version (`lib/lathe-{version}-{platform}.so`). See
+--- `:help lathe-install`.
 ---@return string[] paths Absolute paths, the installed copy first.
 function M.library_candidates()
-  local root = plugin_root()
-  local ext = (jit and jit.os == "OSX") and "dylib" or "so"
-  return {
-    root .. "/lua/lathe/lathe.so",
-    root .. "/target/release/liblathe." .. ext,
-  }
+  return require("lathe.install").candidates()
 end
 
---- Loads `lathe.core` (once). Errors when no library is built.
+--- Loads `lathe.core` (once): the first library found (a local build wins;
+--- without any, the prebuilt one is downloaded, see `:help lathe-install`).
+--- Errors when none can be had, or when its version is not the plugin's.
 local function load_core()
   local core = package.loaded["lathe.core"]
   if core then
     return core
   end
-  for _, path in ipairs(M.library_candidates()) do
-    if uv.fs_stat(path) then
-      local open, err = package.loadlib(path, "luaopen_lathe")
-      if not open then
-        error(("lathe: cannot load %s: %s"):format(path, tostring(err)), 0)
-      end
-      open()
-      core = package.loaded["lathe.core"]
-      if not core then
-        error(("lathe: %s loaded but did not register lathe.core"):format(path), 0)
-      end
-      return core
-    end
+  local install = require("lathe.install")
+  local path, is_local = install.ensure()
+  local open, err = package.loadlib(path, "luaopen_lathe")
+  if not open then
+    error(("lathe: cannot load %s: %s"):format(path, tostring(err)), 0)
   end
-  error(
-    ("lathe: the native library is not built. Run `make` in %s (lazy.nvim: build = \"make\")"):format(plugin_root()),
-    0
-  )
+  open()
+  core = package.loaded["lathe.core"]
+  if not core then
+    error(("lathe: %s loaded but did not register lathe.core"):format(path), 0)
+  end
+  local mismatch = install.version_error(core, path, is_local)
+  if mismatch then
+    -- Not used: the next require("lathe") checks again.
+    package.loaded["lathe.core"] = nil
+    error(mismatch, 0)
+  end
+  return core
 end
 
-local core = load_core()
+local core_loaded, core = pcall(load_core)
+if not core_loaded then
+  -- LuaJIT (Lua 5.1) keeps a failed module's sentinel, so every later
+  -- require("lathe") would say "loop or previous error loading module":
+  -- clear it, so the next one (after :Lathe build, or :checkhealth) tries
+  -- again and shows the real reason.
+  package.loaded["lathe"] = nil
+  error(core, 0)
+end
 
 --- The message of an error raised by the core, without mlua's traceback.
 local function message(err)
@@ -190,6 +197,14 @@ end
 ---@return lathe.Info info After `setup()`, else what the first request would use.
 function M.info()
   return call("info")
+end
+
+--- The library's version (Cargo.toml's `version`). It is always the
+--- plugin's (`lua/lathe/version.lua`): `require("lathe")` refuses a library
+--- of another version. See `:help lathe-install`.
+---@return string version e.g. "0.1.0"
+function M.version()
+  return call("version")
 end
 
 --- Runs tool `name` with `input` through the pipeline (validation,

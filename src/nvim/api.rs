@@ -26,6 +26,12 @@ impl std::fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
+/// The library's version, `version` in Cargo.toml (`CARGO_PKG_VERSION`),
+/// as `lathe.core.version()` returns it: `lua/lathe/init.lua` refuses a
+/// library whose version differs from the plugin's (`lua/lathe/version.lua`,
+/// which a test keeps equal to Cargo.toml; doc/lathe.txt, "lathe-install").
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 fn fail<T>(msg: impl Into<String>) -> mlua::Result<T> {
     Err(mlua::Error::external(ApiError(msg.into())))
 }
@@ -56,9 +62,10 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
 
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
-/// `tool`, `info`. Errors: Lua could not allocate.
+/// `tool`, `info`, `version`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
+    t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
     t.set("setup", lua.create_function(setup)?)?;
     t.set("reload_settings", lua.create_function(reload_settings)?)?;
     t.set("ask", lua.create_function(ask)?)?;
