@@ -36,10 +36,10 @@ function M.user_win()
 end
 
 --- The absolute file of `buf`, or nil when it is no file (a scratch,
---- terminal or help buffer, or unnamed).
+--- terminal or help buffer, a directory, or unnamed).
 local function file_of(buf)
   local name = api.nvim_buf_get_name(buf)
-  if name == "" or vim.bo[buf].buftype ~= "" or name:match("^%a[%w+.-]*://") then
+  if name == "" or vim.bo[buf].buftype ~= "" or name:match("^%a[%w+.-]*://") or vim.fn.isdirectory(name) == 1 then
     return nil
   end
   return vim.fn.fnamemodify(name, ":p")
