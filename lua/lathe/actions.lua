@@ -207,6 +207,7 @@ function M.read()
     notify("lathe: no file under the cursor, and this buffer is no file", vim.log.levels.WARN)
     return
   end
+  -- record = false: showing you the file is not the model reading it.
   require("lathe").tool("Read", { file_path = path }, function(r)
     if r.is_error then
       notify("lathe: Read: " .. r.content, vim.log.levels.WARN)
@@ -222,7 +223,7 @@ function M.read()
       return
     end
     M.preview(path, lines, first, notes[1])
-  end)
+  end, { record = false })
 end
 
 --- Asks for a prompt with `vim.ui.input` and sends it (with `range`, 1-based

@@ -214,13 +214,25 @@ function M.info()
   return call("info")
 end
 
+--- Options of `tool()`.
+---@class lathe.ToolOpts
+---@field record? boolean false: what the call reads does not count as read by the model (a Read shown to you leaves the model's next Read of that file whole). Default true.
+
 --- Runs tool `name` with `input` through the pipeline (validation,
 --- permissions) without the model; `callback({content=..., is_error=...})`.
 ---@param name string Tool name, e.g. "Read".
 ---@param input? table The tool's input; nil is the same as `{}`.
 ---@param callback fun(result: lathe.ToolResult) Called later on the main thread.
-function M.tool(name, input, callback)
-  call("tool", name, input, callback)
+---@param opts? lathe.ToolOpts
+function M.tool(name, input, callback, opts)
+  if opts ~= nil then
+    if type(opts) ~= "table" then
+      error(("lathe.tool(opts): opts must be a table, got %s"):format(type(opts)), 0)
+    end
+    call("tool", name, input, callback, { record = opts.record })
+  else
+    call("tool", name, input, callback)
+  end
 end
 
 --- Switches the permission mode for the rest of the session (with `name`)

@@ -17,7 +17,11 @@ use crate::permissions::{read_access, resolve_for_rules, ReadAccess, Rules};
 use crate::text::fill;
 use crate::tools::paths;
 
-use super::session::AskError;
+/// Why an `@path` cannot be attached: the user-facing text (one of the
+/// `ATTACH_*` constants filled in). `Session::ask_with` returns it as
+/// `AskError::Attachment`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachError(pub String);
 
 /// The `#` words a prompt may use, as typed.
 pub const CONTEXT_WORDS: &[&str] = &["#buffer", "#diagnostics", "#quickfix"];
@@ -90,7 +94,7 @@ pub const NO_EDITOR: &str = "(The user wrote {word}, but no editor was there to 
 /// Model-facing: after a list cut at its limit. `{n}` items left out.
 pub const MORE_ITEMS: &str = "… and {n} more";
 
-/// User-facing ([`AskError::Attachment`]): `@path` names no file.
+/// User-facing ([`AttachError`]): `@path` names no file.
 /// `{path}` as typed, `{root}`.
 pub const ATTACH_NO_SUCH_FILE: &str = "lathe: @{path}: no such file in {root}. The prompt was not sent; fix the path (completion: <C-x><C-o> in the chat's prompt, <Tab> after :Lathe) and send it again.";
 
@@ -337,14 +341,14 @@ impl UserTurn {
 /// Builds the user message for `prompt`: the editor's state, `selection`,
 /// each `#` word, and each `@path` checked (exists, is a file, inside the
 /// project, no Read deny rule covers it). Errors:
-/// [`AskError::Attachment`] with the user-facing reason; nothing is sent.
+/// [`AttachError`] with the user-facing reason; nothing is sent.
 pub fn gather(
     prompt: &str,
     editor: Option<&dyn EditorContext>,
     selection: Option<&Selection>,
     root: &Path,
     rules: &Rules,
-) -> Result<UserTurn, AskError> {
+) -> Result<UserTurn, AttachError> {
     let mut turn = UserTurn::plain(prompt);
     if let Some(state) = editor.and_then(|e| e.state()) {
         turn.context.push(render_state(&state, root));
@@ -404,11 +408,11 @@ pub fn gather(
 /// rule for Read covers. The Read that attaches it goes through the whole
 /// pipeline too (hooks, asks); this check makes the common refusals
 /// immediate and clear.
-fn check_attachment(shown: &str, root: &Path, rules: &Rules) -> Result<Attachment, AskError> {
+fn check_attachment(shown: &str, root: &Path, rules: &Rules) -> Result<Attachment, AttachError> {
     let path = paths::resolve(root, shown);
     let root_shown = root.display().to_string();
     let err = |template: &str, reason: &str| {
-        AskError::Attachment(fill(
+        AttachError(fill(
             template,
             &[("path", shown), ("root", &root_shown), ("reason", reason)],
         ))
@@ -733,7 +737,7 @@ mod tests {
             }]
         );
         let e = |p: &str| match gather(p, None, None, root, &rules) {
-            Err(AskError::Attachment(m)) => m,
+            Err(AttachError(m)) => m,
             other => panic!("{other:?}"),
         };
         assert!(e("@nope.rs").starts_with("lathe: @nope.rs: no such file in "));

@@ -215,7 +215,8 @@ impl Session {
             selection,
             &self.config.cwd,
             &self.permissions.rules(),
-        )?;
+        )
+        .map_err(|e| AskError::Attachment(e.0))?;
         let mut slot = self.lock_slot();
         let previous = match slot.running.take() {
             Some(t) if !t.cancel.is_cancelled() => {
@@ -309,6 +310,32 @@ impl Session {
         interactive: bool,
         sink: Arc<dyn EventSink>,
     ) -> ToolResult {
+        self.run_tool_in(name, input, interactive, sink, true).await
+    }
+
+    /// Like [`Session::run_tool`], but the call's reads are not remembered
+    /// as the model's (its `FileState` records stay with the call): a file
+    /// shown to the user (`<Plug>(lathe-read)`) is still news to the model,
+    /// whose next Read of it returns the text, not "unchanged".
+    pub async fn run_tool_unrecorded(
+        &self,
+        name: &str,
+        input: Value,
+        interactive: bool,
+        sink: Arc<dyn EventSink>,
+    ) -> ToolResult {
+        self.run_tool_in(name, input, interactive, sink, false)
+            .await
+    }
+
+    async fn run_tool_in(
+        &self,
+        name: &str,
+        input: Value,
+        interactive: bool,
+        sink: Arc<dyn EventSink>,
+        record: bool,
+    ) -> ToolResult {
         let id = format!(
             "toolu_lathe_{}",
             self.manual_ids.fetch_add(1, Ordering::Relaxed)
@@ -320,6 +347,10 @@ impl Session {
         });
         let mut env = self.exec_env(CancellationToken::new(), sink);
         env.interactive = interactive;
+        if !record {
+            // Staged and never committed: reads through, remembers nothing.
+            env.ctx.file_state = Arc::new(FileState::staged(&self.file_state));
+        }
         run_tool_use(&call, &env).await.result
     }
 

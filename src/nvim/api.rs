@@ -366,7 +366,9 @@ fn info(lua: &Lua, (): ()) -> mlua::Result<Table> {
 /// pipeline on the runtime; `callback({ content = string, is_error = boolean })`
 /// is called later on the main thread. Returns at once. `opts.interactive =
 /// false` refuses a call that would ask permission instead of opening the
-/// float (`tool_sync`, whose wait cannot take keys).
+/// float (`tool_sync`, whose wait cannot take keys); `opts.record = false`
+/// keeps the call's reads from counting as the model's
+/// (`Session::run_tool_unrecorded`; the `<Plug>(lathe-read)` preview).
 fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     let mut it = args.into_iter();
     let name = string_arg("tool", "name", it.next().unwrap_or(Value::Nil))?;
@@ -383,20 +385,12 @@ fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
         Value::Function(f) => f,
         other => return fail(bad_argument("tool", "callback", "a function", &other)),
     };
-    let interactive = match it.next().unwrap_or(Value::Nil) {
-        Value::Nil => true,
-        Value::Table(t) => match t.get::<Value>("interactive")? {
-            Value::Nil => true,
-            Value::Boolean(b) => b,
-            other => {
-                return fail(bad_argument(
-                    "tool",
-                    "opts.interactive",
-                    "a boolean",
-                    &other,
-                ))
-            }
-        },
+    let (interactive, record) = match it.next().unwrap_or(Value::Nil) {
+        Value::Nil => (true, true),
+        Value::Table(t) => (
+            bool_opt(&t, "interactive", true)?,
+            bool_opt(&t, "record", true)?,
+        ),
         other => return fail(bad_argument("tool", "opts", "a table", &other)),
     };
     let s = session()?;
@@ -413,12 +407,31 @@ fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     // No chat turn shows this call: its notices (hook warnings) go to vim.notify.
     let sink = Arc::new(super::notify::NotifySink::new(main.clone()));
     rt.spawn(async move {
-        let result = s.run_tool(&name, input, interactive, sink).await;
+        let result = if record {
+            s.run_tool(&name, input, interactive, sink).await
+        } else {
+            s.run_tool_unrecorded(&name, input, interactive, sink).await
+        };
         let content = result.content.as_text();
         let is_error = result.is_error;
         let _ = main.post(move || deliver(id, content, is_error));
     });
     Ok(())
+}
+
+/// `opts[key]` of `tool` as a boolean, `default` when nil. Errors name
+/// the key.
+fn bool_opt(t: &Table, key: &str, default: bool) -> mlua::Result<bool> {
+    match t.get::<Value>(key)? {
+        Value::Nil => Ok(default),
+        Value::Boolean(b) => Ok(b),
+        other => fail(bad_argument(
+            "tool",
+            &format!("opts.{key}"),
+            "a boolean",
+            &other,
+        )),
+    }
 }
 
 /// Calls the stored callback `id` with `{ content, is_error }`; its errors

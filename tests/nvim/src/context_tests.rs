@@ -251,6 +251,10 @@ fn read_map_opens_a_read_only_preview_that_q_closes() -> Result<(), String> {
           T.eq("back in the user's window", vim.api.nvim_get_current_win(), home)
         end
         T.eq("notes untouched", T.lines(notes), { "see helper.py here" })
+        -- Showing the file is not the model reading it: a Read that counts
+        -- (lathe.tool records like the model's calls) gets the text.
+        local r = T.ok("Read", { file_path = dir .. "/helper.py" })
+        T.has("not 'unchanged'", r.content, "     1\tdef helper():")
 
         -- Denied by a rule: a message, no float.
         T.setup(dir, { permissions = { deny = { "Read(helper.py)" } } })
