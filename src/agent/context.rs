@@ -612,6 +612,40 @@ mod tests {
 
     #[test]
     fn golden_texts() {
+        assert_eq!(
+            CURRENT_FILE,
+            "Current file: {path} (cursor on line {line} of {count})"
+        );
+        assert_eq!(
+            NO_CURRENT_FILE,
+            "Current file: none (the user's window shows no file)"
+        );
+        assert_eq!(OPEN_BUFFERS, "Open buffers: {list}");
+        assert_eq!(
+            SELECTION,
+            "The user selected lines {first}-{last} of {path}:\n{fence}{lang}\n{text}\n{fence}"
+        );
+        assert_eq!(BUFFER_TEXT, "The user's current buffer ({name}; not a file on disk):\n{fence}{lang}\n{text}\n{fence}");
+        assert_eq!(
+            DIAGNOSTICS,
+            "Diagnostics of {path} (from Neovim's vim.diagnostic; 1-based lines):\n{list}"
+        );
+        assert_eq!(
+            NO_DIAGNOSTICS,
+            "{path} has no diagnostics in Neovim (vim.diagnostic)."
+        );
+        assert_eq!(QUICKFIX, "The user's quickfix list ({title}):\n{list}");
+        assert_eq!(NO_QUICKFIX, "The user's quickfix list is empty.");
+        assert_eq!(
+            NO_EDITOR,
+            "(The user wrote {word}, but no editor was there to fill it in.)"
+        );
+        assert_eq!(MORE_ITEMS, "… and {n} more");
+        assert_eq!(ATTACH_DIRECTORY, "lathe: @{path} is a directory; attach files one at a time (the model can Glob or Grep a folder itself). The prompt was not sent.");
+        assert_eq!(
+            ATTACH_READ_FAILED,
+            "lathe: @{path} was not attached: {error} The prompt was not sent."
+        );
         assert_eq!(EDITOR_CONTEXT, "<editor-context>\nWhat the user's Neovim showed when they sent this message (for reference; it is not part of the request and may be out of date later):\n{lines}\n</editor-context>");
         assert_eq!(
             ATTACHED_FILE,
@@ -712,6 +746,50 @@ mod tests {
             "The user's quickfix list (Grep, 1 entry):\nb.rs:2:5: hit"
         );
         assert_eq!(render_quickfix(&Quickfix::default(), root), NO_QUICKFIX);
+    }
+
+    struct Scratch;
+
+    impl EditorContext for Scratch {
+        fn state(&self) -> Option<EditorState> {
+            None
+        }
+        fn current_buffer(&self) -> Option<CurrentBuffer> {
+            Some(CurrentBuffer::Text {
+                name: "[No Name]".into(),
+                filetype: "lua".into(),
+                text: "print(1)".into(),
+            })
+        }
+        fn diagnostics(&self) -> Option<Diagnostics> {
+            None
+        }
+        fn quickfix(&self) -> Quickfix {
+            Quickfix::default()
+        }
+    }
+
+    #[test]
+    fn a_buffer_with_no_file_goes_as_text_and_words_without_an_editor_say_so() {
+        let root = Path::new("/p");
+        let rules = Rules::default();
+        let t = gather("run #buffer #quickfix", Some(&Scratch), None, root, &rules).unwrap();
+        assert_eq!(
+            t.context,
+            vec![
+                "The user's current buffer ([No Name]; not a file on disk):\n```lua\nprint(1)\n```"
+                    .to_string(),
+                NO_QUICKFIX.to_string(),
+            ]
+        );
+        assert!(t.attachments.is_empty());
+        let t = gather("run #diagnostics", None, None, root, &rules).unwrap();
+        assert_eq!(
+            t.context,
+            vec![
+                "(The user wrote #diagnostics, but no editor was there to fill it in.)".to_string()
+            ]
+        );
     }
 
     #[test]
