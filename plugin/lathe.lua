@@ -1,4 +1,5 @@
--- :Lathe command and <Plug> mappings. No default key mappings are set.
+-- :Lathe command and <Plug> mappings. No default key mappings are set
+-- (unless setup{ default_mappings = true }, :help lathe-default-mappings).
 if vim.g.loaded_lathe then
   return
 end
@@ -62,7 +63,8 @@ local function run(opts)
       local mode = lathe.mode(name ~= "" and name or nil)
       vim.notify("lathe: permission mode " .. mode)
     else
-      lathe.ask(args)
+      -- :'<,'>Lathe {prompt} sends the lines with their file (:help lathe-context).
+      lathe.ask(args, (opts.range or 0) > 0 and { range = { opts.line1, opts.line2 } } or nil)
     end
   end)
   if not ok then
@@ -72,8 +74,13 @@ end
 
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
+  range = true,
   desc = "lathe: ask the agent (:Lathe {prompt}), or :Lathe stop|open|status|review|mode {name}|reload|build",
   complete = function(arglead, cmdline)
+    -- @path and #words anywhere in a prompt (:help lathe-context).
+    if arglead:match("^[@#]") then
+      return require("lathe.complete").cmdline(arglead)
+    end
     if cmdline:match("^%s*%S+%s+mode%s+%S*$") then
       return vim.tbl_filter(function(s)
         return vim.startswith(s, arglead)
@@ -97,9 +104,25 @@ vim.keymap.set("n", "<Plug>(lathe-review)", function()
 end, { desc = "lathe: bring back the waiting permission ask" })
 
 vim.keymap.set("n", "<Plug>(lathe-ask)", function()
-  vim.ui.input({ prompt = "lathe: " }, function(input)
-    if input and vim.trim(input) ~= "" then
-      run({ args = input })
-    end
-  end)
+  require("lathe.actions").ask()
 end, { desc = "lathe: ask (prompts for the request)" })
+
+vim.keymap.set("x", "<Plug>(lathe-ask)", function()
+  require("lathe.actions").ask_visual()
+end, { desc = "lathe: ask about the selected lines (prompts for the request)" })
+
+vim.keymap.set("n", "<Plug>(lathe-grep-word)", function()
+  require("lathe.actions").grep_word()
+end, { desc = "lathe: Grep the word under the cursor into the quickfix list" })
+
+vim.keymap.set("n", "<Plug>(lathe-grep)", function()
+  require("lathe.actions").grep_prompt()
+end, { desc = "lathe: Grep a pattern (prompts for it) into the quickfix list" })
+
+vim.keymap.set("n", "<Plug>(lathe-read)", function()
+  require("lathe.actions").read()
+end, { desc = "lathe: Read the file under the cursor (or this file) into a preview float" })
+
+vim.keymap.set("n", "<Plug>(lathe-toggle)", function()
+  require("lathe.actions").toggle()
+end, { desc = "lathe: open or close the chat window" })

@@ -20,6 +20,7 @@
 ---@field stream_fallback? "streaming"|"non_streaming"|"off" What to do when an answer breaks off. Default "streaming".
 ---@field bash? lathe.BashOpts The Bash tool's timeouts.
 ---@field claude_settings? boolean Read .claude/settings.json, .claude/settings.local.json and ~/.claude/settings.json. Default true.
+---@field default_mappings? boolean Set the default key mappings under `<leader>l` (`:help lathe-default-mappings`); keys you mapped yourself are kept. Default false.
 ---@field permission_guard_ms? integer The permission float opens only after you typed nothing this long (ms, 0..10000), and takes the cursor only after it showed this long with no key typed (keys typed meanwhile go to your window). Default 400.
 
 --- `setup()`'s `permissions`: mode and rules (see `:help lathe-setup`).
@@ -147,7 +148,20 @@ end
 --- dropped). See `:help lathe-setup`.
 ---@param opts? lathe.SetupOpts Options; nil for the defaults.
 function M.setup(opts)
+  local mappings = false
+  if type(opts) == "table" and opts.default_mappings ~= nil then
+    -- A Lua-side option: the core never sees it.
+    mappings = opts.default_mappings
+    if type(mappings) ~= "boolean" then
+      error(("lathe.setup(opts): default_mappings must be a boolean, got %s"):format(type(mappings)), 0)
+    end
+    opts = vim.deepcopy(opts)
+    opts.default_mappings = nil
+  end
   call("setup", opts)
+  if mappings then
+    require("lathe.actions").default_mappings()
+  end
 end
 
 --- Reads Claude Code's settings files again (after you fixed or changed
@@ -158,10 +172,18 @@ function M.reload_settings()
   call("reload_settings")
 end
 
---- Starts (or continues) the conversation; returns at once.
+--- Options of `ask()`.
+---@class lathe.AskOpts
+---@field range? integer[] `{ first, last }`: 1-based lines of the current buffer sent with the prompt (`:'<,'>Lathe`).
+
+--- Starts (or continues) the conversation; returns at once. The prompt may
+--- use `@path`, `#buffer`, `#diagnostics` and `#quickfix` (`:help
+--- lathe-context`); the user's current file, cursor line and open buffers
+--- go with it.
 ---@param prompt string The request; must not be empty.
-function M.ask(prompt)
-  call("ask", prompt)
+---@param opts? lathe.AskOpts
+function M.ask(prompt, opts)
+  call("ask", prompt, opts)
 end
 
 --- Opens (or reuses) the chat window.
@@ -207,13 +229,25 @@ function M.version()
   return call("version")
 end
 
+--- Options of `tool()`.
+---@class lathe.ToolOpts
+---@field record? boolean false: what the call reads does not count as read by the model (a Read shown to you leaves the model's next Read of that file whole). Default true.
+
 --- Runs tool `name` with `input` through the pipeline (validation,
 --- permissions) without the model; `callback({content=..., is_error=...})`.
 ---@param name string Tool name, e.g. "Read".
 ---@param input? table The tool's input; nil is the same as `{}`.
 ---@param callback fun(result: lathe.ToolResult) Called later on the main thread.
-function M.tool(name, input, callback)
-  call("tool", name, input, callback)
+---@param opts? lathe.ToolOpts
+function M.tool(name, input, callback, opts)
+  if opts ~= nil then
+    if type(opts) ~= "table" then
+      error(("lathe.tool(opts): opts must be a table, got %s"):format(type(opts)), 0)
+    end
+    call("tool", name, input, callback, { record = opts.record })
+  else
+    call("tool", name, input, callback)
+  end
 end
 
 --- Switches the permission mode for the rest of the session (with `name`)

@@ -1,6 +1,7 @@
 //! The query loop: request → stream → tools → tool_results → repeat, until
 //! `stop_reason` is not `tool_use` or `max_turns` requests were made.
 
+pub mod context;
 mod session;
 pub mod system_prompt;
 mod transcript;

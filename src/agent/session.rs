@@ -60,6 +60,11 @@ pub enum AskError {
     /// The prompt was empty.
     #[error("empty prompt: type what lathe should do, e.g. :Lathe fix the failing test")]
     EmptyPrompt,
+    /// An `@path` of the prompt cannot be attached (no such file, a
+    /// directory, outside the project, denied by a rule); the text says
+    /// which and that nothing was sent (`agent::context`).
+    #[error("{0}")]
+    Attachment(String),
 }
 
 /// The running turn: its token and a flag that flips to `true` when the task
@@ -177,10 +182,41 @@ impl Session {
         prompt: &str,
         rt: &tokio::runtime::Handle,
     ) -> Result<(), AskError> {
+        self.ask_with(prompt, None, None, rt)
+    }
+
+    /// Like [`Session::ask`], with context from the editor
+    /// (docs/architecture.md, "Context from the editor"): the user message
+    /// starts with what `editor` shows (current file, cursor line, open
+    /// buffers), then `selection` (`:'<,'>Lathe`), the prompt's `#` words
+    /// and its `@path` files (read through the Read tool when the turn
+    /// starts, so they count as the model's Read), then the prompt. Call it
+    /// on the thread `editor` answers on (Neovim's main thread).
+    /// Errors: as [`Session::ask`], and [`AskError::Attachment`] when an
+    /// `@path` cannot be attached (nothing is sent).
+    pub fn ask_with(
+        self: &Arc<Self>,
+        prompt: &str,
+        editor: Option<&dyn super::context::EditorContext>,
+        selection: Option<&super::context::Selection>,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<(), AskError> {
         let prompt = prompt.trim().to_string();
         if prompt.is_empty() {
             return Err(AskError::EmptyPrompt);
         }
+        // Busy is reported before any attachment problem (as `ask` does).
+        if matches!(&self.lock_slot().running, Some(t) if !t.cancel.is_cancelled()) {
+            return Err(AskError::Busy);
+        }
+        let user = super::context::gather(
+            &prompt,
+            editor,
+            selection,
+            &self.config.cwd,
+            &self.permissions.rules(),
+        )
+        .map_err(|e| AskError::Attachment(e.0))?;
         let mut slot = self.lock_slot();
         let previous = match slot.running.take() {
             Some(t) if !t.cancel.is_cancelled() => {
@@ -209,7 +245,10 @@ impl Session {
                 prompt: prompt.clone(),
             });
             let turn_usage = Arc::new(Mutex::new(Usage::default()));
-            let outcome = session.turn(cancel, turn_usage.clone()).run(&prompt).await;
+            let outcome = session
+                .turn(cancel, turn_usage.clone())
+                .run_with(user)
+                .await;
             let turn = turn_usage.lock().map(|u| u.clone()).unwrap_or_default();
             let total = {
                 let mut total = session.usage.lock().unwrap_or_else(|e| e.into_inner());
@@ -271,6 +310,32 @@ impl Session {
         interactive: bool,
         sink: Arc<dyn EventSink>,
     ) -> ToolResult {
+        self.run_tool_in(name, input, interactive, sink, true).await
+    }
+
+    /// Like [`Session::run_tool`], but the call's reads are not remembered
+    /// as the model's (its `FileState` records stay with the call): a file
+    /// shown to the user (`<Plug>(lathe-read)`) is still news to the model,
+    /// whose next Read of it returns the text, not "unchanged".
+    pub async fn run_tool_unrecorded(
+        &self,
+        name: &str,
+        input: Value,
+        interactive: bool,
+        sink: Arc<dyn EventSink>,
+    ) -> ToolResult {
+        self.run_tool_in(name, input, interactive, sink, false)
+            .await
+    }
+
+    async fn run_tool_in(
+        &self,
+        name: &str,
+        input: Value,
+        interactive: bool,
+        sink: Arc<dyn EventSink>,
+        record: bool,
+    ) -> ToolResult {
         let id = format!(
             "toolu_lathe_{}",
             self.manual_ids.fetch_add(1, Ordering::Relaxed)
@@ -282,6 +347,10 @@ impl Session {
         });
         let mut env = self.exec_env(CancellationToken::new(), sink);
         env.interactive = interactive;
+        if !record {
+            // Staged and never committed: reads through, remembers nothing.
+            env.ctx.file_state = Arc::new(FileState::staged(&self.file_state));
+        }
         run_tool_use(&call, &env).await.result
     }
 

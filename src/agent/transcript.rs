@@ -22,17 +22,23 @@ impl Transcript {
     /// Adds the user's `text`. When the last message is a user message (the
     /// tool_results of an interrupted turn) the text joins it after them, so
     /// roles keep alternating.
+    #[cfg(test)]
     pub fn push_user_text(&self, text: &str) {
+        self.push_user_blocks(vec![ContentBlock::Text {
+            text: text.to_string(),
+        }]);
+    }
+
+    /// Adds the user's `blocks` (the prompt with its context), joining a
+    /// last user message like [`Transcript::push_user_text`].
+    pub fn push_user_blocks(&self, blocks: Vec<ContentBlock>) {
         let mut msgs = self.lock();
         repair_pairing(&mut msgs);
-        let block = ContentBlock::Text {
-            text: text.to_string(),
-        };
         match msgs.last_mut() {
-            Some(last) if last.role == Role::User => last.content.push(block),
+            Some(last) if last.role == Role::User => last.content.extend(blocks),
             _ => msgs.push(Message {
                 role: Role::User,
-                content: vec![block],
+                content: blocks,
             }),
         }
     }

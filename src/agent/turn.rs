@@ -24,14 +24,18 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, StreamFallback};
-use crate::execution::{ExecEnv, PendingToolUse, ToolExecutor, HOOK_STOPPED_TURN};
-use crate::protocol::{ContentBlock, Message, MessagesRequest, StopReason, StreamEvent, Usage};
+use crate::execution::{run_tool_use, ExecEnv, PendingToolUse, ToolExecutor, HOOK_STOPPED_TURN};
+use crate::protocol::{
+    ContentBlock, Message, MessagesRequest, StopReason, StreamEvent, ToolResultContent, ToolUse,
+    Usage,
+};
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::hints::{retrying_message, user_message};
 use crate::provider::replay::response_events;
 use crate::provider::retry::{is_retryable, RetryPolicy};
 use crate::provider::{EventStream, Provider, ProviderError};
 
+use super::context::{self, UserTurn};
 use super::transcript::Transcript;
 use crate::events::{AgentEvent, EventSink, TurnOutcome};
 use crate::text::fill;
@@ -117,10 +121,26 @@ enum Reply {
 }
 
 impl Turn {
-    /// Runs the turn for `prompt` to its end.
-    pub async fn run(self, prompt: &str) -> TurnOutcome {
+    /// Runs the turn for `user` (the prompt and its context from the
+    /// editor) to its end. Its `@path` files are read through the Read tool
+    /// first; when one fails, nothing is sent and the turn ends with the
+    /// error (`agent::context::ATTACH_READ_FAILED`).
+    pub async fn run_with(self, user: UserTurn) -> TurnOutcome {
         let start = self.transcript.len();
-        self.transcript.push_user_text(prompt);
+        let blocks = match self.user_blocks(&user).await {
+            Ok(blocks) => blocks,
+            Err(msg) => {
+                if self.cancel.is_cancelled() {
+                    return TurnOutcome::Stopped;
+                }
+                self.notice(msg.clone(), true);
+                return TurnOutcome::Error(msg);
+            }
+        };
+        if self.cancel.is_cancelled() {
+            return TurnOutcome::Stopped;
+        }
+        self.transcript.push_user_blocks(blocks);
         let mut continued_after_cut = false;
         for _ in 0..self.config.max_turns {
             if self.cancel.is_cancelled() {
@@ -204,6 +224,51 @@ impl Turn {
         let n = self.config.max_turns.to_string();
         self.notice(fill(MAX_TURNS_REACHED, &[("n", &n)]), false);
         TurnOutcome::Done
+    }
+
+    /// The content of the user message: the context blocks, each
+    /// attachment as the Read tool returns it (run through the pipeline:
+    /// hooks, permissions, and the `FileState` record a later Edit checks),
+    /// then the prompt. Errors: the user-facing text of the first attachment
+    /// whose Read failed.
+    async fn user_blocks(&self, user: &UserTurn) -> Result<Vec<ContentBlock>, String> {
+        let mut blocks: Vec<ContentBlock> = user
+            .context
+            .iter()
+            .map(|text| ContentBlock::Text { text: text.clone() })
+            .collect();
+        for (i, a) in user.attachments.iter().enumerate() {
+            let call = PendingToolUse::from(ToolUse {
+                id: format!("toolu_lathe_attach_{}", i + 1),
+                name: "Read".into(),
+                input: serde_json::json!({ "file_path": a.path.display().to_string() }),
+            });
+            let result = run_tool_use(&call, &self.env).await.result;
+            if result.is_error {
+                let error = result.content.as_text();
+                return Err(fill(
+                    context::ATTACH_READ_FAILED,
+                    &[("path", &a.shown), ("error", error.trim())],
+                ));
+            }
+            let root = &self.env.ctx.root;
+            match result.content {
+                ToolResultContent::Text(text) => blocks.push(ContentBlock::Text {
+                    text: context::render_attachment(a, root, &text),
+                }),
+                ToolResultContent::Blocks(parts) => {
+                    // An image: the note, then the blocks as Read gave them.
+                    blocks.push(ContentBlock::Text {
+                        text: context::render_attachment(a, root, ""),
+                    });
+                    blocks.extend(parts);
+                }
+            }
+        }
+        blocks.push(ContentBlock::Text {
+            text: user.prompt.clone(),
+        });
+        Ok(blocks)
     }
 
     /// The retry policy's wait after an answer broke off with what completed

@@ -62,7 +62,7 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
 
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
-/// `tool`, `info`, `version`. Errors: Lua could not allocate.
+/// `tool`, `info`, `match_col`, `version`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
@@ -92,6 +92,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     t.set("transcript", lua.create_function(transcript)?)?;
     t.set("tool", lua.create_function(tool)?)?;
     t.set("info", lua.create_function(info)?)?;
+    t.set("match_col", lua.create_function(match_col)?)?;
     Ok(t)
 }
 
@@ -163,18 +164,76 @@ fn session() -> mlua::Result<Arc<Session>> {
     state::session_or_default().or_else(fail)
 }
 
-/// `ask(prompt)`: opens (or reuses) the chat window and starts a turn;
-/// returns at once. Errors: not a string, empty, a turn already running.
-fn ask(_: &Lua, prompt: Value) -> mlua::Result<()> {
+/// `ask(prompt [, opts])`: opens (or reuses) the chat window and starts a
+/// turn with context from the editor (`:help lathe-context`): the user's
+/// current file, cursor line and open buffers; `opts.range = { first, last
+/// }` (1-based lines of the current buffer, `:'<,'>Lathe`); the prompt's
+/// `@path` and `#` words. Returns at once. Errors: not a string, empty, a
+/// bad `opts`, a range outside the buffer, an `@path` that cannot be
+/// attached, a turn already running.
+fn ask(lua: &Lua, (prompt, opts): (Value, Value)) -> mlua::Result<()> {
     let prompt = string_arg("ask", "prompt", prompt)?;
     if prompt.trim().is_empty() {
         return fail(crate::agent::AskError::EmptyPrompt.to_string());
     }
+    let editor = super::context::NvimContext;
+    let selection = match ask_range(lua, opts)? {
+        None => None,
+        Some((first, last)) => match editor.selection(first, last) {
+            Some(sel) => Some(sel),
+            None => {
+                return fail(format!(
+                    "lathe.ask(opts): lines {first}-{last} are not in the current buffer"
+                ))
+            }
+        },
+    };
     let s = session()?;
     let rt = super::runtime::handle().or_else(|e| fail(e.to_string()))?;
+    // Gathered before the chat opens, so "the user's window" is still theirs.
+    let started = s.ask_with(&prompt, Some(&editor), selection.as_ref(), &rt);
+    if let Err(e) = started {
+        return fail(e.to_string());
+    }
     super::chat::open_window()
-        .or_else(|e| fail(format!("lathe.ask: cannot open the chat window: {e}")))?;
-    s.ask(&prompt, &rt).or_else(|e| fail(e.to_string()))
+        .or_else(|e| fail(format!("lathe.ask: cannot open the chat window: {e}")))
+}
+
+/// `opts.range` of `ask` as 1-based `(first, last)`, in order; `None`
+/// without opts or range. Errors name the argument.
+fn ask_range(lua: &Lua, opts: Value) -> mlua::Result<Option<(usize, usize)>> {
+    let t = match opts {
+        Value::Nil => return Ok(None),
+        Value::Table(t) => t,
+        other => return fail(bad_argument("ask", "opts", "a table", &other)),
+    };
+    let range = t.get::<Value>("range")?;
+    if range.is_nil() {
+        return Ok(None);
+    }
+    match lua.from_value::<(usize, usize)>(range.clone()) {
+        Ok((a, b)) if a >= 1 && b >= 1 => Ok(Some((a.min(b), a.max(b)))),
+        _ => fail(bad_argument(
+            "ask",
+            "opts.range",
+            "{ first, last } (1-based line numbers)",
+            &range,
+        )),
+    }
+}
+
+/// `match_col(pattern, text [, ignore_case])` → the 1-based byte column of
+/// the first match of the Grep tool's regex `pattern` (Rust regex syntax)
+/// in `text`, or nil (no match, or a pattern that does not compile). The
+/// `<Plug>(lathe-grep)` maps use it for the quickfix column.
+fn match_col(
+    _: &Lua,
+    (pattern, text, ignore_case): (String, String, Option<bool>),
+) -> mlua::Result<Option<usize>> {
+    let re = regex::RegexBuilder::new(&pattern)
+        .case_insensitive(ignore_case.unwrap_or(false))
+        .build();
+    Ok(re.ok().and_then(|re| re.find(&text)).map(|m| m.start() + 1))
 }
 
 /// `open()`: opens (or reuses) the chat window.
@@ -314,7 +373,9 @@ fn info(lua: &Lua, (): ()) -> mlua::Result<Table> {
 /// pipeline on the runtime; `callback({ content = string, is_error = boolean })`
 /// is called later on the main thread. Returns at once. `opts.interactive =
 /// false` refuses a call that would ask permission instead of opening the
-/// float (`tool_sync`, whose wait cannot take keys).
+/// float (`tool_sync`, whose wait cannot take keys); `opts.record = false`
+/// keeps the call's reads from counting as the model's
+/// (`Session::run_tool_unrecorded`; the `<Plug>(lathe-read)` preview).
 fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     let mut it = args.into_iter();
     let name = string_arg("tool", "name", it.next().unwrap_or(Value::Nil))?;
@@ -331,20 +392,12 @@ fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
         Value::Function(f) => f,
         other => return fail(bad_argument("tool", "callback", "a function", &other)),
     };
-    let interactive = match it.next().unwrap_or(Value::Nil) {
-        Value::Nil => true,
-        Value::Table(t) => match t.get::<Value>("interactive")? {
-            Value::Nil => true,
-            Value::Boolean(b) => b,
-            other => {
-                return fail(bad_argument(
-                    "tool",
-                    "opts.interactive",
-                    "a boolean",
-                    &other,
-                ))
-            }
-        },
+    let (interactive, record) = match it.next().unwrap_or(Value::Nil) {
+        Value::Nil => (true, true),
+        Value::Table(t) => (
+            bool_opt(&t, "interactive", true)?,
+            bool_opt(&t, "record", true)?,
+        ),
         other => return fail(bad_argument("tool", "opts", "a table", &other)),
     };
     let s = session()?;
@@ -361,12 +414,31 @@ fn tool(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     // No chat turn shows this call: its notices (hook warnings) go to vim.notify.
     let sink = Arc::new(super::notify::NotifySink::new(main.clone()));
     rt.spawn(async move {
-        let result = s.run_tool(&name, input, interactive, sink).await;
+        let result = if record {
+            s.run_tool(&name, input, interactive, sink).await
+        } else {
+            s.run_tool_unrecorded(&name, input, interactive, sink).await
+        };
         let content = result.content.as_text();
         let is_error = result.is_error;
         let _ = main.post(move || deliver(id, content, is_error));
     });
     Ok(())
+}
+
+/// `opts[key]` of `tool` as a boolean, `default` when nil. Errors name
+/// the key.
+fn bool_opt(t: &Table, key: &str, default: bool) -> mlua::Result<bool> {
+    match t.get::<Value>(key)? {
+        Value::Nil => Ok(default),
+        Value::Boolean(b) => Ok(b),
+        other => fail(bad_argument(
+            "tool",
+            &format!("opts.{key}"),
+            "a boolean",
+            &other,
+        )),
+    }
 }
 
 /// Calls the stored callback `id` with `{ content, is_error }`; its errors

@@ -8,11 +8,14 @@
 //! - [`chat`]: the `lathe://chat` window and its event sink.
 //! - [`api`]: the Lua functions of `lathe.core`.
 //! - [`notify`]: notices of tool calls run from Lua, through `vim.notify`.
+//! - [`context`]: [`context::NvimContext`], what the editor shows, for the
+//!   context of an ask.
 
 pub mod api;
 pub mod bridge;
 mod buffer_text;
 pub mod chat;
+pub mod context;
 pub mod editor;
 pub mod float;
 pub mod guard;

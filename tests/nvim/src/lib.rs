@@ -9,6 +9,7 @@
 
 mod chat_tests;
 mod common;
+mod context_tests;
 mod editor_tests;
 mod float_tests;
 mod lua_api_tests;
