@@ -8,6 +8,9 @@
 //! - [`chat`]: the `lathe://chat` window and its event sink.
 //! - [`api`]: the Lua functions of `lathe.core`.
 //! - [`notify`]: notices of tool calls run from Lua, through `vim.notify`.
+//! - [`sessions`]: saved conversations: list, resume, new.
+//! - [`status`]: `lathe.status()`, the statusline component, the status sink.
+//! - [`user_events`]: the `User` autocmds lathe fires.
 
 pub mod api;
 pub mod bridge;
@@ -16,10 +19,14 @@ pub mod chat;
 pub mod editor;
 pub mod float;
 pub mod guard;
+pub mod health;
 pub mod lua_hooks;
 pub mod notify;
 pub mod runtime;
+pub mod sessions;
 pub mod state;
+pub mod status;
+pub mod user_events;
 
 pub use bridge::{BridgeError, MainThread};
 pub use editor::NvimEditor;
