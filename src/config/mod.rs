@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::hooks::HookConfig;
 use crate::permissions::{Mode, Rule, RuleBase, RuleKind, RuleSource, Rules};
 
+pub mod keys;
 pub mod settings_files;
 
 /// Model used when `setup{ model = ... }` is not given.
