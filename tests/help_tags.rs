@@ -3,6 +3,9 @@
 //! option parser accepts, `lathe::config::keys::setup_keys`), so a new one
 //! cannot ship undocumented.
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -67,7 +70,10 @@ fn every_subcommand_and_setup_option_has_a_help_tag() {
     assert!(
         gaps.is_empty(),
         "doc/lathe.txt has no tag for: {}\n(add `*tag*` right-aligned above the entry)",
-        gaps.iter().map(|t| format!("*{t}*")).collect::<Vec<_>>().join(" ")
+        gaps.iter()
+            .map(|t| format!("*{t}*"))
+            .collect::<Vec<_>>()
+            .join(" ")
     );
 }
 
@@ -80,7 +86,11 @@ fn the_tag_reader_and_list_reader_work() {
     assert_eq!(s, vec!["stop", "new"]);
     let have: BTreeSet<String> = ["lathe-setup.model".to_string()].into();
     assert_eq!(
-        missing(&["model".into(), "cwd".into()], |k| format!("lathe-setup.{k}"), &have),
+        missing(
+            &["model".into(), "cwd".into()],
+            |k| format!("lathe-setup.{k}"),
+            &have
+        ),
         vec!["lathe-setup.cwd"]
     );
 }

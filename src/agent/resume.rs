@@ -217,7 +217,9 @@ mod tests {
             ..Usage::default()
         };
         let records = vec![
-            Record::User { text: "read a".into() },
+            Record::User {
+                text: "read a".into(),
+            },
             assistant(vec![text("Reading."), use_block("t1")]),
             Record::ToolStart {
                 id: "t1".into(),
@@ -310,8 +312,12 @@ mod tests {
                 outcome: TurnOutcome::Stopped
             }
         );
-        assert!(matches!(tail[1], AgentEvent::ToolFinished { id, status: ToolStatus::Interrupted, .. } if id == "t2"));
-        assert!(matches!(tail[2], AgentEvent::ToolFinished { id, status: ToolStatus::Interrupted, .. } if id == "t1"));
+        assert!(
+            matches!(tail[1], AgentEvent::ToolFinished { id, status: ToolStatus::Interrupted, .. } if id == "t2")
+        );
+        assert!(
+            matches!(tail[2], AgentEvent::ToolFinished { id, status: ToolStatus::Interrupted, .. } if id == "t1")
+        );
     }
 
     #[test]

@@ -469,7 +469,9 @@ fn write_loop(path: &Path, rx: mpsc::Receiver<Command>, report: &dyn EventSink) 
             if file.is_none() {
                 file = Some(open_for_append(path)?);
             }
-            let f = file.as_mut().ok_or_else(|| std::io::Error::other("closed"))?;
+            let f = file
+                .as_mut()
+                .ok_or_else(|| std::io::Error::other("closed"))?;
             f.write_all(lines.as_bytes())?;
             f.flush()
         })();
@@ -568,7 +570,10 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.starts_with("/s"));
         let name = a.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.starts_with("app-") && name.len() == "app-".len() + 8, "{name}");
+        assert!(
+            name.starts_with("app-") && name.len() == "app-".len() + 8,
+            "{name}"
+        );
         let odd = project_dir(Path::new("/s"), Path::new("/x/my proj:1"));
         assert!(odd.to_string_lossy().contains("my_proj_1-"), "{odd:?}");
         // Stable: the same root gives the same folder.
@@ -624,7 +629,11 @@ mod tests {
         let loaded = load(log.path()).unwrap();
         assert_eq!(loaded.records.len(), 1);
         assert_eq!(loaded.warnings.len(), 1);
-        assert!(loaded.warnings[0].contains("line 3"), "{:?}", loaded.warnings);
+        assert!(
+            loaded.warnings[0].contains("line 3"),
+            "{:?}",
+            loaded.warnings
+        );
         // Resumed: the next record starts on a line of its own.
         let again = SessionLog::append_to(log.path(), sink.clone());
         again.record(&Record::User { text: "b".into() });

@@ -13,10 +13,7 @@ use super::{RawBash, RawPermissions, RawSetup};
 /// (`permissions.defaultMode`) are left out: each is another name for the
 /// snake_case key next to it.
 pub fn setup_keys() -> Vec<String> {
-    let mut keys: Vec<String> = fields::<RawSetup>()
-        .iter()
-        .map(|k| k.to_string())
-        .collect();
+    let mut keys: Vec<String> = fields::<RawSetup>().iter().map(|k| k.to_string()).collect();
     for (table, nested) in [
         ("bash", fields::<RawBash>()),
         ("permissions", fields::<RawPermissions>()),
@@ -71,17 +68,24 @@ mod tests {
     #[test]
     fn the_keys_are_the_ones_setup_accepts() {
         let keys = setup_keys();
-        for k in ["model", "provider", "hooks", "bash.timeout_ms", "permissions.allow"] {
+        for k in [
+            "model",
+            "provider",
+            "hooks",
+            "bash.timeout_ms",
+            "permissions.allow",
+        ] {
             assert!(keys.iter().any(|x| x == k), "{k} missing from {keys:?}");
         }
         assert!(!keys.iter().any(|k| k.contains("defaultMode")));
         // Each accepted, and a key not listed is refused.
         let cwd = std::path::Path::new("/tmp");
         for k in keys.iter().filter(|k| !k.contains('.')) {
-            let err = super::super::Config::from_setup(&serde_json::json!({ k.as_str(): "?" }), cwd)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default();
+            let err =
+                super::super::Config::from_setup(&serde_json::json!({ k.as_str(): "?" }), cwd)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
             assert!(!err.contains("unknown field"), "{k}: {err}");
         }
     }

@@ -61,7 +61,12 @@ pub fn check_commands(config: &HookConfig, root: &Path, home: Option<&Path>) -> 
 }
 
 /// Why `command` cannot start, if it cannot. `path` is `$PATH` split.
-pub fn problem(command: &str, root: &Path, home: Option<&Path>, path: &[PathBuf]) -> Option<String> {
+pub fn problem(
+    command: &str,
+    root: &Path,
+    home: Option<&Path>,
+    path: &[PathBuf],
+) -> Option<String> {
     let word = first_program(command)?;
     let mut w = word
         .replace("${CLAUDE_PROJECT_DIR}", &root.to_string_lossy())
@@ -81,9 +86,9 @@ pub fn problem(command: &str, root: &Path, home: Option<&Path>, path: &[PathBuf]
             _ => Some(fill(NOT_FOUND)),
         };
     }
-    let found = path.iter().any(|d| {
-        std::fs::metadata(d.join(&w)).is_ok_and(|m| m.is_file() && is_executable(&m))
-    });
+    let found = path
+        .iter()
+        .any(|d| std::fs::metadata(d.join(&w)).is_ok_and(|m| m.is_file() && is_executable(&m)));
     (!found).then(|| fill(NOT_FOUND))
 }
 
@@ -94,9 +99,9 @@ fn first_program(command: &str) -> Option<String> {
     let mut words = command.split_whitespace().map(unquote);
     loop {
         let w = words.next()?;
-        let is_assignment = w
-            .split_once('=')
-            .is_some_and(|(name, _)| !name.is_empty() && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()));
+        let is_assignment = w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+        });
         if !is_assignment {
             return Some(w);
         }

@@ -58,8 +58,9 @@ pub fn probe(lua: &Lua, (url, timeout_ms): (Value, Value)) -> mlua::Result<Table
     let url = match url {
         Value::String(s) => s.to_str()?.to_string(),
         other => {
-            return Err(mlua::Error::external(super::api::ApiError(
-                super::api::bad_argument("probe", "url", "a string", &other),
+            return Err(mlua::Error::RuntimeError(format!(
+                "lathe.probe(url): url must be a string, got {}",
+                other.type_name()
             )))
         }
     };

@@ -9,7 +9,8 @@
 //! - [`api`]: the Lua functions of `lathe.core`.
 //! - [`notify`]: notices of tool calls run from Lua, through `vim.notify`.
 //! - [`sessions`]: saved conversations: list, resume, new.
-//! - [`status`]: `lathe.status()`, the statusline component, the status sink.
+//! - [`status`]: `lathe.status()` and the statusline component.
+//! - [`status_sink`]: the session's sink in front of the chat's: live status, `User` events.
 //! - [`user_events`]: the `User` autocmds lathe fires.
 
 pub mod api;
@@ -26,6 +27,7 @@ pub mod runtime;
 pub mod sessions;
 pub mod state;
 pub mod status;
+pub mod status_sink;
 pub mod user_events;
 
 pub use bridge::{BridgeError, MainThread};

@@ -8,7 +8,6 @@ use mlua::{Lua, LuaSerdeExt, Value};
 use nvim_oxi::api;
 use serde_json::json;
 
-use super::api::ApiError;
 use super::chat::ChatSink;
 use super::state;
 use crate::agent::session_log;
@@ -22,8 +21,9 @@ pub const NOTHING_TO_RESUME: &str =
 /// Message after a resumed session was repaired. `{title}`.
 pub const RESUMED_REPAIRED: &str = "lathe: resumed \"{title}\"; it ended in the middle of a request, so its unfinished tool calls were marked interrupted";
 
+/// A Lua error whose text is exactly `msg`.
 fn fail<T>(msg: impl Into<String>) -> mlua::Result<T> {
-    Err(mlua::Error::external(ApiError(msg.into())))
+    Err(mlua::Error::RuntimeError(msg.into()))
 }
 
 /// The saved sessions of the current project, newest first, without the
@@ -69,11 +69,9 @@ pub fn resume(_: &Lua, which: Value) -> mlua::Result<()> {
     let which = match which {
         Value::String(s) => s.to_str()?.to_string(),
         other => {
-            return fail(super::api::bad_argument(
-                "resume",
-                "which",
-                "a string",
-                &other,
+            return fail(format!(
+                "lathe.resume(which): which must be a string, got {}",
+                other.type_name()
             ))
         }
     };

@@ -116,7 +116,7 @@ pub fn stop_turn() {
 pub fn build_session(config: Config, hooks: CodeHooks) -> Result<Arc<Session>, String> {
     let (parts, live) = session_parts(config, hooks)?;
     let session = Session::new(parts).map_err(|e| e.to_string())?;
-    super::status::register(&session, live);
+    super::status_sink::register(&session, live);
     Ok(session)
 }
 
@@ -127,7 +127,7 @@ pub fn build_session(config: Config, hooks: CodeHooks) -> Result<Arc<Session>, S
 fn session_parts(
     mut config: Config,
     hooks: CodeHooks,
-) -> Result<(SessionParts, Arc<super::status::LiveStatus>), String> {
+) -> Result<(SessionParts, Arc<super::status_sink::LiveStatus>), String> {
     if let Some(dir) = state_dir() {
         config.sessions_dir = Some(dir.join("sessions"));
         config.state_dir = dir;
@@ -143,8 +143,8 @@ fn session_parts(
         make_disk_editor(),
         config.save_after_edit,
     ));
-    let live = Arc::new(super::status::LiveStatus::default());
-    let sink = Arc::new(super::status::StatusSink::new(
+    let live = Arc::new(super::status_sink::LiveStatus::default());
+    let sink = Arc::new(super::status_sink::StatusSink::new(
         Arc::new(ChatSink::new(main.clone())),
         live.clone(),
         main.clone(),
@@ -194,7 +194,7 @@ pub fn resume_session(path: &std::path::Path) -> Result<crate::agent::Resumed, S
     let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
     let (parts, live) = session_parts(config, args.hooks.clone())?;
     let resumed = Session::resume(parts, path)?;
-    super::status::register(&resumed.session, live);
+    super::status_sink::register(&resumed.session, live);
     set_session(resumed.session.clone());
     SETUP.with(|s| s.replace(Some(args)));
     Ok(resumed)

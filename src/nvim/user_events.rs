@@ -1,6 +1,6 @@
 //! lathe's `User` autocmds (`:help lathe-events`): `LatheTurnStart`,
 //! `LatheToolStart`, `LatheToolDone`, `LatheTurnDone` (from the session's
-//! [`AgentEvent`]s, see [`super::status::StatusSink`]) and
+//! [`AgentEvent`]s, see the status sink) and
 //! `LathePermissionAsk` (from the float). Fired on the main thread only,
 //! each with a `data` table.
 
@@ -68,32 +68,35 @@ pub fn event_for(ev: &AgentEvent, usage: Option<&(Usage, Usage)>) -> Option<(&'s
 }
 
 /// Runs `nvim_exec_autocmds("User", { pattern, data, modeline = false })`
-/// (`:help nvim_exec_autocmds()`; `data` as a Lua table). Main thread.
-/// Errors: Lua's message (an autocmd's own error included).
+/// (`:help nvim_exec_autocmds()`; `data` arrives in Lua as a table). Main
+/// thread. Errors: the API's message (an autocmd's own error included).
 pub fn fire(pattern: &str, data: &Value) -> Result<(), String> {
-    use mlua::LuaSerdeExt;
-    let lua = super::state::lua();
-    let run = || -> mlua::Result<()> {
-        let exec: mlua::Function = lua
-            .globals()
-            .get::<mlua::Table>("vim")?
-            .get::<mlua::Table>("api")?
-            .get("nvim_exec_autocmds")?;
-        let opts = lua.create_table()?;
-        opts.set("pattern", pattern)?;
-        opts.set("modeline", false)?;
-        opts.set(
-            "data",
-            lua.to_value_with(
-                data,
-                mlua::SerializeOptions::new()
-                    .serialize_none_to_null(false)
-                    .serialize_unit_to_null(false),
-            )?,
-        )?;
-        exec.call::<()>(("User", opts))
-    };
-    run().map_err(|e| e.to_string())
+    let opts = nvim_oxi::api::opts::ExecAutocmdsOpts::builder()
+        .patterns(pattern)
+        .modeline(false)
+        .data(to_object(data))
+        .build();
+    nvim_oxi::api::exec_autocmds(["User"], &opts).map_err(|e| e.to_string())
+}
+
+/// `v` as a Neovim object: objects become dictionaries, arrays arrays,
+/// integers integers.
+fn to_object(v: &Value) -> nvim_oxi::Object {
+    use nvim_oxi::Object;
+    match v {
+        Value::Null => Object::nil(),
+        Value::Bool(b) => Object::from(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Object::from(i),
+            None => Object::from(n.as_f64().unwrap_or(0.0)),
+        },
+        Value::String(s) => Object::from(s.as_str()),
+        Value::Array(a) => a.iter().map(to_object).collect::<Object>(),
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| (k.as_str(), to_object(v)))
+            .collect::<Object>(),
+    }
 }
 
 #[cfg(test)]
