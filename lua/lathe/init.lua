@@ -52,6 +52,8 @@
 ---@field claude_settings boolean Whether Claude Code's settings files are read.
 ---@field settings_problems string[] Problems found in those files (one line each).
 ---@field mode string The permission mode in force.
+---@field settings_files { path: string, found: boolean }[] Claude Code's settings files, in precedence order (empty when not read).
+---@field hook_commands { event: string, command: string, problem?: string }[] Each command hook; `problem` says why its program cannot start.
 
 --- Token counts, as `status()` returns them.
 ---@class lathe.Usage
