@@ -430,11 +430,27 @@ impl Session {
     }
 }
 
-/// A session id unique on this machine: start time (ms since the epoch) and pid.
+/// A session id unique on this machine: start time (ms since the epoch,
+/// made to grow within the process so two sessions started in the same
+/// millisecond never share a file) and pid.
 fn session_id() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = session_log::now_ms();
+    let prev = LAST
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| {
+            Some(now.max(last + 1))
+        })
+        .unwrap_or(now);
+    let ms = now.max(prev + 1);
     format!("{ms}-{}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn session_ids_never_repeat_within_a_process() {
+        let ids: std::collections::HashSet<String> =
+            (0..200).map(|_| super::session_id()).collect();
+        assert_eq!(ids.len(), 200);
+    }
 }

@@ -172,6 +172,13 @@ fn status_statusline_component_and_user_events_follow_a_turn() -> Result<(), Str
           pattern = { "LatheTurnStart", "LatheToolStart", "LatheToolDone", "LathePermissionAsk", "LatheTurnDone" },
           callback = function(ev) table.insert(events, { ev.match, ev.data }) end,
         })
+        local seen = {}
+        vim.api.nvim_create_autocmd("User", {
+          pattern = { "LatheTurnStart", "LatheToolStart" },
+          callback = function(ev)
+            seen[ev.match] = { T.lathe.statusline_component(), T.lathe.status().state }
+          end,
+        })
         local during, component
         vim.api.nvim_create_autocmd("User", {
           pattern = "LathePermissionAsk",
@@ -193,6 +200,8 @@ fn status_statusline_component_and_user_events_follow_a_turn() -> Result<(), Str
         T.eq("waiting ask", { during.waiting_ask.tool, during.waiting_ask.waiting }, { "Write", 1 })
         T.has("waiting ask title", during.waiting_ask.title, "new.txt")
         T.has("component while asking", component, "lathe: waiting for you (Write")
+        T.eq("component and state as the turn starts", seen.LatheTurnStart, { "lathe: working", "running" })
+        T.eq("component and state as the tool starts", seen.LatheToolStart, { "lathe: Write(new.txt)", "running" })
 
         local names = {}
         for _, e in ipairs(events) do table.insert(names, e[1]) end
