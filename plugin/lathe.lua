@@ -5,7 +5,7 @@ if vim.g.loaded_lathe then
 end
 vim.g.loaded_lathe = true
 
-local subcommands = { "stop", "open", "status", "review", "mode", "reload", "build" }
+local subcommands = { "stop", "open", "status", "review", "mode", "reload", "new", "resume", "build" }
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
 
 --- `text` on one screen line: whitespace runs (newlines too) become one
@@ -42,19 +42,27 @@ local function run(opts)
     elseif args == "status" then
       -- One line, so it never asks for Enter; a long error is cut (the
       -- chat keeps it whole). The mode goes first so it is never cut.
-      local state, last, msg, mode = lathe.status()
+      local s = lathe.status()
       vim.notify(
         one_line(
-          ("lathe: %s, mode: %s%s%s"):format(
-            state,
-            mode,
-            last and (", last: " .. last) or "",
-            msg and (" (" .. msg .. ")") or ""
+          ("lathe: %s, mode: %s%s%s%s"):format(
+            s.state,
+            s.mode,
+            s.tool and (", running " .. s.tool.name .. "(" .. s.tool.detail .. ")") or "",
+            s.last and (", last: " .. s.last) or "",
+            s.error and (" (" .. s.error .. ")") or ""
           )
         )
       )
     elseif args == "review" then
       lathe.review()
+    elseif args == "new" then
+      lathe.new()
+      vim.notify("lathe: new conversation; :Lathe resume brings back the previous one")
+    elseif args == "resume last" then
+      lathe.resume("last")
+    elseif args == "resume" then
+      require("lathe.sessions").pick()
     elseif args == "reload" then
       lathe.reload_settings()
       vim.notify("lathe: settings files read again; a new conversation starts")
@@ -75,7 +83,7 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}), or :Lathe stop|open|status|review|mode {name}|reload|build",
+  desc = "lathe: ask the agent (:Lathe {prompt}), or :Lathe stop|open|status|review|mode {name}|reload|new|resume [last]|build",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then
@@ -85,6 +93,9 @@ vim.api.nvim_create_user_command("Lathe", run, {
       return vim.tbl_filter(function(s)
         return vim.startswith(s, arglead)
       end, modes)
+    end
+    if cmdline:match("^%s*%S+%s+resume%s+%S*$") then
+      return vim.startswith("last", arglead) and { "last" } or {}
     end
     if cmdline:match("^%s*%S+%s+%S+%s") then
       return {}

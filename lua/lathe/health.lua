@@ -4,9 +4,37 @@
 ---@class lathe.health
 local M = {}
 
+--- Milliseconds the `base_url` check waits for an answer.
+M.PROBE_TIMEOUT_MS = 3000
+
+--- Reports whether `dir` can be written: creates it when missing and writes
+--- (then removes) a small file in it.
+---@param dir string
+---@return boolean ok
+---@return string? err Why not.
+function M.writable(dir)
+  if vim.fn.isdirectory(dir) == 0 and vim.fn.mkdir(dir, "p") == 0 then
+    return false, "cannot create the directory"
+  end
+  local probe = dir .. "/.lathe-health-" .. tostring((vim.uv or vim.loop).os_getpid())
+  local f, err = io.open(probe, "w")
+  if not f then
+    return false, err
+  end
+  local ok, werr = f:write("ok")
+  f:close()
+  os.remove(probe)
+  if not ok then
+    return false, werr
+  end
+  return true
+end
+
 --- Reports the checks of `:checkhealth lathe` (Neovim version, native
---- library and its version, curl for downloads, API key, project root, permission mode, Claude Code settings
---- files and their problems) through `vim.health`.
+--- library and its version, curl for downloads, API key, base_url reachable,
+--- project root, permission mode, Claude Code settings files and their
+--- problems, hook commands, state directory) through `vim.health`, under one
+--- heading.
 function M.check()
   local h = vim.health
   h.start("lathe")
@@ -59,6 +87,15 @@ function M.check()
       "or setup{ api_key_env = \"...\" }, or setup{ base_url = \"http://127.0.0.1:PORT\" } for a local server",
     })
   end
+  -- base_url: any HTTP answer (even 404) means the server is there.
+  local probe = require("lathe.core").probe(info.base_url, M.PROBE_TIMEOUT_MS)
+  if probe.ok then
+    h.ok(("base_url reachable: %s answered HTTP %d in %d ms"):format(info.base_url, probe.status, probe.ms))
+  else
+    h.warn(("base_url not reachable: %s (%s)"):format(info.base_url, probe.error or "no answer"), {
+      "Check the network, a proxy ($HTTPS_PROXY), or setup{ base_url = ... }; for a local server, start it first",
+    })
+  end
   h.info("project root: " .. info.cwd .. " (relative tool paths resolve here)")
 
   -- Permissions: the mode in force and the Claude Code settings files.
@@ -70,6 +107,9 @@ function M.check()
   else
     h.info("Claude Code settings files are not read (setup{ claude_settings = false })")
   end
+  for _, f in ipairs(info.settings_files or {}) do
+    h.info((f.found and "settings file found: " or "settings file not present: ") .. f.path)
+  end
   local problems = info.settings_problems or {}
   if #problems == 0 then
     h.ok("no problems found in the Claude Code settings files")
@@ -79,6 +119,32 @@ function M.check()
         "Fix the file, then run :Lathe reload (reads the settings files again and keeps your setup() options; a new conversation starts); see :help lathe-settings-files",
       })
     end
+  end
+
+  -- Command hooks: the program each command starts must exist.
+  local hooks = info.hook_commands or {}
+  if #hooks == 0 then
+    h.info("no command hooks configured (see :help lathe-hooks)")
+  end
+  for _, c in ipairs(hooks) do
+    if c.problem then
+      h.warn(("%s hook `%s`: %s"):format(c.event, c.command, c.problem), {
+        "Fix the command in the settings file or setup{ hooks }; until then each call warns in the chat",
+      })
+    else
+      h.ok(("%s hook `%s` can run"):format(c.event, c.command))
+    end
+  end
+
+  -- State directory: oversized tool results and saved conversations.
+  local state = vim.fn.stdpath("state") .. "/lathe"
+  local writable, err = M.writable(state)
+  if writable then
+    h.ok(("state directory writable: %s (%d saved conversations of this project)"):format(state, #lathe.sessions()))
+  else
+    h.error(("state directory not writable: %s (%s)"):format(state, tostring(err)), {
+      "Conversations are not saved and large tool results stay in the model's context; fix the permissions of the directory",
+    })
   end
 end
 

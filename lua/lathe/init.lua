@@ -53,6 +53,8 @@
 ---@field claude_settings boolean Whether Claude Code's settings files are read.
 ---@field settings_problems string[] Problems found in those files (one line each).
 ---@field mode string The permission mode in force.
+---@field settings_files { path: string, found: boolean }[] Claude Code's settings files, in precedence order (empty when not read).
+---@field hook_commands { event: string, command: string, problem?: string }[] Each command hook; `problem` says why its program cannot start.
 
 --- Token counts, as `status()` returns them.
 ---@class lathe.Usage
@@ -60,6 +62,40 @@
 ---@field output integer Output tokens.
 ---@field cache_read integer Input tokens read from the prompt cache.
 ---@field cache_write integer Input tokens written to the prompt cache.
+
+--- What `status()` returns (see `:help lathe.status()`).
+---@class lathe.Status
+---@field state "idle"|"running"|"waiting" "waiting" while a permission ask waits for you, "running" while a request runs.
+---@field mode "default"|"acceptEdits"|"plan"|"bypassPermissions" The permission mode.
+---@field model string The model id.
+---@field tool? lathe.StatusTool The newest tool call still running (nil when none).
+---@field waiting_ask? lathe.WaitingAsk The permission ask waiting for you (nil when none).
+---@field tokens lathe.Usage The session's token counts so far.
+---@field last? "done"|"error"|"stopped" How the last request ended (nil before the first, and while one runs).
+---@field error? string The error text when `last` is "error".
+
+--- A running tool call, as `status().tool` shows it.
+---@class lathe.StatusTool
+---@field id string The call's `tool_use` id.
+---@field name string Tool name, e.g. "Bash".
+---@field detail string Its key argument (path, pattern, command).
+---@field running integer How many calls run now.
+
+--- A permission ask waiting for you, as `status().waiting_ask` shows it.
+---@class lathe.WaitingAsk
+---@field tool string Tool name.
+---@field title string The float's title, e.g. "Edit greeting.py".
+---@field waiting integer How many asks wait in all.
+
+--- A saved conversation, as `sessions()` lists it.
+---@class lathe.SavedSession
+---@field id string Session id.
+---@field path string The session file (JSONL).
+---@field first_prompt string The first prompt (at most 200 chars).
+---@field model string The model of its first request.
+---@field cwd string The project root.
+---@field created integer When it began (seconds since the epoch, for `os.date`).
+---@field updated integer When it was last written (seconds since the epoch).
 
 --- A Messages API message.
 ---@class lathe.Message
@@ -196,15 +232,37 @@ function M.stop()
   call("stop")
 end
 
---- Returns `state, last, message`: "idle"|"running", the last turn's outcome
---- ("done"|"error"|"stopped"|nil) and the error text when it failed.
----@return "idle"|"running" state Whether a turn is running.
----@return "done"|"error"|"stopped"|nil last The last turn's outcome; nil before the first.
----@return string|nil message The error text when `last` is "error".
----@return "default"|"acceptEdits"|"plan"|"bypassPermissions" mode The permission mode.
----@return lathe.Usage usage The session's token counts so far.
+--- What lathe is doing: a table `{ state, mode, model, tool, waiting_ask,
+--- tokens, last, error }` (see `:help lathe.status()`).
+---@return lathe.Status status
 function M.status()
   return call("status")
+end
+
+--- A short text for a statusline ("lathe: Bash(npm test)", "lathe: waiting
+--- for you (Edit a.py)", "lathe: idle · 4.3k tokens"; "" before the first
+--- request). Cheap: call it on every redraw (lualine, heirline, 'statusline').
+---@return string text
+function M.statusline_component()
+  return call("statusline_component")
+end
+
+--- The current project's saved conversations, newest first (the current one
+--- left out). See `:help lathe-sessions`.
+---@return lathe.SavedSession[] sessions
+function M.sessions()
+  return call("sessions")
+end
+
+--- Makes a saved conversation the current one and shows it in the chat.
+---@param which string A session's `path` from `sessions()`, or "last" (the newest).
+function M.resume(which)
+  call("resume", which)
+end
+
+--- Starts a new conversation; the current one stays saved.
+function M.new()
+  call("new")
 end
 
 --- The conversation as Messages API messages (Lua tables).
@@ -286,8 +344,7 @@ function M.wait(timeout_ms)
   if not finished then
     return "timeout"
   end
-  local _, last = call("status")
-  return last or "idle"
+  return call("status").last or "idle"
 end
 
 --- Runs a tool and waits for its result (pumping the event loop at most

@@ -2,10 +2,12 @@
 //! `stop_reason` is not `tool_use` or `max_turns` requests were made.
 
 pub mod context;
+pub mod resume;
 mod session;
+pub mod session_log;
 pub mod system_prompt;
 mod transcript;
 mod turn;
 
-pub use session::{AskError, Session, SessionParts, Status};
+pub use session::{AskError, Resumed, Session, SessionParts, Status};
 pub use transcript::repair_pairing;

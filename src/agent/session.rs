@@ -20,6 +20,8 @@ use crate::protocol::{Message, ToolResult, ToolUse, Usage};
 use crate::provider::Provider;
 use crate::tools::{builtin_tools, FileState, Tool, ToolContext};
 
+use super::resume::restore;
+use super::session_log::{self, LoggingSink, Record, SessionLog};
 use super::system_prompt;
 use super::transcript::Transcript;
 use super::turn::Turn;
@@ -98,6 +100,23 @@ pub struct Session {
     results: Arc<ResultStore>,
     hooks: Arc<Hooks>,
     usage: Mutex<Usage>,
+    id: String,
+    log: Option<SessionLog>,
+}
+
+/// A saved session brought back by [`Session::resume`].
+pub struct Resumed {
+    /// The session, its transcript the saved one (repaired), appending to
+    /// the same file.
+    pub session: Arc<Session>,
+    /// Events that draw the saved conversation in a chat.
+    pub events: Vec<AgentEvent>,
+    /// Lines of the file that were skipped, one warning each
+    /// (`session_log::CORRUPT_LINE`).
+    pub warnings: Vec<String>,
+    /// Whether the conversation ended in the middle of a turn and its
+    /// `tool_use`s got interrupted results.
+    pub repaired: bool,
 }
 
 impl Session {
@@ -115,10 +134,65 @@ impl Session {
         parts: SessionParts,
         extra: Vec<Arc<dyn Tool>>,
     ) -> Result<Arc<Self>, RegistryError> {
+        Self::build(parts, extra, None)
+    }
+
+    /// The saved session in the file `path` (`:Lathe resume`): its
+    /// conversation replayed and repaired (every `tool_use` answered, an
+    /// interrupted result for calls the session ended in the middle of),
+    /// its token counts, and the same id, so what follows is appended to
+    /// the same file. A line that cannot be read (a crash mid-write) is
+    /// skipped with a warning. Errors: the file cannot be read or is not a
+    /// session file; as [`Session::new`].
+    pub fn resume(parts: SessionParts, path: &std::path::Path) -> Result<Resumed, String> {
+        let loaded = session_log::load(path)?;
+        let restored = restore(&loaded.records);
+        let session = Self::build(
+            parts,
+            Vec::new(),
+            Some((loaded.header.id.clone(), path.to_path_buf())),
+        )
+        .map_err(|e| e.to_string())?;
+        session.transcript.restore(restored.messages);
+        *session.usage.lock().unwrap_or_else(|e| e.into_inner()) = restored.usage;
+        Ok(Resumed {
+            session,
+            events: restored.events,
+            warnings: loaded.warnings,
+            repaired: restored.repaired,
+        })
+    }
+
+    fn build(
+        parts: SessionParts,
+        extra: Vec<Arc<dyn Tool>>,
+        resumed: Option<(String, std::path::PathBuf)>,
+    ) -> Result<Arc<Self>, RegistryError> {
         let mut tools = builtin_tools(&parts.config);
         tools.extend(extra);
         let registry = ToolRegistry::new(tools)?;
-        let sid = session_id();
+        let sid = match &resumed {
+            Some((id, _)) => id.clone(),
+            None => session_id(),
+        };
+        let log = match (&resumed, &parts.config.sessions_dir) {
+            (Some((_, path)), _) => Some(SessionLog::append_to(path, parts.sink.clone())),
+            (None, Some(dir)) => Some(SessionLog::create(
+                &session_log::project_dir(dir, &parts.config.cwd),
+                &sid,
+                &parts.config.cwd,
+                &parts.config.model,
+                parts.sink.clone(),
+            )),
+            (None, None) => None,
+        };
+        let sink: Arc<dyn EventSink> = match &log {
+            Some(log) => Arc::new(LoggingSink {
+                inner: parts.sink.clone(),
+                log: log.clone(),
+            }),
+            None => parts.sink.clone(),
+        };
         let mut hook_config = HookConfig::default();
         for (_, value) in &parts.config.hook_settings {
             // Checked when the configuration was read (a bad one is
@@ -139,18 +213,40 @@ impl Session {
             config: parts.config,
             provider: parts.provider,
             prompter: parts.prompter,
-            sink: parts.sink,
+            sink,
             editor: parts.editor,
             registry: Arc::new(registry),
             file_state: Arc::new(FileState::new()),
             system,
-            transcript: Arc::new(Transcript::default()),
+            transcript: Arc::new(Transcript::with_log(log.clone())),
             slot: Mutex::new(TurnSlot::default()),
             manual_ids: AtomicU64::new(1),
             results,
             hooks,
             usage: Mutex::new(Usage::default()),
+            id: sid,
+            log,
         }))
+    }
+
+    /// The session's id (`{start ms}-{pid}`; a resumed session keeps its
+    /// saved one).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The file this conversation is saved in (`None` when sessions are
+    /// not saved). It exists once the first prompt was sent.
+    pub fn log_path(&self) -> Option<&std::path::Path> {
+        self.log.as_ref().map(|l| l.path())
+    }
+
+    /// Waits until everything recorded so far is in the session file
+    /// (tests; reading the file back).
+    pub fn flush_log(&self) {
+        if let Some(log) = &self.log {
+            log.flush();
+        }
     }
 
     /// The effective configuration.
@@ -255,6 +351,9 @@ impl Session {
                 super::turn::add(&mut total, &turn);
                 total.clone()
             };
+            if let Some(log) = &session.log {
+                log.record(&Record::turn_end(&outcome, turn.clone(), total.clone()));
+            }
             session.sink.emit(AgentEvent::Usage {
                 turn,
                 session: total,
@@ -400,11 +499,27 @@ impl Session {
     }
 }
 
-/// A session id unique on this machine: start time (ms since the epoch) and pid.
+/// A session id unique on this machine: start time (ms since the epoch,
+/// made to grow within the process so two sessions started in the same
+/// millisecond never share a file) and pid.
 fn session_id() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = session_log::now_ms();
+    let prev = LAST
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| {
+            Some(now.max(last + 1))
+        })
+        .unwrap_or(now);
+    let ms = now.max(prev + 1);
     format!("{ms}-{}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn session_ids_never_repeat_within_a_process() {
+        let ids: std::collections::HashSet<String> =
+            (0..200).map(|_| super::session_id()).collect();
+        assert_eq!(ids.len(), 200);
+    }
 }

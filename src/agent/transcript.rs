@@ -4,16 +4,52 @@
 
 use std::sync::{Mutex, MutexGuard};
 
+use super::session_log::{Record, SessionLog};
 use crate::execution::interrupted_result;
 use crate::protocol::{ContentBlock, Message, Role, ToolResult};
 
 /// The session's messages behind a lock, shared by the session and its turn.
+/// With a [`SessionLog`], every change is also recorded there (under the
+/// lock, so the file holds the changes in the order they happened).
 #[derive(Debug, Default)]
 pub struct Transcript {
     messages: Mutex<Vec<Message>>,
+    log: Option<SessionLog>,
 }
 
 impl Transcript {
+    /// A transcript that records its changes in `log` (none: kept in
+    /// memory only).
+    pub fn with_log(log: Option<SessionLog>) -> Self {
+        Self {
+            messages: Mutex::default(),
+            log,
+        }
+    }
+
+    /// Replaces the messages without recording anything (a resumed
+    /// session's, already in its file).
+    pub fn restore(&self, messages: Vec<Message>) {
+        *self.lock() = messages;
+    }
+
+    /// Makes the messages satisfy the pairing rule ([`repair_pairing`]);
+    /// `true` when something changed (a session saved in the middle of a
+    /// turn). Not recorded: the next `push_user_text` repairs the same way
+    /// when the file is read back.
+    pub fn repair(&self) -> bool {
+        let mut msgs = self.lock();
+        let before = msgs.clone();
+        repair_pairing(&mut msgs);
+        *msgs != before
+    }
+
+    fn record(&self, record: impl FnOnce() -> Record) {
+        if let Some(log) = &self.log {
+            log.record(&record());
+        }
+    }
+
     /// A copy of every message.
     pub fn snapshot(&self) -> Vec<Message> {
         self.lock().clone()
@@ -33,6 +69,9 @@ impl Transcript {
     /// last user message like [`Transcript::push_user_text`].
     pub fn push_user_blocks(&self, blocks: Vec<ContentBlock>) {
         let mut msgs = self.lock();
+        self.record(|| Record::User {
+            text: text.to_string(),
+        });
         repair_pairing(&mut msgs);
         match msgs.last_mut() {
             Some(last) if last.role == Role::User => last.content.extend(blocks),
@@ -54,6 +93,9 @@ impl Transcript {
             return;
         }
         let mut msgs = self.lock();
+        self.record(|| Record::Assistant {
+            message: message.clone(),
+        });
         match msgs.last_mut() {
             Some(last) if last.role == Role::Assistant && last.tool_uses().next().is_none() => {
                 for block in message.content {
@@ -77,7 +119,9 @@ impl Transcript {
     /// Drops every message from index `len` on (a refused exchange, which
     /// the API asks to take out of the context sent next).
     pub fn truncate(&self, len: usize) {
-        self.lock().truncate(len);
+        let mut msgs = self.lock();
+        self.record(|| Record::Truncate { len });
+        msgs.truncate(len);
     }
 
     /// Adds the `tool_result`s answering the last assistant message, in order.
@@ -85,8 +129,12 @@ impl Transcript {
         if results.is_empty() {
             return;
         }
+        let mut msgs = self.lock();
+        self.record(|| Record::ToolResults {
+            results: results.clone(),
+        });
         let content = results.into_iter().map(ContentBlock::ToolResult).collect();
-        self.lock().push(Message {
+        msgs.push(Message {
             role: Role::User,
             content,
         });

@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::hooks::HookConfig;
 use crate::permissions::{Mode, Rule, RuleBase, RuleKind, RuleSource, Rules};
 
+pub mod keys;
 pub mod settings_files;
 
 /// Model used when `setup{ model = ... }` is not given.
@@ -152,6 +153,11 @@ pub struct Config {
     /// side sets `stdpath("state")/lathe`; elsewhere the platform's state
     /// directory, else the temp directory.
     pub state_dir: PathBuf,
+    /// Where conversations are saved (`{sessions_dir}/{project}/{id}.jsonl`,
+    /// `:help lathe-sessions`): the Neovim side sets
+    /// `stdpath("state")/lathe/sessions`; `None` (the default, and in the
+    /// core's tests) saves nothing.
+    pub sessions_dir: Option<PathBuf>,
     /// Write a buffer to disk after lathe changed it (when the user had no
     /// unsaved changes in it). Default `true`.
     pub save_after_edit: bool,
@@ -213,6 +219,7 @@ impl Config {
             settings_problems: Vec::new(),
             permission_guard_ms: DEFAULT_PERMISSION_GUARD_MS,
             hook_settings: Vec::new(),
+            sessions_dir: None,
             state_dir: dirs::state_dir()
                 .unwrap_or_else(std::env::temp_dir)
                 .join("lathe"),

@@ -15,6 +15,7 @@
 //! `updated_input` goes back through the schema and validation gates, `stop`
 //! ends the turn.
 
+pub mod check;
 mod command;
 mod config;
 pub mod messages;

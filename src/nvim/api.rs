@@ -62,7 +62,8 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
 
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
-/// `tool`, `info`, `match_col`, `version`. Errors: Lua could not allocate.
+/// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
+/// `statusline_component`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
@@ -93,6 +94,14 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     t.set("tool", lua.create_function(tool)?)?;
     t.set("info", lua.create_function(info)?)?;
     t.set("match_col", lua.create_function(match_col)?)?;
+    t.set("sessions", lua.create_function(super::sessions::sessions)?)?;
+    t.set("probe", lua.create_function(super::health::probe)?)?;
+    t.set("resume", lua.create_function(super::sessions::resume)?)?;
+    t.set("new", lua.create_function(super::sessions::new)?)?;
+    t.set(
+        "statusline_component",
+        lua.create_function(|_, ()| Ok(super::status::component()))?,
+    )?;
     Ok(t)
 }
 
@@ -242,42 +251,13 @@ fn open(_: &Lua, (): ()) -> mlua::Result<()> {
         .or_else(|e| fail(format!("lathe.open: cannot open the chat window: {e}")))
 }
 
-/// What `status()` returns to Lua, in order (see [`status`]).
-type StatusValues = (String, Option<String>, Option<String>, String, Table);
-
-/// `status()` → `state, last, message, mode, usage`: `"idle"` or
-/// `"running"`; the last turn's outcome (`"done"`, `"error"`, `"stopped"`,
-/// nil before the first); the error text when `last` is `"error"`; the
-/// permission mode (`"default"`, `"acceptEdits"`, `"plan"`,
-/// `"bypassPermissions"`); the session's token counts `{ input, output,
-/// cache_read, cache_write }` (integers, 0 before the first answer).
-fn status(lua: &Lua, (): ()) -> mlua::Result<StatusValues> {
-    let session = state::session();
-    let usage = session.as_ref().map(|s| s.usage()).unwrap_or_default();
-    let t = lua.create_table()?;
-    t.set("input", usage.input_tokens.unwrap_or(0))?;
-    t.set("output", usage.output_tokens.unwrap_or(0))?;
-    t.set("cache_read", usage.cache_read_input_tokens.unwrap_or(0))?;
-    t.set(
-        "cache_write",
-        usage.cache_creation_input_tokens.unwrap_or(0),
-    )?;
-    let Some(s) = session else {
-        let mode = crate::permissions::Mode::default().as_str().to_string();
-        return Ok(("idle".into(), None, None, mode, t));
-    };
-    let mode = s.mode().as_str().to_string();
-    Ok(match s.status() {
-        Status::Running => ("running".into(), None, None, mode, t),
-        Status::Idle(None) => ("idle".into(), None, None, mode, t),
-        Status::Idle(Some(o)) => {
-            let msg = match &o {
-                crate::events::TurnOutcome::Error(m) => Some(m.clone()),
-                _ => None,
-            };
-            ("idle".into(), Some(o.as_str().to_string()), msg, mode, t)
-        }
-    })
+/// `status()` → `{ state, mode, model, tool, waiting_ask, tokens, last,
+/// error }` (`super::status::status_json`; `:help lathe.status()`).
+fn status(lua: &Lua, (): ()) -> mlua::Result<Value> {
+    let opts = SerializeOptions::new()
+        .serialize_none_to_null(false)
+        .serialize_unit_to_null(false);
+    lua.to_value_with(&super::status::status_json(), opts)
 }
 
 /// `mode([name])`: with a name (`"default"`, `"acceptEdits"`, `"plan"`,
@@ -353,6 +333,7 @@ fn info(lua: &Lua, (): ()) -> mlua::Result<Table> {
         .unwrap_or_default();
     let local_server = host == "localhost" || host.starts_with("127.") || host == "[::1]";
     let t = lua.create_table()?;
+    super::health::extend_info(lua, &t, &config)?;
     t.set("provider", config.provider.as_str())?;
     t.set("model", config.model)?;
     t.set("base_url", config.base_url)?;

@@ -10,6 +10,10 @@
 //! - [`notify`]: notices of tool calls run from Lua, through `vim.notify`.
 //! - [`context`]: [`context::NvimContext`], what the editor shows, for the
 //!   context of an ask.
+//! - [`sessions`]: saved conversations: list, resume, new.
+//! - [`status`]: `lathe.status()` and the statusline component.
+//! - [`status_sink`]: the session's sink in front of the chat's: live status, `User` events.
+//! - [`user_events`]: the `User` autocmds lathe fires.
 
 pub mod api;
 pub mod bridge;
@@ -19,10 +23,15 @@ pub mod context;
 pub mod editor;
 pub mod float;
 pub mod guard;
+pub mod health;
 pub mod lua_hooks;
 pub mod notify;
 pub mod runtime;
+pub mod sessions;
 pub mod state;
+pub mod status;
+pub mod status_sink;
+pub mod user_events;
 
 pub use bridge::{BridgeError, MainThread};
 pub use editor::NvimEditor;

@@ -56,16 +56,7 @@ pub fn start_session(args: SetupArgs) -> Result<Arc<Session>, String> {
 /// the current directory). Like `setup()`, it starts a new conversation.
 /// Errors: as [`start_session`].
 pub fn reload_settings() -> Result<Arc<Session>, String> {
-    let args = match SETUP.with(|s| s.borrow().clone()) {
-        Some(args) => args,
-        None => SetupArgs {
-            opts: serde_json::Value::Null,
-            cwd: std::env::current_dir()
-                .map_err(|e| format!("cannot read the current directory: {e}"))?,
-            hooks: Vec::new(),
-        },
-    };
-    start_session(args)
+    start_session(current_args()?)
 }
 
 /// Creates the bridge on first call (main thread, at load time) and returns
@@ -122,8 +113,23 @@ pub fn stop_turn() {
 
 /// A session for `config` with Neovim's editor, float prompter, chat sink
 /// and the Lua `hooks` of `setup`. Errors: the bridge is not set up, or the provider cannot be made.
-pub fn build_session(mut config: Config, hooks: CodeHooks) -> Result<Arc<Session>, String> {
+pub fn build_session(config: Config, hooks: CodeHooks) -> Result<Arc<Session>, String> {
+    let (parts, live) = session_parts(config, hooks)?;
+    let session = Session::new(parts).map_err(|e| e.to_string())?;
+    super::status_sink::register(&session, live);
+    Ok(session)
+}
+
+/// What a session is made of in Neovim: `config` with the state and
+/// sessions directories of `stdpath("state")`, the editor, the float, the
+/// chat's sink behind the status sink (`User` events, `lathe.status()`),
+/// and `hooks`. Errors: as [`build_session`].
+fn session_parts(
+    mut config: Config,
+    hooks: CodeHooks,
+) -> Result<(SessionParts, Arc<super::status_sink::LiveStatus>), String> {
     if let Some(dir) = state_dir() {
+        config.sessions_dir = Some(dir.join("sessions"));
         config.state_dir = dir;
     }
     let main = main_thread().ok_or("lathe is not loaded (the main-thread bridge is missing)")?;
@@ -137,18 +143,79 @@ pub fn build_session(mut config: Config, hooks: CodeHooks) -> Result<Arc<Session
         make_disk_editor(),
         config.save_after_edit,
     ));
-    Session::new(SessionParts {
+    let live = Arc::new(super::status_sink::LiveStatus::default());
+    let sink = Arc::new(super::status_sink::StatusSink::new(
+        Arc::new(ChatSink::new(main.clone())),
+        live.clone(),
+        main.clone(),
+    ));
+    let parts = SessionParts {
         config,
         provider,
         editor,
         prompter: Arc::new(FloatPrompter::new(
-            main.clone(),
+            main,
             std::time::Duration::from_millis(guard_ms),
         )),
-        sink: Arc::new(ChatSink::new(main)),
+        sink,
         hooks,
-    })
-    .map_err(|e| e.to_string())
+    };
+    Ok((parts, live))
+}
+
+/// The options, directory and Lua hooks of the last `setup()` (else the
+/// defaults in the current directory). Errors: the current directory
+/// cannot be read.
+fn current_args() -> Result<SetupArgs, String> {
+    match SETUP.with(|s| s.borrow().clone()) {
+        Some(args) => Ok(args),
+        None => Ok(SetupArgs {
+            opts: serde_json::Value::Null,
+            cwd: std::env::current_dir()
+                .map_err(|e| format!("cannot read the current directory: {e}"))?,
+            hooks: Vec::new(),
+        }),
+    }
+}
+
+/// Starts a new, empty conversation with the configuration of the last
+/// `setup()` (`:Lathe new`); the old one stays saved. Errors: as
+/// [`start_session`].
+pub fn new_conversation() -> Result<Arc<Session>, String> {
+    start_session(current_args()?)
+}
+
+/// Makes the saved session in `path` the current one, with the
+/// configuration of the last `setup()` (`:Lathe resume`): see
+/// [`Session::resume`]. Errors: as [`Session::resume`] and
+/// [`build_session`].
+pub fn resume_session(path: &std::path::Path) -> Result<crate::agent::Resumed, String> {
+    let args = current_args()?;
+    let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
+    let (parts, live) = session_parts(config, args.hooks.clone())?;
+    let resumed = Session::resume(parts, path)?;
+    super::status_sink::register(&resumed.session, live);
+    set_session(resumed.session.clone());
+    SETUP.with(|s| s.replace(Some(args)));
+    Ok(resumed)
+}
+
+/// The folder of the current project's saved sessions
+/// (`stdpath("state")/lathe/sessions/{project}`): the current session's
+/// project, else the last `setup()`'s root, else the current directory.
+/// `None` when Neovim cannot name its state directory.
+pub fn project_sessions_dir() -> Option<PathBuf> {
+    let sessions = state_dir()?.join("sessions");
+    let root = match session() {
+        Some(s) => s.config().cwd.clone(),
+        None => {
+            let args = current_args().ok()?;
+            Config::from_setup(&args.opts, &args.cwd)
+                .map(|c| c.cwd)
+                .unwrap_or(args.cwd)
+        }
+    };
+    Some(crate::agent::session_log::project_dir(&sessions, &root))
 }
 
 /// Shows the problems found in Claude Code's settings files (and hooks
@@ -185,8 +252,8 @@ fn make_disk_editor() -> Arc<dyn Editor> {
 }
 
 /// `stdpath("state")/lathe` (`:help stdpath()`), where oversized tool results
-/// are saved. Main thread only; `None` if Neovim cannot say.
-fn state_dir() -> Option<std::path::PathBuf> {
+/// and sessions are saved. Main thread only; `None` if Neovim cannot say.
+pub fn state_dir() -> Option<std::path::PathBuf> {
     nvim_oxi::api::call_function::<_, String>("stdpath", ("state",))
         .ok()
         .map(|d| std::path::PathBuf::from(d).join("lathe"))

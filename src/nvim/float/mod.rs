@@ -299,14 +299,29 @@ fn focused() {
     }
 }
 
+/// Fires `User LathePermissionAsk` with `data = { tool, title, waiting }`
+/// (the ask shown, and how many wait in all; `:help LathePermissionAsk`).
 fn fire_ask_event() {
-    let opts = nvim_oxi::api::opts::ExecAutocmdsOpts::builder()
-        .patterns(ASK_EVENT)
-        .modeline(false)
-        .build();
-    if let Err(e) = nvim_oxi::api::exec_autocmds(["User"], &opts) {
+    let data = match first_ask() {
+        Some((tool, title, waiting)) => {
+            serde_json::json!({ "tool": tool, "title": title, "waiting": waiting })
+        }
+        None => serde_json::json!({}),
+    };
+    if let Err(e) = super::user_events::fire(ASK_EVENT, &data) {
         notify_error(&format!("lathe: User {ASK_EVENT} autocmd failed: {e}"));
     }
+}
+
+/// The first waiting ask: its tool, its title ("Edit greeting.py") and how
+/// many asks wait in all; `None` when nothing waits. Main thread.
+pub fn first_ask() -> Option<(String, String, usize)> {
+    ASKS.with(|a| {
+        let a = a.borrow();
+        a.queue
+            .first()
+            .map(|q| (q.tool.clone(), title_of(q), a.queue.len()))
+    })
 }
 
 /// Re-checks after [`POLL`] while an ask waits unshown or its float waits

@@ -30,7 +30,7 @@ fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTermin
             let (state, text, working, listed, ft) = main
                 .run(|| {
                     let lua = lathe::nvim::state::lua();
-                    let (state,): (String,) = lua.load("return (require('lathe').status())").eval().unwrap();
+                    let (state,): (String,) = lua.load("return require('lathe').status().state").eval().unwrap();
                     let buf = lathe::nvim::chat::chat_buffer();
                     let text = buf
                         .as_ref()

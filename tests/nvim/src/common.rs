@@ -13,6 +13,17 @@ use nvim_oxi::tests::{TestFailure, TestTerminator};
 
 /// Loads lathe into this Neovim (what `luaopen_lathe` does) and returns the bridge.
 pub fn load() -> MainThread {
+    // Saved conversations and large tool results go to a state directory
+    // of this test's own, never the user's (`stdpath("state")` follows
+    // $XDG_STATE_HOME at every call).
+    let _ = lathe::nvim::state::lua()
+        .load(
+            r#"if not vim.g.lathe_test_state then
+                 vim.g.lathe_test_state = vim.fn.tempname() .. "-state"
+                 vim.env.XDG_STATE_HOME = vim.g.lathe_test_state
+               end"#,
+        )
+        .exec();
     lathe::nvim::install();
     lathe::nvim::state::main_thread().expect("install() creates the bridge")
 }

@@ -15,5 +15,6 @@ mod float_tests;
 mod lua_api_tests;
 mod pipeline_tests;
 mod scenario_tests;
+mod session_tests;
 mod turn_tests;
 mod user_report_tests;

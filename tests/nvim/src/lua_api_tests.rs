@@ -53,7 +53,7 @@ fn wrong_arguments_are_lua_errors_naming_the_argument() -> Result<(), String> {
             end
             -- Still alive and answering.
             if vim.api.nvim_eval("1 + 1") ~= 2 then table.insert(failures, "Neovim stopped answering") end
-            local state = lathe.status()
+            local state = lathe.status().state
             if state ~= "idle" then table.insert(failures, "status after errors: " .. tostring(state)) end
             return table.concat(failures, "\n")
             "#,
@@ -95,7 +95,8 @@ fn status_and_transcript_start_empty() -> Result<(), String> {
             r#"
             local lathe = require("lathe")
             lathe.setup({})
-            local s, last = lathe.status()
+            local st = lathe.status()
+            local s, last = st.state, st.last
             return s, last, #lathe.transcript()
             "#,
         )
@@ -191,10 +192,10 @@ fn lathe_mode_switches_the_permission_mode_and_status_reports_it() -> Result<(),
         local dir = T.project()
         T.write(dir .. "/p.txt", "x\n")
         T.setup(dir)
-        T.eq("default mode", select(4, T.lathe.status()), "default")
+        T.eq("default mode", T.lathe.status().mode, "default")
         vim.cmd("runtime plugin/lathe.lua")
         vim.cmd("Lathe mode plan")
-        T.eq("status after :Lathe mode plan", select(4, T.lathe.status()), "plan")
+        T.eq("status after :Lathe mode plan", T.lathe.status().mode, "plan")
         T.eq("info", T.lathe.info().mode, "plan")
         T.ok("Read", { file_path = "p.txt" })
         local r = T.tool("Edit", { file_path = "p.txt", old_string = "x", new_string = "y" })

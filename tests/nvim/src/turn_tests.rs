@@ -53,7 +53,7 @@ fn lathe_command_fixes_the_typo_in_the_open_buffer() -> Result<(), String> {
         local rec = T.answer_floats({{ "y" }})
 
         vim.cmd("Lathe fix the typo")
-        T.eq("status right after :Lathe", (T.lathe.status()), "running")
+        T.eq("status right after :Lathe", T.lathe.status().state, "running")
         T.eq("wait", T.lathe.wait(15000), "done")
 
         -- Read right after wait(): the turn's end is already rendered.
@@ -69,7 +69,7 @@ fn lathe_command_fixes_the_typo_in_the_open_buffer() -> Result<(), String> {
           "*(done)* tokens: 4.3k in (3.0k from cache), 100 out · session 4.3k in (3.0k from cache), 100 out",
           "",
         }}, "\n"))
-        local _, _, _, _, usage = T.lathe.status()
+        local usage = T.lathe.status().tokens
         T.eq("status() usage", usage, {{ input = 1300, output = 100, cache_read = 3000, cache_write = 0 }})
         T.eq("no working indicator", T.chat_virt_texts(), {{}})
         T.eq("one float, answered y", #rec.asks, 1)

@@ -131,7 +131,7 @@ fn lathe_status_after_an_error_fits_on_one_line() -> Result<(), String> {
         T.setup(dir, { base_url = "http://127.0.0.1:9", max_retries = 0 })
         T.lathe.ask("say hello")
         T.eq("the turn fails", T.lathe.wait(15000), "error")
-        local _, _, message = T.lathe.status()
+        local message = T.lathe.status().error
         vim.o.columns = 60
         local shown = {}
         vim.notify = function(msg) table.insert(shown, msg) end

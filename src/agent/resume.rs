@@ -1,0 +1,351 @@
+//! A saved session brought back: its records replayed into a transcript
+//! (through the same operations that made it), the pairing repaired, the
+//! token counts restored, and the [`AgentEvent`]s that draw the
+//! conversation in a chat as it was shown (`:help lathe-sessions`).
+
+use std::collections::HashMap;
+
+use super::session_log::{outcome_of, status_of, Record};
+use super::transcript::Transcript;
+use crate::events::{AgentEvent, ToolStatus, TurnOutcome};
+use crate::protocol::{ContentBlock, Message, Role, Usage};
+
+/// Summary of a tool line whose call never got a result (the session
+/// ended in the middle of a turn).
+pub const NO_RESULT_SUMMARY: &str = "no result: the session ended while it ran";
+
+/// What [`restore`] makes of a session's records.
+pub(crate) struct Restored {
+    /// The conversation, pairing repaired.
+    pub messages: Vec<Message>,
+    /// Whether the repair added or moved `tool_result`s.
+    pub repaired: bool,
+    /// The session's token counts at its last turn's end.
+    pub usage: Usage,
+    /// Events that draw the conversation in a chat.
+    pub events: Vec<AgentEvent>,
+}
+
+/// Replays `records` (see `session_log`).
+pub(crate) fn restore(records: &[Record]) -> Restored {
+    let transcript = Transcript::default();
+    let mut usage = Usage::default();
+    let mut details: HashMap<&str, &str> = HashMap::new();
+    let mut done: HashMap<&str, (&str, &str)> = HashMap::new();
+    for r in records {
+        match r {
+            Record::ToolStart { id, detail, .. } => {
+                details.insert(id, detail);
+            }
+            Record::ToolDone {
+                id,
+                status,
+                summary,
+            } => {
+                done.insert(id, (status, summary));
+            }
+            _ => {}
+        }
+    }
+    let mut events = Vec::new();
+    let mut turn_open = false;
+    // Calls shown as started and not finished yet: id → name.
+    let mut open_calls: Vec<(String, String)> = Vec::new();
+    for r in records {
+        match r {
+            Record::User { text } => {
+                transcript.push_user_text(text);
+                if turn_open {
+                    close_turn(&mut events, &mut open_calls, TurnOutcome::Stopped);
+                }
+                events.push(AgentEvent::TurnStarted {
+                    prompt: text.clone(),
+                });
+                turn_open = true;
+            }
+            Record::Assistant { message } => {
+                transcript.push_assistant(message.clone());
+                events.push(AgentEvent::AssistantStarted);
+                for block in &message.content {
+                    match block {
+                        ContentBlock::Text { text } => {
+                            events.push(AgentEvent::TextDelta { text: text.clone() })
+                        }
+                        ContentBlock::ToolUse(u) => {
+                            events.push(AgentEvent::ToolStarted {
+                                id: u.id.clone(),
+                                name: u.name.clone(),
+                                detail: details.get(u.id.as_str()).unwrap_or(&"").to_string(),
+                            });
+                            open_calls.push((u.id.clone(), u.name.clone()));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Record::ToolResults { results } => {
+                transcript.push_tool_results(results.clone());
+                for result in results {
+                    let name = open_calls
+                        .iter()
+                        .position(|(id, _)| *id == result.tool_use_id)
+                        .map(|p| open_calls.remove(p).1)
+                        .unwrap_or_default();
+                    let (status, summary) = match done.get(result.tool_use_id.as_str()) {
+                        Some((s, m)) => (status_of(s), m.to_string()),
+                        None if result.is_error => (ToolStatus::Error, String::new()),
+                        None => (ToolStatus::Done, String::new()),
+                    };
+                    events.push(AgentEvent::ToolFinished {
+                        id: result.tool_use_id.clone(),
+                        name,
+                        status,
+                        summary,
+                    });
+                }
+            }
+            Record::Truncate { len } => {
+                transcript.truncate(*len);
+                events.push(AgentEvent::AssistantWithdrawn {
+                    reason: "refused".into(),
+                });
+            }
+            Record::TurnEnd {
+                outcome,
+                error,
+                turn,
+                session,
+            } => {
+                usage = session.clone();
+                if turn_open {
+                    events.push(AgentEvent::Usage {
+                        turn: turn.clone(),
+                        session: session.clone(),
+                    });
+                    close_turn(
+                        &mut events,
+                        &mut open_calls,
+                        outcome_of(outcome, error.as_deref()),
+                    );
+                    turn_open = false;
+                }
+            }
+            Record::ToolStart { .. } | Record::ToolDone { .. } => {}
+        }
+    }
+    if turn_open {
+        close_turn(&mut events, &mut open_calls, TurnOutcome::Stopped);
+    }
+    let repaired = transcript.repair();
+    Restored {
+        messages: transcript.snapshot(),
+        repaired,
+        usage,
+        events,
+    }
+}
+
+/// Ends the open turn: calls still shown as running end as interrupted.
+fn close_turn(
+    events: &mut Vec<AgentEvent>,
+    open_calls: &mut Vec<(String, String)>,
+    outcome: TurnOutcome,
+) {
+    for (id, name) in open_calls.drain(..) {
+        events.push(AgentEvent::ToolFinished {
+            id,
+            name,
+            status: ToolStatus::Interrupted,
+            summary: NO_RESULT_SUMMARY.into(),
+        });
+    }
+    events.push(AgentEvent::TurnEnded { outcome });
+}
+
+/// The first user text of `messages` (for a title), if any.
+pub fn first_prompt(messages: &[Message]) -> Option<&str> {
+    messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .flat_map(|m| m.content.iter())
+        .find_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
+    use serde_json::json;
+
+    fn use_block(id: &str) -> ContentBlock {
+        ContentBlock::ToolUse(ToolUse {
+            id: id.into(),
+            name: "Read".into(),
+            input: json!({ "file_path": "a.txt" }),
+        })
+    }
+
+    fn assistant(blocks: Vec<ContentBlock>) -> Record {
+        Record::Assistant {
+            message: Message {
+                role: Role::Assistant,
+                content: blocks,
+            },
+        }
+    }
+
+    fn ok(id: &str) -> ToolResult {
+        ToolResult {
+            tool_use_id: id.into(),
+            content: ToolResultContent::Text("1\thello".into()),
+            is_error: false,
+        }
+    }
+
+    fn text(t: &str) -> ContentBlock {
+        ContentBlock::Text { text: t.into() }
+    }
+
+    #[test]
+    fn a_finished_session_replays_its_messages_usage_and_chat() {
+        let session_usage = Usage {
+            input_tokens: Some(10),
+            output_tokens: Some(5),
+            ..Usage::default()
+        };
+        let records = vec![
+            Record::User {
+                text: "read a".into(),
+            },
+            assistant(vec![text("Reading."), use_block("t1")]),
+            Record::ToolStart {
+                id: "t1".into(),
+                name: "Read".into(),
+                detail: "a.txt".into(),
+            },
+            Record::ToolDone {
+                id: "t1".into(),
+                status: "done".into(),
+                summary: "1 line".into(),
+            },
+            Record::ToolResults {
+                results: vec![ok("t1")],
+            },
+            assistant(vec![text("It says hello.")]),
+            Record::TurnEnd {
+                outcome: "done".into(),
+                error: None,
+                turn: session_usage.clone(),
+                session: session_usage.clone(),
+            },
+        ];
+        let r = restore(&records);
+        assert!(!r.repaired);
+        assert_eq!(r.messages.len(), 4);
+        assert_eq!(r.usage, session_usage);
+        assert_eq!(
+            r.events,
+            vec![
+                AgentEvent::TurnStarted {
+                    prompt: "read a".into()
+                },
+                AgentEvent::AssistantStarted,
+                AgentEvent::TextDelta {
+                    text: "Reading.".into()
+                },
+                AgentEvent::ToolStarted {
+                    id: "t1".into(),
+                    name: "Read".into(),
+                    detail: "a.txt".into()
+                },
+                AgentEvent::ToolFinished {
+                    id: "t1".into(),
+                    name: "Read".into(),
+                    status: ToolStatus::Done,
+                    summary: "1 line".into()
+                },
+                AgentEvent::AssistantStarted,
+                AgentEvent::TextDelta {
+                    text: "It says hello.".into()
+                },
+                AgentEvent::Usage {
+                    turn: session_usage.clone(),
+                    session: session_usage.clone()
+                },
+                AgentEvent::TurnEnded {
+                    outcome: TurnOutcome::Done
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_session_that_ended_mid_turn_is_repaired_and_shown_interrupted() {
+        let records = vec![
+            Record::User { text: "go".into() },
+            assistant(vec![use_block("t1"), use_block("t2")]),
+            Record::ToolStart {
+                id: "t1".into(),
+                name: "Read".into(),
+                detail: "a.txt".into(),
+            },
+        ];
+        let r = restore(&records);
+        assert!(r.repaired);
+        assert_eq!(r.messages.len(), 3);
+        let ids: Vec<(&str, bool)> = r.messages[2]
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult(t) => Some((t.tool_use_id.as_str(), t.is_error)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, vec![("t1", true), ("t2", true)]);
+        let tail: Vec<&AgentEvent> = r.events.iter().rev().take(3).collect();
+        assert_eq!(
+            tail[0],
+            &AgentEvent::TurnEnded {
+                outcome: TurnOutcome::Stopped
+            }
+        );
+        assert!(
+            matches!(tail[1], AgentEvent::ToolFinished { id, status: ToolStatus::Interrupted, .. } if id == "t2")
+        );
+        assert!(
+            matches!(tail[2], AgentEvent::ToolFinished { id, status: ToolStatus::Interrupted, .. } if id == "t1")
+        );
+    }
+
+    #[test]
+    fn a_refused_exchange_stays_out_of_the_restored_conversation() {
+        let records = vec![
+            Record::User { text: "one".into() },
+            assistant(vec![text("fine")]),
+            Record::TurnEnd {
+                outcome: "done".into(),
+                error: None,
+                turn: Usage::default(),
+                session: Usage::default(),
+            },
+            Record::User { text: "bad".into() },
+            Record::Truncate { len: 2 },
+            Record::TurnEnd {
+                outcome: "done".into(),
+                error: None,
+                turn: Usage::default(),
+                session: Usage::default(),
+            },
+        ];
+        let r = restore(&records);
+        assert_eq!(r.messages.len(), 2);
+        assert_eq!(first_prompt(&r.messages), Some("one"));
+        assert!(r
+            .events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::AssistantWithdrawn { .. })));
+    }
+}

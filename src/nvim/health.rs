@@ -1,0 +1,113 @@
+//! What `:checkhealth lathe` needs beyond the configuration
+//! (`lua/lathe/health.lua`, `:help lathe-health`): which settings files
+//! exist, whether each command hook can start, and whether `base_url`
+//! answers.
+
+use std::time::{Duration, Instant};
+
+use mlua::{Lua, Table, Value};
+
+use crate::config::Config;
+
+/// Longest wait `probe` accepts, in ms.
+pub const MAX_PROBE_MS: u64 = 10_000;
+
+/// Adds to `info()`'s table `t`: `settings_files` (`{ { path, found } }`,
+/// in precedence order; empty when `claude_settings = false`) and
+/// `hook_commands` (`{ { event, command, problem } }`, `problem` nil when
+/// the command's program exists and is executable, see
+/// `hooks::check`). Errors: Lua could not allocate.
+pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
+    let home = dirs::home_dir();
+    let files = lua.create_table()?;
+    if config.claude_settings {
+        for (_, path, _) in crate::config::settings_files::candidates(&config.cwd, home.as_deref())
+        {
+            let f = lua.create_table()?;
+            f.set("found", path.is_file())?;
+            f.set("path", path.display().to_string())?;
+            files.push(f)?;
+        }
+    }
+    t.set("settings_files", files)?;
+    let mut hooks = crate::hooks::HookConfig::default();
+    for (_, value) in &config.hook_settings {
+        if let Ok(c) = crate::hooks::HookConfig::from_json(value) {
+            hooks.merge(c);
+        }
+    }
+    let checks = lua.create_table()?;
+    for c in crate::hooks::check::check_commands(&hooks, &config.cwd, home.as_deref()) {
+        let e = lua.create_table()?;
+        e.set("event", c.event)?;
+        e.set("command", c.command)?;
+        e.set("problem", c.problem)?;
+        checks.push(e)?;
+    }
+    t.set("hook_commands", checks)?;
+    Ok(())
+}
+
+/// `probe(url, timeout_ms)` → `{ ok, status?, error?, ms }`: sends `HEAD
+/// url` and waits at most `timeout_ms` (≤ [`MAX_PROBE_MS`]); `ok` when
+/// any HTTP answer came (a 404 or 401 means the server is there), `status`
+/// its code, `error` why none came, `ms` how long it took. Blocks the
+/// caller (`:checkhealth` is synchronous). Errors: bad arguments, no
+/// runtime.
+pub fn probe(lua: &Lua, (url, timeout_ms): (Value, Value)) -> mlua::Result<Table> {
+    let url = match url {
+        Value::String(s) => s.to_str()?.to_string(),
+        other => {
+            return Err(mlua::Error::RuntimeError(format!(
+                "lathe.probe(url): url must be a string, got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let ms = match timeout_ms {
+        Value::Integer(n) => n.max(1) as u64,
+        Value::Number(n) => n.max(1.0) as u64,
+        _ => 2000,
+    }
+    .min(MAX_PROBE_MS);
+    let rt = super::runtime::handle().map_err(|e| mlua::Error::external(e.to_string()))?;
+    let start = Instant::now();
+    let answer = rt.block_on(async move {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_millis(ms))
+            .connect_timeout(Duration::from_millis(ms))
+            .build()
+            .map_err(|e| e.to_string())?;
+        client
+            .head(&url)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+            .map_err(|e| {
+                if e.is_timeout() {
+                    format!("no answer within {ms} ms")
+                } else {
+                    let mut msg = e.to_string();
+                    let mut src = std::error::Error::source(&e);
+                    while let Some(s) = src {
+                        msg = format!("{msg}: {s}");
+                        src = s.source();
+                    }
+                    msg
+                }
+            })
+    });
+    let t = lua.create_table()?;
+    t.set("ms", start.elapsed().as_millis() as u64)?;
+    match answer {
+        Ok(status) => {
+            t.set("ok", true)?;
+            t.set("status", status)?;
+        }
+        Err(e) => {
+            t.set("ok", false)?;
+            t.set("error", e)?;
+        }
+    }
+    Ok(t)
+}

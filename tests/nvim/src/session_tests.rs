@@ -1,0 +1,277 @@
+//! Saved conversations (`:Lathe new`, `:Lathe resume`), `lathe.status()`,
+//! the statusline component, the `User` events and `:checkhealth lathe`,
+//! against an in-process `mock-llm` over real HTTP.
+
+use crate::common::lua_test_with_model;
+
+/// A Read, an answer; then (after resume) a third answer that must see
+/// the first turn's tool result and the new prompt.
+const SAVE_SCRIPT: &str = r###"{ "responses": [
+  { "content": [
+      { "type": "text", "text": "Reading." },
+      { "type": "tool_use", "id": "toolu_01", "name": "Read", "input": { "file_path": "a.txt" } } ],
+    "usage": { "input_tokens": 100, "output_tokens": 10 } },
+  { "content": [ { "type": "text", "text": "It says hello." } ],
+    "usage": { "input_tokens": 120, "output_tokens": 5 },
+    "expect": { "tool_result_contains": { "toolu_01": "hello" } } },
+  { "content": [ { "type": "text", "text": "Still here." } ],
+    "expect": { "last_user_text_contains": "and now?",
+                "tool_result_contains": { "toolu_01": "hello" } } }
+] }"###;
+
+#[nvim_oxi::test]
+fn a_conversation_is_saved_and_resumed_where_it_was() -> Result<(), String> {
+    lua_test_with_model(
+        SAVE_SCRIPT,
+        r###"
+        local dir = T.project()
+        T.write(dir .. "/a.txt", "hello\n")
+        vim.cmd.cd(dir)
+        vim.cmd("runtime plugin/lathe.lua")
+        T.setup(dir, { base_url = MOCK_URL })
+        vim.cmd("Lathe read a.txt")
+        T.eq("first turn", T.lathe.wait(15000), "done")
+        local shown = T.chat_text()
+        T.has("chat", shown, "- Read(a.txt): done")
+        local tokens = T.lathe.status().tokens
+
+        -- One JSONL file under stdpath("state")/lathe/sessions/<project>/.
+        local files = vim.fn.glob(vim.fn.stdpath("state") .. "/lathe/sessions/*/*.jsonl", false, true)
+        T.eq("one session file", #files, 1)
+        T.has("project folder named after the root", files[1], "/" .. vim.fn.fnamemodify(dir, ":t") .. "-")
+        local lines = vim.fn.readfile(files[1])
+        local header = vim.json.decode(lines[1])
+        T.eq("header", { header.type, header.first_prompt, header.cwd, header.model },
+          { "session", "read a.txt", dir, "claude-sonnet-4-5" })
+        local types = {}
+        for i = 2, #lines do
+          table.insert(types, vim.json.decode(lines[i]).type)
+        end
+        table.sort(types)
+        T.eq("records", types,
+          { "assistant", "assistant", "tool_done", "tool_results", "tool_start", "turn_end", "user" })
+
+        -- :Lathe new: an empty conversation and chat; the old one is listed.
+        vim.cmd("Lathe new")
+        T.eq("chat after :Lathe new", T.chat_text(), "")
+        T.eq("transcript after :Lathe new", T.lathe.transcript(), {})
+        T.eq("tokens after :Lathe new", T.lathe.status().tokens,
+          { input = 0, output = 0, cache_read = 0, cache_write = 0 })
+        local saved = T.lathe.sessions()
+        T.eq("listed", #saved, 1)
+        T.eq("listed prompt", saved[1].first_prompt, "read a.txt")
+        T.eq("listed path", saved[1].path, files[1])
+        T.eq("picker line", require("lathe.sessions").format(saved[1]):sub(17), "  read a.txt")
+
+        -- :Lathe resume last: the same conversation, the same chat.
+        vim.cmd("Lathe resume last")
+        T.lathe.wait(5000)
+        T.eq("chat after resume", T.chat_text(), shown)
+        T.eq("messages after resume", #T.lathe.transcript(), 4)
+        T.eq("tokens after resume", T.lathe.status().tokens, tokens)
+        T.eq("the current one is not listed", #T.lathe.sessions(), 0)
+
+        -- It goes on in the same file; the model gets the whole history.
+        vim.cmd("Lathe and now?")
+        T.eq("turn after resume", T.lathe.wait(15000), "done")
+        T.has("answer", T.chat_text(), "Still here.")
+        T.eq("still one file", #vim.fn.glob(vim.fn.stdpath("state") .. "/lathe/sessions/*/*.jsonl", false, true), 1)
+        local users = 0
+        for _, l in ipairs(vim.fn.readfile(files[1])) do
+          if vim.json.decode(l).type == "user" then users = users + 1 end
+        end
+        T.eq("two prompts in the file", users, 2)
+        "###,
+    )
+}
+
+/// The next request after resuming a session that ended mid-turn: the
+/// mock's pairing rule refuses it unless `toolu_09` has a result.
+const REPAIR_SCRIPT: &str = r###"{ "responses": [
+  { "content": [ { "type": "text", "text": "Going on." } ],
+    "expect": { "tool_result_is_error": { "toolu_09": true },
+                "tool_result_contains": { "toolu_09": "did not finish" },
+                "last_user_text_contains": "go on" } }
+] }"###;
+
+#[nvim_oxi::test]
+fn a_session_cut_mid_turn_and_mid_line_is_repaired_and_loads() -> Result<(), String> {
+    lua_test_with_model(
+        REPAIR_SCRIPT,
+        r###"
+        local dir = T.project()
+        vim.cmd.cd(dir)
+        vim.cmd("runtime plugin/lathe.lua")
+        T.setup(dir, { base_url = MOCK_URL })
+        -- Saved by a Neovim that died while Bash ran, in the middle of a line.
+        local path = dir .. "/saved.jsonl"
+        T.write(path, table.concat({
+          vim.json.encode({ type = "session", version = 1, id = "1-1", cwd = dir, model = "m",
+                            created_ms = 1000, first_prompt = "run it" }),
+          vim.json.encode({ type = "user", text = "run it" }),
+          '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Running."},'
+            .. '{"type":"tool_use","id":"toolu_09","name":"Bash","input":{"command":"sleep 100"}}]}}',
+          vim.json.encode({ type = "tool_start", id = "toolu_09", name = "Bash", detail = "sleep 100" }),
+          '{"type":"tool_results","resu',
+        }, "\n"))
+        local notes = {}
+        vim.notify = function(msg) table.insert(notes, msg) end
+        T.lathe.resume(path)
+        T.lathe.wait(5000)
+        local all = table.concat(notes, "\n")
+        T.has("corrupt line reported", all, "line 5 of " .. path .. " could not be read and was skipped")
+        T.has("repair reported", all, "unfinished tool calls were marked interrupted")
+        T.eq("chat", T.chat_text(), table.concat({
+          "## You", "", "run it", "", "## lathe", "",
+          "Running.",
+          "- Bash(sleep 100): interrupted — no result: the session ended while it ran",
+          "", "*(stopped)*", "",
+        }, "\n"))
+        local msgs = T.lathe.transcript()
+        T.eq("messages", #msgs, 3)
+        T.eq("interrupted result", { msgs[3].content[1].tool_use_id, msgs[3].content[1].is_error },
+          { "toolu_09", true })
+
+        T.lathe.ask("go on")
+        T.eq("next request accepted", T.lathe.wait(15000), "done")
+        T.has("answer", T.chat_text(), "Going on.")
+        -- Appended on a line of its own after the cut one.
+        local last = vim.fn.readfile(path)
+        T.eq("appended record", vim.json.decode(last[#last]).type, "turn_end")
+        "###,
+    )
+}
+
+/// A Write that asks, then an answer.
+const ASK_SCRIPT: &str = r###"{ "responses": [
+  { "content": [
+      { "type": "tool_use", "id": "toolu_01", "name": "Write", "input": { "file_path": "new.txt", "content": "x\n" } } ],
+    "usage": { "input_tokens": 100, "output_tokens": 10 } },
+  { "content": [ { "type": "text", "text": "Written." } ],
+    "usage": { "input_tokens": 200, "output_tokens": 20 },
+    "expect": { "tool_result_is_error": { "toolu_01": false } } }
+] }"###;
+
+#[nvim_oxi::test]
+fn status_statusline_component_and_user_events_follow_a_turn() -> Result<(), String> {
+    lua_test_with_model(
+        ASK_SCRIPT,
+        r###"
+        local dir = T.project()
+        vim.cmd.cd(dir)
+        vim.cmd("runtime plugin/lathe.lua")
+        T.eq("component before any session", T.lathe.statusline_component(), "")
+        T.setup(dir, { base_url = MOCK_URL })
+        local before = T.lathe.status()
+        T.eq("status before a request", before, {
+          state = "idle", mode = "default", model = "claude-sonnet-4-5",
+          tokens = { input = 0, output = 0, cache_read = 0, cache_write = 0 },
+        })
+        local events = {}
+        vim.api.nvim_create_autocmd("User", {
+          pattern = { "LatheTurnStart", "LatheToolStart", "LatheToolDone", "LathePermissionAsk", "LatheTurnDone" },
+          callback = function(ev) table.insert(events, { ev.match, ev.data }) end,
+        })
+        local seen = {}
+        vim.api.nvim_create_autocmd("User", {
+          pattern = { "LatheTurnStart", "LatheToolStart" },
+          callback = function(ev)
+            seen[ev.match] = { T.lathe.statusline_component(), T.lathe.status().state }
+          end,
+        })
+        local during, component
+        vim.api.nvim_create_autocmd("User", {
+          pattern = "LathePermissionAsk",
+          callback = function()
+            during = T.lathe.status()
+            component = T.lathe.statusline_component()
+            vim.api.nvim_feedkeys("y", "x", false)
+          end,
+        })
+        vim.cmd("Lathe write it")
+        T.eq("turn", T.lathe.wait(15000), "done")
+        T.wait_for("the last User event", 2000, function()
+          return #events > 0 and events[#events][1] == "LatheTurnDone"
+        end)
+
+        T.eq("state while asking", during.state, "waiting")
+        T.eq("tool while asking", { during.tool.name, during.tool.detail, during.tool.running },
+          { "Write", "new.txt", 1 })
+        T.eq("waiting ask", { during.waiting_ask.tool, during.waiting_ask.waiting }, { "Write", 1 })
+        T.has("waiting ask title", during.waiting_ask.title, "new.txt")
+        T.has("component while asking", component, "lathe: waiting for you (Write")
+        T.eq("component and state as the turn starts", seen.LatheTurnStart, { "lathe: working", "running" })
+        T.eq("component and state as the tool starts", seen.LatheToolStart, { "lathe: Write(new.txt)", "running" })
+
+        local names = {}
+        for _, e in ipairs(events) do table.insert(names, e[1]) end
+        T.eq("events", names,
+          { "LatheTurnStart", "LatheToolStart", "LathePermissionAsk", "LatheToolDone", "LatheTurnDone" })
+        T.eq("LatheTurnStart data", events[1][2], { prompt = "write it" })
+        T.eq("LatheToolStart data", { events[2][2].name, events[2][2].detail, events[2][2].id },
+          { "Write", "new.txt", "toolu_01" })
+        T.eq("LathePermissionAsk data", { events[3][2].tool, events[3][2].waiting }, { "Write", 1 })
+        T.eq("LatheToolDone data", { events[4][2].name, events[4][2].status }, { "Write", "done" })
+        T.eq("LatheTurnDone data", events[5][2], {
+          outcome = "done",
+          tokens = { input = 300, output = 30, cache_read = 0, cache_write = 0 },
+          session_tokens = { input = 300, output = 30, cache_read = 0, cache_write = 0 },
+        })
+
+        local after = T.lathe.status()
+        T.eq("status after", after, {
+          state = "idle", mode = "default", model = "claude-sonnet-4-5", last = "done",
+          tokens = { input = 300, output = 30, cache_read = 0, cache_write = 0 },
+        })
+        T.eq("component after", T.lathe.statusline_component(), "lathe: idle · 330 tokens")
+        T.lathe.mode("plan")
+        T.eq("component shows a mode other than default", T.lathe.statusline_component(),
+          "lathe: idle · 330 tokens · plan")
+        -- :Lathe status reads the table.
+        local shown = {}
+        vim.notify = function(msg) table.insert(shown, msg) end
+        vim.cmd("Lathe status")
+        T.eq(":Lathe status", shown, { "lathe: idle, mode: plan, last: done" })
+        "###,
+    )
+}
+
+#[nvim_oxi::test]
+fn checkhealth_checks_the_endpoint_hooks_and_state_directory() -> Result<(), String> {
+    lua_test_with_model(
+        r###"{ "responses": [] }"###,
+        r###"
+        local dir = T.project()
+        vim.cmd.cd(dir)
+        vim.env.ANTHROPIC_API_KEY = "sk-very-secret-1234"
+        local function health()
+          vim.cmd("checkhealth lathe")
+          local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+          vim.cmd("bwipeout!")
+          return text
+        end
+        T.setup(dir, {
+          base_url = MOCK_URL,
+          hooks = { PreToolUse = { { matcher = "Bash", hooks = {
+            { type = "command", command = "./no-such-hook.sh" },
+            { type = "command", command = "echo ok" },
+          } } } },
+        })
+        local text = health()
+        T.has("base_url reachable", text, "base_url reachable: " .. MOCK_URL .. " answered HTTP ")
+        T.has("API key variable named", text, "API key found in $ANTHROPIC_API_KEY")
+        T.lacks("API key value never shown", text, "sk-very-secret")
+        T.has("missing hook program", text,
+          "PreToolUse hook `./no-such-hook.sh`: ./no-such-hook.sh was not found (not in $PATH, or no such file)")
+        T.has("hook that can run", text, "PreToolUse hook `echo ok` can run")
+        T.has("state directory", text, "state directory writable: " .. vim.fn.stdpath("state") .. "/lathe")
+        T.has("library version spot for engineer D", table.concat(vim.fn.readfile(
+          vim.api.nvim_get_runtime_file("lua/lathe/health.lua", false)[1]), "\n"), "library version check")
+        local _, headings = text:gsub("\n=+\n", "")
+        T.eq("one heading", headings, 1)
+
+        T.setup(dir, { base_url = "http://127.0.0.1:9" })
+        T.has("base_url not reachable", health(), "base_url not reachable: http://127.0.0.1:9 (")
+        "###,
+    )
+}

@@ -1,0 +1,199 @@
+//! `:Lathe resume` in a real terminal: Neovim in tmux with a saved
+//! conversation of the project in its state directory; `:Lathe resume`
+//! lists it with `vim.ui.select()` (newest first, time and first prompt),
+//! choosing it draws it in the chat, and the statusline component shows
+//! lathe's state. Skipped (with a message) where tmux is not installed.
+
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().expect("tmux runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn screen(session: &str) -> String {
+    tmux(&["capture-pane", "-p", "-t", session])
+}
+
+fn keys(session: &str, k: &str) {
+    tmux(&["send-keys", "-t", session, k]);
+}
+
+/// The library `cargo build -p lathe --lib` made next to this test binary
+/// (`target/<profile>/`; `make unit` builds it first). Fails when it is
+/// missing or older than a source file, so the test never drives an old
+/// library.
+fn library() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let lib = dir.join(format!("liblathe{}", std::env::consts::DLL_SUFFIX));
+    let built = std::fs::metadata(&lib)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|e| {
+            panic!(
+                "{} is missing ({e}): run `cargo build -p lathe --lib` first",
+                lib.display()
+            )
+        });
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("src").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(m) = e.metadata().and_then(|m| m.modified()) {
+                newest = newest.max(m);
+            }
+        }
+    }
+    assert!(
+        built >= newest,
+        "{} is older than the sources: run `cargo build -p lathe --lib` first",
+        lib.display()
+    );
+    lib
+}
+
+fn wait_for(session: &str, what: &str, cond: impl Fn(&str) -> bool) -> String {
+    let start = Instant::now();
+    loop {
+        let s = screen(session);
+        if cond(&s) {
+            return s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "timed out waiting until {what}; screen:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+/// A saved session file: header, prompt, answer, turn end.
+fn saved_session(id: &str, cwd: &Path, prompt: &str, answer: &str) -> String {
+    [
+        serde_json::json!({ "type": "session", "version": 1, "id": id, "cwd": cwd,
+                            "model": "claude-sonnet-4-5", "created_ms": 1_000_u64,
+                            "first_prompt": prompt }),
+        serde_json::json!({ "type": "user", "text": prompt }),
+        serde_json::json!({ "type": "assistant", "message": { "role": "assistant",
+                            "content": [ { "type": "text", "text": answer } ] } }),
+        serde_json::json!({ "type": "turn_end", "outcome": "done",
+                            "turn": { "input_tokens": 1200, "output_tokens": 34 },
+                            "session": { "input_tokens": 1200, "output_tokens": 34 } }),
+    ]
+    .iter()
+    .map(|v| v.to_string() + "\n")
+    .collect()
+}
+
+#[test]
+fn lathe_resume_picks_a_saved_conversation_and_shows_it() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let project = base.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let state = base.join("state");
+    let sessions =
+        lathe::agent::session_log::project_dir(&state.join("nvim/lathe/sessions"), &project);
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(
+        sessions.join("1-1.jsonl"),
+        saved_session(
+            "1-1",
+            &project,
+            "explain the parser",
+            "It splits the input into tokens.",
+        ),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(
+        sessions.join("2-1.jsonl"),
+        saved_session("2-1", &project, "rename the lexer", "Renamed it."),
+    )
+    .unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let init = base.join("init.lua");
+    std::fs::write(
+        &init,
+        format!(
+            r#"vim.opt.rtp:prepend({root:?})
+local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
+open()
+vim.cmd("runtime plugin/lathe.lua")
+require("lathe").setup({{ cwd = {project:?}, base_url = "http://127.0.0.1:9", claude_settings = false }})
+vim.o.laststatus = 3
+vim.o.statusline = "%f %= [%{{v:lua.require'lathe'.statusline_component()}}]"
+"#,
+            root = root.display().to_string(),
+            lib = library().display().to_string(),
+            project = project.display().to_string(),
+        ),
+    )
+    .unwrap();
+    let name = format!("lathe-tui-resume-{}", std::process::id());
+    let nvim = std::env::var("NVIM").unwrap_or_else(|_| "nvim".into());
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &name,
+        "-x",
+        "120",
+        "-y",
+        "30",
+        &format!(
+            "env XDG_STATE_HOME={} {nvim} -u {} -i NONE -n",
+            state.display(),
+            init.display()
+        ),
+    ]);
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            tmux(&["kill-session", "-t", &self.0]);
+        }
+    }
+    let _kill = Kill(name.clone());
+    wait_for(&name, "the statusline component shows", |s| {
+        s.contains("[lathe: idle]")
+    });
+
+    keys(&name, ":Lathe resume");
+    keys(&name, "Enter");
+    let s = wait_for(&name, "the picker lists both, newest first", |s| {
+        s.contains("rename the lexer") && s.contains("explain the parser")
+    });
+    let newer = s.find("rename the lexer").unwrap();
+    let older = s.find("explain the parser").unwrap();
+    assert!(newer < older, "newest first; screen:\n{s}");
+    assert!(s.contains("lathe: resume a conversation"), "{s}");
+    assert!(s.contains("1: 20"), "the time shows; screen:\n{s}");
+
+    keys(&name, "2");
+    keys(&name, "Enter");
+    let s = wait_for(&name, "the chat shows the resumed conversation", |s| {
+        s.contains("It splits the input into tokens.")
+    });
+    assert!(s.contains("## You"), "{s}");
+    assert!(s.contains("explain the parser"), "{s}");
+    assert!(
+        s.contains("[lathe: idle · 1.2k tokens]"),
+        "statusline; screen:\n{s}"
+    );
+    assert!(
+        !s.contains("Renamed it."),
+        "only the chosen one; screen:\n{s}"
+    );
+}
