@@ -85,7 +85,7 @@ async fn a_saved_session_resumes_with_the_same_transcript_and_goes_on_in_its_fil
         .records
         .iter()
         .filter_map(|r| match r {
-            session_log::Record::User { text } => Some(text.as_str()),
+            session_log::Record::User { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .collect();

@@ -53,8 +53,13 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
     let mut open_calls: Vec<(String, String)> = Vec::new();
     for r in records {
         match r {
-            Record::User { text } => {
-                transcript.push_user_text(text);
+            Record::User { text, blocks } => {
+                let blocks = if blocks.is_empty() {
+                    vec![ContentBlock::Text { text: text.clone() }]
+                } else {
+                    blocks.clone()
+                };
+                transcript.push_user_blocks(text, blocks);
                 if turn_open {
                     close_turn(&mut events, &mut open_calls, TurnOutcome::Stopped);
                 }
@@ -219,6 +224,7 @@ mod tests {
         let records = vec![
             Record::User {
                 text: "read a".into(),
+                blocks: Vec::new(),
             },
             assistant(vec![text("Reading."), use_block("t1")]),
             Record::ToolStart {
@@ -285,7 +291,10 @@ mod tests {
     #[test]
     fn a_session_that_ended_mid_turn_is_repaired_and_shown_interrupted() {
         let records = vec![
-            Record::User { text: "go".into() },
+            Record::User {
+                text: "go".into(),
+                blocks: Vec::new(),
+            },
             assistant(vec![use_block("t1"), use_block("t2")]),
             Record::ToolStart {
                 id: "t1".into(),
@@ -321,9 +330,36 @@ mod tests {
     }
 
     #[test]
+    fn the_model_gets_back_what_it_got_and_the_chat_the_prompt_as_typed() {
+        // A prompt sent with editor context and an @file: the restored
+        // conversation holds every block the model got; the chat shows
+        // the prompt as typed.
+        let blocks = vec![
+            text("<editor-context>…</editor-context>"),
+            text("fix @a.py"),
+        ];
+        let records = vec![Record::User {
+            text: "fix @a.py".into(),
+            blocks: blocks.clone(),
+        }];
+        let r = restore(&records);
+        assert_eq!(r.messages.len(), 1);
+        assert_eq!(r.messages[0].content, blocks);
+        assert_eq!(
+            r.events.first(),
+            Some(&AgentEvent::TurnStarted {
+                prompt: "fix @a.py".into()
+            })
+        );
+    }
+
+    #[test]
     fn a_refused_exchange_stays_out_of_the_restored_conversation() {
         let records = vec![
-            Record::User { text: "one".into() },
+            Record::User {
+                text: "one".into(),
+                blocks: Vec::new(),
+            },
             assistant(vec![text("fine")]),
             Record::TurnEnd {
                 outcome: "done".into(),
@@ -331,7 +367,10 @@ mod tests {
                 turn: Usage::default(),
                 session: Usage::default(),
             },
-            Record::User { text: "bad".into() },
+            Record::User {
+                text: "bad".into(),
+                blocks: Vec::new(),
+            },
             Record::Truncate { len: 2 },
             Record::TurnEnd {
                 outcome: "done".into(),

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 
 use crate::events::{AgentEvent, EventSink, ToolStatus, TurnOutcome};
-use crate::protocol::{Message, ToolResult, Usage};
+use crate::protocol::{ContentBlock, Message, ToolResult, Usage};
 use crate::text::fill;
 
 /// Version of the file format written in the header.
@@ -70,8 +70,13 @@ pub struct Header {
 pub enum Record {
     /// `Transcript::push_user_text`.
     User {
-        /// The prompt as the model got it.
+        /// The prompt as typed.
         text: String,
+        /// What the model got: the prompt with its context from the
+        /// editor and attached files (`Transcript::push_user_blocks`).
+        /// Empty (and left out of the file) when that is just `text`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        blocks: Vec<ContentBlock>,
     },
     /// `Transcript::push_assistant`.
     Assistant {
@@ -392,7 +397,7 @@ impl SessionLog {
     /// Queues `record` (and, before the first prompt, the header).
     pub fn record(&self, record: &Record) {
         let mut lines = String::new();
-        if let Record::User { text } = record {
+        if let Record::User { text, .. } = record {
             let header = self
                 .inner
                 .pending_header
@@ -594,6 +599,7 @@ mod tests {
         assert!(!log.path().exists(), "no file before a prompt");
         log.record(&Record::User {
             text: "fix it".into(),
+            blocks: Vec::new(),
         });
         log.record(&Record::Truncate { len: 0 });
         log.flush();
@@ -606,7 +612,8 @@ mod tests {
             loaded.records,
             vec![
                 Record::User {
-                    text: "fix it".into()
+                    text: "fix it".into(),
+                    blocks: Vec::new(),
                 },
                 Record::Truncate { len: 0 }
             ]
@@ -620,7 +627,10 @@ mod tests {
         let dir = temp_dir("corrupt");
         let sink = Arc::new(RecordingSink::default());
         let log = SessionLog::create(&dir, "s2", Path::new("/p"), "m", sink.clone());
-        log.record(&Record::User { text: "a".into() });
+        log.record(&Record::User {
+            text: "a".into(),
+            blocks: Vec::new(),
+        });
         log.flush();
         // A crash in the middle of writing a record.
         let mut f = OpenOptions::new().append(true).open(log.path()).unwrap();
@@ -636,14 +646,23 @@ mod tests {
         );
         // Resumed: the next record starts on a line of its own.
         let again = SessionLog::append_to(log.path(), sink.clone());
-        again.record(&Record::User { text: "b".into() });
+        again.record(&Record::User {
+            text: "b".into(),
+            blocks: Vec::new(),
+        });
         again.flush();
         let loaded = load(log.path()).unwrap();
         assert_eq!(
             loaded.records,
             vec![
-                Record::User { text: "a".into() },
-                Record::User { text: "b".into() }
+                Record::User {
+                    text: "a".into(),
+                    blocks: Vec::new(),
+                },
+                Record::User {
+                    text: "b".into(),
+                    blocks: Vec::new(),
+                }
             ]
         );
         assert_eq!(loaded.warnings.len(), 1);
@@ -657,7 +676,10 @@ mod tests {
         let sink = Arc::new(RecordingSink::default());
         let log = SessionLog::create(&blocker, "s3", Path::new("/p"), "m", sink.clone());
         for t in ["a", "b", "c"] {
-            log.record(&Record::User { text: t.into() });
+            log.record(&Record::User {
+                text: t.into(),
+                blocks: Vec::new(),
+            });
         }
         log.flush();
         let notices: Vec<_> = sink
@@ -676,6 +698,7 @@ mod tests {
             let log = SessionLog::create(&dir, id, Path::new("/p"), "m", sink.clone());
             log.record(&Record::User {
                 text: prompt.into(),
+                blocks: Vec::new(),
             });
             log.flush();
             std::thread::sleep(std::time::Duration::from_millis(20));

@@ -60,17 +60,23 @@ impl Transcript {
     /// roles keep alternating.
     #[cfg(test)]
     pub fn push_user_text(&self, text: &str) {
-        self.push_user_blocks(vec![ContentBlock::Text {
-            text: text.to_string(),
-        }]);
+        self.push_user_blocks(
+            text,
+            vec![ContentBlock::Text {
+                text: text.to_string(),
+            }],
+        );
     }
 
     /// Adds the user's `blocks` (the prompt with its context), joining a
-    /// last user message like [`Transcript::push_user_text`].
-    pub fn push_user_blocks(&self, blocks: Vec<ContentBlock>) {
+    /// last user message like [`Transcript::push_user_text`]; `prompt` is
+    /// the prompt as typed (the session log keeps it for listing and the
+    /// chat).
+    pub fn push_user_blocks(&self, prompt: &str, blocks: Vec<ContentBlock>) {
         let mut msgs = self.lock();
         self.record(|| Record::User {
-            text: text.to_string(),
+            text: prompt.to_string(),
+            blocks: blocks.clone(),
         });
         repair_pairing(&mut msgs);
         match msgs.last_mut() {

@@ -140,7 +140,7 @@ impl Turn {
         if self.cancel.is_cancelled() {
             return TurnOutcome::Stopped;
         }
-        self.transcript.push_user_blocks(blocks);
+        self.transcript.push_user_blocks(&user.prompt, blocks);
         let mut continued_after_cut = false;
         for _ in 0..self.config.max_turns {
             if self.cancel.is_cancelled() {
