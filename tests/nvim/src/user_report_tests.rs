@@ -70,6 +70,7 @@ fn the_notify_sink_shows_notices_with_vim_notify() -> Result<(), String> {
         id: "toolu_1".into(),
         name: "Read".into(),
         detail: "a.txt".into(),
+        input: serde_json::Value::Null,
     });
     sink.emit(AgentEvent::Notice {
         text: "PreToolUse hook `./check` failed with exit code 3; the call went on without it. Its stderr: (empty)".into(),
