@@ -4,7 +4,7 @@ if vim.g.loaded_lathe then
 end
 vim.g.loaded_lathe = true
 
-local subcommands = { "stop", "open", "status", "review", "mode", "reload" }
+local subcommands = { "stop", "open", "status", "review", "mode", "reload", "toggle", "close" }
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
 
 --- `text` on one screen line: whitespace runs (newlines too) become one
@@ -29,8 +29,14 @@ local function run(opts)
   local args = vim.trim(opts.args)
   local ok, err = pcall(function()
     local lathe = require("lathe")
-    if args == "" or args == "open" then
+    if args == "" then
+      lathe.focus_prompt()
+    elseif args == "open" then
       lathe.open()
+    elseif args == "toggle" then
+      lathe.toggle()
+    elseif args == "close" then
+      lathe.close()
     elseif args == "stop" then
       lathe.stop()
     elseif args == "status" then
@@ -67,7 +73,7 @@ end
 
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
-  desc = "lathe: ask the agent (:Lathe {prompt}), or :Lathe stop|open|status|review|mode {name}|reload",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload",
   complete = function(arglead, cmdline)
     if cmdline:match("^%s*%S+%s+mode%s+%S*$") then
       return vim.tbl_filter(function(s)

@@ -394,14 +394,17 @@ impl ChatView {
             .ok();
         if let Some(start) = start {
             t.block = Some((start, lines.len()));
-            let (first, last) = (row + 2, row + 1 + lines.len());
+            // The fold starts at the tool line: closed, it shows that line
+            // (`'foldtext'` is empty), and `za` on it opens the result.
+            let (first, last) = (row + 1, row + 1 + lines.len());
             for w in super::window::chat_windows(buf) {
                 super::window::fold(&w, first, last);
             }
         }
     }
 
-    /// The folds of every result, 1-based line ranges (for a new window).
+    /// The folds of every result, 1-based line ranges from the tool line
+    /// to the result's last line (for a new window).
     pub fn block_ranges(&mut self, buf: &Buffer) -> Vec<(usize, usize)> {
         let ns = self.ns();
         let mut out: Vec<(usize, usize)> = self
@@ -410,7 +413,8 @@ impl ChatView {
             .filter_map(|t| {
                 let (mark, n) = t.block?;
                 let (row, _, _) = buf.get_extmark_by_id(ns, mark, &Default::default()).ok()?;
-                Some((row + 1, row + n))
+                // 1-based: the tool line (just above the block) to its end.
+                Some((row, row + n))
             })
             .collect();
         out.sort_unstable();

@@ -161,6 +161,7 @@ fn set_chat_window_options(win: &Window) {
         ("signcolumn", "yes:1"),
         ("foldcolumn", "0"),
         ("foldmethod", "manual"),
+        ("foldtext", ""),
     ] {
         let _ = api::set_option_value(name, value, &o);
     }
