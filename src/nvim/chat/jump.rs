@@ -10,7 +10,7 @@ use nvim_oxi::api;
 use serde_json::Value;
 
 use super::VIEW;
-use crate::nvim::state::lua;
+use super::lua;
 
 /// Where a jump goes: the file, its 1-based line, and for an Edit the text
 /// whose first occurrence gives the line once the file is open.
@@ -121,8 +121,7 @@ pub fn jump_quietly() {
 pub fn jump() -> Result<(), String> {
     let win = api::get_current_win();
     let (row, _) = win.get_cursor().map_err(|e| e.to_string())?;
-    let root = crate::nvim::state::session()
-        .map(|s| s.config().cwd.clone())
+    let root = super::project_root()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_default();
     let target = VIEW.with(|v| {

@@ -47,7 +47,29 @@ pub const NAMESPACE: &str = "lathe_chat";
 thread_local! {
     /// What `<C-c>` in the chat does (main thread only).
     static INTERRUPT: Cell<fn()> = const { Cell::new(|| {}) };
+    /// Where the Lua handle comes from (`state::lua`, set at install).
+    static LUA: Cell<fn() -> mlua::Lua> = const { Cell::new(nvim_oxi::mlua::lua) };
+    /// The project root of the current session (for Grep's relative paths).
+    static ROOT: Cell<fn() -> Option<std::path::PathBuf>> = const { Cell::new(|| None) };
     static VIEW: RefCell<ChatView> = RefCell::new(ChatView::default());
+}
+
+/// Sets where the chat gets its Lua handle and the project root:
+/// `nvim::install` passes `state::lua` and the session's root, so the chat
+/// never imports `state` (which builds the chat sink). Main thread only.
+pub fn on_state(lua: fn() -> mlua::Lua, root: fn() -> Option<std::path::PathBuf>) {
+    LUA.with(|c| c.set(lua));
+    ROOT.with(|c| c.set(root));
+}
+
+/// The Lua handle (see [`on_state`]).
+pub(crate) fn lua() -> mlua::Lua {
+    LUA.with(Cell::get)()
+}
+
+/// The session's project root, if a session exists (see [`on_state`]).
+pub(crate) fn project_root() -> Option<std::path::PathBuf> {
+    ROOT.with(Cell::get)()
 }
 
 /// Sets what `<C-c>` in the chat and the prompt area does: `nvim::install`

@@ -15,12 +15,12 @@ use nvim_oxi::api::{self, types::Mode, Buffer};
 
 use super::buf_opts;
 use super::window::{map, start_treesitter};
-use crate::nvim::state::lua;
+use super::lua;
 
 /// The prompt buffer's name.
 pub const PROMPT_BUFFER_NAME: &str = "lathe://prompt";
 /// The prompt window's winbar: what the keys do.
-pub const PROMPT_WINBAR: &str = " prompt · <CR> or <C-s> sends · <Up>/<Down> history · <C-c> stops";
+pub const PROMPT_WINBAR: &str = " prompt · <CR> send · <Up> history";
 /// The prompt buffer's `'omnifunc'` (completion of `@file`, `#buffer`…).
 pub const PROMPT_OMNIFUNC: &str = "v:lua.require'lathe.complete'.omnifunc";
 

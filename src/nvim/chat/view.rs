@@ -532,7 +532,7 @@ fn fence_lang(tool: &str, input: &serde_json::Value) -> String {
     let Some(path) = input.get("file_path").and_then(|p| p.as_str()) else {
         return String::new();
     };
-    let lua = super::super::state::lua();
+    let lua = super::lua();
     lua.load("return vim.filetype.match({ filename = ... }) or ''")
         .call::<String>(path.to_string())
         .unwrap_or_default()

@@ -12,7 +12,7 @@ use nvim_oxi::api::{
 use super::view::windows_of;
 use super::{buf_opts, lines::HIGHLIGHTS, prompt, CHAT_BUFFER_NAME, VIEW};
 use crate::nvim::guard::guarded;
-use crate::nvim::state::lua;
+use super::lua;
 
 /// Height of the prompt area's window, in lines.
 pub const PROMPT_HEIGHT: u32 = 5;
@@ -162,11 +162,12 @@ fn set_chat_window_options(win: &Window) {
         ("foldcolumn", "0"),
         ("foldmethod", "manual"),
         ("foldtext", ""),
+        ("fillchars", "fold: ,eob: "),
     ] {
         let _ = api::set_option_value(name, value, &o);
     }
     let _ = api::set_option_value("foldlevel", 0, &o);
-    let _ = api::set_option_value("conceallevel", 2, &o);
+    let _ = api::set_option_value("conceallevel", 0, &o);
     let _ = api::set_option_value("winbar", super::winbar().as_str(), &o);
 }
 
