@@ -95,6 +95,7 @@ pub const HIGHLIGHTS: &[(&str, &str)] = &[
 /// The chat line of a tool call: `- Name(detail): status` plus ` — summary`
 /// (its first line). Returns the line and the byte range of the status word.
 pub fn tool_line(name: &str, detail: &str, status: &str, summary: &str) -> String {
+    let detail = key_argument(detail);
     let mut line = format!("- {name}({detail}): {status}");
     let first = summary.lines().next().unwrap_or("").trim();
     if !first.is_empty() {
@@ -104,9 +105,26 @@ pub fn tool_line(name: &str, detail: &str, status: &str, summary: &str) -> Strin
     line
 }
 
+/// Longest key argument shown on a tool line, in characters.
+pub const MAX_KEY_ARGUMENT: usize = 80;
+
+/// The key argument as one line: a multi-line Bash command shows its first
+/// line and `…` (a line break in it would split the tool's line, and every
+/// later update would add a line instead of replacing it), cut at
+/// [`MAX_KEY_ARGUMENT`] characters.
+pub fn key_argument(detail: &str) -> String {
+    let mut lines = detail.lines();
+    let first = lines.next().unwrap_or("").trim_end();
+    let mut out: String = first.chars().take(MAX_KEY_ARGUMENT).collect();
+    if first.chars().count() > MAX_KEY_ARGUMENT || lines.next().is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// Byte range of the status word in a [`tool_line`] for `name`, `detail`.
 pub fn status_range(name: &str, detail: &str, status: &str) -> (usize, usize) {
-    let start = format!("- {name}({detail}): ").len();
+    let start = format!("- {name}({}): ", key_argument(detail)).len();
     (start, start + status.len())
 }
 
@@ -317,6 +335,15 @@ mod tests {
             winbar("", "", "idle 100%", &Usage::default()),
             " lathe · mode: default · idle 100%%"
         );
+    }
+
+    #[test]
+    fn a_multi_line_command_stays_on_one_tool_line() {
+        assert_eq!(
+            tool_line("Bash", "cd x &&\nmake test", "running", ""),
+            "- Bash(cd x &&…): running"
+        );
+        assert_eq!(status_range("Bash", "cd x &&\nmake", "running"), (20, 27));
     }
 
     #[test]

@@ -92,6 +92,7 @@ pub(super) fn create_chat_buffer() -> Result<Buffer, String> {
     api::set_option_value("filetype", "markdown", &o).map_err(e)?;
     api::set_option_value("modifiable", false, &o).map_err(e)?;
     start_treesitter(&buf);
+    close_prompt_with_chat(&buf);
     let n = [Mode::Normal];
     map(&mut buf, &[Mode::Normal, Mode::Insert], "<C-c>", "lathe: stop the running request", super::interrupt)?;
     map(&mut buf, &n, "q", "lathe: close the chat", close_quietly)?;
@@ -110,6 +111,35 @@ pub(super) fn create_chat_buffer() -> Result<Buffer, String> {
 pub(super) fn start_treesitter(buf: &Buffer) {
     let _ = lua()
         .load("local b = ...; pcall(vim.treesitter.start, b, 'markdown')")
+        .call::<()>(buf.handle());
+}
+
+/// When the last transcript window of a tab closes (`:q`, `<C-w>c`), the
+/// prompt area docked under it closes too, so no prompt without its chat
+/// is left behind.
+fn close_prompt_with_chat(buf: &Buffer) {
+    let _ = lua()
+        .load(
+            r#"local chat = ...
+            vim.api.nvim_create_autocmd("WinClosed", {
+              buffer = chat,
+              desc = "lathe: close the prompt area with the chat",
+              callback = function()
+                vim.schedule(function()
+                  local wins = vim.api.nvim_tabpage_list_wins(0)
+                  for _, w in ipairs(wins) do
+                    if vim.api.nvim_win_get_buf(w) == chat then return end
+                  end
+                  for _, w in ipairs(wins) do
+                    local b = vim.api.nvim_win_get_buf(w)
+                    if vim.api.nvim_buf_get_name(b) == "lathe://prompt" and #vim.api.nvim_tabpage_list_wins(0) > 1 then
+                      pcall(vim.api.nvim_win_close, w, false)
+                    end
+                  end
+                end)
+              end,
+            })"#,
+        )
         .call::<()>(buf.handle());
 }
 

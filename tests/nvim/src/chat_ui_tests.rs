@@ -135,7 +135,9 @@ fn tool_lines_show_each_state_with_its_sign_and_highlight() -> Result<(), String
 
 /// A Bash call's output replaces itself on the call's one line, its whole
 /// output is folded under it once done, and the answer after it starts on
-/// a line of its own (it used to be glued: `done — exit 1The test fails`).
+/// a line of its own (it used to be glued: `done — exit 1The test fails`);
+/// a multi-line command shows its first line, so its line break never
+/// splits the tool line.
 #[nvim_oxi::test]
 fn bash_output_stays_on_one_line_and_the_answer_is_not_glued() -> Result<(), String> {
     load();
@@ -147,7 +149,8 @@ fn bash_output_stays_on_one_line_and_the_answer_is_not_glued() -> Result<(), Str
     ev(AgentEvent::TextDelta {
         text: "Running the tests.".into(),
     });
-    ev(started("b1", "Bash", "make test", json!({"command": "make test"})));
+    // A multi-line command: its line break must not split the tool line.
+    ev(started("b1", "Bash", "make test \\\n  -j4", json!({"command": "make test \\\n  -j4"})));
     for piece in ["compiling\n", "running 3 tests\ntest a ... ok\n", "test b ", "... FAILED\n"] {
         ev(AgentEvent::ToolProgress {
             id: "b1".into(),
@@ -160,7 +163,7 @@ fn bash_output_stays_on_one_line_and_the_answer_is_not_glued() -> Result<(), Str
             1,
         )?;
     }
-    if !chat_text().contains("- Bash(make test): running — test b ... FAILED") {
+    if !chat_text().contains("- Bash(make test \\…): running — test b ... FAILED") {
         return Err(format!("the latest output line is not shown:\n{}", chat_text()));
     }
     ev(finished(
@@ -182,7 +185,7 @@ fn bash_output_stays_on_one_line_and_the_answer_is_not_glued() -> Result<(), Str
     check_eq(
         "chat",
         chat_text().as_str(),
-        "## You\n\ntest\n\n## lathe\n\nRunning the tests.\n- Bash(make test): done — exit 1\n  ```\n  compiling\n  running 3 tests\n  test a ... ok\n  test b ... FAILED\n  Exit code 1\n  ```\nThe test fails in b.\n\n*(done)*\n",
+        "## You\n\ntest\n\n## lathe\n\nRunning the tests.\n- Bash(make test \\…): done — exit 1\n  ```\n  compiling\n  running 3 tests\n  test a ... ok\n  test b ... FAILED\n  Exit code 1\n  ```\nThe test fails in b.\n\n*(done)*\n",
     )?;
     lua_test(
         "local win = vim.fn.bufwinid(T.chat_buf())
@@ -275,7 +278,9 @@ fn the_chat_follows_new_output_only_from_the_last_line() -> Result<(), String> {
         prompt: "long".into(),
     });
     ev(AgentEvent::AssistantStarted);
-    let many: String = (0..80).map(|i| format!("line {i}\n")).collect();
+    // Each piece continues the last line, then adds lines below it (as a
+    // streamed answer does): a cursor left alone would stay on that line.
+    let many: String = (0..80).map(|i| format!(" more\nline {i}")).collect();
     ev(AgentEvent::TextDelta { text: many.clone() });
     lua_test(
         "local w = vim.fn.bufwinid(T.chat_buf())
@@ -355,7 +360,13 @@ fn toggle_close_q_window_options_and_winbar() -> Result<(), String> {
         T.eq(":Lathe close closed both", vim.api.nvim_tabpage_list_wins(0), { user })
         T.lathe.toggle()
         T.lathe.close()
-        T.eq("toggle()/close()", vim.api.nvim_tabpage_list_wins(0), { user })"###,
+        T.eq("toggle()/close()", vim.api.nvim_tabpage_list_wins(0), { user })
+        -- :q in the transcript takes the prompt area along.
+        vim.cmd("Lathe open")
+        vim.api.nvim_set_current_win(vim.fn.bufwinid(T.chat_buf()))
+        vim.cmd("quit")
+        vim.wait(50)
+        T.eq(":q in the chat closed the prompt too", vim.api.nvim_tabpage_list_wins(0), { user })"###,
     )
 }
 
