@@ -164,9 +164,11 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
     keys(&name, ":Lathe tell me a story\r");
     wait_for(&name, "the answer streams", |s| s.contains("word3"));
     keys(&name, ":Lathe\r");
-    let s = wait_for(&name, "the prompt area takes the cursor in Insert mode", |s| {
-        s.contains("-- INSERT --") && s.contains("prompt · <CR>")
-    });
+    let s = wait_for(
+        &name,
+        "the prompt area takes the cursor in Insert mode",
+        |s| s.contains("-- INSERT --") && s.contains("prompt · <CR>"),
+    );
     let prompt_bar = s.lines().position(|l| l.contains("prompt · <CR>")).unwrap();
     assert!(
         cursor_row(&name) > prompt_bar,
@@ -176,7 +178,9 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
     // Type two lines, a few characters at a time, while the answer streams.
     let mut grew = false;
     let mut last_word = 0;
-    for chunk in ["first ", "line ", "of the ", "prompt", "\n", "second ", "line ", "here"] {
+    for chunk in [
+        "first ", "line ", "of the ", "prompt", "\n", "second ", "line ", "here",
+    ] {
         if chunk == "\n" {
             keys(&name, "Enter");
         } else {
@@ -184,7 +188,10 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
         }
         std::thread::sleep(Duration::from_millis(150));
         let s = screen(&name);
-        let newest = (1..=60).rev().find(|i| s.contains(&format!("word{i} "))).unwrap_or(0);
+        let newest = (1..=60)
+            .rev()
+            .find(|i| s.contains(&format!("word{i} ")))
+            .unwrap_or(0);
         grew |= newest > last_word && last_word > 0;
         last_word = newest;
     }
@@ -216,10 +223,7 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
         s.contains("Got your two lines.")
     });
     let lines: Vec<&str> = s.lines().collect();
-    let you = lines
-        .iter()
-        .rposition(|l| l.contains("## You"))
-        .unwrap();
+    let you = lines.iter().rposition(|l| l.contains("## You")).unwrap();
     let sent = lines
         .iter()
         .position(|l| l.contains("first line of the prompt"))

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use nvim_oxi::api;
 use serde_json::Value;
 
-use super::VIEW;
 use super::lua;
+use super::VIEW;
 
 /// Where a jump goes: the file, its 1-based line, and for an Edit the text
 /// whose first occurrence gives the line once the file is open.
@@ -174,7 +174,11 @@ fn open_in_other_window(t: &Target) -> Result<(), String> {
             vim.api.nvim_win_set_cursor(0, { line, 0 })
             vim.cmd("normal! zv")"##,
         )
-        .call::<()>((t.path.to_string_lossy().into_owned(), t.line, t.find.clone()))
+        .call::<()>((
+            t.path.to_string_lossy().into_owned(),
+            t.line,
+            t.find.clone(),
+        ))
         .map_err(|e| {
             let s = e.to_string();
             s.lines().next().unwrap_or_default().to_string()

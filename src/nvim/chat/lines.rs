@@ -173,11 +173,7 @@ pub fn fold_lines(content: &str, lang: &str) -> Vec<String> {
     if content.trim().is_empty() {
         return Vec::new();
     }
-    let longest = content
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat((longest + 1).max(3));
     let mut lines = vec![format!("  {fence}{lang}")];
     let all: Vec<&str> = content.lines().collect();
@@ -253,7 +249,10 @@ pub fn progress_line(output: &str) -> String {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
     // A terminal's carriage return redraws the line: show what it shows.
-    let last = last.rsplit('\r').find(|p| !p.trim().is_empty()).unwrap_or("");
+    let last = last
+        .rsplit('\r')
+        .find(|p| !p.trim().is_empty())
+        .unwrap_or("");
     let mut cut: String = last.chars().take(80).collect();
     if last.chars().count() > 80 {
         cut.push('…');

@@ -14,8 +14,8 @@ use std::cell::RefCell;
 use nvim_oxi::api::{self, types::Mode, Buffer};
 
 use super::buf_opts;
-use super::window::{map, start_treesitter};
 use super::lua;
+use super::window::{map, start_treesitter};
 
 /// The prompt buffer's name.
 pub const PROMPT_BUFFER_NAME: &str = "lathe://prompt";
@@ -57,14 +57,44 @@ pub fn buffer() -> Result<Buffer, String> {
     api::set_option_value("omnifunc", PROMPT_OMNIFUNC, &o).map_err(e)?;
     start_treesitter(&buf);
     let ni = [Mode::Normal, Mode::Insert];
-    map(&mut buf, &[Mode::Normal], "<CR>", "lathe: send the prompt", send)?;
+    map(
+        &mut buf,
+        &[Mode::Normal],
+        "<CR>",
+        "lathe: send the prompt",
+        send,
+    )?;
     map(&mut buf, &ni, "<C-s>", "lathe: send the prompt", send)?;
-    map(&mut buf, &ni, "<Up>", "lathe: line up, or the previous request", up)?;
-    map(&mut buf, &ni, "<Down>", "lathe: line down, or the next request", down)?;
-    map(&mut buf, &ni, "<C-c>", "lathe: stop the running request", super::interrupt)?;
-    map(&mut buf, &[Mode::Normal], "q", "lathe: close the chat", || {
-        let _ = super::window::close();
-    })?;
+    map(
+        &mut buf,
+        &ni,
+        "<Up>",
+        "lathe: line up, or the previous request",
+        up,
+    )?;
+    map(
+        &mut buf,
+        &ni,
+        "<Down>",
+        "lathe: line down, or the next request",
+        down,
+    )?;
+    map(
+        &mut buf,
+        &ni,
+        "<C-c>",
+        "lathe: stop the running request",
+        super::interrupt,
+    )?;
+    map(
+        &mut buf,
+        &[Mode::Normal],
+        "q",
+        "lathe: close the chat",
+        || {
+            let _ = super::window::close();
+        },
+    )?;
     PROMPT.with(|p| p.replace(Some(buf.clone())));
     Ok(buf)
 }

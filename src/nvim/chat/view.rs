@@ -16,9 +16,8 @@ use std::collections::{HashMap, HashSet};
 use nvim_oxi::api::{self, opts::SetExtmarkOpts, Buffer, Window};
 
 use super::lines::{
-    fold_lines, notice_line, progress_line, status_range, tool_line, turn_end_line,
-    usage_line, user_summary, withdrawn_line, LineState, LATHE_HEADING, WORKING_TEXT,
-    YOU_HEADING,
+    fold_lines, notice_line, progress_line, status_range, tool_line, turn_end_line, usage_line,
+    user_summary, withdrawn_line, LineState, LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
 };
 use super::{buf_opts, NAMESPACE};
 use crate::events::{AgentEvent, ToolStatus};
@@ -236,7 +235,14 @@ impl ChatView {
                 content,
             } => {
                 if !self.tools.contains_key(&id) {
-                    self.new_tool(&mut buf, id.clone(), name, String::new(), LineState::Running, None);
+                    self.new_tool(
+                        &mut buf,
+                        id.clone(),
+                        name,
+                        String::new(),
+                        LineState::Running,
+                        None,
+                    );
                 }
                 let Some(t) = self.tools.get_mut(&id) else {
                     return;

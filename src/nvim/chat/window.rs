@@ -9,10 +9,10 @@ use nvim_oxi::api::{
     Buffer, Window,
 };
 
+use super::lua;
 use super::view::windows_of;
 use super::{buf_opts, lines::HIGHLIGHTS, prompt, CHAT_BUFFER_NAME, VIEW};
 use crate::nvim::guard::guarded;
-use super::lua;
 
 /// Height of the prompt area's window, in lines.
 pub const PROMPT_HEIGHT: u32 = 5;
@@ -94,9 +94,21 @@ pub(super) fn create_chat_buffer() -> Result<Buffer, String> {
     start_treesitter(&buf);
     close_prompt_with_chat(&buf);
     let n = [Mode::Normal];
-    map(&mut buf, &[Mode::Normal, Mode::Insert], "<C-c>", "lathe: stop the running request", super::interrupt)?;
+    map(
+        &mut buf,
+        &[Mode::Normal, Mode::Insert],
+        "<C-c>",
+        "lathe: stop the running request",
+        super::interrupt,
+    )?;
     map(&mut buf, &n, "q", "lathe: close the chat", close_quietly)?;
-    map(&mut buf, &n, "<CR>", "lathe: open the file of the tool call under the cursor", super::jump::jump_quietly)?;
+    map(
+        &mut buf,
+        &n,
+        "<CR>",
+        "lathe: open the file of the tool call under the cursor",
+        super::jump::jump_quietly,
+    )?;
     for key in ["i", "a", "o", "I", "A", "O"] {
         map(&mut buf, &n, key, "lathe: type in the prompt area", || {
             let _ = focus_prompt(true);
@@ -147,7 +159,10 @@ fn close_prompt_with_chat(buf: &Buffer) {
 fn tab_windows(buf: &Buffer) -> Vec<Window> {
     api::get_current_tabpage()
         .list_wins()
-        .map(|ws| ws.filter(|w| w.get_buf().is_ok_and(|b| &b == buf)).collect())
+        .map(|ws| {
+            ws.filter(|w| w.get_buf().is_ok_and(|b| &b == buf))
+                .collect()
+        })
         .unwrap_or_default()
 }
 

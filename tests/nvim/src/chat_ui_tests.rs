@@ -68,7 +68,12 @@ fn tool_lines_show_each_state_with_its_sign_and_highlight() -> Result<(), String
     });
     ev(AgentEvent::AssistantStarted);
     ev(started("t1", "Bash", "make", json!({"command": "make"})));
-    for (id, name) in [("t2", "Edit"), ("t3", "Write"), ("t4", "Read"), ("t5", "Grep")] {
+    for (id, name) in [
+        ("t2", "Edit"),
+        ("t3", "Write"),
+        ("t4", "Read"),
+        ("t5", "Grep"),
+    ] {
         ev(AgentEvent::ToolQueued {
             id: id.into(),
             name: name.into(),
@@ -82,7 +87,12 @@ fn tool_lines_show_each_state_with_its_sign_and_highlight() -> Result<(), String
         local r = SIGN_OF('- Bash(make)')
         T.eq('running', {{ r.line, r.sign, r.hl }}, {{ '- Bash(make): running', '▶', 'LatheToolRunning' }})"
     ))?;
-    ev(started("t2", "Edit", "a.py", json!({"file_path": "/x/a.py"})));
+    ev(started(
+        "t2",
+        "Edit",
+        "a.py",
+        json!({"file_path": "/x/a.py"}),
+    ));
     lathe::nvim::chat::set_tools_waiting(&[("Edit".into(), "Edit a.py".into())]);
     lua_test(&format!(
         "{SIGN_OF}
@@ -97,7 +107,12 @@ fn tool_lines_show_each_state_with_its_sign_and_highlight() -> Result<(), String
         "The user declined this Edit call. Do not retry it.",
         "The user declined this Edit call. Do not retry it.",
     ));
-    ev(started("t3", "Write", "a.py", json!({"file_path": "/x/a.py"})));
+    ev(started(
+        "t3",
+        "Write",
+        "a.py",
+        json!({"file_path": "/x/a.py"}),
+    ));
     ev(finished(
         "t3",
         "Write",
@@ -105,8 +120,19 @@ fn tool_lines_show_each_state_with_its_sign_and_highlight() -> Result<(), String
         "/x/a.py has not been read in this conversation. Read it first, then edit it: Edit needs to know the file's current text.",
         "/x/a.py has not been read in this conversation. Read it first, then edit it: Edit needs to know the file's current text.",
     ));
-    ev(started("t4", "Read", "a.py", json!({"file_path": "/x/a.py"})));
-    ev(finished("t4", "Read", ToolStatus::Done, "2 lines", "     1\tx = 1\n     2\ty = 2\n"));
+    ev(started(
+        "t4",
+        "Read",
+        "a.py",
+        json!({"file_path": "/x/a.py"}),
+    ));
+    ev(finished(
+        "t4",
+        "Read",
+        ToolStatus::Done,
+        "2 lines",
+        "     1\tx = 1\n     2\ty = 2\n",
+    ));
     ev(finished("t1", "Bash", ToolStatus::Done, "exit 0", ""));
     ev(AgentEvent::TurnEnded {
         outcome: TurnOutcome::Stopped,
@@ -150,8 +176,18 @@ fn bash_output_stays_on_one_line_and_the_answer_is_not_glued() -> Result<(), Str
         text: "Running the tests.".into(),
     });
     // A multi-line command: its line break must not split the tool line.
-    ev(started("b1", "Bash", "make test \\\n  -j4", json!({"command": "make test \\\n  -j4"})));
-    for piece in ["compiling\n", "running 3 tests\ntest a ... ok\n", "test b ", "... FAILED\n"] {
+    ev(started(
+        "b1",
+        "Bash",
+        "make test \\\n  -j4",
+        json!({"command": "make test \\\n  -j4"}),
+    ));
+    for piece in [
+        "compiling\n",
+        "running 3 tests\ntest a ... ok\n",
+        "test b ",
+        "... FAILED\n",
+    ] {
         ev(AgentEvent::ToolProgress {
             id: "b1".into(),
             text: piece.into(),
@@ -164,7 +200,10 @@ fn bash_output_stays_on_one_line_and_the_answer_is_not_glued() -> Result<(), Str
         )?;
     }
     if !chat_text().contains("- Bash(make test \\…): running — test b ... FAILED") {
-        return Err(format!("the latest output line is not shown:\n{}", chat_text()));
+        return Err(format!(
+            "the latest output line is not shown:\n{}",
+            chat_text()
+        ));
     }
     ev(finished(
         "b1",
@@ -235,9 +274,25 @@ fn enter_on_a_tool_line_jumps_to_its_file_in_the_other_window() -> Result<(), St
         prompt: "look".into(),
     });
     ev(AgentEvent::AssistantStarted);
-    ev(started("r1", "Read", "a.py", json!({"file_path": path, "offset": 3})));
-    ev(finished("r1", "Read", ToolStatus::Done, "3 lines", "     3\tthree\n     4\tfour\n     5\tfive\n"));
-    ev(started("g1", "Grep", "\"f\"", json!({"pattern": "f", "path": dir})));
+    ev(started(
+        "r1",
+        "Read",
+        "a.py",
+        json!({"file_path": path, "offset": 3}),
+    ));
+    ev(finished(
+        "r1",
+        "Read",
+        ToolStatus::Done,
+        "3 lines",
+        "     3\tthree\n     4\tfour\n     5\tfive\n",
+    ));
+    ev(started(
+        "g1",
+        "Grep",
+        "\"f\"",
+        json!({"pattern": "f", "path": dir}),
+    ));
     let grep = format!("{path}:4:four\n{path}:5:five\n");
     ev(finished("g1", "Grep", ToolStatus::Done, "2 matches", &grep));
     ev(AgentEvent::TurnEnded {
