@@ -461,7 +461,18 @@ fn the_prompt_area_types_sends_and_remembers() -> Result<(), String> {
         vim.wait(60)
         T.eq("typed text intact", T.lines(pbuf), { "next line", "and more" })
         T.eq("cursor where typed", vim.api.nvim_win_get_cursor(0), { 2, 7 })
+        if T.lathe.status() == "running" then
+          -- Sent while the answer runs: refused, and nothing typed is lost.
+          local errors = {}
+          local notify = vim.notify
+          vim.notify = function(m) table.insert(errors, m) end
+          T.type("<CR>")
+          vim.notify = notify
+          T.eq("kept when refused", T.lines(pbuf), { "next line", "and more" })
+          T.eq("one error says why", #errors, 1)
+        end
         T.eq("wait", T.lathe.wait(10000), "done")
+        T.has("winbar: state and tokens", vim.wo[vim.fn.bufwinid(T.chat_buf())].winbar, " · idle · 1.2k in, 30 out")
         T.has("the multi-line prompt in the transcript", T.chat_text(), "## You\n\none\ntwo\n\n## lathe")
         T.type("<CR>")
         T.eq("second", T.lathe.wait(10000), "done")
