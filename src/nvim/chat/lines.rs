@@ -266,7 +266,8 @@ pub fn withdrawn_line(reason: &str) -> String {
 }
 
 /// What the winbar shows (`:help lathe-winbar`): model, permission mode,
-/// turn state and the session's tokens, with `%` escaped for `'winbar'`.
+/// turn state and the session's tokens, with `%` escaped for `'winbar'`
+/// and cut at the end when the window is narrow.
 pub fn winbar(model: &str, mode: &str, state: &str, session: &Usage) -> String {
     let mut s = String::from(" lathe");
     if !model.is_empty() {
@@ -281,7 +282,9 @@ pub fn winbar(model: &str, mode: &str, state: &str, session: &Usage) -> String {
         s.push_str(" · ");
         s.push_str(&tokens(session));
     }
-    s.replace('%', "%%")
+    // `%<` at the end: a narrow window cuts the tail (tokens) and keeps
+    // the model and mode (`:help 'statusline'`).
+    format!("{}%<", s.replace('%', "%%"))
 }
 
 #[cfg(test)]
@@ -328,11 +331,11 @@ mod tests {
         };
         assert_eq!(
             winbar("m-1", "plan", "running", &u),
-            " lathe · m-1 · mode: plan · running · 1.5k in, 20 out"
+            " lathe · m-1 · mode: plan · running · 1.5k in, 20 out%<"
         );
         assert_eq!(
             winbar("", "", "idle 100%", &Usage::default()),
-            " lathe · mode: default · idle 100%%"
+            " lathe · mode: default · idle 100%%%<"
         );
     }
 
