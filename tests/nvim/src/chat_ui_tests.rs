@@ -319,7 +319,15 @@ fn enter_on_a_tool_line_jumps_to_its_file_in_the_other_window() -> Result<(), St
         vim.cmd('normal! zv')
         T.type('<CR>')
         T.eq('in the file window again', vim.api.nvim_get_current_win(), file_win)
-        T.eq('at the match', vim.api.nvim_win_get_cursor(0)[1], 5)"#
+        T.eq('at the match', vim.api.nvim_win_get_cursor(0)[1], 5)
+        -- No other window left: the file opens in a new split, never in the chat's.
+        vim.api.nvim_win_close(file_win, true)
+        vim.api.nvim_set_current_win(chat_win)
+        vim.api.nvim_win_set_cursor(chat_win, {{ row_of('- Read(a.py)'), 0 }})
+        T.type('<CR>')
+        T.eq('a new window', vim.api.nvim_get_current_win() ~= chat_win, true)
+        T.eq('with the file', vim.api.nvim_buf_get_name(0), path)
+        T.eq('the chat window still shows the chat', vim.api.nvim_win_get_buf(chat_win), T.chat_buf())"#
     ))
 }
 
