@@ -5,7 +5,8 @@ if vim.g.loaded_lathe then
 end
 vim.g.loaded_lathe = true
 
-local subcommands = { "stop", "open", "status", "review", "mode", "reload", "new", "resume", "build" }
+local subcommands =
+  { "stop", "open", "toggle", "close", "status", "review", "mode", "reload", "new", "resume", "build" }
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
 
 --- `text` on one screen line: whitespace runs (newlines too) become one
@@ -35,8 +36,14 @@ local function run(opts)
   end
   local ok, err = pcall(function()
     local lathe = require("lathe")
-    if args == "" or args == "open" then
+    if args == "" then
+      lathe.focus_prompt()
+    elseif args == "open" then
       lathe.open()
+    elseif args == "toggle" then
+      lathe.toggle()
+    elseif args == "close" then
+      lathe.close()
     elseif args == "stop" then
       lathe.stop()
     elseif args == "status" then
@@ -83,7 +90,7 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}), or :Lathe stop|open|status|review|mode {name}|reload|new|resume [last]|build",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then

@@ -73,6 +73,19 @@ pub enum AgentEvent {
         /// The text piece.
         text: String,
     },
+    /// A tool call was queued behind others: it waits for an unsafe call
+    /// or a free slot (`max_tool_concurrency`) before it starts. Followed
+    /// by [`AgentEvent::ToolStarted`] (or [`AgentEvent::ToolFinished`]
+    /// when the turn is stopped first) with the same `id`.
+    ToolQueued {
+        /// `tool_use_id`.
+        id: String,
+        /// Tool name, as the model wrote it.
+        name: String,
+        /// Short description, as in [`AgentEvent::ToolStarted`] (empty
+        /// when the input did not pass gates 1–3).
+        detail: String,
+    },
     /// A tool call started.
     ToolStarted {
         /// `tool_use_id`.
@@ -81,6 +94,10 @@ pub enum AgentEvent {
         name: String,
         /// Short description, e.g. the file path or the pattern.
         detail: String,
+        /// The call's input after normalisation (gate 3: paths absolute),
+        /// `null` when it did not get that far. The chat reads the file
+        /// and line to jump to from it.
+        input: serde_json::Value,
     },
     /// Partial output of a running tool call (Bash), as it arrives.
     ToolProgress {
@@ -99,6 +116,9 @@ pub enum AgentEvent {
         status: ToolStatus,
         /// One short line (result summary or the error's first line).
         summary: String,
+        /// The whole `tool_result` text the model reads (after gate 9's
+        /// size bound), for the chat's folded result.
+        content: String,
     },
     /// Something the user should see (API error, warning).
     Notice {

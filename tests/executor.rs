@@ -215,6 +215,7 @@ async fn grep_read_edit_grep_run_in_order_and_the_last_grep_sees_the_edit() {
             .events()
             .into_iter()
             .filter_map(|e| match e {
+                AgentEvent::ToolQueued { id, .. } => Some(format!("queued {id}")),
                 AgentEvent::ToolStarted { id, .. } => Some(format!("start {id}")),
                 AgentEvent::ToolFinished { id, .. } => Some(format!("end {id}")),
                 _ => None,
@@ -231,6 +232,13 @@ async fn grep_read_edit_grep_run_in_order_and_the_last_grep_sees_the_edit() {
             "{order:?}"
         );
         assert!(pos("end toolu_c") < pos("start toolu_d"), "{order:?}");
+        if !streaming {
+            // All four arrive at once: the reads start, the Edit and the
+            // last Grep wait, and the chat is told they are queued.
+            assert!(!order.contains(&"queued toolu_a".to_string()), "{order:?}");
+            assert!(pos("queued toolu_c") < pos("start toolu_c"), "{order:?}");
+            assert!(pos("queued toolu_d") < pos("start toolu_d"), "{order:?}");
+        }
     }
 }
 

@@ -227,6 +227,24 @@ function M.open()
   call("open")
 end
 
+--- Closes the chat when it shows in this tab, else opens it with the
+--- cursor in the prompt area. See `:help lathe.toggle()`.
+function M.toggle()
+  call("toggle")
+end
+
+--- Closes the chat's windows (transcript and prompt area) in this tab; the
+--- conversation and the text in the prompt area stay. See `:help lathe.close()`.
+function M.close()
+  call("close")
+end
+
+--- Opens the chat and puts the cursor in the prompt area, in Insert mode
+--- (what `:Lathe` with no argument does). See `:help lathe-prompt`.
+function M.focus_prompt()
+  call("focus_prompt")
+end
+
 --- Interrupts the running turn.
 function M.stop()
   call("stop")

@@ -109,6 +109,12 @@ impl ToolExecutor {
         let tool_use = call.tool_use.clone();
         let checked = CheckedCall::new(call, &self.env);
         let safe = checked.is_concurrency_safe();
+        let detail = checked
+            .prepared
+            .as_ref()
+            .map(|p| p.describe(&self.env.ctx.root))
+            .unwrap_or_default();
+        let (id, name) = (tool_use.id.clone(), tool_use.name.clone());
         self.entries.push(Entry {
             tool_use,
             checked: Some(checked),
@@ -117,6 +123,13 @@ impl ToolExecutor {
             staged: None,
         });
         self.start_ready();
+        // Still waiting behind an unsafe call or a full batch: say so, so
+        // the chat shows it queued rather than not at all.
+        if self.next_to_start < self.entries.len() {
+            self.env
+                .sink
+                .emit(AgentEvent::ToolQueued { id, name, detail });
+        }
     }
 
     /// How many calls have started (running or finished): once this is
@@ -162,6 +175,7 @@ impl ToolExecutor {
                         name: e.tool_use.name.clone(),
                         status: ToolStatus::Interrupted,
                         summary: "interrupted before it started".into(),
+                        content: result.content.as_text(),
                     });
                     result
                 }

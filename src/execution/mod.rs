@@ -191,8 +191,11 @@ struct Gates<'a> {
 
 impl Gates<'_> {
     async fn pass(&mut self, prepared: Result<PreparedCall, Stop>) -> Result<ToolOutput, Stop> {
-        let prepared = prepared.inspect_err(|_| self.started(""))?;
-        self.started(&prepared.describe(&self.env.ctx.root));
+        let prepared = prepared.inspect_err(|_| self.started("", serde_json::Value::Null))?;
+        self.started(
+            &prepared.describe(&self.env.ctx.root),
+            prepared.input_json.clone(),
+        );
         if self.env.ctx.cancel.is_cancelled() {
             return Err(interrupted(&self.name));
         }
@@ -582,13 +585,14 @@ impl Gates<'_> {
         }
     }
 
-    fn started(&mut self, detail: &str) {
+    fn started(&mut self, detail: &str, input: serde_json::Value) {
         if !self.started {
             self.started = true;
             self.env.sink.emit(AgentEvent::ToolStarted {
                 id: self.id.clone(),
                 name: self.name.clone(),
                 detail: detail.to_string(),
+                input,
             });
         }
     }
@@ -605,7 +609,7 @@ impl Gates<'_> {
 
     /// Gate 9.
     fn finish(&mut self, outcome: Result<ToolOutput, Stop>) -> ToolRun {
-        self.started("");
+        self.started("", serde_json::Value::Null);
         let id = self.id.clone();
         let (result, status, summary) = match outcome {
             Ok(out) => (
@@ -635,6 +639,7 @@ impl Gates<'_> {
             name: self.name.clone(),
             status,
             summary: summary.clone(),
+            content: result.content.as_text(),
         });
         ToolRun {
             result,

@@ -71,6 +71,9 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     t.set("reload_settings", lua.create_function(reload_settings)?)?;
     t.set("ask", lua.create_function(ask)?)?;
     t.set("open", lua.create_function(open)?)?;
+    t.set("toggle", lua.create_function(toggle)?)?;
+    t.set("close", lua.create_function(close)?)?;
+    t.set("focus_prompt", lua.create_function(focus_prompt)?)?;
     t.set(
         "stop",
         lua.create_function(|_, ()| {
@@ -249,6 +252,24 @@ fn match_col(
 fn open(_: &Lua, (): ()) -> mlua::Result<()> {
     super::chat::open_window()
         .or_else(|e| fail(format!("lathe.open: cannot open the chat window: {e}")))
+}
+
+/// `toggle()`: closes the chat when it shows in this tab, else opens it
+/// with the cursor in the prompt area (`:help lathe.toggle()`).
+fn toggle(_: &Lua, (): ()) -> mlua::Result<()> {
+    super::chat::toggle().or_else(|e| fail(format!("lathe.toggle: {e}")))
+}
+
+/// `close()`: closes the chat's windows in this tab; the conversation
+/// stays (`:help lathe.close()`).
+fn close(_: &Lua, (): ()) -> mlua::Result<()> {
+    super::chat::close().or_else(|e| fail(format!("lathe.close: {e}")))
+}
+
+/// `focus_prompt()`: opens the chat and puts the cursor in the prompt area
+/// in Insert mode (`:Lathe` with no argument).
+fn focus_prompt(_: &Lua, (): ()) -> mlua::Result<()> {
+    super::chat::focus_prompt(true).or_else(|e| fail(format!("lathe.focus_prompt: {e}")))
 }
 
 /// `status()` → `{ state, mode, model, tool, waiting_ask, tokens, last,

@@ -136,6 +136,7 @@ fn session_parts(
     let guard_ms = config.permission_guard_ms;
     report_settings_problems(&config);
     super::chat::set_mode_winbar(config.permissions.mode.as_str());
+    super::chat::set_model(&config.model);
     let provider = crate::provider::from_config(&config)
         .map_err(|e| format!("cannot set up the model connection: {e}"))?;
     let editor: Arc<dyn Editor> = Arc::new(NvimEditor::new(

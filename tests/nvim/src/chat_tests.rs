@@ -82,11 +82,13 @@ fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), Stri
         id: "t1".into(),
         name: "Grep".into(),
         detail: "Helo".into(),
+        input: serde_json::Value::Null,
     });
     ev(AgentEvent::ToolStarted {
         id: "t2".into(),
         name: "Read".into(),
         detail: "greeting.py".into(),
+        input: serde_json::Value::Null,
     });
     if !lathe::nvim::chat::working_indicator_shown() {
         return Err("no working indicator while the turn runs".into());
@@ -96,6 +98,7 @@ fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), Stri
         name: "Grep".into(),
         status: ToolStatus::Done,
         summary: "1 file".into(),
+        content: String::new(),
     });
     ev(AgentEvent::TextDelta {
         text: "Found it.".into(),
@@ -199,6 +202,7 @@ fn a_tool_line_updated_many_times_stays_one_line() -> Result<(), String> {
         id: "t1".into(),
         name: "Edit".into(),
         detail: "greeting.py".into(),
+        input: serde_json::Value::Null,
     });
     let ask = [("Edit".to_string(), "Edit greeting.py".to_string())];
     lathe::nvim::chat::set_tools_waiting(&ask);
@@ -210,6 +214,7 @@ fn a_tool_line_updated_many_times_stays_one_line() -> Result<(), String> {
         name: "Edit".into(),
         status: ToolStatus::Done,
         summary: "1 replacement".into(),
+        content: String::new(),
     });
     ev(AgentEvent::TextDelta {
         text: "Fixed.".into(),

@@ -714,6 +714,7 @@ fn the_chat_says_the_tool_waits_for_the_user(t: TestTerminator) {
                     id: "t1".into(),
                     name: "Edit".into(),
                     detail: "greeting.py".into(),
+                    input: serde_json::Value::Null,
                 },
             ]);
         })

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod chat_tests;
+mod chat_ui_tests;
 mod common;
 mod context_tests;
 mod editor_tests;

@@ -1,0 +1,356 @@
+//! The chat's text: every line the chat writes, as pure functions of what
+//! happened (no Neovim API), so they are unit-tested here and golden in the
+//! nvim tests (`:help lathe-chat`).
+
+use crate::events::{ToolStatus, TurnOutcome};
+use crate::protocol::Usage;
+
+/// Heading line of the user's prompt.
+pub const YOU_HEADING: &str = "## You";
+/// Heading line of the model's answer.
+pub const LATHE_HEADING: &str = "## lathe";
+/// Virtual text shown at the end of the chat while a turn runs.
+pub const WORKING_TEXT: &str = "lathe is working… (<C-c> stops)";
+/// The status of a tool line while a permission ask about the call waits.
+pub const WAITING_STATUS: &str = "waiting for you";
+/// The status of a tool line queued behind other calls.
+pub const QUEUED_STATUS: &str = "queued";
+/// The status of a running tool line.
+pub const RUNNING_STATUS: &str = "running";
+/// Lines of a tool's result shown in its fold, at most; the rest is
+/// counted in [`MORE_LINES`].
+pub const MAX_FOLD_LINES: usize = 400;
+/// The last line of a fold cut at [`MAX_FOLD_LINES`].
+pub const MORE_LINES: &str = "… {n} more lines";
+
+/// The state a tool line shows; each has its highlight group and sign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineState {
+    /// Waiting behind other calls.
+    Queued,
+    /// Running.
+    Running,
+    /// A permission ask about it waits for the user.
+    Waiting,
+    /// Ended as [`ToolStatus`] says.
+    Ended(ToolStatus),
+}
+
+impl LineState {
+    /// The word on the line: `queued`, `running`, `waiting for you`, `done`, …
+    pub fn word(self) -> &'static str {
+        match self {
+            LineState::Queued => QUEUED_STATUS,
+            LineState::Running => RUNNING_STATUS,
+            LineState::Waiting => WAITING_STATUS,
+            LineState::Ended(s) => s.as_str(),
+        }
+    }
+
+    /// The highlight group of the status word and the sign
+    /// (`:help lathe-highlights`).
+    pub fn hl_group(self) -> &'static str {
+        match self {
+            LineState::Queued => "LatheToolQueued",
+            LineState::Running => "LatheToolRunning",
+            LineState::Waiting => "LatheToolWaiting",
+            LineState::Ended(ToolStatus::Done) => "LatheToolDone",
+            LineState::Ended(ToolStatus::Error) => "LatheToolError",
+            LineState::Ended(ToolStatus::Denied) => "LatheToolDenied",
+            LineState::Ended(ToolStatus::Interrupted) => "LatheToolInterrupted",
+        }
+    }
+
+    /// The sign in the chat's sign column (one or two cells).
+    pub fn sign(self) -> &'static str {
+        match self {
+            LineState::Queued => "··",
+            LineState::Running => "▶",
+            LineState::Waiting => "?",
+            LineState::Ended(ToolStatus::Done) => "✓",
+            LineState::Ended(ToolStatus::Error) => "✗",
+            LineState::Ended(ToolStatus::Denied) => "⊘",
+            LineState::Ended(ToolStatus::Interrupted) => "■",
+        }
+    }
+}
+
+/// Highlight groups the chat uses and the standard groups they link to by
+/// default (`nvim_set_hl(0, name, { link = …, default = true })`).
+pub const HIGHLIGHTS: &[(&str, &str)] = &[
+    ("LatheToolQueued", "Comment"),
+    ("LatheToolRunning", "DiagnosticInfo"),
+    ("LatheToolWaiting", "DiagnosticWarn"),
+    ("LatheToolDone", "DiagnosticOk"),
+    ("LatheToolError", "DiagnosticError"),
+    ("LatheToolDenied", "DiagnosticWarn"),
+    ("LatheToolInterrupted", "Comment"),
+    ("LatheNote", "DiagnosticHint"),
+    ("LatheError", "DiagnosticError"),
+    ("LatheTurnEnd", "Comment"),
+    ("LatheWorking", "Comment"),
+    ("LatheWaiting", "WarningMsg"),
+];
+
+/// The chat line of a tool call: `- Name(detail): status` plus ` — summary`
+/// (its first line). Returns the line and the byte range of the status word.
+pub fn tool_line(name: &str, detail: &str, status: &str, summary: &str) -> String {
+    let detail = key_argument(detail);
+    let mut line = format!("- {name}({detail}): {status}");
+    let first = summary.lines().next().unwrap_or("").trim();
+    if !first.is_empty() {
+        line.push_str(" — ");
+        line.push_str(first);
+    }
+    line
+}
+
+/// Longest key argument shown on a tool line, in characters.
+pub const MAX_KEY_ARGUMENT: usize = 80;
+
+/// The key argument as one line: a multi-line Bash command shows its first
+/// line and `…` (a line break in it would split the tool's line, and every
+/// later update would add a line instead of replacing it), cut at
+/// [`MAX_KEY_ARGUMENT`] characters.
+pub fn key_argument(detail: &str) -> String {
+    let mut lines = detail.lines();
+    let first = lines.next().unwrap_or("").trim_end();
+    let mut out: String = first.chars().take(MAX_KEY_ARGUMENT).collect();
+    if first.chars().count() > MAX_KEY_ARGUMENT || lines.next().is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Byte range of the status word in a [`tool_line`] for `name`, `detail`.
+pub fn status_range(name: &str, detail: &str, status: &str) -> (usize, usize) {
+    let start = format!("- {name}({}): ", key_argument(detail)).len();
+    (start, start + status.len())
+}
+
+/// What the chat says about a failed, denied or interrupted call: the first
+/// sentence of the first line of the result the model reads (that sentence
+/// says what happened; the rest tells the model what to do next, e.g.
+/// "Read it first, then edit it"). Markup for the model (`<system-reminder>`
+/// and other tag lines) is skipped.
+pub fn user_summary(message: &str) -> String {
+    let first = strip_for_user(message)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .to_string();
+    match first.find(". ") {
+        Some(i) => first[..=i].to_string(),
+        None => first,
+    }
+}
+
+/// `text` without what is written for the model only: `<system-reminder>`
+/// blocks (Claude Code's convention) are removed.
+pub fn strip_for_user(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<system-reminder>") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("</system-reminder>") {
+            Some(end) => rest = &rest[start + end + "</system-reminder>".len()..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out.trim_end().to_string()
+}
+
+/// The lines of a tool's folded result under its line: a fenced code block
+/// indented into the tool's list item, fenced with one more backtick than
+/// the longest run in `content`, `lang` as its info string (tree-sitter
+/// injects that language). Empty when there is nothing to show.
+pub fn fold_lines(content: &str, lang: &str) -> Vec<String> {
+    let content = strip_for_user(content);
+    if content.trim().is_empty() {
+        return Vec::new();
+    }
+    let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    let mut lines = vec![format!("  {fence}{lang}")];
+    let all: Vec<&str> = content.lines().collect();
+    for l in all.iter().take(MAX_FOLD_LINES) {
+        if l.is_empty() {
+            lines.push(String::new());
+        } else {
+            lines.push(format!("  {l}"));
+        }
+    }
+    if all.len() > MAX_FOLD_LINES {
+        let n = (all.len() - MAX_FOLD_LINES).to_string();
+        lines.push(format!("  {}", crate::text::fill(MORE_LINES, &[("n", &n)])));
+    }
+    lines.push(format!("  {fence}"));
+    lines
+}
+
+/// The chat line that ends a turn. An error already shown as a notice in
+/// this turn (`shown`) is not repeated: each error is shown once.
+pub fn turn_end_line(outcome: &TurnOutcome, shown: bool) -> String {
+    match outcome {
+        TurnOutcome::Done => "*(done)*".to_string(),
+        TurnOutcome::Stopped => "*(stopped)*".to_string(),
+        TurnOutcome::Error(_) if shown => "*(error, see above)*".to_string(),
+        TurnOutcome::Error(m) => format!("*(error: {})*", m.lines().next().unwrap_or("")),
+    }
+}
+
+/// Token counts of `u` for people: `12.3k in (8.1k from cache), 1.2k out`.
+pub fn tokens(u: &Usage) -> String {
+    let cached = u.cache_read_input_tokens.unwrap_or(0);
+    let input = u.input_tokens.unwrap_or(0) + cached + u.cache_creation_input_tokens.unwrap_or(0);
+    let mut s = format!("{} in", short(input));
+    if cached > 0 {
+        s.push_str(&format!(" ({} from cache)", short(cached)));
+    }
+    s.push_str(&format!(", {} out", short(u.output_tokens.unwrap_or(0))));
+    s
+}
+
+/// The token line after a turn's end: this turn's and the session's counts,
+/// e.g. `tokens: 12.3k in (8.1k from cache), 1.2k out · session 40.1k in,
+/// 3.3k out`. Empty when the API reported nothing.
+pub fn usage_line(turn: &Usage, session: &Usage) -> String {
+    if turn.input_tokens.is_none() && turn.output_tokens.is_none() {
+        return String::new();
+    }
+    format!("tokens: {} · session {}", tokens(turn), tokens(session))
+}
+
+/// `n` for people: `950`, `12.3k`, `1.2M`.
+fn short(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// The chat lines of a notice; errors are marked `**error:**`.
+pub fn notice_line(text: &str, is_error: bool) -> String {
+    let tag = if is_error { "**error:**" } else { "**note:**" };
+    format!("> {tag} {}", text.replace('\n', " "))
+}
+
+/// The last non-empty line of `output`, cut to 80 chars, for a running
+/// tool's line.
+pub fn progress_line(output: &str) -> String {
+    let last = output
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    // A terminal's carriage return redraws the line: show what it shows.
+    let last = last
+        .rsplit('\r')
+        .find(|p| !p.trim().is_empty())
+        .unwrap_or("");
+    let mut cut: String = last.chars().take(80).collect();
+    if last.chars().count() > 80 {
+        cut.push('…');
+    }
+    cut
+}
+
+/// The chat line replacing a withdrawn answer.
+pub fn withdrawn_line(reason: &str) -> String {
+    format!("> ~~answer withdrawn~~ ({})", reason.replace('\n', " "))
+}
+
+/// What the winbar shows (`:help lathe-winbar`): model, permission mode,
+/// turn state and the session's tokens, with `%` escaped for `'winbar'`
+/// and cut at the end when the window is narrow.
+pub fn winbar(model: &str, mode: &str, state: &str, session: &Usage) -> String {
+    let mut s = String::from(" lathe");
+    if !model.is_empty() {
+        s.push_str(" · ");
+        s.push_str(model);
+    }
+    s.push_str(" · mode: ");
+    s.push_str(if mode.is_empty() { "default" } else { mode });
+    s.push_str(" · ");
+    s.push_str(state);
+    if session.input_tokens.is_some() || session.output_tokens.is_some() {
+        s.push_str(" · ");
+        s.push_str(&tokens(session));
+    }
+    // `%<` at the end: a narrow window cuts the tail (tokens) and keeps
+    // the model and mode (`:help 'statusline'`).
+    format!("{}%<", s.replace('%', "%%"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_show_their_first_sentence_without_the_advice_for_the_model() {
+        let msg = "/p/a.py has not been read in this conversation. Read it first, then edit it: Edit needs to know the file's current text.";
+        assert_eq!(
+            user_summary(msg),
+            "/p/a.py has not been read in this conversation."
+        );
+        assert_eq!(
+            user_summary("<system-reminder>do X</system-reminder>\nExit code 1"),
+            "Exit code 1"
+        );
+    }
+
+    #[test]
+    fn fold_lines_fence_longer_than_any_backtick_run() {
+        let l = fold_lines("a ``` b\n\nc", "");
+        assert_eq!(l, ["  ````", "  a ``` b", "", "  c", "  ````"]);
+        assert!(fold_lines("  \n", "").is_empty());
+        let long: String = (0..MAX_FOLD_LINES + 3).map(|i| format!("{i}\n")).collect();
+        let l = fold_lines(&long, "rust");
+        assert_eq!(l[0], "  ```rust");
+        assert_eq!(l[l.len() - 2], "  … 3 more lines");
+    }
+
+    #[test]
+    fn an_error_shown_as_a_notice_is_not_repeated_at_the_turn_end() {
+        let e = TurnOutcome::Error("overloaded".into());
+        assert_eq!(turn_end_line(&e, true), "*(error, see above)*");
+        assert_eq!(turn_end_line(&e, false), "*(error: overloaded)*");
+    }
+
+    #[test]
+    fn winbar_names_model_mode_state_and_tokens() {
+        let u = Usage {
+            input_tokens: Some(1500),
+            output_tokens: Some(20),
+            ..Default::default()
+        };
+        assert_eq!(
+            winbar("m-1", "plan", "running", &u),
+            " lathe · m-1 · mode: plan · running · 1.5k in, 20 out%<"
+        );
+        assert_eq!(
+            winbar("", "", "idle 100%", &Usage::default()),
+            " lathe · mode: default · idle 100%%%<"
+        );
+    }
+
+    #[test]
+    fn a_multi_line_command_stays_on_one_tool_line() {
+        assert_eq!(
+            tool_line("Bash", "cd x &&\nmake test", "running", ""),
+            "- Bash(cd x &&…): running"
+        );
+        assert_eq!(status_range("Bash", "cd x &&\nmake", "running"), (20, 27));
+    }
+
+    #[test]
+    fn progress_shows_the_last_redraw_of_a_carriage_return_line() {
+        assert_eq!(progress_line("a\n 10%\r 50%\r\n"), " 50%");
+        assert_eq!(status_range("Bash", "ls", "running"), (12, 19));
+    }
+}

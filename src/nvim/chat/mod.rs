@@ -1,0 +1,277 @@
+//! The chat (`:help lathe-chat`): the transcript buffer `lathe://chat` in a
+//! vertical split, the prompt area `lathe://prompt` docked under it, and the
+//! [`ChatSink`] that renders [`AgentEvent`]s into the transcript.
+//!
+//! - [`lines`]: every line the chat writes (pure, unit-tested).
+//! - [`view`]: how each event changes the transcript.
+//! - [`window`]: the windows, their options, winbar, folds, highlights.
+//! - [`prompt`]: the prompt area, its history and keys.
+//! - [`jump`]: `<CR>` on a tool line opens its file in another window.
+//!
+//! Events are queued from tokio tasks and rendered on the main thread at
+//! most about every [`FRAME`] (16 ms, so at most ~60 redraws a second);
+//! streamed text never floods the editor and never touches the prompt
+//! area, which is a buffer of its own.
+
+pub mod jump;
+pub mod lines;
+pub mod prompt;
+mod view;
+pub mod window;
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
+
+pub use lines::{
+    notice_line, progress_line, tool_line, turn_end_line, usage_line, withdrawn_line,
+    LATHE_HEADING, WAITING_STATUS, WORKING_TEXT, YOU_HEADING,
+};
+pub use window::{close, focus_prompt, open_window, toggle};
+
+use super::bridge::MainThread;
+use super::guard::guarded;
+use crate::events::{AgentEvent, EventSink};
+use view::ChatView;
+
+/// The chat buffer's name.
+pub const CHAT_BUFFER_NAME: &str = "lathe://chat";
+/// Shortest time between two renders of queued events.
+pub const FRAME: Duration = Duration::from_millis(16);
+/// Extmark namespace of the chat window.
+pub const NAMESPACE: &str = "lathe_chat";
+
+thread_local! {
+    /// What `<C-c>` in the chat does (main thread only).
+    static INTERRUPT: Cell<fn()> = const { Cell::new(|| {}) };
+    /// Where the Lua handle comes from (`state::lua`, set at install).
+    static LUA: Cell<fn() -> mlua::Lua> = const { Cell::new(nvim_oxi::mlua::lua) };
+    /// The project root of the current session (for Grep's relative paths).
+    static ROOT: Cell<fn() -> Option<std::path::PathBuf>> = const { Cell::new(|| None) };
+    static VIEW: RefCell<ChatView> = RefCell::new(ChatView::default());
+}
+
+/// Sets where the chat gets its Lua handle and the project root:
+/// `nvim::install` passes `state::lua` and the session's root, so the chat
+/// never imports `state` (which builds the chat sink). Main thread only.
+pub fn on_state(lua: fn() -> mlua::Lua, root: fn() -> Option<std::path::PathBuf>) {
+    LUA.with(|c| c.set(lua));
+    ROOT.with(|c| c.set(root));
+}
+
+/// The Lua handle (see [`on_state`]).
+pub(crate) fn lua() -> mlua::Lua {
+    LUA.with(Cell::get)()
+}
+
+/// The session's project root, if a session exists (see [`on_state`]).
+pub(crate) fn project_root() -> Option<std::path::PathBuf> {
+    ROOT.with(Cell::get)()
+}
+
+/// Sets what `<C-c>` in the chat and the prompt area does: `nvim::install`
+/// passes the function that stops the running turn, so the chat needs
+/// nothing from the session state (`state` builds the chat sink; the chat
+/// never calls back into `state`). Main thread only.
+pub fn on_interrupt(stop: fn()) {
+    INTERRUPT.with(|c| c.set(stop));
+}
+
+/// Stops the running turn (`<C-c>` in the chat or the prompt area).
+pub(crate) fn interrupt() {
+    let _ = guarded("stop", || INTERRUPT.with(Cell::get)());
+}
+
+/// Queues agent events and renders them into the chat buffer, coalesced.
+pub struct ChatSink {
+    main: MainThread,
+    queue: Arc<Mutex<Vec<AgentEvent>>>,
+    scheduled: Arc<AtomicBool>,
+    last_render: Arc<Mutex<Instant>>,
+}
+
+impl ChatSink {
+    /// A sink rendering through `main`.
+    pub fn new(main: MainThread) -> Self {
+        Self {
+            main,
+            queue: Arc::default(),
+            scheduled: Arc::new(AtomicBool::new(false)),
+            last_render: Arc::new(Mutex::new(Instant::now() - FRAME)),
+        }
+    }
+
+    fn render_job(&self) -> impl FnOnce() + Send + 'static {
+        let queue = self.queue.clone();
+        let scheduled = self.scheduled.clone();
+        let last = self.last_render.clone();
+        move || {
+            scheduled.store(false, Ordering::Release);
+            let events = std::mem::take(&mut *queue.lock().unwrap_or_else(|p| p.into_inner()));
+            *last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+            render(events);
+        }
+    }
+}
+
+/// Turns whose start any [`ChatSink`] was given (counted when emitted).
+static TURNS_STARTED: AtomicU64 = AtomicU64::new(0);
+/// Turns whose end [`render`] has drawn (counted on the main thread).
+static TURNS_RENDERED: AtomicU64 = AtomicU64::new(0);
+
+/// `true` when the chat shows the end of every turn that started, i.e. no
+/// `TurnEnded` is still queued for rendering. The session reports a turn
+/// idle a moment before its end reaches the chat; `lathe.wait()` waits for
+/// both, so scripts can read the chat right after it returns.
+pub fn settled() -> bool {
+    TURNS_RENDERED.load(Ordering::Acquire) >= TURNS_STARTED.load(Ordering::Acquire)
+}
+
+impl EventSink for ChatSink {
+    fn emit(&self, event: AgentEvent) {
+        if matches!(event, AgentEvent::TurnStarted { .. }) {
+            TURNS_STARTED.fetch_add(1, Ordering::AcqRel);
+        }
+        self.queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(event);
+        if self.scheduled.swap(true, Ordering::AcqRel) {
+            return; // a render is already on its way and will take this event
+        }
+        let since = self
+            .last_render
+            .lock()
+            .map(|t| t.elapsed())
+            .unwrap_or(FRAME);
+        let job = self.render_job();
+        if since >= FRAME {
+            let _ = self.main.post(job);
+            return;
+        }
+        let main = self.main.clone();
+        match super::runtime::handle() {
+            Ok(rt) => {
+                rt.spawn(async move {
+                    tokio::time::sleep(FRAME - since).await;
+                    let _ = main.post(job);
+                });
+            }
+            Err(_) => {
+                let _ = main.post(job);
+            }
+        }
+    }
+}
+
+/// Renders `events` into the chat buffer (creating it when needed). Chat
+/// windows whose cursor was on the last line follow the new text, whether
+/// or not they have focus; the others stay where the user put them. Main
+/// thread.
+pub fn render(events: Vec<AgentEvent>) {
+    if events.is_empty() {
+        return;
+    }
+    let ended = events
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::TurnEnded { .. }))
+        .count() as u64;
+    let _ = guarded("chat update", || {
+        VIEW.with(|v| {
+            let mut view = v.borrow_mut();
+            let Ok(buf) = view.buffer() else { return };
+            let following = window::following(&buf);
+            let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
+            for ev in events {
+                view.apply(&buf, ev);
+            }
+            let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
+            view.mark_waiting_tools(&buf);
+            view.place_waiting(&buf);
+            view.place_working(&buf);
+            window::follow(&buf, &following);
+        });
+        window::refresh_winbar();
+    });
+    // Counted even when drawing failed, so `lathe.wait()` never hangs on it.
+    TURNS_RENDERED.fetch_add(ended, Ordering::AcqRel);
+}
+
+/// Shows `text` ("waiting for you: Edit greeting.py (:Lathe review)") as a
+/// highlighted line below the end of the chat while a permission ask
+/// waits; `None` removes it. Main thread; does nothing before the chat
+/// exists.
+pub fn set_waiting(text: Option<&str>) {
+    VIEW.with(|v| {
+        let mut v = v.borrow_mut();
+        v.waiting_text = text.map(str::to_string);
+        if let Some(buf) = v.buf.clone().filter(|b| b.is_valid()) {
+            v.place_waiting(&buf);
+        }
+    });
+    window::refresh_winbar();
+}
+
+/// Shows the tool lines of the calls the permission asks `asks` (tool name,
+/// float title) are about as [`WAITING_STATUS`] instead of "running"; an
+/// empty list puts them back. Main thread.
+pub fn set_tools_waiting(asks: &[(String, String)]) {
+    VIEW.with(|v| {
+        let mut v = v.borrow_mut();
+        v.waiting_tools = asks.to_vec();
+        if let Some(buf) = v.buf.clone().filter(|b| b.is_valid()) {
+            v.mark_waiting_tools(&buf);
+        }
+    });
+}
+
+/// Sets the permission mode the winbar shows. Main thread.
+pub fn set_mode_winbar(mode: &str) {
+    VIEW.with(|v| v.borrow_mut().mode = mode.to_string());
+    window::refresh_winbar();
+}
+
+/// Sets the model the winbar shows. Main thread.
+pub fn set_model(model: &str) {
+    VIEW.with(|v| v.borrow_mut().model = model.to_string());
+    window::refresh_winbar();
+}
+
+/// The chat's winbar as it is now (`:help lathe-winbar`): model, mode, turn
+/// state (`idle`, `running`, `waiting for you`), the session's tokens.
+pub fn winbar() -> String {
+    VIEW.with(|v| {
+        let v = v.borrow();
+        let state = if v.waiting_text.is_some() {
+            WAITING_STATUS
+        } else if v.running {
+            "running"
+        } else {
+            "idle"
+        };
+        lines::winbar(&v.model, &v.mode, state, &v.session_usage)
+    })
+}
+
+/// The chat buffer if it exists (for tests): `None` before the first ask.
+pub fn chat_buffer() -> Option<Buffer> {
+    VIEW.with(|v| v.borrow().buf.clone().filter(|b| b.is_valid()))
+}
+
+/// The chat buffer, created when needed. Main thread. Errors: the API's.
+pub(crate) fn ensure_buffer() -> Result<Buffer, String> {
+    VIEW.with(|v| v.borrow_mut().buffer())
+}
+
+/// `true` while the "working" indicator is shown (a turn is being rendered
+/// as running).
+pub fn working_indicator_shown() -> bool {
+    VIEW.with(|v| v.borrow().working_shown())
+}
+
+fn buf_opts(buf: &Buffer) -> OptionOpts {
+    OptionOpts::builder().buffer(buf.clone()).build()
+}

@@ -1,0 +1,576 @@
+//! The transcript part of the chat: the `lathe://chat` buffer and how each
+//! [`AgentEvent`] changes it (main thread only).
+//!
+//! - Streamed text is appended at the end; text after a tool line starts on
+//!   a line of its own (never glued onto the tool line).
+//! - Each tool call has one line, found again through an extmark and
+//!   replaced within the line (`nvim_buf_set_text`), so every update
+//!   (queued → running → waiting → done/error/denied/interrupted, a Bash
+//!   call's latest output line) stays on it. A second extmark carries the
+//!   state's sign and highlights the status word.
+//! - A finished call's result is inserted under its line as a fenced block
+//!   and folded (manual folds, closed; `za` opens one).
+
+use std::collections::{HashMap, HashSet};
+
+use nvim_oxi::api::{self, opts::SetExtmarkOpts, Buffer, Window};
+
+use super::lines::{
+    fold_lines, notice_line, progress_line, status_range, tool_line, turn_end_line, usage_line,
+    user_summary, withdrawn_line, LineState, LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
+};
+use super::{buf_opts, NAMESPACE};
+use crate::events::{AgentEvent, ToolStatus};
+use crate::protocol::Usage;
+
+/// One tool call's line (and, once it ended, its folded result).
+pub(super) struct ToolMark {
+    /// Extmark at column 0 of the line (carries the sign).
+    pub mark: u32,
+    /// Extmark highlighting the status word.
+    pub status_mark: Option<u32>,
+    pub name: String,
+    pub detail: String,
+    /// The normalised input (from `ToolStarted`), `null` before.
+    pub input: serde_json::Value,
+    /// Output seen so far that has not ended a line yet.
+    partial: String,
+    pub state: LineState,
+    /// Extmark at the first line of the folded result, and its line count.
+    pub block: Option<(u32, usize)>,
+    /// The full result text (for jumps into a Grep result).
+    pub content: String,
+}
+
+impl ToolMark {
+    fn open(&self) -> bool {
+        !matches!(self.state, LineState::Ended(_))
+    }
+}
+
+/// What the chat buffer shows and remembers about it.
+#[derive(Default)]
+pub(super) struct ChatView {
+    pub buf: Option<Buffer>,
+    ns: Option<u32>,
+    pub tools: HashMap<String, ToolMark>,
+    working: Option<u32>,
+    /// Extmark where the answer being streamed began (for withdrawal).
+    answer_start: Option<u32>,
+    /// The "waiting for you" line, while a permission ask waits.
+    pub waiting_text: Option<String>,
+    /// Its extmark.
+    waiting: Option<u32>,
+    /// The permission mode shown in the winbar.
+    pub mode: String,
+    /// The model shown in the winbar.
+    pub model: String,
+    /// The session's tokens (winbar).
+    pub session_usage: Usage,
+    /// A turn is being shown as running.
+    pub running: bool,
+    /// The token line of the turn that is ending.
+    usage: String,
+    /// The permission asks waiting: (tool, float title).
+    pub waiting_tools: Vec<(String, String)>,
+    /// The last line holds streamed answer text (more text continues it).
+    text_open: bool,
+    /// An error notice was shown in this turn.
+    error_shown: bool,
+}
+
+impl ChatView {
+    pub fn ns(&mut self) -> u32 {
+        *self
+            .ns
+            .get_or_insert_with(|| api::create_namespace(NAMESPACE))
+    }
+
+    /// The chat buffer, created on first use.
+    pub fn buffer(&mut self) -> Result<Buffer, String> {
+        if let Some(b) = self.buf.as_ref().filter(|b| b.is_valid()) {
+            return Ok(b.clone());
+        }
+        self.tools.clear();
+        self.working = None;
+        self.text_open = false;
+        let buf = super::window::create_chat_buffer()?;
+        self.buf = Some(buf.clone());
+        Ok(buf)
+    }
+
+    fn last_line(buf: &Buffer) -> (usize, String) {
+        let n = buf.line_count().unwrap_or(1).max(1);
+        (n - 1, line_at(buf, n - 1))
+    }
+
+    /// Appends `text` at the very end of the buffer (it may hold newlines).
+    fn append(buf: &mut Buffer, text: &str) {
+        let (row, last) = Self::last_line(buf);
+        let _ = buf.set_text(row..row, last.len(), last.len(), text.split('\n'));
+    }
+
+    /// Starts a fresh line unless the last line is empty; returns its row.
+    fn fresh_line(buf: &mut Buffer) -> usize {
+        let (row, last) = Self::last_line(buf);
+        if last.is_empty() {
+            row
+        } else {
+            Self::append(buf, "\n");
+            row + 1
+        }
+    }
+
+    fn is_blank(buf: &Buffer) -> bool {
+        buf.line_count().unwrap_or(0) <= 1 && Self::last_line(buf).1.is_empty()
+    }
+
+    /// Appends a whole line (on a fresh line) highlighted with `hl`.
+    fn append_line(&mut self, buf: &mut Buffer, line: &str, hl: &str) {
+        let row = Self::fresh_line(buf);
+        Self::append(buf, &format!("{line}\n"));
+        let ns = self.ns();
+        let opts = SetExtmarkOpts::builder()
+            .end_row(row)
+            .end_col(line.len())
+            .hl_group(hl)
+            .build();
+        let _ = buf.set_extmark(ns, row, 0, &opts);
+        self.text_open = false;
+    }
+
+    pub fn apply(&mut self, buf: &Buffer, ev: AgentEvent) {
+        let mut buf = buf.clone();
+        match ev {
+            AgentEvent::TurnStarted { prompt } => {
+                let mut block = String::new();
+                if !Self::is_blank(&buf) {
+                    Self::fresh_line(&mut buf);
+                    block.push('\n');
+                }
+                block.push_str(YOU_HEADING);
+                block.push_str("\n\n");
+                block.push_str(prompt.trim_end());
+                block.push_str("\n\n");
+                block.push_str(LATHE_HEADING);
+                block.push_str("\n\n");
+                Self::append(&mut buf, &block);
+                self.working = Some(0);
+                self.running = true;
+                self.text_open = false;
+                self.error_shown = false;
+            }
+            AgentEvent::AssistantStarted => {
+                let (row, last) = Self::last_line(&buf);
+                let ns = self.ns();
+                // Left gravity: text streamed at the mark goes after it, so
+                // the mark keeps pointing at where the answer began.
+                let opts = SetExtmarkOpts::builder().right_gravity(false).build();
+                self.answer_start = buf.set_extmark(ns, row, last.len(), &opts).ok();
+            }
+            AgentEvent::AssistantWithdrawn { reason } => {
+                // The failed answer is not part of the conversation: remove
+                // what it streamed and say so.
+                if let Some(mark) = self.answer_start.take() {
+                    let ns = self.ns();
+                    if let Ok((row, col, _)) = buf.get_extmark_by_id(ns, mark, &Default::default())
+                    {
+                        let (end_row, end_text) = Self::last_line(&buf);
+                        let _ = buf.set_text(row..end_row, col, end_text.len(), [""]);
+                    }
+                }
+                self.tools.retain(|_, t| !t.open());
+                self.append_line(&mut buf, &withdrawn_line(&reason), "LatheNote");
+            }
+            AgentEvent::TextDelta { text } => {
+                if !self.text_open {
+                    // Text after a tool line or a notice starts a line of
+                    // its own, never glued onto it.
+                    Self::fresh_line(&mut buf);
+                }
+                Self::append(&mut buf, &text);
+                self.text_open = true;
+            }
+            AgentEvent::ToolQueued { id, name, detail } => {
+                self.new_tool(&mut buf, id, name, detail, LineState::Queued, None);
+            }
+            AgentEvent::ToolStarted {
+                id,
+                name,
+                detail,
+                input,
+            } => {
+                if let Some(t) = self.tools.get_mut(&id) {
+                    t.state = LineState::Running;
+                    if !detail.is_empty() {
+                        t.detail = detail;
+                    }
+                    t.input = input;
+                    self.redraw_tool(&mut buf, &id);
+                } else {
+                    self.new_tool(&mut buf, id, name, detail, LineState::Running, Some(input));
+                }
+            }
+            AgentEvent::ToolProgress { id, text } => {
+                // Show the latest output line on the tool's own line.
+                let Some(t) = self.tools.get_mut(&id) else {
+                    return;
+                };
+                t.partial.push_str(&text);
+                // Only the tail matters; keep memory bounded.
+                if t.partial.len() > 4096 {
+                    let mut cut = t.partial.len() - 2048;
+                    while !t.partial.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    t.partial.drain(..cut);
+                }
+                self.redraw_tool(&mut buf, &id);
+            }
+            AgentEvent::ToolFinished {
+                id,
+                name,
+                status,
+                summary,
+                content,
+            } => {
+                if !self.tools.contains_key(&id) {
+                    self.new_tool(
+                        &mut buf,
+                        id.clone(),
+                        name,
+                        String::new(),
+                        LineState::Running,
+                        None,
+                    );
+                }
+                let Some(t) = self.tools.get_mut(&id) else {
+                    return;
+                };
+                t.state = LineState::Ended(status);
+                t.partial = match status {
+                    ToolStatus::Done => summary,
+                    _ => user_summary(&summary),
+                };
+                t.content = content;
+                self.redraw_tool(&mut buf, &id);
+                if status == ToolStatus::Done {
+                    self.add_block(&mut buf, &id);
+                }
+            }
+            AgentEvent::Notice { text, is_error } => {
+                let hl = if is_error { "LatheError" } else { "LatheNote" };
+                self.error_shown |= is_error;
+                self.append_line(&mut buf, &notice_line(&text, is_error), hl);
+            }
+            AgentEvent::Usage { turn, session } => {
+                self.usage = usage_line(&turn, &session);
+                self.session_usage = session;
+            }
+            AgentEvent::TurnEnded { outcome } => {
+                let open: Vec<String> = self
+                    .tools
+                    .iter()
+                    .filter(|(_, t)| t.open())
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for id in open {
+                    if let Some(t) = self.tools.get_mut(&id) {
+                        t.state = LineState::Ended(ToolStatus::Interrupted);
+                        t.partial.clear();
+                    }
+                    self.redraw_tool(&mut buf, &id);
+                }
+                Self::fresh_line(&mut buf);
+                Self::append(&mut buf, "\n");
+                let usage = std::mem::take(&mut self.usage);
+                let end = turn_end_line(&outcome, self.error_shown);
+                let end = if usage.is_empty() {
+                    end
+                } else {
+                    format!("{end} {usage}")
+                };
+                self.append_line(&mut buf, &end, "LatheTurnEnd");
+                if let (Some(id), Some(ns)) = (self.working.take(), self.ns) {
+                    if id != 0 {
+                        let _ = buf.del_extmark(ns, id);
+                    }
+                }
+                self.running = false;
+            }
+        }
+    }
+
+    /// Adds the line of a new tool call at the end.
+    fn new_tool(
+        &mut self,
+        buf: &mut Buffer,
+        id: String,
+        name: String,
+        detail: String,
+        state: LineState,
+        input: Option<serde_json::Value>,
+    ) {
+        let row = Self::fresh_line(buf);
+        Self::append(buf, &tool_line(&name, &detail, state.word(), ""));
+        let ns = self.ns();
+        let mark = buf
+            .set_extmark(ns, row, 0, &SetExtmarkOpts::default())
+            .unwrap_or(0);
+        Self::append(buf, "\n");
+        self.text_open = false;
+        self.tools.insert(
+            id.clone(),
+            ToolMark {
+                mark,
+                status_mark: None,
+                name,
+                detail,
+                input: input.unwrap_or(serde_json::Value::Null),
+                partial: String::new(),
+                state,
+                block: None,
+                content: String::new(),
+            },
+        );
+        self.redraw_tool(buf, &id);
+    }
+
+    /// Writes the line of tool `id` as its state says, with its sign and
+    /// status highlight. Returns `false` when the line is gone.
+    fn redraw_tool(&mut self, buf: &mut Buffer, id: &str) -> bool {
+        let ns = self.ns();
+        let Some(t) = self.tools.get_mut(id) else {
+            return false;
+        };
+        let extra = match t.state {
+            LineState::Ended(_) => t.partial.clone(),
+            _ => progress_line(&t.partial),
+        };
+        let word = t.state.word();
+        let line = tool_line(&t.name, &t.detail, word, &extra);
+        let Ok((row, _, _)) = buf.get_extmark_by_id(ns, t.mark, &Default::default()) else {
+            return false;
+        };
+        let old_len = line_at(buf, row).len();
+        // Within the line, never the line itself: `nvim_buf_set_lines`
+        // would move the mark to the next line, and the next update of the
+        // same tool line would overwrite whatever follows it.
+        if buf.set_text(row..row, 0, old_len, [line.as_str()]).is_err() {
+            return false;
+        }
+        let hl = t.state.hl_group();
+        let opts = SetExtmarkOpts::builder()
+            .id(t.mark)
+            .sign_text(t.state.sign())
+            .sign_hl_group(hl)
+            .build();
+        let _ = buf.set_extmark(ns, row, 0, &opts);
+        let (start, end) = status_range(&t.name, &t.detail, word);
+        let mut b = SetExtmarkOpts::builder();
+        b.end_row(row).end_col(end).hl_group(hl);
+        if let Some(id) = t.status_mark {
+            b.id(id);
+        }
+        t.status_mark = buf.set_extmark(ns, row, start, &b.build()).ok();
+        true
+    }
+
+    /// Inserts the folded result of tool `id` under its line.
+    fn add_block(&mut self, buf: &mut Buffer, id: &str) {
+        let ns = self.ns();
+        let Some(t) = self.tools.get_mut(id) else {
+            return;
+        };
+        let lines = fold_lines(&t.content, &fence_lang(&t.name, &t.input));
+        if lines.is_empty() {
+            return;
+        }
+        let Ok((row, _, _)) = buf.get_extmark_by_id(ns, t.mark, &Default::default()) else {
+            return;
+        };
+        let len = line_at(buf, row).len();
+        let mut text = vec![String::new()];
+        text.extend(lines.iter().cloned());
+        if buf.set_text(row..row, len, len, text).is_err() {
+            return;
+        }
+        let start = buf
+            .set_extmark(ns, row + 1, 0, &SetExtmarkOpts::default())
+            .ok();
+        if let Some(start) = start {
+            t.block = Some((start, lines.len()));
+            // The fold starts at the tool line: closed, it shows that line
+            // (`'foldtext'` is empty), and `za` on it opens the result.
+            let (first, last) = (row + 1, row + 1 + lines.len());
+            for w in super::window::chat_windows(buf) {
+                super::window::fold(&w, first, last);
+            }
+        }
+    }
+
+    /// The folds of every result, 1-based line ranges from the tool line
+    /// to the result's last line (for a new window).
+    pub fn block_ranges(&mut self, buf: &Buffer) -> Vec<(usize, usize)> {
+        let ns = self.ns();
+        let mut out: Vec<(usize, usize)> = self
+            .tools
+            .values()
+            .filter_map(|t| {
+                let (mark, n) = t.block?;
+                let (row, _, _) = buf.get_extmark_by_id(ns, mark, &Default::default()).ok()?;
+                // 1-based: the tool line (just above the block) to its end.
+                Some((row, row + n))
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The tool whose line or folded result holds `row` (0-based), and
+    /// whether `row` is its line.
+    pub fn tool_at(&mut self, buf: &Buffer, row: usize) -> Option<(&ToolMark, Option<usize>)> {
+        let ns = self.ns();
+        let mut found: Option<(String, Option<usize>)> = None;
+        for (id, t) in &self.tools {
+            let Ok((r, _, _)) = buf.get_extmark_by_id(ns, t.mark, &Default::default()) else {
+                continue;
+            };
+            if r == row {
+                found = Some((id.clone(), None));
+                break;
+            }
+            if let Some((mark, n)) = t.block {
+                if let Ok((b, _, _)) = buf.get_extmark_by_id(ns, mark, &Default::default()) {
+                    if row >= b && row < b + n {
+                        found = Some((id.clone(), Some(row - b)));
+                        break;
+                    }
+                }
+            }
+        }
+        let (id, off) = found?;
+        self.tools.get(&id).map(|t| (t, off))
+    }
+
+    /// Puts the "waiting for you" line below the last line (or removes it).
+    pub fn place_waiting(&mut self, buf: &Buffer) {
+        let ns = self.ns();
+        let mut buf = buf.clone();
+        if let Some(id) = self.waiting.take() {
+            let _ = buf.del_extmark(ns, id);
+        }
+        let Some(text) = self.waiting_text.clone() else {
+            return;
+        };
+        let (row, _) = Self::last_line(&buf);
+        let opts = SetExtmarkOpts::builder()
+            .virt_lines([[(text.as_str(), "LatheWaiting")]])
+            .build();
+        if let Ok(id) = buf.set_extmark(ns, row, 0, &opts) {
+            self.waiting = Some(id);
+        }
+    }
+
+    /// Says "waiting for you" on the tool lines of calls a permission ask
+    /// waits on, "running" again on the others.
+    pub fn mark_waiting_tools(&mut self, buf: &Buffer) {
+        let ids = waiting_ids(&self.tools, &self.waiting_tools);
+        let mut changed = Vec::new();
+        for (id, t) in &mut self.tools {
+            let now = match t.state {
+                LineState::Running if ids.contains(id) => LineState::Waiting,
+                LineState::Waiting if !ids.contains(id) => LineState::Running,
+                _ => continue,
+            };
+            t.state = now;
+            changed.push(id.clone());
+        }
+        if changed.is_empty() {
+            return;
+        }
+        let mut buf = buf.clone();
+        let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
+        for id in changed {
+            self.redraw_tool(&mut buf, &id);
+        }
+        let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
+    }
+
+    /// Moves the "working" indicator to the last line.
+    pub fn place_working(&mut self, buf: &Buffer) {
+        let mut buf = buf.clone();
+        let (row, _) = Self::last_line(&buf);
+        if let Some(id) = self.working {
+            let ns = self.ns();
+            let mut b = SetExtmarkOpts::builder();
+            b.virt_text([(WORKING_TEXT, "LatheWorking")]);
+            if id != 0 {
+                b.id(id);
+            }
+            if let Ok(new_id) = buf.set_extmark(ns, row, 0, &b.build()) {
+                self.working = Some(new_id);
+            }
+        }
+    }
+
+    /// `true` while the "working" indicator is shown.
+    pub fn working_shown(&self) -> bool {
+        self.working.is_some()
+    }
+}
+
+/// The text of line `row` (0-based) of `buf`, or "".
+pub(super) fn line_at(buf: &Buffer, row: usize) -> String {
+    buf.get_lines(row..row + 1, false)
+        .ok()
+        .and_then(|mut l| l.next())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The fenced block's language: a Read's file type (`vim.filetype.match`),
+/// else none.
+fn fence_lang(tool: &str, input: &serde_json::Value) -> String {
+    if tool != "Read" {
+        return String::new();
+    }
+    let Some(path) = input.get("file_path").and_then(|p| p.as_str()) else {
+        return String::new();
+    };
+    let lua = super::lua();
+    lua.load("return vim.filetype.match({ filename = ... }) or ''")
+        .call::<String>(path.to_string())
+        .unwrap_or_default()
+}
+
+/// The ids of the running calls `asks` are about: per ask, the call of that
+/// tool whose `Name detail` is the float's title, else the only running
+/// call of that tool.
+fn waiting_ids(tools: &HashMap<String, ToolMark>, asks: &[(String, String)]) -> HashSet<String> {
+    let mut ids = HashSet::new();
+    for (tool, title) in asks {
+        let of_tool: Vec<(&String, &ToolMark)> = tools
+            .iter()
+            .filter(|(_, t)| &t.name == tool)
+            .filter(|(_, t)| matches!(t.state, LineState::Running | LineState::Waiting))
+            .collect();
+        let titled = of_tool
+            .iter()
+            .find(|(_, t)| &format!("{} {}", t.name, t.detail) == title);
+        match (titled, of_tool.as_slice()) {
+            (Some((id, _)), _) | (None, [(id, _)]) => {
+                ids.insert((*id).clone());
+            }
+            _ => {}
+        }
+    }
+    ids
+}
+
+/// The windows (any tab) showing `buf`.
+pub(super) fn windows_of(buf: &Buffer) -> Vec<Window> {
+    api::list_wins()
+        .filter(|w: &Window| w.get_buf().is_ok_and(|b| &b == buf))
+        .collect()
+}
