@@ -38,9 +38,10 @@ fn tags(help: &str) -> BTreeSet<String> {
 /// The strings of `local subcommands = { ... }` in plugin/lathe.lua.
 fn subcommands(plugin: &str) -> Vec<String> {
     let start = plugin
-        .find("local subcommands = {")
+        .find("local subcommands =")
         .expect("plugin/lathe.lua: `local subcommands = { ... }` (the :Lathe completion list) moved; point this test at it");
     let body = &plugin[start..];
+    let body = &body[body.find('{').expect("the subcommands list")..];
     let body = &body[..body.find('}').expect("end of the subcommands list")];
     body.split('"')
         .skip(1)

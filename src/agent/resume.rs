@@ -81,6 +81,7 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                                 id: u.id.clone(),
                                 name: u.name.clone(),
                                 detail: details.get(u.id.as_str()).unwrap_or(&"").to_string(),
+                                input: u.input.clone(),
                             });
                             open_calls.push((u.id.clone(), u.name.clone()));
                         }
@@ -106,6 +107,7 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                         name,
                         status,
                         summary,
+                        content: result.content.as_text(),
                     });
                 }
             }
@@ -162,6 +164,7 @@ fn close_turn(
             name,
             status: ToolStatus::Interrupted,
             summary: NO_RESULT_SUMMARY.into(),
+            content: String::new(),
         });
     }
     events.push(AgentEvent::TurnEnded { outcome });
@@ -265,13 +268,15 @@ mod tests {
                 AgentEvent::ToolStarted {
                     id: "t1".into(),
                     name: "Read".into(),
-                    detail: "a.txt".into()
+                    detail: "a.txt".into(),
+                    input: json!({ "file_path": "a.txt" }),
                 },
                 AgentEvent::ToolFinished {
                     id: "t1".into(),
                     name: "Read".into(),
                     status: ToolStatus::Done,
-                    summary: "1 line".into()
+                    summary: "1 line".into(),
+                    content: "1\thello".into(),
                 },
                 AgentEvent::AssistantStarted,
                 AgentEvent::TextDelta {

@@ -5,7 +5,6 @@
 //! to a chat sink, as a live turn would.
 
 use mlua::{Lua, LuaSerdeExt, Value};
-use nvim_oxi::api;
 use serde_json::json;
 
 use super::chat::ChatSink;
@@ -118,22 +117,8 @@ pub fn new(_: &Lua, (): ()) -> mlua::Result<()> {
     Ok(())
 }
 
-/// Empties the chat: its buffer is wiped (the chat makes a new one on its
-/// next draw) and, when a chat window showed it in this tab, the chat
-/// window opens again. Main thread.
+/// Empties the chat in place (`chat::clear`): its windows stay open and
+/// the prompt area keeps what the user is typing. Main thread.
 fn reset_chat() {
-    let Some(buf) = super::chat::chat_buffer() else {
-        return;
-    };
-    let here = api::get_current_tabpage();
-    let shown_here = here
-        .list_wins()
-        .map(|mut ws| ws.any(|w| w.get_buf().is_ok_and(|b| b == buf)))
-        .unwrap_or(false);
-    let _ = api::command(&format!("silent! bwipeout! {}", buf.handle()));
-    if shown_here {
-        if let Err(e) = super::chat::open_window() {
-            super::guard::notify_error(&format!("lathe: cannot open the chat window: {e}"));
-        }
-    }
+    super::chat::clear();
 }

@@ -123,6 +123,7 @@ mod tests {
             id: id.into(),
             name: "Bash".into(),
             detail: id.into(),
+            input: serde_json::Value::Null,
         };
         live.update(&start("a"));
         live.update(&start("b"));
@@ -135,6 +136,7 @@ mod tests {
             name: "Bash".into(),
             status: ToolStatus::Done,
             summary: String::new(),
+            content: String::new(),
         });
         assert_eq!(live.latest_tool().map(|t| t.0 .0), Some("a".into()));
         live.update(&AgentEvent::TurnEnded {

@@ -120,6 +120,7 @@ mod tests {
                 name: "Read".into(),
                 status: ToolStatus::Denied,
                 summary: "no".into(),
+                content: String::new(),
             },
             None,
         )

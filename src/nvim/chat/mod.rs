@@ -256,6 +256,32 @@ pub fn winbar() -> String {
     })
 }
 
+/// Empties the transcript for a new or resumed conversation (`:Lathe new`,
+/// `:Lathe resume`): its lines, extmarks, folds and tool states go, and so
+/// do the winbar's state and tokens. The windows stay where they are and
+/// the prompt area keeps what the user is typing. Main thread; nothing to
+/// do before the chat exists.
+pub fn clear() {
+    let _ = guarded("clearing the chat", || {
+        VIEW.with(|v| {
+            let mut view = v.borrow_mut();
+            let Some(mut buf) = view.buf.clone().filter(|b| b.is_valid()) else {
+                return;
+            };
+            let ns = view.ns();
+            let _ = buf.clear_namespace(ns, ..);
+            let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
+            let _ = buf.set_lines(.., false, Vec::<String>::new());
+            let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
+            for w in window::chat_windows(&buf) {
+                window::drop_folds(&w);
+            }
+            view.reset();
+        });
+        window::refresh_winbar();
+    });
+}
+
 /// The chat buffer if it exists (for tests): `None` before the first ask.
 pub fn chat_buffer() -> Option<Buffer> {
     VIEW.with(|v| v.borrow().buf.clone().filter(|b| b.is_valid()))

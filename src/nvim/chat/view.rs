@@ -86,6 +86,21 @@ impl ChatView {
             .get_or_insert_with(|| api::create_namespace(NAMESPACE))
     }
 
+    /// Forgets what the transcript showed (it was emptied): tool lines,
+    /// marks, the turn's state and the session's tokens. The buffer, its
+    /// namespace, the mode, the model and waiting asks stay.
+    pub fn reset(&mut self) {
+        self.tools.clear();
+        self.working = None;
+        self.answer_start = None;
+        self.waiting = None;
+        self.session_usage = Usage::default();
+        self.running = false;
+        self.usage.clear();
+        self.text_open = false;
+        self.error_shown = false;
+    }
+
     /// The chat buffer, created on first use.
     pub fn buffer(&mut self) -> Result<Buffer, String> {
         if let Some(b) = self.buf.as_ref().filter(|b| b.is_valid()) {

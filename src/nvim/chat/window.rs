@@ -182,6 +182,16 @@ pub(super) fn fold(w: &Window, first: usize, last: usize) {
         .call::<()>((w.handle(), first, last));
 }
 
+/// Deletes every fold of window `w` (`:help zE`).
+pub(super) fn drop_folds(w: &Window) {
+    let _ = lua()
+        .load(
+            r#"local w = ...
+            vim.api.nvim_win_call(w, function() pcall(vim.cmd, "normal! zE") end)"#,
+        )
+        .call::<()>(w.handle());
+}
+
 /// Sets the transcript window's own options: no line numbers, list chars,
 /// colour column or spell from the window it was split from; wrapping at
 /// words; manual folds, closed; signs for tool states; the winbar.

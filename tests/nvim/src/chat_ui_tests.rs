@@ -461,7 +461,7 @@ fn the_prompt_area_types_sends_and_remembers() -> Result<(), String> {
         local pbuf = vim.api.nvim_get_current_buf()
         T.eq("emptied once sent", T.lines(pbuf), { "" })
         T.wait_for("streaming", 5000, function() return T.chat_text():find("First answer", 1, true) ~= nil end)
-        T.eq("still running", (T.lathe.status()), "running")
+        T.eq("still running", T.lathe.status().state, "running")
         -- Type while the answer streams: nothing moves or clobbers it.
         T.type("inext<Esc>")
         vim.wait(60)
@@ -469,7 +469,7 @@ fn the_prompt_area_types_sends_and_remembers() -> Result<(), String> {
         vim.wait(60)
         T.eq("typed text intact", T.lines(pbuf), { "next line", "and more" })
         T.eq("cursor where typed", vim.api.nvim_win_get_cursor(0), { 2, 7 })
-        if T.lathe.status() == "running" then
+        if T.lathe.status().state == "running" then
           -- Sent while the answer runs: refused, and nothing typed is lost.
           local errors = {}
           local notify = vim.notify

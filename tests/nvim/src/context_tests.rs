@@ -106,7 +106,9 @@ fn an_at_file_that_cannot_be_attached_sends_nothing_and_says_why() -> Result<(),
 
 const WORDS_SCRIPT: &str = r#"{ "responses": [
   { "content": [ { "type": "text", "text": "Seen." } ],
-    "expect": { "last_user_text_contains": "look at #buffer #diagnostics #quickfix" } }
+    "expect": { "last_user_text_contains": "look at #buffer #diagnostics #quickfix" } },
+  { "content": [ { "type": "text", "text": "Seen again." } ],
+    "expect": { "last_user_text_contains": "and #buffer again" } }
 ] }"#;
 
 #[nvim_oxi::test]
@@ -149,6 +151,21 @@ fn hash_words_from_the_chat_use_the_users_window() -> Result<(), String> {
         T.eq("quickfix", texts[3], "The user's quickfix list (make, 1 entry):\na.lua:2:11: boom")
         T.has("#buffer is the file, read", texts[4], '<attached-file path="a.lua">')
         T.has("#buffer's text", texts[4], "     2\tlocal y = nil + 1")
+
+        -- Sent from the prompt area (`:Lathe` alone, then <CR>): #buffer is
+        -- still the user's file, not the prompt.
+        vim.cmd("Lathe close")
+        T.eq("back in the user's window", vim.api.nvim_buf_get_name(0), dir .. "/a.lua")
+        vim.cmd("Lathe")
+        vim.cmd.stopinsert()
+        T.eq("in the prompt", vim.api.nvim_buf_get_name(0), "lathe://prompt")
+        vim.api.nvim_buf_set_lines(0, 0, -1, false, { "and #buffer again" })
+        T.type("<CR>")
+        T.eq("second turn", T.lathe.wait(15000), "done")
+        local second = T.lathe.transcript()[3].content
+        T.has("prompt area: editor context", second[1].text, "Current file: a.lua")
+        T.has("prompt area: #buffer is the user's file", second[#second - 1].text, '<attached-file path="a.lua">')
+        T.eq("prompt area: the prompt", second[#second].text, "and #buffer again")
         "###,
     )
 }

@@ -52,8 +52,18 @@ fn a_conversation_is_saved_and_resumed_where_it_was() -> Result<(), String> {
           { "assistant", "assistant", "tool_done", "tool_results", "tool_start", "turn_end", "user" })
 
         -- :Lathe new: an empty conversation and chat; the old one is listed.
+        -- The chat's windows stay, and so does a half-typed prompt.
+        T.lathe.focus_prompt()
+        vim.cmd.stopinsert()
+        vim.api.nvim_buf_set_lines(0, 0, -1, false, { "half typed" })
+        local chat_win = vim.fn.bufwinid("lathe://chat")
         vim.cmd("Lathe new")
         T.eq("chat after :Lathe new", T.chat_text(), "")
+        T.eq("the chat window stays", vim.fn.bufwinid("lathe://chat"), chat_win)
+        T.eq("the prompt stays", vim.api.nvim_buf_get_lines(vim.fn.bufnr("lathe://prompt"), 0, -1, false),
+          { "half typed" })
+        vim.api.nvim_buf_set_lines(vim.fn.bufnr("lathe://prompt"), 0, -1, false, {})
+        vim.cmd.wincmd("p")
         T.eq("transcript after :Lathe new", T.lathe.transcript(), {})
         T.eq("tokens after :Lathe new", T.lathe.status().tokens,
           { input = 0, output = 0, cache_read = 0, cache_write = 0 })
