@@ -241,7 +241,7 @@ fn status_statusline_component_and_user_events_follow_a_turn() -> Result<(), Str
         local shown = {}
         vim.notify = function(msg) table.insert(shown, msg) end
         vim.cmd("Lathe status")
-        T.eq(":Lathe status", shown, { "lathe: idle, mode: plan, last: done" })
+        T.eq(":Lathe status", shown, { "lathe: idle, mode: plan, tokens: 300 in, 30 out, last: done" })
         "###,
     )
 }
