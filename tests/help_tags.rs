@@ -1,12 +1,17 @@
 //! `:help lathe` has a tag for every `:Lathe` subcommand (the completion
-//! list in plugin/lathe.lua) and every `setup()` option (the names the
-//! option parser accepts, `lathe::config::keys::setup_keys`), so a new one
-//! cannot ship undocumented.
+//! list in plugin/lathe.lua), every `setup()` option (the names the option
+//! parser accepts, `lathe::config::keys::setup_keys`, and the Lua-only ones
+//! of `lathe.SetupOpts` in lua/lathe/init.lua), every `<Plug>` mapping,
+//! every function of `require("lathe")`, every highlight group and every
+//! `User` event, so a new one cannot ship undocumented. The tags are the
+//! ones Neovim's own `:helptags` finds: a tag in what help reads as an
+//! example block (after a line ending in ` >`) does not count.
 
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
+use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -14,22 +19,72 @@ fn read(rel: &str) -> String {
     std::fs::read_to_string(format!("{ROOT}/{rel}")).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
-/// Every `*tag*` of a help file (`:help help-writing`: a tag is a word
-/// between stars with no white space in it).
-fn tags(help: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for line in help.lines() {
-        let mut rest = line;
-        while let Some(start) = rest.find('*') {
-            let after = &rest[start + 1..];
-            let Some(end) = after.find('*') else { break };
-            let tag = &after[..end];
-            if !tag.is_empty() && !tag.contains(char::is_whitespace) {
-                out.insert(tag.to_string());
-                rest = &after[end + 1..];
-            } else {
-                rest = after;
+/// The tags `:helptags` makes of doc/lathe.txt (first field of each line of
+/// the generated `tags` file), run on a copy so the repo's doc/tags stays
+/// as `make` left it. Needs `nvim` on PATH (`.venv/bin`, as for every
+/// Neovim test).
+fn helptags() -> BTreeSet<String> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        format!("{ROOT}/doc/lathe.txt"),
+        dir.path().join("lathe.txt"),
+    )
+    .unwrap();
+    let out = Command::new("nvim")
+        .args(["--headless", "-u", "NONE", "-i", "NONE", "-c"])
+        .arg(format!("helptags {}", dir.path().display()))
+        .args(["-c", "if v:errmsg != '' | cquit 1 | endif", "-c", "qall!"])
+        .output()
+        .expect("nvim on PATH (.venv/bin)");
+    assert!(
+        out.status.success(),
+        ":helptags failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(dir.path().join("tags"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split('\t').next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The `---@field` names of `---@class {class}` in a LuaCATS file.
+fn lua_fields(lua: &str, class: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in lua.lines() {
+        if let Some(c) = line.strip_prefix("---@class ") {
+            inside = c.split_whitespace().next() == Some(class);
+        } else if inside {
+            match line.strip_prefix("---@field ") {
+                Some(f) => out.push(
+                    f.split_whitespace()
+                        .next()
+                        .unwrap()
+                        .trim_end_matches('?')
+                        .to_string(),
+                ),
+                None => inside = false,
             }
+        }
+    }
+    out
+}
+
+/// Every `word` of `text` that starts with `prefix` and ends before `end`
+/// (e.g. the `<Plug>(lathe-...)` maps of a file), once each.
+fn spans(text: &str, prefix: &str, end: char) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(prefix) {
+        let after = &rest[i..];
+        match after.find(end) {
+            Some(j) => {
+                out.insert(after[..=j].to_string());
+                rest = &after[j..];
+            }
+            None => break,
         }
     }
     out
@@ -61,16 +116,47 @@ fn missing(names: &[String], tag: impl Fn(&str) -> String, have: &BTreeSet<Strin
 
 #[test]
 fn every_subcommand_and_setup_option_has_a_help_tag() {
-    let have = tags(&read("doc/lathe.txt"));
-    let subs = subcommands(&read("plugin/lathe.lua"));
+    let have = helptags();
+    let plugin = read("plugin/lathe.lua");
+    let init = read("lua/lathe/init.lua");
+    let subs = subcommands(&plugin);
     assert!(subs.len() >= 8, "subcommands found: {subs:?}");
-    let keys = lathe::config::keys::setup_keys();
+    let mut keys = lathe::config::keys::setup_keys();
     assert!(keys.len() >= 20, "setup keys found: {keys:?}");
+    let lua_keys = lua_fields(&init, "lathe.SetupOpts");
+    assert!(lua_keys.contains(&"model".to_string()), "{lua_keys:?}");
+    keys.extend(lua_keys);
+    let maps: Vec<String> = spans(&plugin, "<Plug>(lathe-", ')').into_iter().collect();
+    assert!(maps.len() >= 7, "maps found: {maps:?}");
+    let functions: Vec<String> = init
+        .lines()
+        .filter_map(|l| l.strip_prefix("function M."))
+        .map(|l| l.split('(').next().unwrap().to_string())
+        .collect();
+    let groups: Vec<String> = lathe::nvim::chat::lines::HIGHLIGHTS
+        .iter()
+        .map(|(g, _)| g.to_string())
+        .collect();
+    let events: Vec<String> = [
+        lathe::nvim::user_events::TURN_START,
+        lathe::nvim::user_events::TOOL_START,
+        lathe::nvim::user_events::TOOL_DONE,
+        lathe::nvim::user_events::TURN_DONE,
+        lathe::nvim::float::ASK_EVENT,
+    ]
+    .map(String::from)
+    .to_vec();
     let mut gaps = missing(&subs, |s| format!(":Lathe-{s}"), &have);
     gaps.extend(missing(&keys, |k| format!("lathe-setup.{k}"), &have));
+    gaps.extend(missing(&maps, str::to_string, &have));
+    gaps.extend(missing(&functions, |f| format!("lathe.{f}()"), &have));
+    gaps.extend(missing(&groups, |g| format!("hl-{g}"), &have));
+    gaps.extend(missing(&events, str::to_string, &have));
+    gaps.sort();
+    gaps.dedup();
     assert!(
         gaps.is_empty(),
-        "doc/lathe.txt has no tag for: {}\n(add `*tag*` right-aligned above the entry)",
+        "doc/lathe.txt has no tag for: {}\n(add `*tag*` right-aligned above the entry, outside any example block)",
         gaps.iter()
             .map(|t| format!("*{t}*"))
             .collect::<Vec<_>>()
@@ -80,9 +166,17 @@ fn every_subcommand_and_setup_option_has_a_help_tag() {
 
 #[test]
 fn the_tag_reader_and_list_reader_work() {
-    let t = tags("  *a*  text *b-c.d*  not * a tag * and `*x*`\n*:Lathe-new*");
-    assert!(t.contains("a") && t.contains("b-c.d") && t.contains(":Lathe-new") && t.contains("x"));
-    assert!(!t.iter().any(|x| x.contains(' ')));
+    let lua = "---@class lathe.SetupOpts\n---@field model? string Id.\n---@field cwd? string Root.\n\n---@class other\n---@field x? string";
+    assert_eq!(lua_fields(lua, "lathe.SetupOpts"), vec!["model", "cwd"]);
+    let maps = spans(
+        "map('<Plug>(lathe-a)') map(\"<Plug>(lathe-b-c)\") <Plug>(lathe-a)",
+        "<Plug>(lathe-",
+        ')',
+    );
+    assert_eq!(
+        maps.into_iter().collect::<Vec<_>>(),
+        vec!["<Plug>(lathe-a)", "<Plug>(lathe-b-c)"]
+    );
     let s = subcommands("local subcommands = { \"stop\", \"new\" }\nlocal x = { \"no\" }");
     assert_eq!(s, vec!["stop", "new"]);
     let have: BTreeSet<String> = ["lathe-setup.model".to_string()].into();

@@ -124,7 +124,7 @@ function M.check()
   -- Command hooks: the program each command starts must exist.
   local hooks = info.hook_commands or {}
   if #hooks == 0 then
-    h.info("no command hooks configured (see :help lathe-hooks)")
+    h.info("no command hooks configured; see :help lathe-hooks")
   end
   for _, c in ipairs(hooks) do
     if c.problem then

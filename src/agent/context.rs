@@ -107,7 +107,7 @@ pub const ATTACH_OUTSIDE: &str = "lathe: @{path} is outside the project ({root})
 /// User-facing: a deny rule covers `@path`. `{path}`, `{reason}` (names
 /// the rule and its source).
 pub const ATTACH_DENIED: &str =
-    "lathe: @{path} was not attached: reading it is denied by {reason}. The prompt was not sent.";
+    "lathe: @{path} was not attached: {reason} reading it. The prompt was not sent.";
 
 /// User-facing (the turn's error): the Read of an attachment failed or was
 /// refused (a declined ask, a hook). `{path}`, `{error}` (the Read's
@@ -657,7 +657,7 @@ mod tests {
         );
         assert_eq!(
             ATTACH_DENIED,
-            "lathe: @{path} was not attached: reading it is denied by {reason}. The prompt was not sent."
+            "lathe: @{path} was not attached: {reason} reading it. The prompt was not sent."
         );
         assert_eq!(
             ATTACH_OUTSIDE,
@@ -822,7 +822,10 @@ mod tests {
         assert!(e("@src").contains("is a directory"));
         assert!(e("@../x").contains("is outside the project"));
         let denied = e("@secret.txt");
-        assert!(denied.contains("reading it is denied by"), "{denied}");
+        assert!(
+            denied.contains("denies reading it. The prompt was not sent."),
+            "{denied}"
+        );
         assert!(denied.contains("Read(secret.txt)"), "{denied}");
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::session_log::{outcome_of, status_of, Record};
 use super::transcript::Transcript;
 use crate::events::{AgentEvent, ToolStatus, TurnOutcome};
-use crate::protocol::{ContentBlock, Message, Role, Usage};
+use crate::protocol::{ContentBlock, Message, Usage};
 
 /// Summary of a tool line whose call never got a result (the session
 /// ended in the middle of a turn).
@@ -170,22 +170,20 @@ fn close_turn(
     events.push(AgentEvent::TurnEnded { outcome });
 }
 
-/// The first user text of `messages` (for a title), if any.
-pub fn first_prompt(messages: &[Message]) -> Option<&str> {
-    messages
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .flat_map(|m| m.content.iter())
-        .find_map(|b| match b {
-            ContentBlock::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
+/// The first prompt of a restored conversation as the user typed it (for
+/// a title), if any: from the chat events, since the first text block the
+/// model got may be the editor context lathe added.
+pub fn first_prompt(events: &[AgentEvent]) -> Option<&str> {
+    events.iter().find_map(|e| match e {
+        AgentEvent::TurnStarted { prompt } => Some(prompt.as_str()),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
+    use crate::protocol::{Role, ToolResult, ToolResultContent, ToolUse};
     use serde_json::json;
 
     fn use_block(id: &str) -> ContentBlock {
@@ -356,6 +354,7 @@ mod tests {
                 prompt: "fix @a.py".into()
             })
         );
+        assert_eq!(first_prompt(&r.events), Some("fix @a.py"));
     }
 
     #[test]
@@ -386,7 +385,7 @@ mod tests {
         ];
         let r = restore(&records);
         assert_eq!(r.messages.len(), 2);
-        assert_eq!(first_prompt(&r.messages), Some("one"));
+        assert_eq!(first_prompt(&r.events), Some("one"));
         assert!(r
             .events
             .iter()

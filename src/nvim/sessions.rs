@@ -86,6 +86,9 @@ pub fn resume(_: &Lua, which: Value) -> mlua::Result<()> {
     reset_chat();
     super::chat::open_window()
         .or_else(|e| fail(format!("lathe.resume: cannot open the chat window: {e}")))?;
+    let title = crate::agent::resume::first_prompt(&resumed.events)
+        .unwrap_or_default()
+        .to_string();
     if let Some(main) = state::main_thread() {
         let sink = ChatSink::new(main);
         for ev in resumed.events {
@@ -96,10 +99,6 @@ pub fn resume(_: &Lua, which: Value) -> mlua::Result<()> {
         super::guard::notify_warn(w);
     }
     if resumed.repaired {
-        let messages = resumed.session.transcript();
-        let title = crate::agent::resume::first_prompt(&messages)
-            .unwrap_or_default()
-            .to_string();
         super::guard::notify_warn(&crate::text::fill(
             RESUMED_REPAIRED,
             &[("title", &title.chars().take(60).collect::<String>())],

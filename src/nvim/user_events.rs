@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::events::{AgentEvent, TurnOutcome};
+use crate::events::{AgentEvent, ToolStatus, TurnOutcome};
 use crate::protocol::Usage;
 
 /// A turn began. `data = { prompt }`.
@@ -47,10 +47,18 @@ pub fn event_for(ev: &AgentEvent, usage: Option<&(Usage, Usage)>) -> Option<(&'s
             status,
             summary,
             ..
-        } => Some((
-            TOOL_DONE,
-            json!({ "id": id, "name": name, "status": status.as_str(), "summary": summary }),
-        )),
+        } => {
+            // What the chat shows: a failure's first sentence, not the
+            // advice written for the model after it.
+            let summary = match status {
+                ToolStatus::Done => summary.clone(),
+                _ => super::chat::lines::user_summary(summary),
+            };
+            Some((
+                TOOL_DONE,
+                json!({ "id": id, "name": name, "status": status.as_str(), "summary": summary }),
+            ))
+        }
         AgentEvent::TurnEnded { outcome } => {
             let (turn, session) = usage.cloned().unwrap_or_default();
             let mut data = json!({
@@ -119,7 +127,7 @@ mod tests {
                 id: "t".into(),
                 name: "Read".into(),
                 status: ToolStatus::Denied,
-                summary: "no".into(),
+                summary: "The user declined this call. Do not retry this call; choose another approach or ask the user.".into(),
                 content: String::new(),
             },
             None,
@@ -127,6 +135,7 @@ mod tests {
         .unwrap();
         assert_eq!(p, TOOL_DONE);
         assert_eq!(d["status"], "denied");
+        assert_eq!(d["summary"], "The user declined this call.");
         let usage = (
             Usage {
                 output_tokens: Some(3),

@@ -87,12 +87,12 @@ fn an_at_file_that_cannot_be_attached_sends_nothing_and_says_why() -> Result<(),
           return msgs[1][1]
         end
         local m = try("Lathe what is in @secret.txt and @ok.txt")
-        T.has("denied", m, "lathe: @secret.txt was not attached: reading it is denied by rule Read(secret.txt)")
+        T.has("denied", m, "lathe: @secret.txt was not attached: rule Read(secret.txt) from setup() denies reading it. The prompt was not sent.")
         T.has("not sent", m, "The prompt was not sent.")
         -- #buffer of a denied file is the same Read.
         T.open(dir .. "/secret.txt")
         m = try("Lathe summarize #buffer")
-        T.has("#buffer denied", m, "lathe: @secret.txt was not attached: reading it is denied by")
+        T.has("#buffer denied", m, "lathe: @secret.txt was not attached: rule Read(secret.txt) from setup() denies reading it.")
         m = try("Lathe read @nope.txt")
         T.has("missing", m, "lathe: @nope.txt: no such file in " .. dir)
         m = try("Lathe read @../outside.txt")

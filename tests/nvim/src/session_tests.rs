@@ -36,8 +36,25 @@ fn a_conversation_is_saved_and_resumed_where_it_was() -> Result<(), String> {
         local tokens = T.lathe.status().tokens
 
         -- One JSONL file under stdpath("state")/lathe/sessions/<project>/.
-        local files = vim.fn.glob(vim.fn.stdpath("state") .. "/lathe/sessions/*/*.jsonl", false, true)
+        -- It is written on a thread of its own: a turn's records land a
+        -- moment after the turn ends, its turn_end record last.
+        local function turns_saved(path, n)
+          return vim.wait(5000, function()
+            local ends = 0
+            for _, l in ipairs(vim.fn.readfile(path)) do
+              local ok, r = pcall(vim.json.decode, l)
+              if ok and r.type == "turn_end" then ends = ends + 1 end
+            end
+            return ends >= n
+          end, 20)
+        end
+        local files = {}
+        vim.wait(5000, function()
+          files = vim.fn.glob(vim.fn.stdpath("state") .. "/lathe/sessions/*/*.jsonl", false, true)
+          return #files > 0
+        end, 20)
         T.eq("one session file", #files, 1)
+        T.eq("first turn saved", turns_saved(files[1], 1), true)
         T.has("project folder named after the root", files[1], "/" .. vim.fn.fnamemodify(dir, ":t") .. "-")
         local lines = vim.fn.readfile(files[1])
         local header = vim.json.decode(lines[1])
@@ -86,6 +103,7 @@ fn a_conversation_is_saved_and_resumed_where_it_was() -> Result<(), String> {
         T.eq("turn after resume", T.lathe.wait(15000), "done")
         T.has("answer", T.chat_text(), "Still here.")
         T.eq("still one file", #vim.fn.glob(vim.fn.stdpath("state") .. "/lathe/sessions/*/*.jsonl", false, true), 1)
+        T.eq("second turn saved", turns_saved(files[1], 2), true)
         local users = 0
         for _, l in ipairs(vim.fn.readfile(files[1])) do
           if vim.json.decode(l).type == "user" then users = users + 1 end
@@ -118,7 +136,10 @@ fn a_session_cut_mid_turn_and_mid_line_is_repaired_and_loads() -> Result<(), Str
         T.write(path, table.concat({
           vim.json.encode({ type = "session", version = 1, id = "1-1", cwd = dir, model = "m",
                             created_ms = 1000, first_prompt = "run it" }),
-          vim.json.encode({ type = "user", text = "run it" }),
+          vim.json.encode({ type = "user", text = "run it", blocks = {
+            { type = "text", text = "<editor-context>\nWhat the user's Neovim showed\n</editor-context>" },
+            { type = "text", text = "run it" },
+          } }),
           '{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Running."},'
             .. '{"type":"tool_use","id":"toolu_09","name":"Bash","input":{"command":"sleep 100"}}]}}',
           vim.json.encode({ type = "tool_start", id = "toolu_09", name = "Bash", detail = "sleep 100" }),
@@ -131,6 +152,7 @@ fn a_session_cut_mid_turn_and_mid_line_is_repaired_and_loads() -> Result<(), Str
         local all = table.concat(notes, "\n")
         T.has("corrupt line reported", all, "line 5 of " .. path .. " could not be read and was skipped")
         T.has("repair reported", all, "unfinished tool calls were marked interrupted")
+        T.has("named by the prompt as typed", all, 'lathe: resumed "run it"; it ended in the middle')
         T.eq("chat", T.chat_text(), table.concat({
           "## You", "", "run it", "", "## lathe", "",
           "Running.",
@@ -145,9 +167,16 @@ fn a_session_cut_mid_turn_and_mid_line_is_repaired_and_loads() -> Result<(), Str
         T.lathe.ask("go on")
         T.eq("next request accepted", T.lathe.wait(15000), "done")
         T.has("answer", T.chat_text(), "Going on.")
-        -- Appended on a line of its own after the cut one.
-        local last = vim.fn.readfile(path)
-        T.eq("appended record", vim.json.decode(last[#last]).type, "turn_end")
+        -- Appended on a line of its own after the cut one (written on the
+        -- log's thread, a moment after the turn ends).
+        local last_type
+        vim.wait(5000, function()
+          local last = vim.fn.readfile(path)
+          local ok, r = pcall(vim.json.decode, last[#last])
+          last_type = ok and r.type or nil
+          return last_type == "turn_end"
+        end, 20)
+        T.eq("appended record", last_type, "turn_end")
         "###,
     )
 }
