@@ -4,12 +4,10 @@
 //!
 //! A file the walk reaches whose buffer is modified is searched in the
 //! buffer's text; a named buffer with no file yet counts as a file when it
-//! passes the walk's filters ([`search_walk::walk_files`] asks
+//! passes the walk's filters (`search_walk::walk_files` asks
 //! [`ignored_by_files`] for the ignore files the walk would have read).
 //! Everything else stays on the disk path: with no unsaved buffer the walk
 //! does no extra work.
-//!
-//! [`search_walk::walk_files`]: super::search_walk::walk_files
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,7 +27,10 @@ pub const GREP_UNSAVED_NOTE: &str = "Unsaved text: the matches in {list} come fr
 /// `{list}` (their paths), `{is}` (`is`/`are`).
 pub const GLOB_UNSAVED_NOTE: &str = "Not on disk yet: {list} {is} open in Neovim but never written. Read shows the buffer's text; Edit and Write change it in the buffer.";
 
-/// How many paths a note names before [`super::search_walk::SEARCH_LEFT_OUT_MORE`].
+/// The end of a note's `{list}` when it names only the first few. `{count}`.
+pub const UNSAVED_MORE: &str = "and {count} more";
+
+/// How many paths a note names before [`UNSAVED_MORE`].
 const NAMED: usize = 5;
 
 /// The unsaved texts of one snapshot, found by canonical path.
@@ -125,10 +126,7 @@ fn list(names: &[String]) -> String {
     let mut shown: Vec<String> = names.iter().take(NAMED).cloned().collect();
     if names.len() > NAMED {
         let more = (names.len() - NAMED).to_string();
-        shown.push(fill(
-            super::search_walk::SEARCH_LEFT_OUT_MORE,
-            &[("count", &more)],
-        ));
+        shown.push(fill(UNSAVED_MORE, &[("count", &more)]));
     }
     shown.join(", ")
 }
@@ -161,6 +159,7 @@ mod tests {
     fn golden_unsaved_notes() {
         assert_eq!(GREP_UNSAVED_NOTE, "Unsaved text: the matches in {list} come from text open in Neovim that is not saved to disk (the file on disk differs or does not exist yet). Read shows the same text; Edit and Write change it in the buffer.");
         assert_eq!(GLOB_UNSAVED_NOTE, "Not on disk yet: {list} {is} open in Neovim but never written. Read shows the buffer's text; Edit and Write change it in the buffer.");
+        assert_eq!(UNSAVED_MORE, "and {count} more");
         assert_eq!(grep_note(&[]), None);
         assert_eq!(
             grep_note(&["src/a.rs".into()]).as_deref(),

@@ -106,6 +106,18 @@ fn read_and_write_of_a_buffer_never_written_go_through_the_buffer() -> Result<()
         T.eq("buffer", T.lines(empty), { "x = 1" })
         T.eq("saved", vim.bo[empty].modified, false)
         T.eq("disk", T.bytes(dir .. "/empty.py"), "x = 1\n")
+
+        -- The root named through a symlink finds the buffer of the real path.
+        local link = T.project() .. "/link"
+        vim.uv.fs_symlink(dir, link)
+        T.setup(link, { permissions = { mode = "acceptEdits" } })
+        local via = T.open(dir .. "/via.py")
+        T.type("ivia = 1<Esc>")
+        r = T.ok("Read", { file_path = "via.py" })
+        T.eq("Read through the symlinked root", r.content, "     1\tvia = 1")
+        r = T.ok("Grep", { pattern = "via", output_mode = "content" })
+        T.has("Grep through the symlinked root", r.content, "via.py:1:via = 1")
+        T.eq("buffer", T.lines(via), { "via = 1" })
         "#,
     )
 }
