@@ -641,6 +641,60 @@ mod tests {
         );
     }
 
+    /// Without Neovim: a modified file is visited with its unsaved text, a
+    /// buffer never written is visited after the walk unless the ignore
+    /// files, a VCS folder or the type filter would have kept it out.
+    #[test]
+    fn the_walk_visits_unsaved_texts_and_buffers_never_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::write(root.join(".gitignore"), "build/\n").expect("write");
+        std::fs::write(root.join("a.rs"), "on disk\n").expect("write");
+        let text = |rel: &str, on_disk: bool| UnsavedText {
+            path: root.join(rel),
+            text: format!("{rel} typed\n"),
+            changedtick: 3,
+            on_disk,
+        };
+        let unsaved = UnsavedSet::resolve(vec![
+            text("a.rs", true),
+            text("new/b.rs", false),
+            text("build/c.rs", false),
+            text(".git/d.rs", false),
+            text("e.py", false),
+        ]);
+        let spec = WalkSpec {
+            start: root.clone(),
+            types: Some(select_type("rust").expect("rust")),
+            overrides: None,
+            max_depth: None,
+            wanted: None,
+            readable: None,
+            unsaved: Some(Arc::new(unsaved)),
+        };
+        let seen = Mutex::new(Vec::new());
+        walk_files(&spec, &CancellationToken::new(), || {
+            let (seen, root) = (&seen, &root);
+            move |p: &Path, t: Option<&Arc<UnsavedText>>| {
+                let rel = p.strip_prefix(root).expect("inside").display().to_string();
+                if let Ok(mut v) = seen.lock() {
+                    v.push((rel, t.map(|t| t.text.clone())));
+                }
+                true
+            }
+        })
+        .expect("not cancelled");
+        let mut seen = seen.into_inner().expect("lock");
+        seen.sort();
+        assert_eq!(
+            seen,
+            [
+                ("a.rs".to_string(), Some("a.rs typed\n".to_string())),
+                ("new/b.rs".to_string(), Some("new/b.rs typed\n".to_string())),
+            ]
+        );
+    }
+
     #[test]
     fn bad_glob_reports_the_glob_and_the_problem() {
         let (glob, msg) =
