@@ -253,6 +253,35 @@ pub trait Editor: Send + Sync {
     /// `nvim_buf_set_text` and are saved unless they had unsaved user changes;
     /// files are replaced atomically (temp file + rename, through symlinks).
     async fn write(&self, path: &Path, req: WriteRequest) -> Result<WriteOutcome, EditorError>;
+
+    /// The texts the user sees that the files on disk do not hold: every
+    /// loaded, file-backed buffer with unsaved changes (`'modified'`), and
+    /// every named one whose file does not exist yet (`:edit new.py`, never
+    /// written). Grep and Glob search these instead of the disk
+    /// (docs/architecture.md, "Search sees unsaved text"); one call is one
+    /// main-thread trip in Neovim. The default (no editor buffers, e.g.
+    /// [`DiskEditor`]) is none.
+    ///
+    /// Errors: [`EditorError::Unavailable`] when Neovim went away; callers
+    /// search the disk alone then.
+    async fn unsaved_texts(&self) -> Result<Vec<UnsavedText>, EditorError> {
+        Ok(Vec::new())
+    }
+}
+
+/// One buffer's text that differs from its file on disk, or has no file
+/// yet ([`Editor::unsaved_texts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsavedText {
+    /// Absolute path: the buffer's full name (symlinks not resolved).
+    pub path: PathBuf,
+    /// The buffer's logical text (see the module docs).
+    pub text: String,
+    /// `b:changedtick` when the text was taken (`:help changetick`).
+    pub changedtick: u64,
+    /// `true` when a file exists at `path` (the buffer is modified);
+    /// `false` for a buffer never written.
+    pub on_disk: bool,
 }
 
 /// 1-based first and last line (of `new`) of the span where `old` and `new`

@@ -15,12 +15,14 @@ use super::guard::guarded;
 use crate::editor::codec::{common_affixes, encode};
 use crate::editor::{
     changed_line_span, Document, EditorError, Encoding, LineEnding, Stamp, TextFormat, TextHash,
-    Version, WriteOutcome, WriteRequest,
+    UnsavedText, Version, WriteOutcome, WriteRequest,
 };
+use crate::permissions::resolve_for_rules;
 
 /// The loaded, file-backed buffer (`'buftype'` empty or `acwrite`) whose
-/// full name is `path`, or whose name canonicalizes to `canon` (so symlinks
-/// and `..` resolve). `None` when no loaded buffer holds the file.
+/// full name is `path`, or whose name resolves to `canon` (so symlinks
+/// and `..` resolve, also for a buffer whose file is not written yet).
+/// `None` when no loaded buffer holds the file.
 pub(crate) fn find_loaded(path: &Path, canon: Option<&Path>) -> Option<Buffer> {
     api::list_bufs().find(|buf| {
         if !buf.is_loaded() {
@@ -39,10 +41,7 @@ pub(crate) fn find_loaded(path: &Path, canon: Option<&Path>) -> Option<Buffer> {
         if name == path || Some(name.as_path()) == canon {
             return true;
         }
-        match (std::fs::canonicalize(&name), canon) {
-            (Ok(n), Some(c)) => n == c,
-            _ => false,
-        }
+        canon.is_some_and(|c| resolve_for_rules(&name) == c)
     })
 }
 
@@ -166,6 +165,47 @@ pub(crate) fn read_loaded(
         format: s.format,
         modified: s.modified,
     }))
+}
+
+/// Every loaded, file-backed buffer whose text the disk does not hold, for
+/// [`Editor::unsaved_texts`](crate::editor::Editor::unsaved_texts): the
+/// modified ones, and the unmodified ones whose file does not exist (a
+/// `stat` each; the text of a buffer is taken only when it is kept). Names
+/// that are not absolute paths (`oil://…`, `fugitive://…`) are skipped.
+/// A buffer the API refuses mid-way is left out.
+pub(crate) fn unsaved_texts() -> Vec<UnsavedText> {
+    let mut out = Vec::new();
+    for buf in api::list_bufs() {
+        if !buf.is_loaded() {
+            continue;
+        }
+        let bt: String = api::get_option_value("buftype", &buf_opts(&buf)).unwrap_or_default();
+        if !(bt.is_empty() || bt == "acwrite") {
+            continue;
+        }
+        let Ok(name) = buf.get_name() else {
+            continue;
+        };
+        if !name.is_absolute() {
+            continue;
+        }
+        let Ok(modified) = opt_bool(&buf, "modified") else {
+            continue;
+        };
+        let on_disk = name.exists();
+        if on_disk && !modified {
+            continue;
+        }
+        if let Ok(s) = snapshot(&buf) {
+            out.push(UnsavedText {
+                path: name,
+                text: s.text(),
+                changedtick: s.tick,
+                on_disk,
+            });
+        }
+    }
+    out
 }
 
 /// Applies `req` to the loaded buffer holding `path` (`None` when not
@@ -332,11 +372,12 @@ fn display(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// Canonical form of `path` for buffer matching (`None` when it does not
-/// resolve, e.g. a file not yet on disk). Does file-system I/O: call it off
-/// the main thread when possible.
+/// Canonical form of `path` for buffer matching
+/// ([`resolve_for_rules`]: symlinks resolved, a file not yet on disk below
+/// its deepest existing folder; `None` for a relative path). Does
+/// file-system I/O: call it off the main thread when possible.
 pub(crate) fn canonical(path: &Path) -> Option<PathBuf> {
-    std::fs::canonicalize(path).ok()
+    path.is_absolute().then(|| resolve_for_rules(path))
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use super::bridge::MainThread;
-use super::buffer_text::{canonical, read_loaded, write_loaded};
-use crate::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
+use super::buffer_text::{canonical, read_loaded, unsaved_texts, write_loaded};
+use crate::editor::{Document, Editor, EditorError, UnsavedText, WriteOutcome, WriteRequest};
 
 /// Reads and writes through Neovim's buffers when the file is loaded.
 ///
@@ -72,5 +72,11 @@ impl Editor for NvimEditor {
             Some(outcome) => outcome,
             None => self.inner.write(path, req).await,
         }
+    }
+
+    /// One main-thread trip: the modified buffers and the named buffers
+    /// without a file ([`unsaved_texts`]).
+    async fn unsaved_texts(&self) -> Result<Vec<UnsavedText>, EditorError> {
+        self.main.run(unsaved_texts).await.map_err(bridge_error)
     }
 }

@@ -21,6 +21,10 @@
 //! - Files the permission gate's [`ReadFilter`] does not find free to read
 //!   (deny and ask rules, protected paths such as `.env`) are not listed;
 //!   the result ends with a note that says how many and why.
+//! - A buffer open in Neovim that was never written counts as a file
+//!   (listed as modified now, with [`search_unsaved::GLOB_UNSAVED_NOTE`]);
+//!   a buffer with unsaved changes counts as modified now
+//!   ([`search_unsaved`]: one snapshot of the editor at the start of the call).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -34,8 +38,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use super::search_unsaved::{self, UnsavedSet};
 use super::search_walk::{self, WalkSpec};
 use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::editor::UnsavedText;
 use crate::permissions::{PermissionPreview, ReadFilter};
 use crate::text::fill;
 
@@ -63,6 +69,7 @@ Usage:
 - Glob patterns such as \"**/*.js\", \"src/**/*.{ts,tsx}\" or \"test_[a-c]*.py\"; `*` stays within one folder, `**` spans folders.
 - Returns matching file paths (not folders), most recently modified first, at most 100.
 - Files ignored by .gitignore are skipped unless the pattern starts with their folder; hidden files are included; .git is never listed.
+- A file open in the user's Neovim but not yet written to disk is listed too, and the result says so.
 - Use Glob to find files by name; use Grep to find files by content. For open-ended searches that need several rounds, plan a sequence of Glob and Grep calls.";
 
 /// Error when `path` does not exist.
@@ -151,7 +158,18 @@ impl TypedTool for GlobTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let cancel = ctx.cancel.clone();
-        search_walk::run_blocking(move || plan.run(&cancel), GLOB_FAILED).await
+        let mut plan = plan;
+        let texts = UnsavedSet::take(ctx.editor.as_ref()).await;
+        search_walk::run_blocking(
+            move || {
+                if !texts.is_empty() {
+                    plan.unsaved = Some(Arc::new(UnsavedSet::resolve(texts)));
+                }
+                plan.run(&cancel)
+            },
+            GLOB_FAILED,
+        )
+        .await
     }
 
     fn describe(&self, input: &GlobInput, root: &Path) -> String {
@@ -171,6 +189,8 @@ pub struct Plan {
     max_depth: Option<usize>,
     /// Gate 6's check of each matching file ([`TypedTool::limit_reads`]).
     readable: Option<ReadFilter>,
+    /// The editor's unsaved texts, taken when the call starts.
+    unsaved: Option<Arc<UnsavedSet>>,
 }
 
 impl Plan {
@@ -224,18 +244,34 @@ impl Plan {
             matcher,
             max_depth,
             readable: None,
+            unsaved: None,
         })
     }
 
     /// Walks and renders, with the note on files left out for permission
     /// at the end. Blocking.
     fn run(self, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
-        let (total, newest, left) = if self.start.is_dir() {
+        // A folder not written yet may hold buffers never written.
+        let walk = self.start.is_dir() || (self.unsaved.is_some() && !self.start.exists());
+        let (total, newest, left, new_files) = if walk {
             self.collect(cancel)?
         } else {
-            (0, Vec::new(), search_walk::LeftOut::default())
+            Default::default()
         };
-        let note = search_walk::left_out_note(&left);
+        let mut new_names: Vec<String> = new_files
+            .iter()
+            .filter(|p| newest.iter().any(|(n, _)| n == *p))
+            .map(|p| paths::display(&self.root, p))
+            .collect();
+        new_names.sort();
+        let notes: Vec<String> = [
+            search_unsaved::glob_note(&new_names),
+            search_walk::left_out_note(&left),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let note = (!notes.is_empty()).then(|| notes.join("\n"));
         if total == 0 {
             let place = if self.dir == self.root {
                 super::grep::PROJECT_ROOT_NAME.to_string()
@@ -284,9 +320,14 @@ impl Plan {
     }
 
     /// The number of matching files, the newest [`GLOB_MAX_FILES`] of
-    /// them, newest first, and the matching files left out for permission.
+    /// them, newest first, the matching files left out for permission, and
+    /// the matching buffers never written (an unsaved buffer counts as
+    /// modified now).
     fn collect(&self, cancel: &CancellationToken) -> Result<Collected, ToolError> {
         let newest = Mutex::new(Newest::default());
+        let new_files = Mutex::new(Vec::new());
+        // One time for every unsaved text, so they sort among themselves by path.
+        let now = SystemTime::now();
         let (start, matcher) = (self.start.clone(), self.matcher.clone());
         let wanted: search_walk::Wanted = Arc::new(move |path: &Path| {
             path.strip_prefix(&start)
@@ -299,13 +340,22 @@ impl Plan {
             max_depth: self.max_depth,
             wanted: Some(wanted),
             readable: self.readable.clone(),
+            unsaved: self.unsaved.clone(),
         };
         let left = search_walk::walk_files(&spec, cancel, || {
-            let newest = &newest;
-            move |path: &Path| {
-                let t = search_walk::mtime(path);
+            let (newest, new_files) = (&newest, &new_files);
+            move |path: &Path, unsaved: Option<&Arc<UnsavedText>>| {
+                let t = match unsaved {
+                    Some(_) => now,
+                    None => search_walk::mtime(path),
+                };
                 if let Ok(mut n) = newest.lock() {
                     n.push(path.to_path_buf(), t);
+                }
+                if unsaved.is_some_and(|u| !u.on_disk) {
+                    if let Ok(mut v) = new_files.lock() {
+                        v.push(path.to_path_buf());
+                    }
                 }
                 true
             }
@@ -319,13 +369,20 @@ impl Plan {
             .map(|Reverse((t, Reverse(p)))| (p, t))
             .collect();
         search_walk::sort_newest_first(&mut items);
-        Ok((total, items, left))
+        let new_files = new_files.into_inner().unwrap_or_default();
+        Ok((total, items, left, new_files))
     }
 }
 
 /// What [`Plan::collect`] found: how many files matched, the newest of
-/// them with their times, and the files left out for permission.
-type Collected = (u64, Vec<(PathBuf, SystemTime)>, search_walk::LeftOut);
+/// them with their times, the files left out for permission, and the
+/// matching buffers that have no file yet.
+type Collected = (
+    u64,
+    Vec<(PathBuf, SystemTime)>,
+    search_walk::LeftOut,
+    Vec<PathBuf>,
+);
 
 /// The newest [`GLOB_MAX_FILES`] files seen, plus how many were seen.
 #[derive(Default)]

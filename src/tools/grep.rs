@@ -14,12 +14,19 @@
 //! Files the permission gate's [`ReadFilter`] does not find free to read
 //! (deny and ask rules, protected paths such as `.env`) are never opened;
 //! the result ends with a note that says how many and why.
+//!
+//! A file open in Neovim with unsaved changes is searched in the buffer's
+//! text, and a buffer never written counts as a file
+//! ([`search_unsaved`]: one snapshot of the editor at the start of the
+//! call); the result ends with [`search_unsaved::GREP_UNSAVED_NOTE`] naming
+//! the matching files whose text came from a buffer.
 
 mod page;
 mod search;
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use async_trait::async_trait;
 use grep_regex::RegexMatcher;
@@ -27,8 +34,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use super::search_unsaved::{self, UnsavedSet};
 use super::search_walk::{self, WalkSpec};
 use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::editor::UnsavedText;
 use crate::permissions::{PermissionPreview, ReadFilter};
 use crate::protocol::ToolResultContent;
 use crate::text::{fill, plural};
@@ -116,6 +125,7 @@ Usage:
 - output_mode: \"files_with_matches\" (default) lists matching files, newest first; \"content\" shows matching lines as path:line:text; \"count\" shows matching lines per file.
 - A pattern matches within one line unless `multiline: true` is set; set it for patterns that span lines, such as `struct \\{[\\s\\S]*?field`.
 - Files ignored by .gitignore and binary files are skipped; hidden files are searched; .git is never searched. To search an ignored folder, pass it as `path`.
+- A file open in the user's Neovim with unsaved changes is searched as the user sees it (the buffer's text), and a buffer not yet written counts as a file; the result says which matches come from unsaved text.
 - Large results are cut; use `head_limit` and `offset` to page through them.";
 
 /// Error when `path` does not exist. `{path}` is what the model asked for.
@@ -192,7 +202,17 @@ impl TypedTool for GrepTool {
         input: &GrepInput,
         ctx: &ToolContext,
     ) -> Result<Plan, ToolError> {
-        Plan::new(input, &ctx.root)
+        let exists = match input.path.as_deref() {
+            Some(p) => {
+                let search = paths::resolve(&ctx.root, p);
+                // A path that is not on disk may be a buffer never written
+                // (or a folder of such): that costs a main-thread trip,
+                // only on this path.
+                search.exists() || has_unsaved_below(ctx, &search).await
+            }
+            None => true,
+        };
+        Plan::new(input, &ctx.root, exists)
     }
 
     fn permission_preview(
@@ -216,12 +236,38 @@ impl TypedTool for GrepTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let cancel = ctx.cancel.clone();
-        search_walk::run_blocking(move || plan.run(&cancel), GREP_FAILED).await
+        let mut plan = plan;
+        let texts = UnsavedSet::take(ctx.editor.as_ref()).await;
+        search_walk::run_blocking(
+            move || {
+                if !texts.is_empty() {
+                    plan.walk.unsaved = Some(Arc::new(UnsavedSet::resolve(texts)));
+                }
+                plan.run(&cancel)
+            },
+            GREP_FAILED,
+        )
+        .await
     }
 
     fn describe(&self, input: &GrepInput, root: &Path) -> String {
         search_walk::describe_search(&shorten(&input.pattern, 60), input.path.as_deref(), root)
     }
+}
+
+/// `true` when the editor holds unsaved text at `path` or below it.
+async fn has_unsaved_below(ctx: &ToolContext, path: &Path) -> bool {
+    let texts = UnsavedSet::take(ctx.editor.as_ref()).await;
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let wanted = crate::permissions::resolve_for_rules(&path);
+        UnsavedSet::resolve(texts)
+            .not_on_disk()
+            .iter()
+            .any(|(c, _)| c.starts_with(&wanted))
+    })
+    .await
+    .unwrap_or(false)
 }
 
 /// `s` cut to `max` chars with `…` when longer.
@@ -241,6 +287,8 @@ struct Hit {
     path: PathBuf,
     matched_lines: u64,
     entries: u64,
+    /// The buffer's text searched instead of the file.
+    unsaved: Option<Arc<UnsavedText>>,
 }
 
 /// A checked, ready-to-run search: Grep's plan, made once by
@@ -260,14 +308,15 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Checks the input against the world: path exists, type known, glob
-    /// and regex compile. Each failure is its model-facing error.
-    fn new(input: &GrepInput, root: &Path) -> Result<Plan, ToolError> {
+    /// Checks the input against the world: path exists (`exists`: on disk
+    /// or as unsaved text), type known, glob and regex compile. Each
+    /// failure is its model-facing error.
+    fn new(input: &GrepInput, root: &Path, exists: bool) -> Result<Plan, ToolError> {
         let search = match input.path.as_deref() {
             Some(p) => paths::resolve(root, p),
             None => root.to_path_buf(),
         };
-        if !search.exists() {
+        if !exists {
             let shown = input.path.clone().unwrap_or_default();
             return Err(ToolError::new(fill(
                 GREP_PATH_NOT_FOUND,
@@ -359,6 +408,7 @@ impl Plan {
                 max_depth: None,
                 wanted: None,
                 readable: None,
+                unsaved: None,
             },
             search,
             pattern: input.pattern.clone(),
@@ -376,7 +426,20 @@ impl Plan {
     /// left out for permission at the end. Blocking.
     fn run(self, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
         let (hits, left) = self.first_pass(cancel)?;
-        let note = search_walk::left_out_note(&left);
+        let mut unsaved: Vec<String> = hits
+            .iter()
+            .filter(|h| h.unsaved.is_some())
+            .map(|h| self.label(&h.path))
+            .collect();
+        unsaved.sort();
+        let notes: Vec<String> = [
+            search_unsaved::grep_note(&unsaved),
+            search_walk::left_out_note(&left),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let note = (!notes.is_empty()).then(|| notes.join("\n"));
         if hits.is_empty() {
             let text = search_walk::with_note(self.no_matches(), note.as_deref());
             return Ok(ToolOutput::text(text, "no matches"));
@@ -402,10 +465,17 @@ impl Plan {
     ) -> Result<ToolOutput, ToolError> {
         match self.mode {
             OutputMode::FilesWithMatches => {
+                // One time for every unsaved text, so they sort among
+                // themselves by path.
+                let now = SystemTime::now();
                 let mut dated: Vec<_> = hits
                     .into_iter()
                     .map(|h| {
-                        let t = search_walk::mtime(&h.path);
+                        // Unsaved text is what the user is editing now.
+                        let t = match h.unsaved {
+                            Some(_) => now,
+                            None => search_walk::mtime(&h.path),
+                        };
                         (h.path, t)
                     })
                     .collect();
@@ -447,20 +517,22 @@ impl Plan {
         let left = search_walk::walk_files(&self.walk, cancel, || {
             let mut searcher = search::build_searcher(self.shape);
             let hits = &hits;
-            move |path: &Path| {
+            move |path: &Path, unsaved: Option<&Arc<UnsavedText>>| {
                 let report = search::Report {
                     label: "",
                     line_numbers: false,
                     first_match_only,
                     keep: None,
                 };
-                if let Ok(r) = search::search_file(&mut searcher, &self.matcher, path, &report) {
+                let source = search::Source::of(path, unsaved.map(|u| u.text.as_str()));
+                if let Ok(r) = search::search(&mut searcher, &self.matcher, source, &report) {
                     if r.matched_lines > 0 && !r.binary {
                         if let Ok(mut v) = hits.lock() {
                             v.push(Hit {
                                 path: path.to_path_buf(),
                                 matched_lines: r.matched_lines,
                                 entries: r.entries,
+                                unsaved: unsaved.cloned(),
                             });
                         }
                     }
@@ -561,8 +633,9 @@ impl Plan {
                     first_match_only: false,
                     keep: Some(lo - seg.start..hi - seg.start),
                 };
-                if let Ok(r) = search::search_file(&mut searcher, &self.matcher, &hit.path, &report)
-                {
+                let text = hit.unsaved.as_ref().map(|u| u.text.as_str());
+                let source = search::Source::of(&hit.path, text);
+                if let Ok(r) = search::search(&mut searcher, &self.matcher, source, &report) {
                     lines.extend(r.lines);
                 }
             }

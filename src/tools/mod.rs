@@ -13,6 +13,7 @@ pub mod file_common;
 pub mod file_state;
 pub mod numbered;
 pub mod paths;
+pub mod search_unsaved;
 pub mod search_walk;
 pub mod text_match;
 mod tool;

@@ -31,7 +31,9 @@ use ignore::types::{Types, TypesBuilder};
 use ignore::{DirEntry, WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
+use super::search_unsaved::{self, UnsavedSet};
 use super::{paths, ToolError, ToolOutput};
+use crate::editor::UnsavedText;
 use crate::permissions::{resolve_for_rules, PermissionPreview, ReadAccess, ReadFilter};
 use crate::text::{fill, plural};
 
@@ -78,6 +80,10 @@ pub struct WalkSpec {
     /// The permission check of each file (from gate 6); files it does not
     /// find free to read are left out and counted in [`LeftOut`].
     pub readable: Option<ReadFilter>,
+    /// The editor's unsaved texts, taken at the start of the call: a file
+    /// with one is visited with it, and buffers with no file yet are
+    /// visited too ([`walk_files`]). `None`: the disk alone.
+    pub unsaved: Option<Arc<UnsavedSet>>,
 }
 
 /// The walk ended early because the turn's token was cancelled.
@@ -182,11 +188,15 @@ pub fn with_note(mut text: String, note: Option<&str>) -> String {
 
 /// Walks `spec.start` in parallel and calls a visitor for every regular
 /// file that passes the ignore rules, the type and the glob filters,
-/// `spec.wanted` and `spec.readable`. `make_visitor` is called once per
-/// walker thread (so each thread can own its buffers); a visitor returns
-/// `false` to stop the whole walk. Entries that cannot be read (permission
-/// denied, vanished) are skipped silently, as ripgrep does without
-/// `--debug`.
+/// `spec.wanted` and `spec.readable`, with the file's unsaved text when
+/// `spec.unsaved` holds one (search that text, not the file). Then, on the
+/// calling thread, the buffers of `spec.unsaved` whose file does not exist
+/// yet, below the start, that pass the same filters (ignore files through
+/// [`search_unsaved::ignored_by_files`]), as paths below `spec.start`.
+/// `make_visitor` is called once per walker thread (so each thread can own
+/// its buffers); a visitor returns `false` to stop the whole walk. Entries
+/// that cannot be read (permission denied, vanished) are skipped silently,
+/// as ripgrep does without `--debug`.
 ///
 /// Returns the files `spec.readable` left out, or `Err(Cancelled)` when
 /// `cancel` fired before the walk ended.
@@ -197,10 +207,11 @@ pub fn walk_files<M, V>(
 ) -> Result<LeftOut, Cancelled>
 where
     M: Fn() -> V,
-    V: FnMut(&Path) -> bool + Send,
+    V: FnMut(&Path, Option<&Arc<UnsavedText>>) -> bool + Send,
 {
     let stop = AtomicBool::new(false);
     let left = Mutex::new(LeftOut::default());
+    let unsaved = spec.unsaved.as_deref().filter(|u| !u.is_empty());
     // Rules compare canonical paths; below the resolved start nothing is a
     // symlink (links are not followed), so a file's is the start's plus
     // the rest.
@@ -222,20 +233,25 @@ where
             if spec.wanted.as_ref().is_some_and(|w| !w(path)) {
                 return WalkState::Continue;
             }
-            if let Some(filter) = &spec.readable {
+            let canonical = (spec.readable.is_some() || unsaved.is_some()).then(|| {
                 let rel = path.strip_prefix(&spec.start).unwrap_or(Path::new(""));
-                let canonical = canonical_start.join(rel);
-                match filter.access(&canonical) {
+                canonical_start.join(rel)
+            });
+            if let (Some(filter), Some(canonical)) = (&spec.readable, &canonical) {
+                match filter.access(canonical) {
                     ReadAccess::Free => {}
                     access => {
                         if let Ok(mut l) = left.lock() {
-                            l.record(access, &canonical, filter.root());
+                            l.record(access, canonical, filter.root());
                         }
                         return WalkState::Continue;
                     }
                 }
             }
-            if visit(path) {
+            let text = unsaved
+                .zip(canonical.as_deref())
+                .and_then(|(u, c)| u.get(c));
+            if visit(path, text) {
                 WalkState::Continue
             } else {
                 stop.store(true, Ordering::Relaxed);
@@ -244,10 +260,91 @@ where
         })
     });
     if cancel.is_cancelled() {
-        Err(Cancelled)
-    } else {
-        Ok(left.into_inner().unwrap_or_default())
+        return Err(Cancelled);
     }
+    let mut left = left.into_inner().unwrap_or_default();
+    if let Some(unsaved) = unsaved {
+        if !stop.load(Ordering::Relaxed) {
+            visit_new_buffers(spec, unsaved, &canonical_start, &mut left, make_visitor());
+        }
+    }
+    Ok(left)
+}
+
+/// The buffers of `unsaved` with no file yet that a walk of `spec` would
+/// have met had they been written: below the start, not in a VCS folder,
+/// within `max_depth`, through the type, glob and ignore-file filters,
+/// `wanted` and `readable` (a file it does not find free is counted in
+/// `left`). Each goes to `visit` as the path below `spec.start`.
+fn visit_new_buffers<V>(
+    spec: &WalkSpec,
+    unsaved: &UnsavedSet,
+    canonical_start: &Path,
+    left: &mut LeftOut,
+    mut visit: V,
+) where
+    V: FnMut(&Path, Option<&Arc<UnsavedText>>) -> bool,
+{
+    for (canonical, text) in unsaved.not_on_disk() {
+        let Ok(rel) = canonical.strip_prefix(canonical_start) else {
+            continue;
+        };
+        // The start itself (a Grep of the new file) is never filtered, as
+        // an explicit path is not in ripgrep.
+        let below = !rel.as_os_str().is_empty();
+        let path = if below {
+            spec.start.join(rel)
+        } else {
+            spec.start.clone()
+        };
+        if below && !found_by_walk(spec, rel, &path) {
+            continue;
+        }
+        if spec.wanted.as_ref().is_some_and(|w| !w(&path)) {
+            continue;
+        }
+        if let Some(filter) = &spec.readable {
+            match filter.access(canonical) {
+                ReadAccess::Free => {}
+                access => {
+                    left.record(access, canonical, filter.root());
+                    continue;
+                }
+            }
+        }
+        if !visit(&path, Some(text)) {
+            return;
+        }
+    }
+}
+
+/// `true` when a walk of `spec` would reach `path` (`rel` below the start)
+/// had the file been written: not in a VCS folder, within `max_depth`,
+/// through the type and glob filters and the ignore files.
+fn found_by_walk(spec: &WalkSpec, rel: &Path, path: &Path) -> bool {
+    let dirs = rel.parent().map(Path::components).into_iter().flatten();
+    if dirs
+        .filter_map(|c| c.as_os_str().to_str())
+        .any(|c| VCS_DIRS.contains(&c))
+    {
+        return false;
+    }
+    if spec.max_depth.is_some_and(|d| rel.components().count() > d) {
+        return false;
+    }
+    if spec
+        .types
+        .as_ref()
+        .is_some_and(|t| t.matched(path, false).is_ignore())
+    {
+        return false;
+    }
+    let listed = match spec.overrides.as_ref().map(|o| o.matched(path, false)) {
+        Some(m) if m.is_ignore() => return false,
+        Some(m) => m.is_whitelist(),
+        None => false,
+    };
+    listed || !search_unsaved::ignored_by_files(path)
 }
 
 fn builder(spec: &WalkSpec) -> WalkBuilder {
@@ -521,11 +618,12 @@ mod tests {
             max_depth: None,
             wanted: None,
             readable: Some(ReadFilter::new(rules, "Grep", &root)),
+            unsaved: None,
         };
         let seen = Mutex::new(Vec::new());
         let left = walk_files(&spec, &CancellationToken::new(), || {
             let (seen, root) = (&seen, &root);
-            move |p: &Path| {
+            move |p: &Path, _: Option<&Arc<UnsavedText>>| {
                 if let Ok(mut v) = seen.lock() {
                     v.push(p.strip_prefix(root).expect("inside").display().to_string());
                 }
@@ -540,6 +638,60 @@ mod tests {
         assert_eq!(
             left.deny_rules,
             ["Read(secret/**) from setup()".to_string()].into()
+        );
+    }
+
+    /// Without Neovim: a modified file is visited with its unsaved text, a
+    /// buffer never written is visited after the walk unless the ignore
+    /// files, a VCS folder or the type filter would have kept it out.
+    #[test]
+    fn the_walk_visits_unsaved_texts_and_buffers_never_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::write(root.join(".gitignore"), "build/\n").expect("write");
+        std::fs::write(root.join("a.rs"), "on disk\n").expect("write");
+        let text = |rel: &str, on_disk: bool| UnsavedText {
+            path: root.join(rel),
+            text: format!("{rel} typed\n"),
+            changedtick: 3,
+            on_disk,
+        };
+        let unsaved = UnsavedSet::resolve(vec![
+            text("a.rs", true),
+            text("new/b.rs", false),
+            text("build/c.rs", false),
+            text(".git/d.rs", false),
+            text("e.py", false),
+        ]);
+        let spec = WalkSpec {
+            start: root.clone(),
+            types: Some(select_type("rust").expect("rust")),
+            overrides: None,
+            max_depth: None,
+            wanted: None,
+            readable: None,
+            unsaved: Some(Arc::new(unsaved)),
+        };
+        let seen = Mutex::new(Vec::new());
+        walk_files(&spec, &CancellationToken::new(), || {
+            let (seen, root) = (&seen, &root);
+            move |p: &Path, t: Option<&Arc<UnsavedText>>| {
+                let rel = p.strip_prefix(root).expect("inside").display().to_string();
+                if let Ok(mut v) = seen.lock() {
+                    v.push((rel, t.map(|t| t.text.clone())));
+                }
+                true
+            }
+        })
+        .expect("not cancelled");
+        let mut seen = seen.into_inner().expect("lock");
+        seen.sort();
+        assert_eq!(
+            seen,
+            [
+                ("a.rs".to_string(), Some("a.rs typed\n".to_string())),
+                ("new/b.rs".to_string(), Some("new/b.rs typed\n".to_string())),
+            ]
         );
     }
 

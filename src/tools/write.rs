@@ -61,7 +61,9 @@ pub struct WritePlan {
 }
 
 /// Checks `input` against the file now (exists → was read and is not stale)
-/// and computes the text to write. No side effects.
+/// and computes the text to write. An empty buffer whose file was never
+/// written (`:edit new.py`) is a new file: it needs no Read, and the text
+/// goes into that buffer. No side effects.
 pub async fn plan(input: &WriteInput, ctx: &ToolContext) -> Result<WritePlan, ToolError> {
     let path = PathBuf::from(&input.file_path);
     let p = shown(&ctx.root, &path);
@@ -69,6 +71,11 @@ pub async fn plan(input: &WriteInput, ctx: &ToolContext) -> Result<WritePlan, To
         Err(EditorError::NotFound(_)) => Ok(WritePlan {
             change: FileChange::new(path, None, input.content.clone()),
         }),
+        Ok(doc) if doc.is_buffer() && doc.text.is_empty() && !on_disk(&path).await => {
+            Ok(WritePlan {
+                change: FileChange::new(path, None, input.content.clone()),
+            })
+        }
         Err(e) => Err(editor_error(&ctx.root, &path, &e)),
         Ok(doc) => {
             check_read(&ctx.file_state.get(&path), &doc, &p, WRITE_NOT_READ)?;
@@ -81,6 +88,11 @@ pub async fn plan(input: &WriteInput, ctx: &ToolContext) -> Result<WritePlan, To
             })
         }
     }
+}
+
+/// `true` unless it is certain that nothing exists at `path`.
+async fn on_disk(path: &Path) -> bool {
+    tokio::fs::try_exists(path).await.unwrap_or(true)
 }
 
 #[async_trait]

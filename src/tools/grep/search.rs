@@ -102,12 +102,32 @@ pub struct Report<'a> {
     pub keep: Option<Range<u64>>,
 }
 
-/// Searches `path` and reports per `report`. I/O errors (unreadable or
+/// What one search reads: a file on disk, or the unsaved text a buffer
+/// holds for it.
+#[derive(Debug, Clone, Copy)]
+pub enum Source<'a> {
+    /// The file at this path.
+    File(&'a Path),
+    /// This text (a buffer's logical text, `\n` line ends).
+    Text(&'a str),
+}
+
+impl<'a> Source<'a> {
+    /// `text` when a buffer has one for `path`, else the file.
+    pub fn of(path: &'a Path, text: Option<&'a str>) -> Self {
+        match text {
+            Some(t) => Source::Text(t),
+            None => Source::File(path),
+        }
+    }
+}
+
+/// Searches `source` and reports per `report`. I/O errors (unreadable or
 /// vanished file) come back as `Err`; callers skip such files like ripgrep.
-pub fn search_file(
+pub fn search(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    path: &Path,
+    source: Source<'_>,
     report: &Report<'_>,
 ) -> std::io::Result<FileResult> {
     let mut sink = FileSink {
@@ -115,7 +135,10 @@ pub fn search_file(
         report,
         out: FileResult::default(),
     };
-    searcher.search_path(matcher, path, &mut sink)?;
+    match source {
+        Source::File(path) => searcher.search_path(matcher, path, &mut sink)?,
+        Source::Text(text) => searcher.search_slice(matcher, text.as_bytes(), &mut sink)?,
+    }
     Ok(sink.out)
 }
 

@@ -16,6 +16,7 @@ mod float_tests;
 mod lua_api_tests;
 mod pipeline_tests;
 mod scenario_tests;
+mod search_tests;
 mod session_tests;
 mod turn_tests;
 mod user_report_tests;
