@@ -42,8 +42,29 @@ impl From<RawDiagnostic> for Diagnostic {
     }
 }
 
+thread_local! {
+    /// This module's handle to Neovim's Lua state, taken once and kept (as
+    /// `state::lua` does: dropping the original runs a full GC). Its own, so
+    /// `NvimEditor` → `lsp` does not lead back to `state`, which builds the
+    /// editor (`tests/layers.rs` forbids the cycle).
+    static LUA: std::cell::OnceCell<mlua::Lua> = const { std::cell::OnceCell::new() };
+}
+
+/// Neovim's Lua state (main thread).
+fn lua() -> mlua::Lua {
+    LUA.with(|cell| {
+        cell.get_or_init(|| {
+            let original = nvim_oxi::mlua::lua();
+            let keep = original.clone();
+            std::mem::forget(original);
+            keep
+        })
+        .clone()
+    })
+}
+
 fn module() -> mlua::Result<Table> {
-    let lua = super::state::lua();
+    let lua = lua();
     let require: Function = lua.globals().get("require")?;
     require.call(MODULE)
 }
@@ -59,7 +80,7 @@ pub(crate) fn clients(bufnr: Option<i64>) -> usize {
 /// The diagnostics of `bufnr` (`None`: every buffer), sorted by path and
 /// line. Main thread. Errors: the Lua module failed (its message).
 pub(crate) fn get(bufnr: Option<i64>) -> Result<Vec<Diagnostic>, String> {
-    let lua = super::state::lua();
+    let lua = lua();
     let raw: Value = module()
         .and_then(|m| m.get::<Function>("get")?.call(bufnr))
         .map_err(|e| e.to_string())?;
@@ -106,7 +127,7 @@ pub(crate) struct Started {
 /// its change. Main thread. `None` when the autocmd could not be made.
 pub(crate) fn start(baseline: Baseline) -> Option<Started> {
     let (tx, rx) = watch::channel(0usize);
-    let lua = super::state::lua();
+    let lua = lua();
     let on_change = lua
         .create_function(move |_, ()| {
             tx.send_modify(|n| *n += 1);

@@ -187,7 +187,7 @@ impl FileChange {
             let before = self.before.as_ref().map_or("", |d| d.text.as_str());
             let shown_path = shown(&ctx.root, &path);
             if let Some(report) =
-                super::diagnostics::edit_report(before, &new_text, &settled, &shown_path)
+                super::new_diagnostics::edit_report(before, &new_text, &settled, &shown_path)
             {
                 out.push_str("\n\n");
                 out.push_str(&report);

@@ -11,6 +11,7 @@
 pub mod diff;
 pub mod file_common;
 pub mod file_state;
+pub mod new_diagnostics;
 pub mod numbered;
 pub mod paths;
 pub mod search_walk;

@@ -155,3 +155,22 @@ fn the_diagnostics_tool_lists_a_file_or_every_open_one_with_a_severity_filter() 
         T.eq("a clean file", r.content, "No diagnostics of severity warning or worse for b.py.")
     "#)
 }
+
+#[nvim_oxi::test]
+fn checkhealth_says_whether_a_language_server_runs() -> Result<(), String> {
+    run(r#"
+        local dir = T.project()
+        local path = dir .. "/m.py"
+        T.write(path, "a = 1\n")
+        T.setup(dir)
+        vim.cmd("checkhealth lathe")
+        local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+        T.has("none yet", text, "no language server running: Edit and Write report no diagnostics")
+        vim.cmd("bwipeout!")
+        local buf = T.open(path)
+        start_pylsp(dir, buf)
+        vim.cmd("checkhealth lathe")
+        text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+        T.has("pylsp named", text, "language servers running: pylsp (Edit and Write report the new diagnostics of a change; the Diagnostics tool lists them)")
+    "#)
+}
