@@ -604,6 +604,20 @@ mod tests {
     }
 
     #[test]
+    fn diagnostics_wait_defaults_to_two_seconds_and_its_errors_name_the_key() {
+        let d = Config::from_setup(&json!({}), Path::new("/p")).unwrap();
+        assert_eq!(d.diagnostics_wait_ms, 2000);
+        let c = Config::from_setup(&json!({"diagnostics_wait_ms": 0}), Path::new("/p")).unwrap();
+        assert_eq!(c.diagnostics_wait_ms, 0);
+        assert_eq!(
+            Config::from_setup(&json!({"diagnostics_wait_ms": 40000}), Path::new("/p"))
+                .unwrap_err()
+                .0,
+            "setup(): diagnostics_wait_ms must be a whole number from 0 to 30000, got 40000"
+        );
+    }
+
+    #[test]
     fn retry_option_errors_name_the_key() {
         let err = |v| Config::from_setup(&v, Path::new("/p")).unwrap_err().0;
         assert_eq!(
