@@ -67,6 +67,9 @@ pub struct DiagnosticList {
     pub servers: usize,
     /// The diagnostics, sorted by path and line.
     pub items: Vec<Diagnostic>,
+    /// `true` when a single file was asked for and no buffer holds it
+    /// (language servers check only open buffers).
+    pub not_open: bool,
 }
 
 /// A buffer's diagnostics before an edit and after its language servers

@@ -146,6 +146,7 @@ impl Editor for NvimEditor {
                             return Ok(DiagnosticList {
                                 servers: lsp::clients(None),
                                 items: Vec::new(),
+                                not_open: true,
                             })
                         }
                     },

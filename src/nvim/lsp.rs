@@ -94,6 +94,7 @@ pub(crate) fn list(bufnr: Option<i64>) -> Result<DiagnosticList, String> {
     Ok(DiagnosticList {
         servers: clients(None),
         items: get(bufnr)?,
+        not_open: false,
     })
 }
 

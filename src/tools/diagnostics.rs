@@ -39,6 +39,8 @@ pub const DIAGNOSTICS_NONE: &str = "No diagnostics of severity {severity} or wor
 pub const DIAGNOSTICS_NO_SERVER: &str = "No diagnostics for {what}: no language server is running in the editor. Run the project's own checker (compiler, linter, tests) with Bash instead.";
 /// The editor has no diagnostics at all (lathe outside Neovim).
 pub const DIAGNOSTICS_UNAVAILABLE: &str = "This editor has no diagnostics (lathe is not running inside Neovim). Run the project's own checker (compiler, linter, tests) with Bash instead.";
+/// The file asked for is not open in the editor.
+pub const DIAGNOSTICS_NOT_OPEN: &str = "No diagnostics for {what}: it is not open in the editor, and language servers check only open files. Run the project's own checker (compiler, linter, tests) with Bash instead.";
 /// More diagnostics than the tool lists.
 pub const DIAGNOSTICS_MORE: &str =
     "… {count} more not shown; narrow it with file_path or severity.";
@@ -173,7 +175,9 @@ impl TypedTool for DiagnosticsTool {
             .filter(|d| path.is_some() || paths::is_inside(&ctx.root, &d.path))
             .collect();
         if items.is_empty() {
-            let text = if list.servers == 0 && list.items.is_empty() {
+            let text = if list.not_open {
+                fill(DIAGNOSTICS_NOT_OPEN, &[("what", &what)])
+            } else if list.servers == 0 && list.items.is_empty() {
                 fill(DIAGNOSTICS_NO_SERVER, &[("what", &what)])
             } else {
                 fill(
@@ -231,6 +235,7 @@ mod tests {
             "… {count} more not shown; narrow it with file_path or severity."
         );
         assert_eq!(DIAGNOSTICS_ALL_FILES, "the files open in the editor");
+        assert_eq!(DIAGNOSTICS_NOT_OPEN, "No diagnostics for {what}: it is not open in the editor, and language servers check only open files. Run the project's own checker (compiler, linter, tests) with Bash instead.");
         assert!(
             DIAGNOSTICS_DESCRIPTION.starts_with("Lists the problems the editor's language servers")
         );
@@ -258,6 +263,7 @@ mod tests {
         ) -> Result<Option<DiagnosticList>, EditorError> {
             Ok(self.0.clone().map(|mut l| {
                 l.items.retain(|d| path.is_none_or(|p| d.path == p));
+                l.not_open = path.is_some_and(|p| p.ends_with("closed.py"));
                 l
             }))
         }
@@ -294,6 +300,7 @@ mod tests {
                 at("a.py", 5, Severity::Hint, "a hint"),
                 at("b.py", 1, Severity::Warning, "unused\nimport"),
             ],
+            not_open: false,
         };
         let all = call(Fixed(Some(list.clone())), serde_json::json!({})).await;
         assert_eq!(
@@ -333,6 +340,12 @@ mod tests {
             none,
             fill(DIAGNOSTICS_NO_SERVER, &[("what", DIAGNOSTICS_ALL_FILES)])
         );
+        let closed = call(
+            Fixed(Some(DiagnosticList::default())),
+            serde_json::json!({"file_path": "closed.py"}),
+        )
+        .await;
+        assert_eq!(closed, fill(DIAGNOSTICS_NOT_OPEN, &[("what", "closed.py")]));
         let disk = call(Fixed(None), serde_json::json!({})).await;
         assert_eq!(disk, DIAGNOSTICS_UNAVAILABLE);
         let tool = DiagnosticsTool;

@@ -153,6 +153,9 @@ fn the_diagnostics_tool_lists_a_file_or_every_open_one_with_a_severity_filter() 
         T.eq("errors of one file", r.content, "a.py:2: error [pyflakes] undefined name 'missing'")
         r = T.ok("Diagnostics", { file_path = b })
         T.eq("a clean file", r.content, "No diagnostics of severity warning or worse for b.py.")
+        T.write(dir .. "/c.py", "z = nope\n")
+        r = T.ok("Diagnostics", { file_path = "c.py" })
+        T.has("a file not open says so", r.content, "No diagnostics for c.py: it is not open in the editor")
     "#)
 }
 
