@@ -63,7 +63,7 @@ fn an_edit_that_introduces_an_undefined_name_gets_the_diagnostic() -> Result<(),
         local dir = T.project()
         local path = dir .. "/m.py"
         T.write(path, "import os\n\n\ndef f():\n    return os.getcwd()\n")
-        T.setup(dir, { permissions = { mode = "acceptEdits" } })
+        T.setup(dir, { permissions = { mode = "acceptEdits" }, diagnostics_wait_ms = 8000 })
         local buf = T.open(path)
         start_pylsp(dir, buf)
         T.ok("Read", { file_path = path })
@@ -74,7 +74,7 @@ fn an_edit_that_introduces_an_undefined_name_gets_the_diagnostic() -> Result<(),
         -- `import os` is now unused: new too, but away from the change.
         T.has("the new problem away from the change is counted", r.content,
           "1 more elsewhere in m.py; call Diagnostics with this file_path to see them.")
-        assert(ms_since(t0) < 2000, "returned as soon as pylsp published, not at the 2 s bound: " .. ms_since(t0))
+        assert(ms_since(t0) < 5000, "returned as soon as pylsp published, not at the 8 s bound: " .. ms_since(t0))
     "#)
 }
 
@@ -109,14 +109,14 @@ fn the_wait_is_bounded_when_a_server_never_publishes_and_absent_without_one() ->
         local dir = T.project()
         local path = dir .. "/m.py"
         T.write(path, "a = 1\n")
-        T.setup(dir, { permissions = { mode = "acceptEdits" }, diagnostics_wait_ms = 300 })
+        T.setup(dir, { permissions = { mode = "acceptEdits" }, diagnostics_wait_ms = 1500 })
         local buf = T.open(path)
         -- No server: no wait, nothing added.
         T.ok("Read", { file_path = path })
         local t0 = vim.uv.hrtime()
         local r = T.ok("Edit", { file_path = path, old_string = "a = 1", new_string = "a = 2" })
         T.lacks("no server, no note", r.content, "language server")
-        assert(ms_since(t0) < 250, "an edit without servers does not wait: " .. ms_since(t0))
+        assert(ms_since(t0) < 1000, "an edit without servers does not wait: " .. ms_since(t0))
         -- A server that never publishes: the edit waits diagnostics_wait_ms, then says so.
         start_silent(dir, buf)
         t0 = vim.uv.hrtime()
@@ -124,7 +124,7 @@ fn the_wait_is_bounded_when_a_server_never_publishes_and_absent_without_one() ->
         local took = ms_since(t0)
         T.has("says the server did not answer", r.content,
           "The language server had not reported on this change when lathe stopped waiting; call Diagnostics with this file_path to check it.")
-        assert(took >= 280 and took < 2000, "waited about diagnostics_wait_ms (300): " .. took)
+        assert(took >= 1450 and took < 5000, "waited about diagnostics_wait_ms (1500): " .. took)
         T.eq("the edit applied", T.lines(buf), { "a = 3" })
     "#)
 }
