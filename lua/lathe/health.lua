@@ -33,7 +33,7 @@ end
 --- Reports the checks of `:checkhealth lathe` (Neovim version, native
 --- library and its version, curl for downloads, API key, base_url reachable,
 --- project root, permission mode, Claude Code settings files and their
---- problems, hook commands, state directory) through `vim.health`, under one
+--- problems, hook commands, language servers, state directory) through `vim.health`, under one
 --- heading.
 function M.check()
   local h = vim.health
@@ -134,6 +134,23 @@ function M.check()
     else
       h.ok(("%s hook `%s` can run"):format(c.event, c.command))
     end
+  end
+
+  -- Language servers: Edit and Write report their new diagnostics.
+  local names = {}
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    names[#names + 1] = c.name
+  end
+  if #names > 0 then
+    h.ok(
+      ("language servers running: %s (Edit and Write report the new diagnostics of a change; the Diagnostics tool lists them)"):format(
+        table.concat(names, ", ")
+      )
+    )
+  else
+    h.info(
+      "no language server running: Edit and Write report no diagnostics and the Diagnostics tool has none (see :help lathe-edit-diagnostics)"
+    )
   end
 
   -- State directory: oversized tool results and saved conversations.

@@ -38,6 +38,9 @@ pub const DEFAULT_MAX_RETRIES: u32 = 4;
 /// Default of `permission_guard_ms`: long enough that a key typed just
 /// before the float appeared is not an answer, short enough not to notice.
 pub const DEFAULT_PERMISSION_GUARD_MS: u64 = 400;
+/// Default of `diagnostics_wait_ms`: how long an Edit or Write of a buffer
+/// with language-server clients waits for their next diagnostics.
+pub const DEFAULT_DIAGNOSTICS_WAIT_MS: u64 = 2000;
 /// Concurrency-safe tool calls that run at once, at most (`max_tool_concurrency`).
 pub const DEFAULT_MAX_TOOL_CONCURRENCY: usize = 10;
 /// Longest silence of a streaming answer before it counts as dropped, in ms.
@@ -185,6 +188,11 @@ pub struct Config {
     /// window), so keys typed for something else never land in it.
     /// Default [`DEFAULT_PERMISSION_GUARD_MS`].
     pub permission_guard_ms: u64,
+    /// Milliseconds an Edit or Write of a buffer with language-server
+    /// clients waits for every client's next diagnostics (it returns as soon
+    /// as all have published); 0 turns the diagnostics in those results off.
+    /// Default [`DEFAULT_DIAGNOSTICS_WAIT_MS`].
+    pub diagnostics_wait_ms: u64,
     /// The `hooks` objects of the settings files, with their source, in
     /// precedence order (parsed by the hooks module).
     pub hook_settings: Vec<(RuleSource, Value)>,
@@ -218,6 +226,7 @@ impl Config {
             claude_settings: true,
             settings_problems: Vec::new(),
             permission_guard_ms: DEFAULT_PERMISSION_GUARD_MS,
+            diagnostics_wait_ms: DEFAULT_DIAGNOSTICS_WAIT_MS,
             hook_settings: Vec::new(),
             sessions_dir: None,
             state_dir: dirs::state_dir()
@@ -392,6 +401,9 @@ impl Config {
         if let Some(ms) = raw.permission_guard_ms {
             cfg.permission_guard_ms = whole("permission_guard_ms", &ms, 10_000)?;
         }
+        if let Some(ms) = raw.diagnostics_wait_ms {
+            cfg.diagnostics_wait_ms = whole("diagnostics_wait_ms", &ms, 30_000)?;
+        }
         if let Some(p) = raw.permissions {
             cfg.permissions = setup_rules(p, &cfg.cwd, home)?;
         }
@@ -502,6 +514,7 @@ struct RawSetup {
     permissions: Option<RawPermissions>,
     claude_settings: Option<bool>,
     permission_guard_ms: Option<Value>,
+    diagnostics_wait_ms: Option<Value>,
     hooks: Option<Value>,
 }
 
@@ -588,6 +601,20 @@ mod tests {
         assert_eq!(off.stream_fallback, StreamFallback::Off);
         let lua = Config::from_setup(&json!({"max_retries": 2.0}), Path::new("/p")).unwrap();
         assert_eq!(lua.max_retries, 2);
+    }
+
+    #[test]
+    fn diagnostics_wait_defaults_to_two_seconds_and_its_errors_name_the_key() {
+        let d = Config::from_setup(&json!({}), Path::new("/p")).unwrap();
+        assert_eq!(d.diagnostics_wait_ms, 2000);
+        let c = Config::from_setup(&json!({"diagnostics_wait_ms": 0}), Path::new("/p")).unwrap();
+        assert_eq!(c.diagnostics_wait_ms, 0);
+        assert_eq!(
+            Config::from_setup(&json!({"diagnostics_wait_ms": 40000}), Path::new("/p"))
+                .unwrap_err()
+                .0,
+            "setup(): diagnostics_wait_ms must be a whole number from 0 to 30000, got 40000"
+        );
     }
 
     #[test]

@@ -14,9 +14,11 @@
 //! into the file's bytes.
 
 pub mod codec;
+pub mod diagnostics;
 mod disk;
 
 pub use codec::{Encoding, LineEnding, TextFormat};
+pub use diagnostics::{Diagnostic, DiagnosticList, DiagnosticWatch, Settled, Severity};
 pub use disk::DiskEditor;
 
 use std::path::{Path, PathBuf};
@@ -253,6 +255,33 @@ pub trait Editor: Send + Sync {
     /// `nvim_buf_set_text` and are saved unless they had unsaved user changes;
     /// files are replaced atomically (temp file + rename, through symlinks).
     async fn write(&self, path: &Path, req: WriteRequest) -> Result<WriteOutcome, EditorError>;
+
+    /// [`write`](Self::write), plus a [`DiagnosticWatch`] when the document
+    /// is a buffer with language-server clients attached (made in the same
+    /// step as the change; docs/architecture.md, "Diagnostics from language
+    /// servers"). Editors without language servers return `None` (the
+    /// default). Errors: as `write`.
+    async fn write_watched(
+        &self,
+        path: &Path,
+        req: WriteRequest,
+    ) -> Result<(WriteOutcome, Option<Box<dyn DiagnosticWatch>>), EditorError> {
+        Ok((self.write(path, req).await?, None))
+    }
+
+    /// The diagnostics the editor knows (`vim.diagnostic.get()`) for the
+    /// document at absolute `path`, or for every buffer when `path` is
+    /// `None`, sorted by path and line, with the number of language servers
+    /// running. `Ok(None)` when this editor has no diagnostics at all (the
+    /// default; `DiskEditor`).
+    /// Errors: [`EditorError::Unavailable`] when the editor went away.
+    async fn diagnostics(
+        &self,
+        path: Option<&Path>,
+    ) -> Result<Option<DiagnosticList>, EditorError> {
+        let _ = path;
+        Ok(None)
+    }
 
     /// The texts the user sees that the files on disk do not hold: every
     /// loaded, file-backed buffer with unsaved changes (`'modified'`), and

@@ -145,7 +145,15 @@ mod tests {
         let registry = ToolRegistry::new(tools).expect("unique");
         assert_eq!(
             registry.names(),
-            ["Read", "Grep", "Glob", "Edit", "Write", "Bash"]
+            [
+                "Read",
+                "Grep",
+                "Glob",
+                "Edit",
+                "Write",
+                "Bash",
+                "Diagnostics"
+            ]
         );
     }
 

@@ -4,12 +4,17 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 
 use super::bridge::MainThread;
 use super::buffer_text::{canonical, read_loaded, unsaved_texts, write_loaded};
-use crate::editor::{Document, Editor, EditorError, UnsavedText, WriteOutcome, WriteRequest};
+use super::lsp::{self, LspWatch};
+use crate::editor::{
+    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, UnsavedText, WriteOutcome,
+    WriteRequest,
+};
 
 /// Reads and writes through Neovim's buffers when the file is loaded.
 ///
@@ -23,6 +28,7 @@ pub struct NvimEditor {
     main: MainThread,
     inner: Arc<dyn Editor>,
     save_after_edit: bool,
+    diagnostics_wait: Duration,
 }
 
 impl NvimEditor {
@@ -34,7 +40,16 @@ impl NvimEditor {
             main,
             inner,
             save_after_edit,
+            diagnostics_wait: Duration::from_millis(crate::config::DEFAULT_DIAGNOSTICS_WAIT_MS),
         }
+    }
+
+    /// The same editor with `wait` as the bound of an edit's wait for its
+    /// language servers' diagnostics (`Config::diagnostics_wait_ms`; zero
+    /// turns the wait and the diagnostics in edit results off).
+    pub fn with_diagnostics_wait(mut self, wait: Duration) -> Self {
+        self.diagnostics_wait = wait;
+        self
     }
 }
 
@@ -72,6 +87,78 @@ impl Editor for NvimEditor {
             Some(outcome) => outcome,
             None => self.inner.write(path, req).await,
         }
+    }
+
+    /// One main-thread step: the buffer's clients and diagnostics, the
+    /// change (`write_loaded`), then a `DiagnosticChanged` watch; a buffer
+    /// without clients costs nothing more than [`write`](Editor::write).
+    async fn write_watched(
+        &self,
+        path: &Path,
+        req: WriteRequest,
+    ) -> Result<(WriteOutcome, Option<Box<dyn DiagnosticWatch>>), EditorError> {
+        if self.diagnostics_wait.is_zero() {
+            return Ok((self.write(path, req).await?, None));
+        }
+        let canon = canonical(path);
+        let p = path.to_path_buf();
+        let save = self.save_after_edit;
+        let r = req.clone();
+        let applied = self
+            .main
+            .run(move || {
+                let base = lsp::loaded_bufnr(&p, canon.as_deref()).and_then(lsp::baseline);
+                let written = write_loaded(&p, canon.as_deref(), &r, save)?;
+                let started = match (&written, base) {
+                    (Ok(_), Some(b)) => lsp::start(b),
+                    _ => None,
+                };
+                Some((written, started))
+            })
+            .await
+            .map_err(bridge_error)?;
+        match applied {
+            Some((outcome, started)) => {
+                let watch = started.map(|s| {
+                    Box::new(LspWatch::new(self.main.clone(), self.diagnostics_wait, s))
+                        as Box<dyn DiagnosticWatch>
+                });
+                Ok((outcome?, watch))
+            }
+            None => Ok((self.inner.write(path, req).await?, None)),
+        }
+    }
+
+    /// `vim.diagnostic.get()` for the buffer of `path` (none loaded: no
+    /// diagnostics) or every buffer, with the running clients' count.
+    async fn diagnostics(
+        &self,
+        path: Option<&Path>,
+    ) -> Result<Option<DiagnosticList>, EditorError> {
+        let canon = path.and_then(canonical);
+        let p = path.map(Path::to_path_buf);
+        let list = self
+            .main
+            .run(move || {
+                let bufnr = match &p {
+                    Some(p) => match lsp::loaded_bufnr(p, canon.as_deref()) {
+                        Some(b) => Some(b),
+                        None => {
+                            return Ok(DiagnosticList {
+                                servers: lsp::clients(None),
+                                items: Vec::new(),
+                                not_open: true,
+                            })
+                        }
+                    },
+                    None => None,
+                };
+                lsp::list(bufnr)
+            })
+            .await
+            .map_err(bridge_error)?
+            .map_err(EditorError::Unavailable)?;
+        Ok(Some(list))
     }
 
     /// One main-thread trip: the modified buffers and the named buffers

@@ -8,6 +8,7 @@
 //! - [`chat`]: the `lathe://chat` window and its event sink.
 //! - [`api`]: the Lua functions of `lathe.core`.
 //! - [`notify`]: notices of tool calls run from Lua, through `vim.notify`.
+//! - [`lsp`]: language-server diagnostics for Edit, Write and Diagnostics.
 //! - [`context`]: [`context::NvimContext`], what the editor shows, for the
 //!   context of an ask.
 //! - [`sessions`]: saved conversations: list, resume, new.
@@ -24,6 +25,7 @@ pub mod editor;
 pub mod float;
 pub mod guard;
 pub mod health;
+pub mod lsp;
 pub mod lua_hooks;
 pub mod notify;
 pub mod runtime;

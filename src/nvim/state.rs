@@ -139,11 +139,10 @@ fn session_parts(
     super::chat::set_model(&config.model);
     let provider = crate::provider::from_config(&config)
         .map_err(|e| format!("cannot set up the model connection: {e}"))?;
-    let editor: Arc<dyn Editor> = Arc::new(NvimEditor::new(
-        main.clone(),
-        make_disk_editor(),
-        config.save_after_edit,
-    ));
+    let editor: Arc<dyn Editor> = Arc::new(
+        NvimEditor::new(main.clone(), make_disk_editor(), config.save_after_edit)
+            .with_diagnostics_wait(std::time::Duration::from_millis(config.diagnostics_wait_ms)),
+    );
     let live = Arc::new(super::status_sink::LiveStatus::default());
     let sink = Arc::new(super::status_sink::StatusSink::new(
         Arc::new(ChatSink::new(main.clone())),

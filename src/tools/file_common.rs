@@ -137,8 +137,10 @@ impl FileChange {
     /// document that moved on since the plan, [`EditorError::Stale`]),
     /// records the result in `FileState` (a second edit needs no new Read),
     /// and returns `headline` plus the `cat -n` snippet of the changed lines
-    /// and the note for a buffer left modified, with the new text's line
-    /// count. Shared by Edit and Write.
+    /// and the note for a buffer left modified, then — for a buffer with
+    /// language-server clients — the new errors and warnings near the change
+    /// once the servers answered (bounded wait, `diagnostics_wait_ms`), with
+    /// the new text's line count. Shared by Edit and Write.
     pub(crate) async fn apply(
         self,
         ctx: &ToolContext,
@@ -150,9 +152,9 @@ impl FileChange {
             text: self.after,
             format: TextFormat::default(),
         };
-        let outcome = ctx
+        let (outcome, watch) = ctx
             .editor
-            .write(&path, req.clone())
+            .write_watched(&path, req.clone())
             .await
             .map_err(|e| editor_error(&ctx.root, &path, &e))?;
         let new_text = req.text;
@@ -177,6 +179,19 @@ impl FileChange {
                 BUFFER_LEFT_MODIFIED,
                 &[("path", &shown(&ctx.root, &path))],
             ));
+        }
+        // A buffer with language servers: their new errors and warnings near
+        // the change (docs/architecture.md, "Diagnostics from language servers").
+        if let Some(watch) = watch {
+            let settled = watch.settle(&ctx.cancel).await;
+            let before = self.before.as_ref().map_or("", |d| d.text.as_str());
+            let shown_path = shown(&ctx.root, &path);
+            if let Some(report) =
+                super::new_diagnostics::edit_report(before, &new_text, &settled, &shown_path)
+            {
+                out.push_str("\n\n");
+                out.push_str(&report);
+            }
         }
         Ok((out, split_lines(&new_text).len()))
     }

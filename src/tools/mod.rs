@@ -11,6 +11,7 @@
 pub mod diff;
 pub mod file_common;
 pub mod file_state;
+pub mod new_diagnostics;
 pub mod numbered;
 pub mod paths;
 pub mod search_unsaved;
@@ -19,6 +20,7 @@ pub mod text_match;
 mod tool;
 
 pub mod bash;
+pub mod diagnostics;
 pub mod edit;
 pub mod glob;
 pub mod grep;
@@ -155,7 +157,7 @@ fn is_list_item(line: &str) -> bool {
 }
 
 /// The built-in tools for `config`, in the order the model sees them: Read,
-/// Grep, Glob, Edit, Write, Bash. The one place a tool's settings are read
+/// Grep, Glob, Edit, Write, Bash, Diagnostics. The one place a tool's settings are read
 /// from the configuration (Bash's timeouts today), so a new setting touches
 /// only its tool and this function.
 pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
@@ -166,6 +168,7 @@ pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
         Arc::new(edit::EditTool),
         Arc::new(write::WriteTool),
         Arc::new(bash::BashTool::new(bash::BashLimits::from_config(config))),
+        Arc::new(diagnostics::DiagnosticsTool),
     ]
 }
 
