@@ -7,73 +7,12 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().expect("tmux runs");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn screen(session: &str) -> String {
-    tmux(&["capture-pane", "-p", "-t", session])
-}
-
-fn keys(session: &str, k: &str) {
-    tmux(&["send-keys", "-t", session, k]);
-}
-
-/// The library `cargo build -p lathe --lib` made next to this test binary
-/// (`target/<profile>/`; `make unit` builds it first). Fails when it is
-/// missing or older than a source file, so the test never drives an old
-/// library.
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary");
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
-    let lib = dir.join(format!("liblathe{}", std::env::consts::DLL_SUFFIX));
-    let built = std::fs::metadata(&lib)
-        .and_then(|m| m.modified())
-        .unwrap_or_else(|e| {
-            panic!(
-                "{} is missing ({e}): run `cargo build -p lathe --lib` first",
-                lib.display()
-            )
-        });
-    let mut newest = std::time::SystemTime::UNIX_EPOCH;
-    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("src").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(m) = e.metadata().and_then(|m| m.modified()) {
-                newest = newest.max(m);
-            }
-        }
-    }
-    assert!(
-        built >= newest,
-        "{} is older than the sources: run `cargo build -p lathe --lib` first",
-        lib.display()
-    );
-    lib
-}
-
-fn wait_for(session: &str, what: &str, cond: impl Fn(&str) -> bool) -> String {
-    let start = Instant::now();
-    loop {
-        let s = screen(session);
-        if cond(&s) {
-            return s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "timed out waiting until {what}; screen:\n{s}"
-        );
-        std::thread::sleep(Duration::from_millis(30));
-    }
-}
+mod tui;
+use tui::*;
 
 /// A saved session file: header, prompt, answer, turn end.
 fn saved_session(id: &str, cwd: &Path, prompt: &str, answer: &str) -> String {
@@ -159,12 +98,6 @@ vim.o.statusline = "%f %= [%{{v:lua.require'lathe'.statusline_component()}}]"
             init.display()
         ),
     ]);
-    struct Kill(String);
-    impl Drop for Kill {
-        fn drop(&mut self) {
-            tmux(&["kill-session", "-t", &self.0]);
-        }
-    }
     let _kill = Kill(name.clone());
     wait_for(&name, "the statusline component shows", |s| {
         s.contains("[lathe: idle]")
