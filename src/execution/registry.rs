@@ -119,11 +119,14 @@ impl ToolRegistry {
     }
 
     /// The `tools` array of a request: name, description and `input_schema`
-    /// of every tool, in order, exactly as sent (pinned by the snapshot test
-    /// `tests/tool_definitions.rs`).
+    /// of every tool offered now ([`Tool::is_offered`]), in order, exactly as
+    /// sent (pinned by the snapshot test `tests/tool_definitions.rs`).
+    /// Asked before every request, so a tool appears and disappears between
+    /// requests of one turn.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
         self.tools
             .iter()
+            .filter(|t| t.tool.is_offered())
             .map(|t| ToolDefinition {
                 name: t.tool.name().to_string(),
                 description: t.tool.description(),
@@ -263,5 +266,75 @@ mod tests {
             );
         }
         assert!(registry.lookup("Fetch").is_none());
+    }
+
+    /// A tool offered while its flag is set (as the language-server tools are
+    /// while a server runs).
+    struct Switchable(Arc<std::sync::atomic::AtomicBool>);
+
+    #[async_trait::async_trait]
+    impl crate::tools::TypedTool for Switchable {
+        type Input = crate::tools::read::ReadInput;
+        type Plan = ();
+        const NAME: &'static str = "Switchable";
+        fn description(&self) -> String {
+            String::new()
+        }
+        fn is_offered(&self) -> bool {
+            self.0.load(std::sync::atomic::Ordering::Relaxed)
+        }
+        fn is_read_only(&self, _: &Self::Input) -> bool {
+            true
+        }
+        fn normalize(&self, input: Self::Input, _: &std::path::Path) -> Self::Input {
+            input
+        }
+        fn target_path(&self, _: &Self::Input) -> Option<std::path::PathBuf> {
+            None
+        }
+        async fn validate_input(
+            &self,
+            _: &Self::Input,
+            _: &crate::tools::ToolContext,
+        ) -> Result<(), crate::tools::ToolError> {
+            Ok(())
+        }
+        fn permission_preview(
+            &self,
+            _: &Self::Input,
+            _: &(),
+            _: &std::path::Path,
+        ) -> crate::permissions::PermissionPreview {
+            Default::default()
+        }
+        async fn call(
+            &self,
+            _: Self::Input,
+            _: (),
+            _: &crate::tools::ToolContext,
+        ) -> Result<crate::tools::ToolOutput, crate::tools::ToolError> {
+            Ok(crate::tools::ToolOutput::text("", ""))
+        }
+        fn describe(&self, _: &Self::Input, _: &std::path::Path) -> String {
+            String::new()
+        }
+    }
+
+    #[test]
+    fn a_tool_not_offered_now_is_left_out_of_the_request_but_still_found() {
+        let on = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let registry =
+            ToolRegistry::new(vec![Arc::new(ReadTool), Arc::new(Switchable(on.clone()))])
+                .expect("ok");
+        let sent = |r: &ToolRegistry| {
+            r.definitions()
+                .into_iter()
+                .map(|d| d.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sent(&registry), ["Read"]);
+        assert!(registry.lookup("Switchable").is_some());
+        on.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(sent(&registry), ["Read", "Switchable"]);
     }
 }

@@ -60,6 +60,16 @@ pub trait TypedTool: Send + Sync + 'static {
     /// What the tool does, for the model (a paragraph or two).
     fn description(&self) -> String;
 
+    /// `true` when the tool is sent to the model in the next request's
+    /// `tools` now. Asked once per request, so it must be cheap (an atomic,
+    /// no I/O, no main-thread trip). A tool that is not offered can still
+    /// be looked up and called (a model may call a tool from an earlier
+    /// request); its `call` then says why it cannot run. Default: always.
+    /// The language-server tools are offered only while a server runs.
+    fn is_offered(&self) -> bool {
+        true
+    }
+
     /// `true` when the call cannot change anything (files, processes).
     fn is_read_only(&self, input: &Self::Input) -> bool;
 
@@ -231,6 +241,8 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> String;
     /// See [`TypedTool::MAX_RESULT_CHARS`].
     fn max_result_chars(&self) -> Option<usize>;
+    /// See [`TypedTool::is_offered`].
+    fn is_offered(&self) -> bool;
     /// The input's JSON Schema (sent to the model *and* used to validate).
     fn input_schema(&self) -> Value;
     /// Gate 3: parses JSON input (already schema-valid) into the typed input
@@ -295,6 +307,9 @@ impl<T: TypedTool> Tool for T {
     }
     fn max_result_chars(&self) -> Option<usize> {
         T::MAX_RESULT_CHARS
+    }
+    fn is_offered(&self) -> bool {
+        TypedTool::is_offered(self)
     }
     fn input_schema(&self) -> Value {
         schema_for::<T::Input>()
