@@ -62,4 +62,150 @@ function M.unwatch(id)
   pcall(vim.api.nvim_del_autocmd, id)
 end
 
+-- Navigation for the LSP tools (src/nvim/lsp_nav.rs): load a file so
+-- servers attach, what a buffer's clients support, send one request with a
+-- callback, cancel it, and count the running servers.
+
+--- Loads `path` into a buffer when none holds it: hidden (no window) and
+--- unlisted, so language servers attach as when the user opens it (filetype
+--- detected). Returns the buffer number.
+---@param path string
+---@return integer
+function M.open(path)
+  local b = vim.fn.bufadd(path)
+  if not vim.api.nvim_buf_is_loaded(b) then
+    vim.fn.bufload(b)
+    if vim.bo[b].filetype == "" then
+      local ft = vim.filetype.match({ buf = b })
+      if ft then
+        vim.bo[b].filetype = ft
+      end
+    end
+  end
+  return b
+end
+
+--- What a request of `method` on buffer `bufnr` can use: `attached`, the
+--- names of its clients; `clients`, those supporting `method` as
+--- `{ id, name, encoding }` (`offset_encoding`); `line_count`; and `text`,
+--- line `line` (1-based) when it exists.
+---@param bufnr integer
+---@param method string
+---@param line integer?
+---@return table
+function M.state(bufnr, method, line)
+  local out = { attached = {}, clients = {}, line_count = vim.api.nvim_buf_line_count(bufnr) }
+  for _, c in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+    out.attached[#out.attached + 1] = c.name
+    if c:supports_method(method, bufnr) then
+      out.clients[#out.clients + 1] = { id = c.id, name = c.name, encoding = c.offset_encoding or "utf-16" }
+    end
+  end
+  if line and line >= 1 and line <= out.line_count then
+    out.text = vim.api.nvim_buf_get_lines(bufnr, line - 1, line, false)[1]
+  end
+  return out
+end
+
+--- Like `M.state` for a request without a document (`workspace/symbol`):
+--- every running client.
+---@param method string
+---@return table
+function M.workspace_state(method)
+  local out = { attached = {}, clients = {}, line_count = 0 }
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    out.attached[#out.attached + 1] = c.name
+    if c:supports_method(method) then
+      out.clients[#out.clients + 1] = { id = c.id, name = c.name, encoding = c.offset_encoding or "utf-16" }
+    end
+  end
+  return out
+end
+
+--- Calls `on_attach()` once when a client attaches to buffer `bufnr`.
+---@param bufnr integer
+---@param on_attach fun()
+---@return integer id The autocmd's id (remove it with `M.unwatch`).
+function M.on_attach(bufnr, on_attach)
+  return vim.api.nvim_create_autocmd("LspAttach", {
+    buffer = bufnr,
+    once = true,
+    desc = "lathe: a server attached to a file an LSP tool asks about",
+    callback = function()
+      on_attach()
+    end,
+  })
+end
+
+--- Sends `method` to client `client_id` for buffer `bufnr` (nil for
+--- `workspace/symbol`, which sends `query`) at 0-based `line` and
+--- `character` (the client's encoding; nil for whole-document requests).
+--- `handler(err, result)` gets the error's message or the result. Returns
+--- the request id, nil when it could not be sent.
+---@return integer?
+function M.request(client_id, method, bufnr, line, character, query, handler)
+  local client = vim.lsp.get_client_by_id(client_id)
+  if not client then
+    return nil
+  end
+  local params
+  if method == "workspace/symbol" then
+    params = { query = query }
+  else
+    params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
+    if line then
+      params.position = { line = line, character = character }
+    end
+    if method == "textDocument/references" then
+      params.context = { includeDeclaration = true }
+    end
+  end
+  local ok, id = client:request(method, params, function(err, result)
+    handler(err and tostring(err.message or err) or nil, result)
+  end, bufnr)
+  return ok and id or nil
+end
+
+--- Cancels request `request_id` of client `client_id` (`$/cancelRequest`).
+---@param client_id integer
+---@param request_id integer
+function M.cancel(client_id, request_id)
+  local client = vim.lsp.get_client_by_id(client_id)
+  if client then
+    pcall(client.cancel_request, client, request_id)
+  end
+end
+
+--- Running (not stopped) language-server clients.
+---@return integer
+function M.running()
+  local n = 0
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    if not c:is_stopped() then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+--- Calls `on_count(n)` with `M.running()` now and after every `LspAttach`
+--- and `LspDetach` (again on the next loop, when a stopping client is
+--- gone). Idempotent: one augroup.
+---@param on_count fun(n: integer)
+function M.track(on_count)
+  local group = vim.api.nvim_create_augroup("lathe_lsp_tools", { clear = true })
+  local function count()
+    on_count(M.running())
+  end
+  vim.api.nvim_create_autocmd({ "LspAttach", "LspDetach" }, {
+    group = group,
+    desc = "lathe: offer the LSP tools while a language server runs",
+    callback = function()
+      count()
+      vim.schedule(count)
+    end,
+  })
+  count()
+end
+
 return M

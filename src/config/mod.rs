@@ -41,6 +41,9 @@ pub const DEFAULT_PERMISSION_GUARD_MS: u64 = 400;
 /// Default of `diagnostics_wait_ms`: how long an Edit or Write of a buffer
 /// with language-server clients waits for their next diagnostics.
 pub const DEFAULT_DIAGNOSTICS_WAIT_MS: u64 = 2000;
+/// Default of `lsp_timeout_ms`: how long an LSP tool (LspDefinition, …)
+/// waits for the language servers, loading and attaching included.
+pub const DEFAULT_LSP_TIMEOUT_MS: u64 = 5000;
 /// Concurrency-safe tool calls that run at once, at most (`max_tool_concurrency`).
 pub const DEFAULT_MAX_TOOL_CONCURRENCY: usize = 10;
 /// Longest silence of a streaming answer before it counts as dropped, in ms.
@@ -193,6 +196,11 @@ pub struct Config {
     /// as all have published); 0 turns the diagnostics in those results off.
     /// Default [`DEFAULT_DIAGNOSTICS_WAIT_MS`].
     pub diagnostics_wait_ms: u64,
+    /// Milliseconds an LSP tool (LspDefinition, LspReferences, LspHover,
+    /// LspSymbols) waits for the language servers' answer, loading a file
+    /// and waiting for a server to attach included (1 to 60000).
+    /// Default [`DEFAULT_LSP_TIMEOUT_MS`].
+    pub lsp_timeout_ms: u64,
     /// The `hooks` objects of the settings files, with their source, in
     /// precedence order (parsed by the hooks module).
     pub hook_settings: Vec<(RuleSource, Value)>,
@@ -227,6 +235,7 @@ impl Config {
             settings_problems: Vec::new(),
             permission_guard_ms: DEFAULT_PERMISSION_GUARD_MS,
             diagnostics_wait_ms: DEFAULT_DIAGNOSTICS_WAIT_MS,
+            lsp_timeout_ms: DEFAULT_LSP_TIMEOUT_MS,
             hook_settings: Vec::new(),
             sessions_dir: None,
             state_dir: dirs::state_dir()
@@ -404,6 +413,16 @@ impl Config {
         if let Some(ms) = raw.diagnostics_wait_ms {
             cfg.diagnostics_wait_ms = whole("diagnostics_wait_ms", &ms, 30_000)?;
         }
+        if let Some(ms) = raw.lsp_timeout_ms {
+            cfg.lsp_timeout_ms = whole::<u64>("lsp_timeout_ms", &ms, 60_000)
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "setup(): lsp_timeout_ms must be a whole number from 1 to 60000, got {ms}"
+                    ))
+                })?;
+        }
         if let Some(p) = raw.permissions {
             cfg.permissions = setup_rules(p, &cfg.cwd, home)?;
         }
@@ -516,6 +535,7 @@ struct RawSetup {
     permission_guard_ms: Option<Value>,
     diagnostics_wait_ms: Option<Value>,
     hooks: Option<Value>,
+    lsp_timeout_ms: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -601,6 +621,24 @@ mod tests {
         assert_eq!(off.stream_fallback, StreamFallback::Off);
         let lua = Config::from_setup(&json!({"max_retries": 2.0}), Path::new("/p")).unwrap();
         assert_eq!(lua.max_retries, 2);
+    }
+
+    #[test]
+    fn lsp_timeout_defaults_to_five_seconds_and_its_errors_name_the_key() {
+        let d = Config::from_setup(&json!({}), Path::new("/p")).unwrap();
+        assert_eq!(d.lsp_timeout_ms, 5000);
+        let c = Config::from_setup(&json!({"lsp_timeout_ms": 800}), Path::new("/p")).unwrap();
+        assert_eq!(c.lsp_timeout_ms, 800);
+        for bad in [json!(0), json!(60001), json!("1s")] {
+            assert_eq!(
+                Config::from_setup(&json!({"lsp_timeout_ms": bad}), Path::new("/p"))
+                    .unwrap_err()
+                    .0,
+                format!(
+                    "setup(): lsp_timeout_ms must be a whole number from 1 to 60000, got {bad}"
+                )
+            );
+        }
     }
 
     #[test]

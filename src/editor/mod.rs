@@ -16,10 +16,14 @@
 pub mod codec;
 pub mod diagnostics;
 mod disk;
+pub mod lsp;
+pub mod lsp_position;
+pub mod lsp_result;
 
 pub use codec::{Encoding, LineEnding, TextFormat};
 pub use diagnostics::{Diagnostic, DiagnosticList, DiagnosticWatch, Settled, Severity};
 pub use disk::DiskEditor;
+pub use lsp::{Location, LspAnswer, LspFailure, LspNavigator, LspQuery, LspSymbol, SymbolAt};
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -281,6 +285,13 @@ pub trait Editor: Send + Sync {
     ) -> Result<Option<DiagnosticList>, EditorError> {
         let _ = path;
         Ok(None)
+    }
+
+    /// The editor's language servers, for the LSP tools
+    /// (docs/architecture.md, "Navigation through language servers");
+    /// `None` (the default, e.g. [`DiskEditor`]) when it has none.
+    fn navigator(&self) -> Option<std::sync::Arc<dyn LspNavigator>> {
+        None
     }
 
     /// The texts the user sees that the files on disk do not hold: every

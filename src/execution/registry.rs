@@ -155,7 +155,11 @@ mod tests {
                 "Edit",
                 "Write",
                 "Bash",
-                "Diagnostics"
+                "Diagnostics",
+                "LspDefinition",
+                "LspReferences",
+                "LspHover",
+                "LspSymbols"
             ]
         );
     }

@@ -11,9 +11,10 @@ use async_trait::async_trait;
 use super::bridge::MainThread;
 use super::buffer_text::{canonical, read_loaded, unsaved_texts, write_loaded};
 use super::lsp::{self, LspWatch};
+use super::lsp_nav::NvimLsp;
 use crate::editor::{
-    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, UnsavedText, WriteOutcome,
-    WriteRequest,
+    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, LspNavigator, UnsavedText,
+    WriteOutcome, WriteRequest,
 };
 
 /// Reads and writes through Neovim's buffers when the file is loaded.
@@ -29,6 +30,7 @@ pub struct NvimEditor {
     inner: Arc<dyn Editor>,
     save_after_edit: bool,
     diagnostics_wait: Duration,
+    lsp: Arc<NvimLsp>,
 }
 
 impl NvimEditor {
@@ -37,11 +39,22 @@ impl NvimEditor {
     /// `Config::save_after_edit` (write buffers that had no unsaved changes).
     pub fn new(main: MainThread, inner: Arc<dyn Editor>, save_after_edit: bool) -> Self {
         Self {
+            lsp: Arc::new(NvimLsp::new(
+                main.clone(),
+                Duration::from_millis(crate::config::DEFAULT_LSP_TIMEOUT_MS),
+            )),
             main,
             inner,
             save_after_edit,
             diagnostics_wait: Duration::from_millis(crate::config::DEFAULT_DIAGNOSTICS_WAIT_MS),
         }
+    }
+
+    /// The same editor with `timeout` as the bound of each LSP tool's
+    /// question to the language servers (`Config::lsp_timeout_ms`).
+    pub fn with_lsp_timeout(mut self, timeout: Duration) -> Self {
+        self.lsp = Arc::new(NvimLsp::new(self.main.clone(), timeout));
+        self
     }
 
     /// The same editor with `wait` as the bound of an edit's wait for its
@@ -159,6 +172,11 @@ impl Editor for NvimEditor {
             .map_err(bridge_error)?
             .map_err(EditorError::Unavailable)?;
         Ok(Some(list))
+    }
+
+    /// `vim.lsp`, through [`NvimLsp`].
+    fn navigator(&self) -> Option<Arc<dyn LspNavigator>> {
+        Some(self.lsp.clone())
     }
 
     /// One main-thread trip: the modified buffers and the named buffers

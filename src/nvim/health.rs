@@ -16,7 +16,9 @@ pub const MAX_PROBE_MS: u64 = 10_000;
 /// in precedence order; empty when `claude_settings = false`) and
 /// `hook_commands` (`{ { event, command, problem } }`, `problem` nil when
 /// the command's program exists and is executable, see
-/// `hooks::check`). Errors: Lua could not allocate.
+/// `hooks::check`), and `lsp_servers`, the language servers the LSP tools
+/// count as running (they are offered to the model only when it is not 0).
+/// Errors: Lua could not allocate.
 pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
     let home = dirs::home_dir();
     let files = lua.create_table()?;
@@ -45,6 +47,8 @@ pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
         checks.push(e)?;
     }
     t.set("hook_commands", checks)?;
+    super::lsp_nav::ensure_tracking();
+    t.set("lsp_servers", crate::editor::lsp::servers_running())?;
     Ok(())
 }
 

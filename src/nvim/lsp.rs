@@ -51,7 +51,7 @@ thread_local! {
 }
 
 /// Neovim's Lua state (main thread).
-fn lua() -> mlua::Lua {
+pub(super) fn lua() -> mlua::Lua {
     LUA.with(|cell| {
         cell.get_or_init(|| {
             let original = nvim_oxi::mlua::lua();
@@ -63,7 +63,8 @@ fn lua() -> mlua::Lua {
     })
 }
 
-fn module() -> mlua::Result<Table> {
+/// `require("lathe.lsp")` (main thread).
+pub(super) fn module() -> mlua::Result<Table> {
     let lua = lua();
     let require: Function = lua.globals().get("require")?;
     require.call(MODULE)

@@ -9,6 +9,7 @@
 //! - [`api`]: the Lua functions of `lathe.core`.
 //! - [`notify`]: notices of tool calls run from Lua, through `vim.notify`.
 //! - [`lsp`]: language-server diagnostics for Edit, Write and Diagnostics.
+//! - [`lsp_nav`]: language-server navigation for the LSP tools.
 //! - [`context`]: [`context::NvimContext`], what the editor shows, for the
 //!   context of an ask.
 //! - [`sessions`]: saved conversations: list, resume, new.
@@ -26,6 +27,7 @@ pub mod float;
 pub mod guard;
 pub mod health;
 pub mod lsp;
+pub mod lsp_nav;
 pub mod lua_hooks;
 pub mod notify;
 pub mod runtime;

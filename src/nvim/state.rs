@@ -141,8 +141,10 @@ fn session_parts(
         .map_err(|e| format!("cannot set up the model connection: {e}"))?;
     let editor: Arc<dyn Editor> = Arc::new(
         NvimEditor::new(main.clone(), make_disk_editor(), config.save_after_edit)
-            .with_diagnostics_wait(std::time::Duration::from_millis(config.diagnostics_wait_ms)),
+            .with_diagnostics_wait(std::time::Duration::from_millis(config.diagnostics_wait_ms))
+            .with_lsp_timeout(std::time::Duration::from_millis(config.lsp_timeout_ms)),
     );
+    super::lsp_nav::ensure_tracking();
     let live = Arc::new(super::status_sink::LiveStatus::default());
     let sink = Arc::new(super::status_sink::StatusSink::new(
         Arc::new(ChatSink::new(main.clone())),

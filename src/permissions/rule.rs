@@ -91,13 +91,19 @@ pub struct RuleParseError {
 /// The file tools, whose specifiers are path patterns.
 const PATH_TOOLS: &[&str] = &["Read", "Edit", "Write", "Grep", "Glob"];
 
+/// The language-server tools: they read the file they are asked about, so
+/// `Read` rules cover them as they cover Grep and Glob.
+pub const LSP_TOOLS: &[&str] = &["LspDefinition", "LspReferences", "LspHover", "LspSymbols"];
+
 /// `true` when a rule for `rule_tool` applies to calls of `call_tool`: the
 /// same tool, or `Edit` for Write, or `Read` for Grep and Glob (Claude
-/// Code's grouping of file tools).
+/// Code's grouping of file tools) and for the language-server tools
+/// ([`LSP_TOOLS`]).
 pub fn covers(rule_tool: &str, call_tool: &str) -> bool {
     rule_tool == call_tool
         || (rule_tool == "Edit" && call_tool == "Write")
-        || (rule_tool == "Read" && matches!(call_tool, "Grep" | "Glob"))
+        || (rule_tool == "Read"
+            && (matches!(call_tool, "Grep" | "Glob") || LSP_TOOLS.contains(&call_tool)))
 }
 
 impl Rule {
@@ -310,6 +316,9 @@ mod tests {
             ("Read(//etc/**)", "Read", "/etc/hosts", true),
             ("Read(//etc/**)", "Grep", "/etc/ssl/x", true),
             ("Read(//etc/**)", "Edit", "/etc/hosts", false),
+            ("Read(//etc/**)", "LspDefinition", "/etc/x.py", true),
+            ("Read(//etc/**)", "LspSymbols", "/etc/x.py", true),
+            ("Read(//etc/**)", "LspHover", "/w/proj/x.py", false),
             ("Read(~/notes/**)", "Glob", "/home/u/notes/a.md", true),
             ("Read(~/notes/**)", "Read", "/home/u/other.md", false),
             ("Edit(build/)", "Edit", "/w/proj/build/out/x.o", true),

@@ -11,6 +11,7 @@
 pub mod diff;
 pub mod file_common;
 pub mod file_state;
+pub mod lsp_common;
 pub mod new_diagnostics;
 pub mod numbered;
 pub mod paths;
@@ -24,6 +25,10 @@ pub mod diagnostics;
 pub mod edit;
 pub mod glob;
 pub mod grep;
+pub mod lsp_definition;
+pub mod lsp_hover;
+pub mod lsp_references;
+pub mod lsp_symbols;
 pub mod read;
 pub mod write;
 
@@ -157,7 +162,9 @@ fn is_list_item(line: &str) -> bool {
 }
 
 /// The built-in tools for `config`, in the order the model sees them: Read,
-/// Grep, Glob, Edit, Write, Bash, Diagnostics. The one place a tool's settings are read
+/// Grep, Glob, Edit, Write, Bash, Diagnostics, then the language-server
+/// tools (LspDefinition, LspReferences, LspHover, LspSymbols: offered
+/// only while a server runs). The one place a tool's settings are read
 /// from the configuration (Bash's timeouts today), so a new setting touches
 /// only its tool and this function.
 pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
@@ -169,6 +176,10 @@ pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
         Arc::new(write::WriteTool),
         Arc::new(bash::BashTool::new(bash::BashLimits::from_config(config))),
         Arc::new(diagnostics::DiagnosticsTool),
+        Arc::new(lsp_definition::LspDefinitionTool),
+        Arc::new(lsp_references::LspReferencesTool),
+        Arc::new(lsp_hover::LspHoverTool),
+        Arc::new(lsp_symbols::LspSymbolsTool),
     ]
 }
 
