@@ -33,7 +33,7 @@ end
 --- Reports the checks of `:checkhealth lathe` (Neovim version, native
 --- library and its version, curl for downloads, API key, base_url reachable,
 --- project root, permission mode, Claude Code settings files and their
---- problems, hook commands, language servers, state directory) through `vim.health`, under one
+--- problems, hook commands, language servers, the LSP tools, state directory) through `vim.health`, under one
 --- heading.
 function M.check()
   local h = vim.health
@@ -150,6 +150,21 @@ function M.check()
   else
     h.info(
       "no language server running: Edit and Write report no diagnostics and the Diagnostics tool has none (see :help lathe-edit-diagnostics)"
+    )
+  end
+
+  -- The LSP tools: offered to the model only while a server runs.
+  local servers = info.lsp_servers or 0
+  if servers > 0 then
+    h.ok(
+      ("LSP tools offered to the model (LspDefinition, LspReferences, LspHover, LspSymbols): %d language server%s running"):format(
+        servers,
+        servers == 1 and "" or "s"
+      )
+    )
+  else
+    h.info(
+      "LSP tools not offered to the model: no language server is running (they are offered while one runs; see :help lathe-lsp-tools)"
     )
   end
 

@@ -87,14 +87,20 @@ end
 
 --- What a request of `method` on buffer `bufnr` can use: `attached`, the
 --- names of its clients; `clients`, those supporting `method` as
---- `{ id, name, encoding }` (`offset_encoding`); `line_count`; and `text`,
---- line `line` (1-based) when it exists.
+--- `{ id, name, encoding }` (`offset_encoding`); `starting`, true while
+--- some client is not initialized yet (it may still attach);
+--- `line_count`; and `text`, line `line` (1-based) when it exists.
 ---@param bufnr integer
 ---@param method string
 ---@param line integer?
 ---@return table
 function M.state(bufnr, method, line)
-  local out = { attached = {}, clients = {}, line_count = vim.api.nvim_buf_line_count(bufnr) }
+  local out = { attached = {}, clients = {}, line_count = vim.api.nvim_buf_line_count(bufnr), starting = false }
+  for _, c in ipairs(vim.lsp.get_clients()) do
+    if not c.initialized then
+      out.starting = true
+    end
+  end
   for _, c in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
     out.attached[#out.attached + 1] = c.name
     if c:supports_method(method, bufnr) then

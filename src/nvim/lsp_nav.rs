@@ -48,6 +48,8 @@ struct BufState {
     #[serde(default)]
     clients: Vec<ClientInfo>,
     #[serde(default)]
+    starting: bool,
+    #[serde(default)]
     line_count: usize,
     #[serde(default)]
     text: Option<String>,
@@ -84,7 +86,8 @@ fn buf_state(bufnr: i64, method: &str, line: Option<usize>) -> Result<BufState, 
 
 /// Finds the buffer of `path` (loading the file hidden when no buffer
 /// holds it) and its state; watches for an attach when no client is
-/// attached. Main thread.
+/// attached and one may still come (the file was just loaded, or a client
+/// is still starting). Main thread.
 fn open(
     path: &Path,
     canon: Option<&Path>,
@@ -92,18 +95,21 @@ fn open(
     method: &str,
     line: Option<usize>,
 ) -> Result<Opened, LspFailure> {
-    let bufnr = match find_loaded(path, canon) {
-        Some(b) => b.handle() as i64,
+    let (bufnr, loaded_now) = match find_loaded(path, canon) {
+        Some(b) => (b.handle() as i64, false),
         None if !exists => return Ok(Opened::Missing),
-        None => module()
-            .and_then(|m| {
-                m.get::<Function>("open")?
-                    .call::<i64>(path.display().to_string())
-            })
-            .map_err(lua_err)?,
+        None => (
+            module()
+                .and_then(|m| {
+                    m.get::<Function>("open")?
+                        .call::<i64>(path.display().to_string())
+                })
+                .map_err(lua_err)?,
+            true,
+        ),
     };
     let state = buf_state(bufnr, method, line)?;
-    let attach = if state.attached.is_empty() {
+    let attach = if state.attached.is_empty() && (loaded_now || state.starting) {
         let (tx, rx) = watch::channel(false);
         let on_attach = lua()
             .create_function(move |_, ()| {
@@ -318,6 +324,9 @@ impl NvimLsp {
             } => (bufnr, state, attach),
         };
         let Some((autocmd, mut attached)) = attach else {
+            if state.attached.is_empty() {
+                return Err(LspFailure::NoServer(path.to_path_buf()));
+            }
             return Ok((bufnr, state));
         };
         let until = deadline.min(Instant::now() + Duration::from_millis(ATTACH_WAIT_MS));
