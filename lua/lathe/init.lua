@@ -23,6 +23,7 @@
 ---@field default_mappings? boolean Set the default key mappings under `<leader>l` (`:help lathe-default-mappings`); keys you mapped yourself are kept. Default false.
 ---@field permission_guard_ms? integer The permission float opens only after you typed nothing this long (ms, 0..10000), and takes the cursor only after it showed this long with no key typed (keys typed meanwhile go to your window). Default 400.
 ---@field diagnostics_wait_ms? integer How long an Edit or Write of a buffer with language-server clients waits for their new diagnostics (ms, 0..30000; returns as soon as every client published; 0 turns it off). Default 2000.
+---@field lsp_timeout_ms? integer How long an LSP tool (LspDefinition, LspReferences, LspHover, LspSymbols) waits for the language servers (ms, 1..60000; loading the file and the attach included), then cancels the request (`:help lathe-lsp-tools`). Default 5000.
 
 --- `setup()`'s `permissions`: mode and rules (see `:help lathe-setup`).
 ---@class lathe.Permissions

@@ -12,8 +12,9 @@ use crate::common::{load, lua_test};
 /// `enable_pylsp(dir)` configures pylsp for Python buffers the 0.11 way
 /// (`vim.lsp.config` + `vim.lsp.enable`, as users do), so files the tools
 /// load get it too; `wait_attached(buf)` waits for it; `start_slow(dir,
-/// buf, caps)` attaches an in-process server with capabilities `caps`
-/// that never answers a request and records what it was sent in `SLOW`.
+/// buf, caps, answers?)` attaches an in-process server with capabilities
+/// `caps` that answers only the methods in `answers` (method → result),
+/// never the others, and records what it was sent in `SLOW`.
 fn prelude() -> String {
     let pylsp = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.venv/bin/pylsp");
     format!(
@@ -60,7 +61,7 @@ fn prelude() -> String {
           end)
         end
         SLOW = {{ requests = {{}}, notes = {{}} }}
-        local function start_slow(dir, buf, caps)
+        local function start_slow(dir, buf, caps, answers)
           local id = 0
           local function server(dispatchers)
             local closing = false
@@ -71,6 +72,9 @@ fn prelude() -> String {
                   callback(nil, {{ capabilities = caps }})
                 elseif method == "shutdown" then
                   callback(nil, nil)
+                elseif answers and answers[method] then
+                  table.insert(SLOW.requests, method)
+                  vim.schedule(function() callback(nil, answers[method]) end)
                 else
                   table.insert(SLOW.requests, method)
                 end
@@ -162,13 +166,35 @@ fn document_symbols_are_qualified_and_workspace_symbols_say_what_to_use() -> Res
         T.has("the method, qualified", r.content, "util.py:7: method Greeter.greet")
         r = T.ok("LspSymbols", { file_path = "util.py", query = "greet" })
         T.lacks("the query filters", r.content, "helper")
-        r = T.tool("LspSymbols", { query = "helper" })
-        if r.is_error then
-          T.eq("pylsp has no workspace symbols", r.content,
-            "No running language server (pylsp) supports searching the workspace for symbols. Use Grep instead (e.g. Grep for \"\\bhelper\\b\"), or LspSymbols with a file_path for the symbols of one file.")
-        else
-          T.has("workspace symbols", r.content, "util.py:1: function helper")
-        end
+        -- pylsp has no workspace/symbol (no workspaceSymbolProvider).
+        local e = err(T.tool("LspSymbols", { query = "helper" }))
+        T.eq("pylsp has no workspace symbols: use Grep", e,
+          "No running language server (pylsp) supports searching the workspace for symbols. Use Grep instead (e.g. Grep for \"\\bhelper\\b\"), or LspSymbols with a file_path for the symbols of one file.")
+    "#)
+}
+
+#[nvim_oxi::test]
+fn workspace_symbols_come_from_a_server_that_supports_them() -> Result<(), String> {
+    run(r#"
+        local dir = project()
+        T.setup(dir)
+        local main = T.open(dir .. "/main.py")
+        local uri = vim.uri_from_fname(dir .. "/util.py")
+        local function at(line) return { start = { line = line, character = 0 }, ["end"] = { line = line, character = 1 } } end
+        start_slow(dir, main, { workspaceSymbolProvider = true }, {
+          ["workspace/symbol"] = {
+            { name = "greet", kind = 6, containerName = "Greeter", location = { uri = uri, range = at(6) } },
+            { name = "helper", kind = 12, location = { uri = uri, range = at(0) } },
+            { name = "len", kind = 12, location = { uri = "file:///usr/lib/python3/builtins.pyi", range = at(9) } },
+          },
+        })
+        local r = T.ok("LspSymbols", { query = "e" })
+        T.eq("the project's symbols first, by path and line", r.content, table.concat({
+          "util.py:1: function helper",
+          "util.py:7: method Greeter.greet",
+          "/usr/lib/python3/builtins.pyi:10: function len",
+        }, "\n"))
+        T.eq("asked once", SLOW.requests, { "workspace/symbol" })
     "#)
 }
 
@@ -260,7 +286,7 @@ fn stopping_the_turn_ends_a_pending_request_at_once() -> Result<(), String> {
         T.wait_for("the request reached the server", 10000, function() return #SLOW.requests > 0 end)
         local t0 = vim.uv.hrtime()
         T.lathe.stop()
-        T.eq("the turn ended", T.lathe.wait(5000), "done")
+        T.eq("the turn ended", T.lathe.wait(5000), "stopped")
         assert(ms_since(t0) < 3000, "stopped promptly: " .. ms_since(t0))
         T.wait_for("$/cancelRequest", 2000, function() return vim.tbl_contains(SLOW.notes, "$/cancelRequest") end)
         "#
@@ -357,6 +383,6 @@ fn checkhealth_says_the_lsp_tools_are_not_offered_without_a_server() -> Result<(
         T.setup(dir)
         vim.cmd("checkhealth lathe")
         local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-        T.has("not offered, and why", text, "LSP tools not offered to the model: no language server is running (they are offered while one runs; see :help lathe-lsp-tools)")
+        T.has("not offered, and why", text, "LSP tools not offered to the model: no language server is running (they are offered while one runs")
     "#)
 }
