@@ -85,7 +85,12 @@ fn prelude() -> String {
                 return true
               end,
               is_closing = function() return closing end,
-              terminate = function() closing = true end,
+              terminate = function()
+                if not closing then
+                  closing = true
+                  vim.schedule(function() dispatchers.on_exit(0, 15) end)
+                end
+              end,
             }}
           end
           vim.lsp.start({{ name = "slow", cmd = server, root_dir = dir }}, {{ bufnr = buf }})
@@ -295,12 +300,13 @@ fn stopping_the_turn_ends_a_pending_request_at_once() -> Result<(), String> {
 }
 
 /// The tools of each request the model got, by name, while `chunk` runs
-/// two plain turns (Lua: `ask_and_wait(prompt)`) against mock-llm.
+/// three plain turns against mock-llm.
 fn tools_per_request(chunk: &str) -> Result<Vec<Vec<String>>, String> {
     load();
     let script = r#"{ "responses": [
       { "content": [ { "type": "text", "text": "one" } ] },
-      { "content": [ { "type": "text", "text": "two" } ] }
+      { "content": [ { "type": "text", "text": "two" } ] },
+      { "content": [ { "type": "text", "text": "three" } ] }
     ] }"#;
     let script = mock_llm::Script::from_json(script).map_err(|e| format!("script: {e}"))?;
     let rt = lathe::nvim::runtime::handle().map_err(|e| e.to_string())?;
@@ -345,11 +351,16 @@ fn the_lsp_tools_reach_the_model_only_while_a_server_runs() -> Result<(), String
         vim.cmd("checkhealth lathe")
         local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
         T.has("checkhealth", text, "LSP tools offered to the model (LspDefinition, LspReferences, LspHover, LspSymbols): 1 language server running")
+        -- The server stops: no longer offered.
+        vim.lsp.get_clients({ name = "slow" })[1]:stop(true)
+        T.wait_for("the server stopped", 5000, function() return #vim.lsp.get_clients() == 0 end)
+        T.lathe.ask("third")
+        T.eq("third turn", T.lathe.wait(10000), "done")
         "#,
     )?;
     let lsp = ["LspDefinition", "LspReferences", "LspHover", "LspSymbols"];
-    if tools.len() != 2 {
-        return Err(format!("want two requests, got {tools:?}"));
+    if tools.len() != 3 {
+        return Err(format!("want three requests, got {tools:?}"));
     }
     if tools[0].iter().any(|t| lsp.contains(&t.as_str())) {
         return Err(format!(
