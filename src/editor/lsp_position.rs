@@ -52,8 +52,9 @@ pub fn symbol_columns(line: &str, symbol: &str) -> Vec<usize> {
         .filter(|&i| {
             let before = line[..i].chars().next_back();
             let after = line[i + symbol.len()..].chars().next();
-            !(starts_word && before.is_some_and(is_word))
-                && !(ends_word && after.is_some_and(is_word))
+            let glued_before = starts_word && before.is_some_and(is_word);
+            let glued_after = ends_word && after.is_some_and(is_word);
+            !glued_before && !glued_after
         })
         .collect();
     if whole.is_empty() {

@@ -327,7 +327,7 @@ pub(crate) mod testing {
     }
 
     /// Serialises the tests that set the process-wide server count.
-    pub static SERVERS: Mutex<()> = Mutex::new(());
+    pub static SERVERS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
     /// Runs `tool` on `input` (root `/p`) through its gates with a
     /// navigator answering `answer`, while one server "runs"; returns the
@@ -337,7 +337,7 @@ pub(crate) mod testing {
         answer: Result<LspAnswer, LspFailure>,
         input: serde_json::Value,
     ) -> (String, Vec<LspQuery>) {
-        let _g = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+        let _g = SERVERS.lock().await;
         crate::editor::lsp::set_servers_running(1);
         let root = std::path::PathBuf::from("/p");
         let nav = Arc::new(Fixed {
@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     fn offered_only_while_a_server_runs() {
-        let _g = testing::SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+        let _g = testing::SERVERS.blocking_lock();
         set_servers_running(0);
         assert!(!offered());
         set_servers_running(2);

@@ -156,7 +156,7 @@ mod tests {
 
     #[tokio::test]
     async fn without_servers_or_outside_neovim_it_says_use_grep() {
-        let _g = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+        let _g = SERVERS.lock().await;
         crate::editor::lsp::set_servers_running(0);
         let root = PathBuf::from("/p");
         let input = serde_json::json!({"file_path": "a.py", "line": 1, "symbol": "helper"});
