@@ -57,6 +57,7 @@
 ---@field mode string The permission mode in force.
 ---@field settings_files { path: string, found: boolean }[] Claude Code's settings files, in precedence order (empty when not read).
 ---@field hook_commands { event: string, command: string, problem?: string }[] Each command hook; `problem` says why its program cannot start.
+---@field lsp_servers integer Language servers running now; the LSP tools are offered to the model only when it is not 0.
 
 --- Token counts, as `status()` returns them.
 ---@class lathe.Usage
