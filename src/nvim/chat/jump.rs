@@ -75,6 +75,20 @@ pub fn target(
         }),
         ("Grep", Some(l)) => grep_line(l, root),
         ("Grep", None) => content.lines().find_map(|l| grep_line(l, root)),
+        // `path:line: text` lines, like Grep's; the call line goes to the
+        // first (the definition).
+        ("LspDefinition" | "LspReferences" | "LspSymbols", Some(l)) => grep_line(l, root),
+        ("LspDefinition" | "LspReferences" | "LspSymbols", None) => {
+            content.lines().find_map(|l| grep_line(l, root))
+        }
+        ("LspHover", _) => Some(Target {
+            path: abs(file_path?),
+            line: input
+                .get("line")
+                .and_then(Value::as_u64)
+                .map_or(1, |o| o.max(1) as usize),
+            find: None,
+        }),
         _ => None,
     }
 }
@@ -222,5 +236,29 @@ mod tests {
             Some(3)
         );
         assert_eq!(target("Bash", &json!({}), "", None, root), None);
+        let lsp = "main.py:3: value = helper(2)\nutil.py:1: def helper(x):";
+        assert_eq!(
+            target(
+                "LspReferences",
+                &json!({}),
+                lsp,
+                Some("util.py:1: def helper(x):"),
+                root
+            ),
+            Some(Target {
+                path: "/p/util.py".into(),
+                line: 1,
+                find: None
+            })
+        );
+        assert_eq!(
+            target("LspDefinition", &json!({}), lsp, None, root).map(|t| t.line),
+            Some(3)
+        );
+        let hover = json!({"file_path": "/p/main.py", "line": 4, "symbol": "helper"});
+        assert_eq!(
+            target("LspHover", &hover, "def helper(x)", None, root).map(|t| t.line),
+            Some(4)
+        );
     }
 }
