@@ -115,7 +115,8 @@ pub fn stop_turn() {
 /// and the Lua `hooks` of `setup`. Errors: the bridge is not set up, or the provider cannot be made.
 pub fn build_session(config: Config, hooks: CodeHooks) -> Result<Arc<Session>, String> {
     let (parts, live) = session_parts(config, hooks)?;
-    let session = Session::new(parts).map_err(|e| e.to_string())?;
+    let session = Session::with_user_tools(parts, super::user_tools::user_tools())
+        .map_err(|e| e.to_string())?;
     super::status_sink::register(&session, live);
     Ok(session)
 }
@@ -193,7 +194,8 @@ pub fn resume_session(path: &std::path::Path) -> Result<crate::agent::Resumed, S
     let args = current_args()?;
     let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
     let (parts, live) = session_parts(config, args.hooks.clone())?;
-    let resumed = Session::resume(parts, path)?;
+    let resumed =
+        Session::resume_with_user_tools(parts, path, Some(super::user_tools::user_tools()))?;
     super::status_sink::register(&resumed.session, live);
     set_session(resumed.session.clone());
     SETUP.with(|s| s.replace(Some(args)));
