@@ -26,8 +26,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::bridge::MainThread;
 use super::state;
-use crate::config::Config;
-use crate::execution::UserTools;
 use crate::protocol::ToolResultContent;
 use crate::text::fill;
 use crate::tools::user::{
@@ -78,32 +76,33 @@ thread_local! {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static MAIN_ID: OnceLock<ThreadId> = OnceLock::new();
-static TABLE: OnceLock<Arc<UserTools>> = OnceLock::new();
-
-/// The process's user-tool table, shared by every session (made on first
-/// use; the built-ins' names and aliases are reserved).
-pub fn user_tools() -> Arc<UserTools> {
-    TABLE
-        .get_or_init(|| {
-            let builtins = crate::tools::builtin_tools(&Config::new(std::path::Path::new("/")));
-            let reserved = builtins.iter().flat_map(|t| {
-                std::iter::once(t.name().to_string())
-                    .chain(t.aliases().iter().map(|a| a.to_string()))
-            });
-            Arc::new(UserTools::new(reserved.collect::<Vec<_>>()))
-        })
-        .clone()
-}
 
 fn on_main_thread() -> bool {
     MAIN_ID.get() == Some(&std::thread::current().id())
 }
 
+/// A Lua-facing error whose text is exactly the message (as
+/// the Lua API's errors; a type of its own so this module does not import `api`).
+#[derive(Debug)]
+struct Refused(String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+fn refused(msg: impl Into<String>) -> mlua::Error {
+    mlua::Error::external(Refused(msg.into()))
+}
+
 fn fail<T>(msg: impl Into<String>) -> mlua::Result<T> {
-    Err(mlua::Error::external(super::api::ApiError(format!(
+    Err(refused(format!(
         "lathe.register_tool(spec): {}",
         msg.into()
-    ))))
+    )))
 }
 
 fn lua_type(v: &Value) -> &'static str {
@@ -232,8 +231,7 @@ pub fn register_tool(lua: &Lua, spec: Value) -> mlua::Result<()> {
     let max_chars = positive("max_result_size_chars", t.get("max_result_size_chars")?)?
         .map_or(DEFAULT_MAX_RESULT_CHARS, |n| n as usize);
     let timeout_ms = positive("timeout_ms", t.get("timeout_ms")?)?.unwrap_or(DEFAULT_TIMEOUT_MS);
-    let main = state::main_thread()
-        .ok_or_else(|| mlua::Error::external(super::api::ApiError("lathe is not loaded".into())))?;
+    let main = state::main_thread().ok_or_else(|| refused("lathe is not loaded"))?;
     let _ = MAIN_ID.set(std::thread::current().id());
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let spec = UserToolSpec {
@@ -251,7 +249,7 @@ pub fn register_tool(lua: &Lua, spec: Value) -> mlua::Result<()> {
         timeout: Duration::from_millis(timeout_ms),
     });
     let tool = UserTool::new(spec, backend).or_else(fail)?;
-    user_tools()
+    state::user_tools()
         .register(Arc::new(tool))
         .or_else(|e| fail(e.to_string()))?;
     FUNCTIONS.with(|f| {
@@ -276,8 +274,9 @@ pub fn unregister_tool(_: &Lua, name: Value) -> mlua::Result<bool> {
     let name = match name {
         Value::String(s) => s.to_str()?.to_string(),
         other => {
-            return Err(mlua::Error::external(super::api::ApiError(
-                super::api::bad_argument("unregister_tool", "name", "a string", &other),
+            return Err(refused(format!(
+                "lathe.unregister_tool(name): name must be a string, got {}",
+                lua_type(&other)
             )))
         }
     };
@@ -285,7 +284,7 @@ pub fn unregister_tool(_: &Lua, name: Value) -> mlua::Result<bool> {
         return Ok(false);
     };
     FUNCTIONS.with(|f| f.borrow_mut().remove(&id));
-    Ok(user_tools().unregister(&name))
+    Ok(state::user_tools().unregister(&name))
 }
 
 /// `tools()` → `{ { name, source, read_only, offered }, … }`: every tool
@@ -294,8 +293,7 @@ pub fn unregister_tool(_: &Lua, name: Value) -> mlua::Result<bool> {
 /// or `"per input"`, `offered` whether the next request sends it.
 /// Errors: as `setup` when no session exists and one cannot be made.
 pub fn tools(lua: &Lua, (): ()) -> mlua::Result<Table> {
-    let session =
-        state::session_or_default().map_err(|e| mlua::Error::external(super::api::ApiError(e)))?;
+    let session = state::session_or_default().map_err(refused)?;
     let list = lua.create_table()?;
     for (i, info) in session.tools().into_iter().enumerate() {
         let t = lua.create_table()?;
