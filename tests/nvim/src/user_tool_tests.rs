@@ -97,11 +97,17 @@ fn a_lua_tool_runs_through_the_gates() -> Result<(), String> {
 }
 
 #[nvim_oxi::test]
-fn a_lua_tool_that_is_not_read_only_asks_and_rules_match_its_input() -> Result<(), String> {
+fn a_lua_tool_that_is_not_read_only_asks_and_rules_and_hooks_match_it_by_name() -> Result<(), String> {
     lua_test(&format!(
         r#"
         local dir = T.project()
-        T.setup(dir, {{ permissions = {{ allow = {{ 'MakeNote(*"text":"ok*)' }} }} }})
+        T.setup(dir, {{ permissions = {{ allow = {{ 'MakeNote(*"text":"ok*)' }} }},
+          hooks = {{ PreToolUse = function(input)
+            if input.tool_name == "MakeNote" and input.tool_input.text == "forbidden" then
+              return {{ hookSpecificOutput = {{ hookEventName = "PreToolUse",
+                permissionDecision = "deny", permissionDecisionReason = "no forbidden notes" }} }}
+            end
+          end }} }})
         {DEFINE}
         local rec = T.answer_floats({{ "y", "n" }})
         local r = T.tool("MakeNote", {{ text = "hello" }})
@@ -115,6 +121,11 @@ fn a_lua_tool_that_is_not_read_only_asks_and_rules_match_its_input() -> Result<(
         r = T.tool("MakeNote", {{ text = "ok then" }})
         T.eq("allow rule on the input JSON", r, {{ is_error = false, content = "noted: ok then" }})
         T.eq("no third ask", #rec.asks, 2)
+        r = T.tool("MakeNote", {{ text = "forbidden" }})
+        T.eq("hook by name", r.is_error, true)
+        T.has("hook denied", r.content, "A PreToolUse hook denied this MakeNote call")
+        T.has("hook reason", r.content, "no forbidden notes")
+        T.eq("no ask after the hook's deny", #rec.asks, 2)
         "#
     ))
 }
