@@ -421,7 +421,7 @@ end
 --- One line of `tools()`.
 ---@class lathe.ToolListing
 ---@field name string
----@field source string "built-in", "lua" or "mcp:<server>".
+---@field source string "built-in" or "lua".
 ---@field read_only "yes"|"no"|"per input"
 ---@field offered boolean Sent to the model in the next request.
 

@@ -49,7 +49,7 @@ pub struct SessionParts {
 pub struct ToolInfo {
     /// The name the model calls.
     pub name: String,
-    /// Built in, Lua, or an MCP server.
+    /// Built in, or Lua.
     pub source: crate::tools::ToolSource,
     /// Read-only always, never, or per input.
     pub read_only: crate::tools::ReadOnlyKind,
@@ -151,7 +151,7 @@ impl Session {
     }
 
     /// Like [`Session::new`], with the process's shared `user` tools (Lua
-    /// tools, MCP servers' tools) behind the built-in ones: a tool added to
+    /// tools) behind the built-in ones: a tool added to
     /// the table while the session runs is offered from its next request
     /// (docs/architecture.md, "User tools"). Errors: as [`Session::new`].
     pub fn with_user_tools(

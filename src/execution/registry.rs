@@ -88,7 +88,7 @@ fn find<'a>(tools: &'a [Arc<RegisteredTool>], name: &str) -> Option<&'a Arc<Regi
         .or_else(|| tools.iter().find(|t| t.answers_to(name)))
 }
 
-/// Tools added while lathe runs (Lua, MCP servers), shared by every session
+/// Tools added while lathe runs (Lua tools), shared by every session
 /// of the process. A name may not be, ignoring ASCII case, a `reserved` one
 /// (the built-ins' names and aliases) or another user tool's.
 #[derive(Default)]
@@ -134,15 +134,6 @@ impl UserTools {
         let before = tools.len();
         tools.retain(|t| t.tool.name() != name);
         tools.len() != before
-    }
-
-    /// Removes every tool whose source is `source` (an MCP server's tools
-    /// before it lists them again); returns how many.
-    pub fn unregister_source(&self, source: &crate::tools::ToolSource) -> usize {
-        let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
-        let before = tools.len();
-        tools.retain(|t| &t.tool.source() != source);
-        before - tools.len()
     }
 
     /// The tools now, in the order they were registered.

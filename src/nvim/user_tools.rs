@@ -289,7 +289,7 @@ pub fn unregister_tool(_: &Lua, name: Value) -> mlua::Result<bool> {
 
 /// `tools()` → `{ { name, source, read_only, offered }, … }`: every tool
 /// of the current session (the built-ins, then the user tools), `source`
-/// `"built-in"`, `"lua"` or `"mcp:<server>"`, `read_only` `"yes"`, `"no"`
+/// `"built-in"` or `"lua"`, `read_only` `"yes"`, `"no"`
 /// or `"per input"`, `offered` whether the next request sends it.
 /// Errors: as `setup` when no session exists and one cannot be made.
 pub fn tools(lua: &Lua, (): ()) -> mlua::Result<Table> {

@@ -318,17 +318,14 @@ pub enum ToolSource {
     BuiltIn,
     /// Registered from Lua with `require("lathe").register_tool`.
     Lua,
-    /// A tool of the MCP server with this name.
-    Mcp(String),
 }
 
 impl ToolSource {
-    /// `built-in`, `lua` or `mcp:<server>`, as `:Lathe tools` shows it.
+    /// `built-in` or `lua`, as `:Lathe tools` shows it.
     pub fn label(&self) -> String {
         match self {
             ToolSource::BuiltIn => "built-in".into(),
             ToolSource::Lua => "lua".into(),
-            ToolSource::Mcp(server) => format!("mcp:{server}"),
         }
     }
 }

@@ -146,7 +146,7 @@ pub struct UserToolSpec {
     pub concurrency_safe: Option<Flag>,
     /// Gate 9's bound (chars) for text results.
     pub max_result_chars: Option<usize>,
-    /// Where it comes from (Lua, an MCP server).
+    /// Where it comes from (Lua).
     pub source: ToolSource,
 }
 

@@ -97,7 +97,8 @@ fn a_lua_tool_runs_through_the_gates() -> Result<(), String> {
 }
 
 #[nvim_oxi::test]
-fn a_lua_tool_that_is_not_read_only_asks_and_rules_and_hooks_match_it_by_name() -> Result<(), String> {
+fn a_lua_tool_that_is_not_read_only_asks_and_rules_and_hooks_match_it_by_name() -> Result<(), String>
+{
     lua_test(&format!(
         r#"
         local dir = T.project()
@@ -230,6 +231,9 @@ fn a_model_turn_calls_a_lua_tool_and_stop_cancels_a_slow_one() -> Result<(), Str
         T.lathe.ask("find crash issues")
         T.wait_for("the slow call", 10000, function() return T.SLOW_CTX ~= nil end)
         T.eq("not cancelled yet", T.SLOW_CTX.cancelled(), false)
+        T.wait_for("ctx.progress in the chat", 5000, function()
+          return T.chat_text():find("working", 1, true) ~= nil
+        end)
         T.lathe.stop()
         T.eq("stopped", T.lathe.wait(10000), "stopped")
         T.eq("cancelled", T.SLOW_CTX.cancelled(), true)
