@@ -4,6 +4,9 @@
 //! and its result reaches the model; an unregistered one is gone from the
 //! next request.
 
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::sync::Arc;
