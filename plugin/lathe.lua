@@ -6,7 +6,7 @@ end
 vim.g.loaded_lathe = true
 
 local subcommands =
-  { "stop", "open", "toggle", "close", "status", "review", "mode", "reload", "new", "resume", "build" }
+  { "stop", "open", "toggle", "close", "status", "review", "mode", "reload", "new", "resume", "build", "tools" }
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
 
 --- `text` on one screen line: whitespace runs (newlines too) become one
@@ -76,6 +76,15 @@ local function run(opts)
     elseif args == "reload" then
       lathe.reload_settings()
       vim.notify("lathe: settings files read again; a new conversation starts")
+    elseif args == "tools" then
+      local lines = { "lathe tools: name, source, read-only, offered to the model now" }
+      for _, t in ipairs(lathe.tools()) do
+        table.insert(
+          lines,
+          ("  %-24s %-14s %-10s %s"):format(t.name, t.source, t.read_only, t.offered and "offered" or "not offered")
+        )
+      end
+      vim.notify(table.concat(lines, "\n"))
     elseif args == "mode" or args:match("^mode%s+%S+$") then
       local name = vim.trim(args:sub(5))
       local mode = lathe.mode(name ~= "" and name or nil)
@@ -93,7 +102,7 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then

@@ -398,4 +398,55 @@ function M.tool_sync(name, input, timeout_ms)
   return { content = ("lathe.tool_sync: %s timed out after %d ms"):format(name, timeout_ms), is_error = true }
 end
 
+--- A tool defined in Lua (`:help lathe-user-tools`).
+---@class lathe.ToolSpec
+---@field name string 1 to 64 letters, digits, "_" or "-"; not a built-in's or another tool's name (ignoring case).
+---@field description string What the tool does, for the model.
+---@field input_schema table JSON Schema of the input; `type = "object"`. Checked at registration, sent to the model, validates every call.
+---@field is_read_only? boolean|fun(input: table): boolean Read-only calls inside the project run without asking; others ask by default. Default false.
+---@field is_concurrency_safe? boolean|fun(input: table): boolean May run alongside other calls. Default: as is_read_only.
+---@field validate_input? fun(input: table): boolean, string? Return false and a reason to refuse the input (the model reads the reason).
+---@field call fun(input: table, ctx: lathe.ToolCallCtx, done: fun(result: lathe.ToolCallResult|string)): (lathe.ToolCallResult|string|nil) Runs on the main thread; answer with `done(result)` (now or later) or by returning the result.
+---@field max_result_size_chars? integer Longer text results are saved to a file and the model gets a preview and the path. Default 30000.
+---@field timeout_ms? integer A call that has not answered after this long ends with an error. Default 120000.
+
+--- The second argument of a Lua tool's `call`.
+---@class lathe.ToolCallCtx
+---@field cancelled fun(): boolean True once the turn was stopped or the call timed out: stop working, the result is dropped.
+---@field progress fun(text: string) Shows partial output in the chat.
+
+--- What a Lua tool's `call` answers.
+---@class lathe.ToolCallResult
+---@field content string|table The result the model reads (a table is sent as JSON).
+---@field is_error? boolean The call failed; `content` says why.
+
+--- One line of `tools()`.
+---@class lathe.ToolListing
+---@field name string
+---@field source string "built-in" or "lua".
+---@field read_only "yes"|"no"|"per input"
+---@field offered boolean Sent to the model in the next request.
+
+--- Registers a tool written in Lua for every conversation of this Neovim
+--- (it survives `setup()` and `:Lathe new`); the running conversation
+--- offers it from its next request. Errors name the problem in `spec`.
+--- See `:help lathe.register_tool()`.
+---@param spec lathe.ToolSpec
+function M.register_tool(spec)
+  call("register_tool", spec)
+end
+
+--- Removes a tool registered with `register_tool()`.
+---@param name string
+---@return boolean removed false when no Lua tool has that name.
+function M.unregister_tool(name)
+  return call("unregister_tool", name)
+end
+
+--- Every tool of the current conversation, the built-ins first (`:Lathe tools`).
+---@return lathe.ToolListing[] tools
+function M.tools()
+  return call("tools")
+end
+
 return M

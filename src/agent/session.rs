@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::editor::Editor;
 use crate::execution::{
     run_tool_use, ExecEnv, Hooks, PendingToolUse, RegistryError, ResultStore, ToolRegistry,
-    TurnStop,
+    TurnStop, UserTools,
 };
 use crate::hooks::{CodeHooks, HookConfig};
 use crate::permissions::{Mode, PermissionState, Prompter};
@@ -42,6 +42,19 @@ pub struct SessionParts {
     /// Hooks written in code (Lua functions from `setup{ hooks = … }`),
     /// run with the command hooks of the configuration.
     pub hooks: CodeHooks,
+}
+
+/// One tool as `:Lathe tools` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolInfo {
+    /// The name the model calls.
+    pub name: String,
+    /// Built in, or Lua.
+    pub source: crate::tools::ToolSource,
+    /// Read-only always, never, or per input.
+    pub read_only: crate::tools::ReadOnlyKind,
+    /// Sent to the model in the next request ([`Tool::is_offered`]).
+    pub offered: bool,
 }
 
 /// Whether a turn is running.
@@ -134,7 +147,18 @@ impl Session {
         parts: SessionParts,
         extra: Vec<Arc<dyn Tool>>,
     ) -> Result<Arc<Self>, RegistryError> {
-        Self::build(parts, extra, None)
+        Self::build(parts, extra, None, None)
+    }
+
+    /// Like [`Session::new`], with the process's shared `user` tools (Lua
+    /// tools) behind the built-in ones: a tool added to
+    /// the table while the session runs is offered from its next request
+    /// (docs/architecture.md, "User tools"). Errors: as [`Session::new`].
+    pub fn with_user_tools(
+        parts: SessionParts,
+        user: Arc<UserTools>,
+    ) -> Result<Arc<Self>, RegistryError> {
+        Self::build(parts, Vec::new(), None, Some(user))
     }
 
     /// The saved session in the file `path` (`:Lathe resume`): its
@@ -145,12 +169,23 @@ impl Session {
     /// skipped with a warning. Errors: the file cannot be read or is not a
     /// session file; as [`Session::new`].
     pub fn resume(parts: SessionParts, path: &std::path::Path) -> Result<Resumed, String> {
+        Self::resume_with_user_tools(parts, path, None)
+    }
+
+    /// [`Session::resume`] with the shared `user` tools (see
+    /// [`Session::with_user_tools`]). Errors: as [`Session::resume`].
+    pub fn resume_with_user_tools(
+        parts: SessionParts,
+        path: &std::path::Path,
+        user: Option<Arc<UserTools>>,
+    ) -> Result<Resumed, String> {
         let loaded = session_log::load(path)?;
         let restored = restore(&loaded.records);
         let session = Self::build(
             parts,
             Vec::new(),
             Some((loaded.header.id.clone(), path.to_path_buf())),
+            user,
         )
         .map_err(|e| e.to_string())?;
         session.transcript.restore(restored.messages);
@@ -167,10 +202,14 @@ impl Session {
         parts: SessionParts,
         extra: Vec<Arc<dyn Tool>>,
         resumed: Option<(String, std::path::PathBuf)>,
+        user: Option<Arc<UserTools>>,
     ) -> Result<Arc<Self>, RegistryError> {
         let mut tools = builtin_tools(&parts.config);
         tools.extend(extra);
-        let registry = ToolRegistry::new(tools)?;
+        let mut registry = ToolRegistry::new(tools)?;
+        if let Some(user) = user {
+            registry = registry.with_user_tools(user);
+        }
         let sid = match &resumed {
             Some((id, _)) => id.clone(),
             None => session_id(),
@@ -247,6 +286,21 @@ impl Session {
         if let Some(log) = &self.log {
             log.flush();
         }
+    }
+
+    /// Every tool the session can run, as `:Lathe tools` lists them: the
+    /// built-ins, then the user tools now.
+    pub fn tools(&self) -> Vec<ToolInfo> {
+        self.registry
+            .all()
+            .iter()
+            .map(|t| ToolInfo {
+                name: t.tool.name().to_string(),
+                source: t.tool.source(),
+                read_only: t.tool.read_only_kind(),
+                offered: t.tool.is_offered(),
+            })
+            .collect()
     }
 
     /// The effective configuration.

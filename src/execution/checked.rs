@@ -33,10 +33,11 @@ impl CheckedCall {
     /// not JSON, fails the schema or does not parse) is kept for the run.
     pub fn new(pending: PendingToolUse, env: &ExecEnv) -> Self {
         let registered = env.registry.lookup(&pending.tool_use.name);
-        let tool = registered.map(|r| r.tool.clone());
+        let tool = registered.as_ref().map(|r| r.tool.clone());
         let prepared = match registered {
             None => Err(unknown_tool(&pending.tool_use.name, env)),
             Some(registered) => {
+                let registered = &*registered;
                 catch_unwind(AssertUnwindSafe(|| prepare(&pending, registered, env)))
                     .unwrap_or_else(|panic| {
                         Err(Stop::error(fill(

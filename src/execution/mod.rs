@@ -28,7 +28,7 @@ pub use checked::CheckedCall;
 pub use executor::{partition_tool_calls, Batch, ToolExecutor};
 pub use hook_gates::{Hooks, TurnStop, HOOK_STOPPED_TURN};
 pub use large_result::{ResultStore, PERSISTED_RESULT, PREVIEW_CHARS};
-pub use registry::{RegisteredTool, RegistryError, ToolRegistry};
+pub use registry::{RegisteredTool, RegistryError, ToolRegistry, UserTools};
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -225,7 +225,8 @@ impl Gates<'_> {
             let shown = crate::tools::paths::display(&self.env.ctx.root, &path);
             notes.insert(0, fill(REPLANNED, &[("path", &shown)]));
         }
-        let tool = planned.prepared().tool().name();
+        let tool_name = planned.prepared().tool().name().to_string();
+        let tool = tool_name.as_str();
         planned.limit_reads(self.read_filter(tool));
         let input = planned.prepared().input_json.clone();
         let mut output = self.call_tool(planned).await?;
@@ -363,7 +364,8 @@ impl Gates<'_> {
     async fn plan_again(&mut self, planned: PlannedCall) -> Result<(PlannedCall, bool), Stop> {
         let shown = planned.preview(&self.env.ctx.root);
         let prepared = planned.into_prepared();
-        let tool = prepared.tool().name();
+        let tool_name = prepared.tool().name().to_string();
+        let tool = tool_name.as_str();
         let input = serde_json::to_string_pretty(&prepared.input_json).unwrap_or_default();
         let mut ctx = self.env.ctx.clone();
         let mut unseen = false;

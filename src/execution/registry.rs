@@ -1,7 +1,14 @@
 //! The tools a session offers: each name and alias once, each tool's input
 //! validator compiled from the schema the model is told (on first use).
+//!
+//! Two layers (docs/architecture.md, "User tools"): the session's own tools
+//! (the built-ins, fixed when the session is made) and, behind them, the
+//! [`UserTools`] table shared by every session of the process, which Lua
+//! adds to and removes from at any time; lookup and the request's `tools`
+//! read it each time, so a tool registered while a session runs is offered
+//! from its next request.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use jsonschema::Validator;
 use serde_json::Value;
@@ -49,10 +56,98 @@ pub enum RegistryError {
     },
 }
 
-/// Lookup by name, then alias (gate 1).
+impl RegisteredTool {
+    fn new(tool: Arc<dyn Tool>) -> Self {
+        let schema = tool.input_schema();
+        Self {
+            tool,
+            schema,
+            validator: OnceLock::new(),
+        }
+    }
+
+    /// `true` when `name` is, ignoring ASCII case, this tool's name or an
+    /// alias.
+    fn answers_to(&self, name: &str) -> bool {
+        self.tool.name().eq_ignore_ascii_case(name)
+            || self
+                .tool
+                .aliases()
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(name))
+    }
+}
+
+/// The first of `tools` called `name`: exact name, then an alias, then a
+/// name or alias ignoring case.
+fn find<'a>(tools: &'a [Arc<RegisteredTool>], name: &str) -> Option<&'a Arc<RegisteredTool>> {
+    tools
+        .iter()
+        .find(|t| t.tool.name() == name)
+        .or_else(|| tools.iter().find(|t| t.tool.aliases().contains(&name)))
+        .or_else(|| tools.iter().find(|t| t.answers_to(name)))
+}
+
+/// Tools added while lathe runs (Lua tools), shared by every session
+/// of the process. A name may not be, ignoring ASCII case, a `reserved` one
+/// (the built-ins' names and aliases) or another user tool's.
+#[derive(Default)]
+pub struct UserTools {
+    reserved: Vec<String>,
+    tools: RwLock<Vec<Arc<RegisteredTool>>>,
+}
+
+impl UserTools {
+    /// An empty table whose tools may not take any of the `reserved`
+    /// names (compared ignoring ASCII case).
+    pub fn new(reserved: impl IntoIterator<Item = String>) -> Self {
+        Self {
+            reserved: reserved.into_iter().collect(),
+            tools: RwLock::new(Vec::new()),
+        }
+    }
+
+    /// Adds `tool` after the others. Errors:
+    /// [`RegistryError::DuplicateName`] when its name is a reserved one or
+    /// another user tool's (ignoring ASCII case); nothing is added then.
+    pub fn register(&self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        let name = tool.name().to_string();
+        let clash = |taken_by: &str| RegistryError::DuplicateName {
+            tool: name.clone(),
+            name: name.clone(),
+            taken_by: taken_by.to_string(),
+        };
+        if let Some(r) = self.reserved.iter().find(|r| r.eq_ignore_ascii_case(&name)) {
+            return Err(clash(&format!("the built-in tool {r}")));
+        }
+        if let Some(t) = tools.iter().find(|t| t.answers_to(&name)) {
+            return Err(clash(t.tool.name()));
+        }
+        tools.push(Arc::new(RegisteredTool::new(tool)));
+        Ok(())
+    }
+
+    /// Removes the tool called exactly `name`; `true` when there was one.
+    pub fn unregister(&self, name: &str) -> bool {
+        let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        let before = tools.len();
+        tools.retain(|t| t.tool.name() != name);
+        tools.len() != before
+    }
+
+    /// The tools now, in the order they were registered.
+    pub fn snapshot(&self) -> Vec<Arc<RegisteredTool>> {
+        self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Lookup by name, then alias (gate 1): the session's own tools first,
+/// then the shared [`UserTools`].
 #[derive(Default)]
 pub struct ToolRegistry {
-    tools: Vec<RegisteredTool>,
+    tools: Vec<Arc<RegisteredTool>>,
+    user: Option<Arc<UserTools>>,
 }
 
 impl ToolRegistry {
@@ -73,12 +168,7 @@ impl ToolRegistry {
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
         let names = || std::iter::once(tool.name()).chain(tool.aliases().iter().copied());
         for name in names() {
-            let taken = self.tools.iter().find(|t| {
-                std::iter::once(t.tool.name())
-                    .chain(t.tool.aliases().iter().copied())
-                    .any(|n| n.eq_ignore_ascii_case(name))
-            });
-            if let Some(t) = taken {
+            if let Some(t) = self.tools.iter().find(|t| t.answers_to(name)) {
                 return Err(RegistryError::DuplicateName {
                     tool: tool.name().to_string(),
                     name: name.to_string(),
@@ -86,36 +176,48 @@ impl ToolRegistry {
                 });
             }
         }
-        let schema = tool.input_schema();
-        self.tools.push(RegisteredTool {
-            tool,
-            schema,
-            validator: OnceLock::new(),
-        });
+        self.tools.push(Arc::new(RegisteredTool::new(tool)));
         Ok(())
     }
 
-    /// The tool called `name`: exact name first, then an alias, then a
-    /// case-insensitive name or alias (`read` → Read).
-    pub fn lookup(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tools
-            .iter()
-            .find(|t| t.tool.name() == name)
-            .or_else(|| self.tools.iter().find(|t| t.tool.aliases().contains(&name)))
-            .or_else(|| {
-                self.tools.iter().find(|t| {
-                    t.tool.name().eq_ignore_ascii_case(name)
-                        || t.tool
-                            .aliases()
-                            .iter()
-                            .any(|a| a.eq_ignore_ascii_case(name))
-                })
-            })
+    /// This registry with the shared user tools behind its own: lookup and
+    /// [`definitions`](Self::definitions) read the table each time.
+    pub fn with_user_tools(mut self, user: Arc<UserTools>) -> Self {
+        self.user = Some(user);
+        self
     }
 
-    /// Names of all tools, in order.
-    pub fn names(&self) -> Vec<&'static str> {
-        self.tools.iter().map(|t| t.tool.name()).collect()
+    /// The shared user tools, if this registry has them.
+    pub fn user_tools(&self) -> Option<&Arc<UserTools>> {
+        self.user.as_ref()
+    }
+
+    /// Every tool, the session's own first, then the user tools now.
+    pub fn all(&self) -> Vec<Arc<RegisteredTool>> {
+        let mut all = self.tools.clone();
+        if let Some(user) = &self.user {
+            all.extend(user.snapshot());
+        }
+        all
+    }
+
+    /// The tool called `name`: exact name first, then an alias, then a
+    /// case-insensitive name or alias (`read` → Read); the session's own
+    /// tools before the user tools.
+    pub fn lookup(&self, name: &str) -> Option<Arc<RegisteredTool>> {
+        if let Some(t) = find(&self.tools, name) {
+            return Some(t.clone());
+        }
+        let user = self.user.as_ref()?.snapshot();
+        find(&user, name).cloned()
+    }
+
+    /// Names of all tools, in order (the user tools after the others).
+    pub fn names(&self) -> Vec<String> {
+        self.all()
+            .iter()
+            .map(|t| t.tool.name().to_string())
+            .collect()
     }
 
     /// The `tools` array of a request: name, description and `input_schema`
@@ -124,7 +226,7 @@ impl ToolRegistry {
     /// Asked before every request, so a tool appears and disappears between
     /// requests of one turn.
     pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools
+        self.all()
             .iter()
             .filter(|t| t.tool.is_offered())
             .map(|t| ToolDefinition {
@@ -264,8 +366,8 @@ mod tests {
             ("RG", "Grep"),
         ] {
             assert_eq!(
-                registry.lookup(asked).map(|t| t.tool.name()),
-                Some(found),
+                registry.lookup(asked).map(|t| t.tool.name().to_string()),
+                Some(found.to_string()),
                 "{asked}"
             );
         }
@@ -340,5 +442,82 @@ mod tests {
         assert!(registry.lookup("Switchable").is_some());
         on.store(true, std::sync::atomic::Ordering::Relaxed);
         assert_eq!(sent(&registry), ["Read", "Switchable"]);
+    }
+
+    struct Echo;
+
+    #[async_trait::async_trait]
+    impl crate::tools::user::UserToolBackend for Echo {
+        fn classify(&self, _: &Value) -> Result<crate::tools::user::Classified, (String, String)> {
+            Ok(Default::default())
+        }
+        async fn validate(&self, _: &str, _: &Value) -> Result<(), crate::tools::ToolError> {
+            Ok(())
+        }
+        async fn call(
+            &self,
+            _: &str,
+            input: Value,
+            _: &crate::tools::ToolContext,
+        ) -> Result<crate::tools::ToolOutput, crate::tools::ToolError> {
+            Ok(crate::tools::ToolOutput::text(input.to_string(), ""))
+        }
+    }
+
+    fn user_tool(name: &str) -> Arc<dyn Tool> {
+        use crate::tools::user::{Flag, UserTool, UserToolSpec};
+        Arc::new(
+            UserTool::new(
+                UserToolSpec {
+                    name: name.into(),
+                    description: "d".into(),
+                    input_schema: serde_json::json!({ "type": "object" }),
+                    read_only: Flag::Fixed(true),
+                    concurrency_safe: None,
+                    max_result_chars: None,
+                    source: crate::tools::ToolSource::Lua,
+                },
+                Arc::new(Echo),
+            )
+            .expect("valid"),
+        )
+    }
+
+    #[test]
+    fn user_tools_are_shared_and_read_at_every_request() {
+        let user = Arc::new(UserTools::new([
+            "Read".to_string(),
+            "read_file".to_string(),
+        ]));
+        let a = ToolRegistry::new(vec![Arc::new(ReadTool)])
+            .expect("ok")
+            .with_user_tools(user.clone());
+        let b = ToolRegistry::new(vec![Arc::new(ReadTool)])
+            .expect("ok")
+            .with_user_tools(user.clone());
+        let sent = |r: &ToolRegistry| {
+            r.definitions()
+                .into_iter()
+                .map(|d| d.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sent(&a), ["Read"]);
+        user.register(user_tool("SearchIssues")).expect("new name");
+        assert_eq!(sent(&a), ["Read", "SearchIssues"]);
+        assert_eq!(sent(&b), ["Read", "SearchIssues"]);
+        assert!(a.lookup("searchissues").is_some());
+        assert_eq!(a.names(), ["Read", "SearchIssues"]);
+        assert_eq!(
+            user.register(user_tool("READ_FILE")).map_err(|e| e.to_string()),
+            Err("cannot register tool READ_FILE: the name \"READ_FILE\" is already used by the built-in tool read_file".into())
+        );
+        assert_eq!(
+            user.register(user_tool("searchISSUES")).map_err(|e| e.to_string()),
+            Err("cannot register tool searchISSUES: the name \"searchISSUES\" is already used by SearchIssues".into())
+        );
+        assert!(user.unregister("SearchIssues"));
+        assert!(!user.unregister("SearchIssues"));
+        assert_eq!(sent(&b), ["Read"]);
+        assert!(b.lookup("SearchIssues").is_none());
     }
 }

@@ -63,7 +63,7 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
 /// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
-/// `statusline_component`. Errors: Lua could not allocate.
+/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
@@ -105,6 +105,15 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         "statusline_component",
         lua.create_function(|_, ()| Ok(super::status::component()))?,
     )?;
+    t.set(
+        "register_tool",
+        lua.create_function(super::user_tools::register_tool)?,
+    )?;
+    t.set(
+        "unregister_tool",
+        lua.create_function(super::user_tools::unregister_tool)?,
+    )?;
+    t.set("tools", lua.create_function(super::user_tools::tools)?)?;
     Ok(t)
 }
 

@@ -16,6 +16,7 @@
 //! - [`status`]: `lathe.status()` and the statusline component.
 //! - [`status_sink`]: the session's sink in front of the chat's: live status, `User` events.
 //! - [`user_events`]: the `User` autocmds lathe fires.
+//! - [`user_tools`]: tools defined in Lua (`register_tool`), `:Lathe tools`.
 
 pub mod api;
 pub mod bridge;
@@ -36,6 +37,7 @@ pub mod state;
 pub mod status;
 pub mod status_sink;
 pub mod user_events;
+pub mod user_tools;
 
 pub use bridge::{BridgeError, MainThread};
 pub use editor::NvimEditor;

@@ -16,6 +16,7 @@ use super::editor::NvimEditor;
 use super::float::FloatPrompter;
 
 static MAIN: OnceLock<MainThread> = OnceLock::new();
+static USER_TOOLS: OnceLock<Arc<crate::execution::UserTools>> = OnceLock::new();
 
 thread_local! {
     static LUA: OnceCell<mlua::Lua> = const { OnceCell::new() };
@@ -115,7 +116,7 @@ pub fn stop_turn() {
 /// and the Lua `hooks` of `setup`. Errors: the bridge is not set up, or the provider cannot be made.
 pub fn build_session(config: Config, hooks: CodeHooks) -> Result<Arc<Session>, String> {
     let (parts, live) = session_parts(config, hooks)?;
-    let session = Session::new(parts).map_err(|e| e.to_string())?;
+    let session = Session::with_user_tools(parts, user_tools()).map_err(|e| e.to_string())?;
     super::status_sink::register(&session, live);
     Ok(session)
 }
@@ -195,7 +196,7 @@ pub fn resume_session(path: &std::path::Path) -> Result<crate::agent::Resumed, S
     let args = current_args()?;
     let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
     let (parts, live) = session_parts(config, args.hooks.clone())?;
-    let resumed = Session::resume(parts, path)?;
+    let resumed = Session::resume_with_user_tools(parts, path, Some(user_tools()))?;
     super::status_sink::register(&resumed.session, live);
     set_session(resumed.session.clone());
     SETUP.with(|s| s.replace(Some(args)));
@@ -259,4 +260,22 @@ pub fn state_dir() -> Option<std::path::PathBuf> {
     nvim_oxi::api::call_function::<_, String>("stdpath", ("state",))
         .ok()
         .map(|d| std::path::PathBuf::from(d).join("lathe"))
+}
+
+/// The process's user-tool table (Lua tools), shared by every session
+/// (docs/architecture.md, "User tools"); made on first use with the
+/// built-ins' names and aliases reserved.
+pub fn user_tools() -> Arc<crate::execution::UserTools> {
+    USER_TOOLS
+        .get_or_init(|| {
+            let builtins = crate::tools::builtin_tools(&Config::new(std::path::Path::new("/")));
+            let reserved = builtins.iter().flat_map(|t| {
+                std::iter::once(t.name().to_string())
+                    .chain(t.aliases().iter().map(|a| a.to_string()))
+            });
+            Arc::new(crate::execution::UserTools::new(
+                reserved.collect::<Vec<_>>(),
+            ))
+        })
+        .clone()
 }

@@ -109,14 +109,14 @@ pub fn covers(rule_tool: &str, call_tool: &str) -> bool {
 impl Rule {
     /// Parses `Tool` or `Tool(specifier)`, resolving relative path
     /// specifiers against `base`. Errors: a missing `)`, a tool name that is
-    /// not `[A-Za-z0-9_]+`, a pattern that does not compile.
+    /// not `[A-Za-z0-9_-]+`, a pattern that does not compile.
     pub fn parse(s: &str, base: &RuleBase) -> Result<Self, RuleParseError> {
         let s = s.trim();
         let tool_part = s.split('(').next().unwrap_or("").trim();
         let named = (!tool_part.is_empty()
             && tool_part
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
         .then(|| tool_part.to_string());
         let err = |why: String| RuleParseError {
             rule: s.to_string(),

@@ -103,6 +103,7 @@ impl TypedTool for DiagnosticsTool {
     type Input = DiagnosticsInput;
     type Plan = ();
     const NAME: &'static str = "Diagnostics";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["diagnostics", "get_diagnostics"];
     const MAX_RESULT_CHARS: Option<usize> = Some(DIAGNOSTICS_MAX_RESULT_CHARS);
 

@@ -199,6 +199,7 @@ impl TypedTool for EditTool {
     type Input = EditInput;
     type Plan = EditPlan;
     const NAME: &'static str = "Edit";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Never;
     const ALIASES: &'static [&'static str] = &["edit_file", "edit", "str_replace"];
 
     fn description(&self) -> String {

@@ -106,6 +106,7 @@ impl TypedTool for GlobTool {
     type Input = GlobInput;
     type Plan = Plan;
     const NAME: &'static str = "Glob";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
     const MAX_RESULT_CHARS: Option<usize> = Some(GLOB_MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["glob", "find_files"];
 

@@ -174,6 +174,7 @@ impl TypedTool for GrepTool {
     type Input = GrepInput;
     type Plan = Plan;
     const NAME: &'static str = "Grep";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
     const MAX_RESULT_CHARS: Option<usize> = Some(MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["grep", "rg"];
 

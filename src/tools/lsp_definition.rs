@@ -31,6 +31,7 @@ impl TypedTool for LspDefinitionTool {
     type Input = LspPositionInput;
     type Plan = ();
     const NAME: &'static str = "LspDefinition";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["go_to_definition", "goto_definition"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 

@@ -50,6 +50,7 @@ impl TypedTool for LspHoverTool {
     type Input = LspPositionInput;
     type Plan = ();
     const NAME: &'static str = "LspHover";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["hover"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 

@@ -32,6 +32,7 @@ impl TypedTool for LspReferencesTool {
     type Input = LspPositionInput;
     type Plan = ();
     const NAME: &'static str = "LspReferences";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["find_references"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 

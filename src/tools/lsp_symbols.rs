@@ -73,6 +73,7 @@ impl TypedTool for LspSymbolsTool {
     type Input = LspSymbolsInput;
     type Plan = ();
     const NAME: &'static str = "LspSymbols";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["document_symbols", "workspace_symbols"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 

@@ -32,9 +32,12 @@ pub mod lsp_symbols;
 pub mod read;
 pub mod write;
 
+pub mod user;
+
 pub use file_state::FileState;
 pub use tool::{
-    PlannedCall, PreparedCall, Tool, TypedTool, INTERNAL_INPUT_MISMATCH, REVISION_UNSUPPORTED,
+    PlannedCall, PreparedCall, ReadOnlyKind, Tool, ToolSource, TypedTool, INTERNAL_INPUT_MISMATCH,
+    REVISION_UNSUPPORTED,
 };
 
 use std::path::PathBuf;

@@ -328,6 +328,7 @@ impl TypedTool for ReadTool {
     type Input = ReadInput;
     type Plan = ();
     const NAME: &'static str = "Read";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["read_file", "read", "view"];
 
     fn description(&self) -> String {

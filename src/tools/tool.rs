@@ -56,6 +56,10 @@ pub trait TypedTool: Send + Sync + 'static {
     /// gets a preview plus the path (gate 9). `None`: the tool bounds its own
     /// output (Read).
     const MAX_RESULT_CHARS: Option<usize> = None;
+    /// Whether every call is read-only, none is, or it depends on the input
+    /// (only for listings such as `:Lathe tools`; the pipeline asks
+    /// [`is_read_only`](Self::is_read_only) per call). Default: per input.
+    const READ_ONLY: ReadOnlyKind = ReadOnlyKind::PerInput;
 
     /// What the tool does, for the model (a paragraph or two).
     fn description(&self) -> String;
@@ -149,6 +153,24 @@ pub struct PreparedCall {
 }
 
 impl PreparedCall {
+    /// A prepared call of a tool that implements [`Tool`] itself (a user
+    /// tool): `input` is its own parsed input, which its methods take back
+    /// with [`PreparedCall::input`]; `input_json` the normalised input as
+    /// JSON (what hooks and rules see).
+    pub fn new(tool: Arc<dyn Tool>, input: Box<dyn Any + Send + Sync>, input_json: Value) -> Self {
+        Self {
+            tool,
+            input,
+            input_json,
+        }
+    }
+
+    /// The parsed input, for a tool that implements [`Tool`] itself
+    /// (`None` when it is not a `T`).
+    pub fn input<T: 'static>(&self) -> Option<&T> {
+        self.input.downcast_ref::<T>()
+    }
+
     /// The tool this call runs.
     pub fn tool(&self) -> &Arc<dyn Tool> {
         &self.tool
@@ -194,6 +216,12 @@ pub struct PlannedCall {
 }
 
 impl PlannedCall {
+    /// `prepared` with the `plan` its tool made, for a tool that implements
+    /// [`Tool`] itself.
+    pub fn new(prepared: PreparedCall, plan: Box<dyn Any + Send + Sync>) -> Self {
+        Self { prepared, plan }
+    }
+
     /// The prepared call (input, tool).
     pub fn prepared(&self) -> &PreparedCall {
         &self.prepared
@@ -233,8 +261,9 @@ impl PlannedCall {
 /// for every [`TypedTool`]; the per-call methods take the call values above.
 #[async_trait]
 pub trait Tool: Send + Sync {
-    /// PascalCase name.
-    fn name(&self) -> &'static str;
+    /// The name the model calls: PascalCase for the built-ins; a user
+    /// tool's name is chosen at run time, so it is borrowed from the tool.
+    fn name(&self) -> &str;
     /// Alias names.
     fn aliases(&self) -> &'static [&'static str];
     /// Description for the model.
@@ -273,6 +302,56 @@ pub trait Tool: Send + Sync {
     fn permission_preview(&self, call: &PlannedCall, root: &Path) -> PermissionPreview;
     /// See [`TypedTool::call`].
     async fn call(&self, call: PlannedCall, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+    /// Where the tool comes from (`:Lathe tools`). Default: built in.
+    fn source(&self) -> ToolSource {
+        ToolSource::BuiltIn
+    }
+    /// Whether every call is read-only, none is, or it depends on the input
+    /// (`:Lathe tools`). See [`TypedTool::READ_ONLY`].
+    fn read_only_kind(&self) -> ReadOnlyKind;
+}
+
+/// Where a tool comes from, as `:Lathe tools` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolSource {
+    /// One of lathe's own tools (`tools::builtin_tools`).
+    BuiltIn,
+    /// Registered from Lua with `require("lathe").register_tool`.
+    Lua,
+}
+
+impl ToolSource {
+    /// `built-in` or `lua`, as `:Lathe tools` shows it.
+    pub fn label(&self) -> String {
+        match self {
+            ToolSource::BuiltIn => "built-in".into(),
+            ToolSource::Lua => "lua".into(),
+        }
+    }
+}
+
+/// Whether a tool's calls are read-only, for listings (the pipeline asks
+/// per call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadOnlyKind {
+    /// Every call is read-only (Read, Grep).
+    Always,
+    /// No call is (Edit, Write).
+    Never,
+    /// It depends on the input (Bash; a Lua tool whose `is_read_only` is a
+    /// function).
+    PerInput,
+}
+
+impl ReadOnlyKind {
+    /// `yes`, `no` or `per input`.
+    pub fn label(self) -> &'static str {
+        match self {
+            ReadOnlyKind::Always => "yes",
+            ReadOnlyKind::Never => "no",
+            ReadOnlyKind::PerInput => "per input",
+        }
+    }
 }
 
 /// Model-facing message when the user revised a change of a tool that cannot
@@ -296,8 +375,11 @@ fn typed<T: TypedTool>(call: &PreparedCall) -> Result<&T::Input, ToolError> {
 
 #[async_trait]
 impl<T: TypedTool> Tool for T {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         T::NAME
+    }
+    fn read_only_kind(&self) -> ReadOnlyKind {
+        T::READ_ONLY
     }
     fn aliases(&self) -> &'static [&'static str] {
         T::ALIASES

@@ -100,6 +100,7 @@ impl TypedTool for WriteTool {
     type Input = WriteInput;
     type Plan = WritePlan;
     const NAME: &'static str = "Write";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Never;
     const ALIASES: &'static [&'static str] = &["write_file", "write", "create_file"];
 
     fn description(&self) -> String {
