@@ -167,7 +167,10 @@ pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
         Arc::new(glob::GlobTool),
         Arc::new(edit::EditTool),
         Arc::new(write::WriteTool),
-        Arc::new(bash::BashTool::new(bash::BashLimits::from_config(config))),
+        Arc::new(
+            bash::BashTool::new(bash::BashLimits::from_config(config))
+                .with_output_dir(config.state_dir.join("bash-output")),
+        ),
         Arc::new(diagnostics::DiagnosticsTool),
     ]
 }
