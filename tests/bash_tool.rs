@@ -478,7 +478,7 @@ async fn timeout_above_max_is_refused_naming_the_max() {
         .expect_err("too large");
     assert_eq!(
         err.message,
-        "`timeout` is 600001 ms, above the maximum of 600000 ms. Call Bash again with a `timeout` of at most 600000 ms, or start the command in the background with its output redirected to a file (cmd > out.log 2>&1 &) and check that file later."
+        "`timeout` is 600001 ms, above the maximum of 600000 ms. Call Bash again with a `timeout` of at most 600000 ms, or with `run_in_background: true` and read its output with BashOutput."
     );
 }
 

@@ -155,7 +155,9 @@ mod tests {
                 "Edit",
                 "Write",
                 "Bash",
-                "Diagnostics"
+                "Diagnostics",
+                "BashOutput",
+                "KillShell"
             ]
         );
     }

@@ -21,10 +21,12 @@
 //! - A normal exit leaves background jobs running (`cmd > log 2>&1 &`); a
 //!   timeout or interruption stops the whole process group.
 
+pub mod job_messages;
 pub mod messages;
 pub mod output_cap;
 pub mod process;
 pub mod read_only;
+pub mod shells;
 pub mod spill;
 
 use std::os::unix::process::ExitStatusExt as _;
@@ -44,7 +46,9 @@ use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::process::JobMarker;
 use output_cap::CappedText;
 use process::{Ending, RunSpec};
+use shells::Shells;
 use spill::Saved;
+use std::sync::Arc;
 
 /// The Bash result size (`max_result_size_chars`), in
 /// characters: the default of [`BashLimits::max_output_chars`] and the
@@ -124,6 +128,11 @@ pub struct BashInput {
     /// the unit tests").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Set to true to run the command in the background: the result is its
+    /// ID at once; read its output with BashOutput and stop it with
+    /// KillShell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_in_background: Option<bool>,
 }
 
 /// Where [`BashTool::default`] and [`BashTool::new`] keep cut output:
@@ -133,12 +142,13 @@ pub fn default_output_dir() -> PathBuf {
     std::env::temp_dir().join("lathe-bash-output")
 }
 
-/// The Bash tool. Holds its limits and where cut output is kept; partial
-/// output goes to the call's `ToolContext::progress` while the command runs.
+/// The Bash tool. Holds its limits and its session's background
+/// [`Shells`] (whose directory also keeps cut output); partial output goes
+/// to the call's `ToolContext::progress` while the command runs.
 #[derive(Clone)]
 pub struct BashTool {
     limits: BashLimits,
-    output_dir: PathBuf,
+    shells: Arc<Shells>,
 }
 
 impl Default for BashTool {
@@ -153,20 +163,32 @@ impl BashTool {
     pub fn new(limits: BashLimits) -> Self {
         Self {
             limits,
-            output_dir: default_output_dir(),
+            shells: Shells::new(default_output_dir()),
         }
     }
 
-    /// The same tool keeping the full output of cut commands in `dir`
-    /// (created on first use), one `<marker>.log` file per command.
-    pub fn with_output_dir(mut self, dir: PathBuf) -> Self {
-        self.output_dir = dir;
+    /// The same tool keeping the full output of cut commands (and of
+    /// background commands) in `dir` (created on first use), one
+    /// `<marker>.log` file per command, with background shells of its own.
+    pub fn with_output_dir(self, dir: PathBuf) -> Self {
+        self.with_shells(Shells::new(dir))
+    }
+
+    /// The same tool starting background commands in `shells` (shared
+    /// with BashOutput and KillShell; its directory keeps cut output).
+    pub fn with_shells(mut self, shells: Arc<Shells>) -> Self {
+        self.shells = shells;
         self
     }
 
     /// Where the full output of cut commands goes.
     pub fn output_dir(&self) -> &Path {
-        &self.output_dir
+        self.shells.dir()
+    }
+
+    /// The background shells this tool starts.
+    pub fn shells(&self) -> &Arc<Shells> {
+        &self.shells
     }
 
     /// The limits in force.
@@ -240,10 +262,17 @@ impl TypedTool for BashTool {
     }
 
     /// Title `Bash: <whole command>` (newlines shown as `⏎`), so the user
-    /// approves exactly what runs.
+    /// approves exactly what runs; `Bash (in the background): …` for
+    /// `run_in_background`.
     fn permission_preview(&self, input: &BashInput, _plan: &(), root: &Path) -> PermissionPreview {
         PermissionPreview {
-            title: format!("Bash: {}", input.command.replace('\n', " ⏎ ")),
+            title: match input.run_in_background {
+                Some(true) => format!(
+                    "Bash (in the background): {}",
+                    input.command.replace('\n', " ⏎ ")
+                ),
+                _ => format!("Bash: {}", input.command.replace('\n', " ⏎ ")),
+            },
             command: Some(CommandPreview {
                 command: input.command.clone(),
                 cwd: root.to_path_buf(),
@@ -267,6 +296,9 @@ impl TypedTool for BashTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let l = &self.limits;
+        if input.run_in_background == Some(true) {
+            return self.start_in_background(&input, ctx);
+        }
         let timeout_ms = input.timeout.unwrap_or(l.default_timeout_ms);
         let spec = RunSpec {
             command: &input.command,
@@ -277,7 +309,8 @@ impl TypedTool for BashTool {
             head_chars: l.side_chars(),
             tail_chars: l.side_chars(),
             output_path: self
-                .output_dir
+                .shells
+                .dir()
                 .join(format!("{}.log", JobMarker::new().value())),
         };
         let outcome = process::run(&spec, &ctx.cancel, ctx.progress.as_ref())
@@ -328,6 +361,40 @@ impl TypedTool for BashTool {
             shown = first.to_string();
         }
         shown
+    }
+}
+
+impl BashTool {
+    /// `run_in_background: true`: starts the job and returns its ID and
+    /// output file ([`job_messages::BACKGROUND_STARTED`]) at once; no
+    /// timeout applies. Errors: [`job_messages::BACKGROUND_FAILED`].
+    fn start_in_background(
+        &self,
+        input: &BashInput,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(fill(
+                messages::INTERRUPTED,
+                &[("output", messages::NO_OUTPUT)],
+            )));
+        }
+        let job = self.shells.start(&input.command, &ctx.root).map_err(|e| {
+            ToolError::new(fill(
+                job_messages::BACKGROUND_FAILED,
+                &[("error", &e.to_string())],
+            ))
+        })?;
+        Ok(ToolOutput::text(
+            fill(
+                job_messages::BACKGROUND_STARTED,
+                &[
+                    ("id", job.id()),
+                    ("path", &job.output_path().display().to_string()),
+                ],
+            ),
+            format!("started {}", job.id()),
+        ))
     }
 }
 
@@ -383,7 +450,7 @@ pub fn render_output(text: CappedText, saved: &Saved) -> String {
 }
 
 /// The model-facing exit line and the short chat summary for `status`.
-fn exit_line(status: ExitStatus) -> (String, String) {
+pub fn exit_line(status: ExitStatus) -> (String, String) {
     if let Some(code) = status.code() {
         let text = if code == 0 {
             messages::EXIT_CODE
@@ -405,7 +472,7 @@ fn exit_line(status: ExitStatus) -> (String, String) {
 }
 
 /// `SIGSEGV` for 11 and so on; `signal N` for numbers without a name here.
-fn signal_name(signal: i32) -> String {
+pub fn signal_name(signal: i32) -> String {
     let name = match signal {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",
@@ -443,7 +510,8 @@ Runs a bash command in the project root and returns its output (stdout and stder
 
 - Each call starts a fresh non-interactive `bash -c` in the project root: `cd`, variables and other shell state do not carry over to the next call. Chain dependent steps in one command with `&&`.
 - There is no terminal and stdin is empty, so a command that prompts gets end-of-file at once. Pass flags that avoid prompts (`-y`, `--yes`, `git commit -m \"...\"`). `GIT_EDITOR`, `EDITOR` and `VISUAL` are `true` and `PAGER` is `cat`, so nothing opens an editor or a pager.
-- `timeout` is in milliseconds: default 120000, at most 600000. On timeout the command and every process it started are stopped and you get the output so far. Start long-running jobs (servers, watchers) in the background with their output redirected to a file (`cmd > out.log 2>&1 &`) and read that file later.
+- `timeout` is in milliseconds: default 120000, at most 600000. On timeout the command and every process it started are stopped and you get the output so far.
+- For long-running jobs (servers, watchers) set `run_in_background: true`: the result is the job's ID at once, no timeout applies, BashOutput reads its new output and KillShell stops it. Do not add `&` to such a command. Background jobs are stopped when the session ends.
 - Output longer than about 30000 characters is cut in the middle: the start and the end are shown, and all of it is saved to a file the result names. Read (with offset and limit) or Grep that file to see the rest; never run a command again just to see its output.
 - The result ends with `Exit code N`, marked `(failure)` when N is not 0 (or the signal that killed the command). A non-zero exit code is reported, not treated as a failure of the tool: read the output to see what went wrong.
 - For files, prefer the Read, Grep, Glob, Edit and Write tools over `cat`, `grep`, `find`, `sed` and `echo >`: they are faster and show the user what changed. Quote paths that contain spaces.
@@ -471,6 +539,10 @@ Runs a bash command in the project root and returns its output (stdout and stder
                     "description": {
                         "type": ["string", "null"],
                         "description": "What the command does in 5-10 words, shown to the user (e.g. \"Run the unit tests\")."
+                    },
+                    "run_in_background": {
+                        "type": ["boolean", "null"],
+                        "description": "Set to true to run the command in the background: the result is its ID at once; read its output with BashOutput and stop it with KillShell."
                     }
                 },
                 "required": ["command"],
@@ -496,6 +568,7 @@ Runs a bash command in the project root and returns its output (stdout and stder
             command: command.into(),
             timeout: None,
             description: description.map(Into::into),
+            run_in_background: None,
         };
         let describe = |i: &BashInput| TypedTool::describe(&tool, i, Path::new("/p"));
         assert_eq!(

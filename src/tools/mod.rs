@@ -27,6 +27,9 @@ pub mod grep;
 pub mod read;
 pub mod write;
 
+pub mod bash_output;
+pub mod kill_shell;
+
 pub use file_state::FileState;
 pub use tool::{
     PlannedCall, PreparedCall, Tool, TypedTool, INTERNAL_INPUT_MISMATCH, REVISION_UNSUPPORTED,
@@ -157,10 +160,13 @@ fn is_list_item(line: &str) -> bool {
 }
 
 /// The built-in tools for `config`, in the order the model sees them: Read,
-/// Grep, Glob, Edit, Write, Bash, Diagnostics. The one place a tool's settings are read
+/// Grep, Glob, Edit, Write, Bash, Diagnostics, BashOutput, KillShell. The one place a tool's settings are read
 /// from the configuration (Bash's timeouts today), so a new setting touches
 /// only its tool and this function.
 pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
+    // One set of background shells per set of tools (per session), shared
+    // by Bash, BashOutput and KillShell.
+    let shells = bash::shells::Shells::new(config.state_dir.join("bash-output"));
     vec![
         Arc::new(read::ReadTool),
         Arc::new(grep::GrepTool),
@@ -168,10 +174,11 @@ pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
         Arc::new(edit::EditTool),
         Arc::new(write::WriteTool),
         Arc::new(
-            bash::BashTool::new(bash::BashLimits::from_config(config))
-                .with_output_dir(config.state_dir.join("bash-output")),
+            bash::BashTool::new(bash::BashLimits::from_config(config)).with_shells(shells.clone()),
         ),
         Arc::new(diagnostics::DiagnosticsTool),
+        Arc::new(bash_output::BashOutputTool::new(shells.clone())),
+        Arc::new(kill_shell::KillShellTool::new(shells)),
     ]
 }
 

@@ -148,6 +148,20 @@ impl Stopper {
         }
     }
 
+    /// The marker's value (empty once disarmed), to name files after it.
+    pub fn marker_value(&self) -> String {
+        self.marker
+            .as_ref()
+            .map(|m| m.value().to_string())
+            .unwrap_or_default()
+    }
+
+    /// Stops signalling the process group (its leader was reaped, so the
+    /// id may be reused once the group is empty); the marker still works.
+    pub fn forget_group(&mut self) {
+        self.group.disarm();
+    }
+
     /// Stops guarding: drop no longer kills (a finished command's
     /// background jobs keep running, as in a shell).
     pub fn disarm(&mut self) {
