@@ -63,7 +63,7 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
 /// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
-/// `statusline_component`. Errors: Lua could not allocate.
+/// `statusline_component`, `jobs`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
@@ -105,6 +105,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         "statusline_component",
         lua.create_function(|_, ()| Ok(super::status::component()))?,
     )?;
+    t.set("jobs", lua.create_function(super::jobs::jobs)?)?;
     Ok(t)
 }
 

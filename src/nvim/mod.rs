@@ -34,6 +34,7 @@ pub mod state;
 pub mod status;
 pub mod status_sink;
 pub mod user_events;
+pub mod jobs;
 
 pub use bridge::{BridgeError, MainThread};
 pub use editor::NvimEditor;

@@ -21,3 +21,4 @@ mod search_tests;
 mod session_tests;
 mod turn_tests;
 mod user_report_tests;
+mod jobs_tests;
