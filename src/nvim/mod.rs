@@ -25,6 +25,7 @@ pub mod editor;
 pub mod float;
 pub mod guard;
 pub mod health;
+pub mod jobs;
 pub mod lsp;
 pub mod lua_hooks;
 pub mod notify;
@@ -34,7 +35,6 @@ pub mod state;
 pub mod status;
 pub mod status_sink;
 pub mod user_events;
-pub mod jobs;
 
 pub use bridge::{BridgeError, MainThread};
 pub use editor::NvimEditor;

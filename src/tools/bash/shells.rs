@@ -296,11 +296,8 @@ impl Shells {
         let path = self
             .dir
             .join(format!("{id}-{}.log", stopper.marker_value()));
-        let mut file = match std::fs::File::create(&path) {
-            Ok(f) => f,
-            // `stopper` is dropped here: it kills what was started.
-            Err(e) => return Err(e),
-        };
+        // On error `stopper` is dropped here, which kills what was started.
+        let mut file = std::fs::File::create(&path)?;
         let job = Arc::new(Job {
             id,
             command: command.to_string(),
