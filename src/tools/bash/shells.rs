@@ -154,9 +154,13 @@ impl Job {
     }
 
     /// Stops the job and everything it started: SIGTERM, then SIGKILL to
-    /// what is left after `grace`. `false` when it was not running.
+    /// what is left after `grace`. `false` when bash was not running (what
+    /// it left behind, if anything, is SIGKILLed all the same).
     pub async fn kill(&self, grace: Duration) -> bool {
         if self.state() != JobState::Running {
+            if let Some(stopper) = lock(&self.stopper).take() {
+                stopper.kill_now();
+            }
             return false;
         }
         let stopper = lock(&self.stopper).take();
