@@ -6,7 +6,7 @@ end
 vim.g.loaded_lathe = true
 
 local subcommands =
-  { "stop", "open", "toggle", "close", "status", "review", "mode", "reload", "new", "resume", "build", "tools" }
+  { "stop", "open", "toggle", "close", "status", "review", "mode", "reload", "new", "resume", "build", "tools", "jobs" }
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
 
 --- `text` on one screen line: whitespace runs (newlines too) become one
@@ -85,6 +85,19 @@ local function run(opts)
         )
       end
       vim.notify(table.concat(lines, "\n"))
+    elseif args == "jobs" then
+      -- One line per background Bash command (:help :Lathe-jobs).
+      local jobs = lathe.jobs()
+      if #jobs == 0 then
+        vim.notify("lathe: no background jobs")
+        return
+      end
+      local lines = {}
+      for _, j in ipairs(jobs) do
+        local state = j.state == "exited" and j.exit_code and ("exited " .. j.exit_code) or j.state
+        lines[#lines + 1] = ("%s  %-10s %5ds  %s  (output: %s)"):format(j.id, state, j.seconds, j.command, j.output)
+      end
+      vim.notify("lathe: background jobs\n" .. table.concat(lines, "\n"))
     elseif args == "mode" or args:match("^mode%s+%S+$") then
       local name = vim.trim(args:sub(5))
       local mode = lathe.mode(name ~= "" and name or nil)
@@ -102,7 +115,7 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools|jobs",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then

@@ -226,7 +226,7 @@ async fn case13_python_input_sees_eof_at_once() {
     assert!(started.elapsed() < Duration::from_secs(10));
     let t = text(&out);
     assert!(t.contains("EOFError"), "{t}");
-    assert!(t.ends_with("\n\nExit code 1"), "{t}");
+    assert!(t.ends_with("\n\nExit code 1 (failure)"), "{t}");
     assert_eq!(out.summary, "exit 1");
 }
 
@@ -255,7 +255,7 @@ async fn case13_git_commit_with_vi_editor_returns_at_once() {
     // GIT_EDITOR=true leaves the message empty, so git aborts by itself.
     let t = text(&out);
     assert!(t.contains("empty commit message"), "{t}");
-    assert!(t.ends_with("Exit code 1"), "{t}");
+    assert!(t.ends_with("Exit code 1 (failure)"), "{t}");
 }
 
 #[tokio::test]
@@ -441,7 +441,7 @@ async fn nonzero_exit_is_reported_not_an_error() {
         .expect("not a tool error");
     let t = text(&out);
     assert!(t.contains("out") && t.contains("err"), "{t}");
-    assert!(t.ends_with("\n\nExit code 3"), "{t}");
+    assert_eq!(t, "out\nerr\n\nExit code 3 (failure)");
     assert_eq!(out.summary, "exit 3");
 }
 
@@ -478,7 +478,7 @@ async fn timeout_above_max_is_refused_naming_the_max() {
         .expect_err("too large");
     assert_eq!(
         err.message,
-        "`timeout` is 600001 ms, above the maximum of 600000 ms. Call Bash again with a `timeout` of at most 600000 ms, or start the command in the background with its output redirected to a file (cmd > out.log 2>&1 &) and check that file later."
+        "`timeout` is 600001 ms, above the maximum of 600000 ms. Call Bash again with a `timeout` of at most 600000 ms, or with `run_in_background: true` and read its output with BashOutput."
     );
 }
 
@@ -620,7 +620,9 @@ async fn escaped_descendant_holding_the_pipe_does_not_block_a_timeout() {
         .await
         .expect_err("timeout");
     let elapsed = started.elapsed();
+    let alive = gone_within(&m, Duration::from_secs(5)).await;
     kill_marked(&m);
+    assert!(alive.is_empty(), "escaped process survived: {alive:?}");
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
     assert!(
         err.message.ends_with("Output before the timeout:\ntick"),
@@ -693,4 +695,182 @@ async fn endless_flood_still_times_out_with_capped_output() {
     );
     assert!(m.contains("\nlathe\nlathe\n"));
     assert!(m.chars().count() < 30_000, "{} chars", m.chars().count());
+}
+
+// ---- issue 12 section 3: order, full output, escaped processes -------------
+
+#[tokio::test]
+async fn stdout_and_stderr_keep_the_order_they_were_written_in() {
+    let out = run_in_new_project(json!({
+        "command": "for i in 1 2 3 4 5 6; do echo out$i; echo err$i >&2; done; exit 1"
+    }))
+    .await
+    .expect("runs");
+    assert_eq!(
+        text(&out),
+        "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\nout5\nerr5\nout6\nerr6\n\nExit code 1 (failure)"
+    );
+}
+
+/// The path a cut result names (`saved in <path>:`).
+fn saved_path(t: &str) -> PathBuf {
+    let (_, rest) = t
+        .split_once("The full output is saved in ")
+        .expect("names a file");
+    PathBuf::from(rest.split_once(": Read it").expect("path end").0)
+}
+
+#[tokio::test]
+async fn cut_output_is_kept_in_full_in_the_named_file() {
+    let (_dir, root) = project();
+    let ctx = ctx(&root);
+    let state = tempfile::tempdir().expect("state dir");
+    let tool: Arc<dyn Tool> =
+        Arc::new(BashTool::default().with_output_dir(state.path().join("bash-output")));
+    // stdout and stderr both, far beyond the cap.
+    let command = "seq 1 300000; seq 1 1000 >&2";
+    let prepared = tool
+        .prepare(&json!({ "command": command }), &ctx.root)
+        .expect("prepare");
+    let out = prepared
+        .validate(&ctx)
+        .await
+        .expect("valid")
+        .run(&ctx)
+        .await
+        .expect("runs");
+    let t = text(&out);
+    let expected: String = (1..=300_000u32)
+        .chain(1..=1000)
+        .map(|n| format!("{n}\n"))
+        .collect();
+    assert!(t.chars().count() < 30_000, "{}", t.chars().count());
+    assert!(
+        !t.contains("run the command with its output redirected"),
+        "{t}"
+    );
+    assert!(
+        t.contains(&format!(
+            "bytes of output omitted here ({} bytes in all). The full output is saved in ",
+            expected.len()
+        )),
+        "{t}"
+    );
+    let path = saved_path(&t);
+    assert!(
+        path.starts_with(state.path().join("bash-output")),
+        "{}",
+        path.display()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("saved file"),
+        expected
+    );
+    assert!(
+        t.ends_with("999\n1000\n\nExit code 0"),
+        "{}",
+        &t[t.len() - 40..]
+    );
+}
+
+#[tokio::test]
+async fn short_output_leaves_no_file() {
+    let (_dir, root) = project();
+    let ctx = ctx(&root);
+    let state = tempfile::tempdir().expect("state dir");
+    let dir = state.path().join("bash-output");
+    let tool: Arc<dyn Tool> = Arc::new(BashTool::default().with_output_dir(dir.clone()));
+    let prepared = tool
+        .prepare(&json!({"command": "echo hi"}), &ctx.root)
+        .expect("prepare");
+    let out = prepared
+        .validate(&ctx)
+        .await
+        .expect("valid")
+        .run(&ctx)
+        .await
+        .expect("runs");
+    assert_eq!(text(&out), "hi\n\nExit code 0");
+    assert!(!dir.exists());
+}
+
+/// `setsid sleep &` and a double-forked sleep, both outside bash's process
+/// group; `sleep 300.<n>` is the marker argument the check looks for.
+fn escaping_command(m: &str, n: u32) -> String {
+    format!(
+        "export LATHE_TEST_MARKER={m}; setsid sleep 300.{n} & (sleep 300.{n}1 &) ; echo started; sleep 600"
+    )
+}
+
+/// Live processes whose command line holds `arg`.
+fn alive_with_arg(arg: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            (state != 'Z' && cmdline.split(|&b| b == 0).any(|a| a == arg.as_bytes())).then_some(pid)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escaped_processes_end_when_the_call_times_out() {
+    let (_dir, root) = project();
+    let ctx = ctx(&root);
+    let m = marker("escape_timeout");
+    let n = std::process::id() % 100_000;
+    let command = escaping_command(&m, n);
+    let err = run(json!({"command": command, "timeout": 1500}), &ctx)
+        .await
+        .expect_err("timeout");
+    assert!(
+        err.message.starts_with("Command timed out"),
+        "{}",
+        err.message
+    );
+    let alive = gone_within(&m, Duration::from_secs(5)).await;
+    kill_marked(&m);
+    assert!(alive.is_empty(), "left behind: {alive:?}");
+    assert!(alive_with_arg(&format!("300.{n}")).is_empty());
+    assert!(alive_with_arg(&format!("300.{n}1")).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escaped_processes_end_when_the_call_is_stopped() {
+    let (_dir, root) = project();
+    let ctx = ctx(&root);
+    let m = marker("escape_cancel");
+    let n = std::process::id() % 100_000 + 7;
+    let command = escaping_command(&m, n);
+    let task = tokio::spawn({
+        let ctx = ctx.clone();
+        async move { run(json!({"command": command}), &ctx).await }
+    });
+    let until = Instant::now() + Duration::from_secs(5);
+    while alive_with_arg(&format!("300.{n}1")).is_empty() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        alive_with_arg(&format!("300.{n}")).len(),
+        1,
+        "setsid sleep running"
+    );
+    ctx.cancel.cancel();
+    let err = task.await.expect("join").expect_err("interrupted");
+    assert!(
+        err.message.starts_with("Interrupted by the user"),
+        "{}",
+        err.message
+    );
+    let alive = gone_within(&m, Duration::from_secs(5)).await;
+    kill_marked(&m);
+    assert!(alive.is_empty(), "left behind: {alive:?}");
+    assert!(alive_with_arg(&format!("300.{n}")).is_empty());
+    assert!(alive_with_arg(&format!("300.{n}1")).is_empty());
 }

@@ -100,6 +100,15 @@
 ---@field created integer When it began (seconds since the epoch, for `os.date`).
 ---@field updated integer When it was last written (seconds since the epoch).
 
+--- A background Bash command, as `jobs()` lists it.
+---@class lathe.Job
+---@field id string Its ID, e.g. "bash_1" (what BashOutput and KillShell take).
+---@field command string The command line.
+---@field state "running"|"exited"|"stopped" Where it is ("stopped": KillShell or the session ended).
+---@field exit_code? integer The exit code when it exited with one.
+---@field seconds integer Seconds since it started.
+---@field output string The file with all its output.
+
 --- A Messages API message.
 ---@class lathe.Message
 ---@field role "user"|"assistant"
@@ -447,6 +456,14 @@ end
 ---@return lathe.ToolListing[] tools
 function M.tools()
   return call("tools")
+end
+
+--- The background Bash commands (`run_in_background`) of this Neovim,
+--- oldest first. They are stopped when their session ends or Neovim exits.
+--- See `:help lathe.jobs()`.
+---@return lathe.Job[] jobs
+function M.jobs()
+  return call("jobs")
 end
 
 return M

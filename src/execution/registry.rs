@@ -258,6 +258,8 @@ mod tests {
                 "Write",
                 "Bash",
                 "Diagnostics",
+                "BashOutput",
+                "KillShell",
                 "LspDefinition",
                 "LspReferences",
                 "LspHover",

@@ -27,6 +27,7 @@ pub mod editor;
 pub mod float;
 pub mod guard;
 pub mod health;
+pub mod jobs;
 pub mod lsp;
 pub mod lsp_nav;
 pub mod lua_hooks;

@@ -61,8 +61,12 @@ pub fn handle() -> Result<Handle, RuntimeError> {
 
 /// Shuts the runtime down, waiting at most [`SHUTDOWN_TIMEOUT`] for its
 /// tasks; later [`handle`] calls fail with [`RuntimeError::ShutDown`].
-/// Called on `VimLeavePre`; harmless when the runtime never started.
+/// First SIGKILLs every background Bash command and what it started
+/// ([`crate::tools::bash::shells::kill_every_job`]): nothing lathe started
+/// outlives Neovim. Called on `VimLeavePre`; harmless when the runtime
+/// never started.
 pub fn shutdown() {
+    crate::tools::bash::shells::kill_every_job();
     let old = {
         let mut state = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
         std::mem::replace(&mut *state, State::ShutDown)

@@ -7,10 +7,15 @@
 //!   can open `/dev/tty` to prompt), and its pid is the group id.
 //! - [`GroupGuard`] signals that group with `killpg(2)`, waits for its live
 //!   members to go, and SIGKILLs it when dropped unless disarmed.
+//! - [`JobMarker`] is an environment variable every descendant inherits, so
+//!   the ones that left the group (`setsid`, double fork) are found in
+//!   `/proc` and stopped too.
 
 mod group;
+mod marker;
 
 pub use group::GroupGuard;
+pub use marker::{JobMarker, MARKER_VAR};
 
 use std::io;
 use std::os::unix::process::CommandExt as _;

@@ -8,19 +8,26 @@
 //! [`messages`].
 //!
 //! Decisions:
-//! - stdout and stderr are read from two pipes and interleaved in arrival
-//!   order into one stream (the model sees what a terminal would show).
+//! - stdout and stderr are one pipe, as a terminal is one pty: the model
+//!   reads the output in the order the command wrote it.
+//! - Output longer than the cap is shown as head and tail, and kept in full
+//!   in a file under `<state>/bash-output/` that the result names
+//!   ([`spill`]); the model Reads or Greps it, never runs the command twice.
 //! - A non-zero exit is not a tool error (as in Claude Code): the result is
-//!   the output followed by `Exit code N` and `is_error` stays false.
+//!   the output followed by `Exit code N (failure)` and `is_error` stays
+//!   false.
 //!   Timeout and user interruption are errors (`is_error`), with the output
 //!   so far.
 //! - A normal exit leaves background jobs running (`cmd > log 2>&1 &`); a
 //!   timeout or interruption stops the whole process group.
 
+pub mod job_messages;
 pub mod messages;
 pub mod output_cap;
 pub mod process;
 pub mod read_only;
+pub mod shells;
+pub mod spill;
 
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
@@ -36,8 +43,12 @@ use crate::permissions::{CommandPreview, PermissionPreview};
 use crate::text::fill;
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 
+use crate::process::JobMarker;
 use output_cap::CappedText;
 use process::{Ending, RunSpec};
+use shells::Shells;
+use spill::Saved;
+use std::sync::Arc;
 
 /// The Bash result size (`max_result_size_chars`), in
 /// characters: the default of [`BashLimits::max_output_chars`] and the
@@ -117,19 +128,67 @@ pub struct BashInput {
     /// the unit tests").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Set to true to run the command in the background: the result is its
+    /// ID at once; read its output with BashOutput and stop it with
+    /// KillShell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_in_background: Option<bool>,
 }
 
-/// The Bash tool. Holds its limits; partial output goes to the call's
-/// `ToolContext::progress` while the command runs.
-#[derive(Clone, Default)]
+/// Where [`BashTool::default`] and [`BashTool::new`] keep cut output:
+/// `<tmp>/lathe-bash-output` ([`builtin_tools`](crate::tools::builtin_tools)
+/// uses `<state>/bash-output` instead, see [`BashTool::with_output_dir`]).
+pub fn default_output_dir() -> PathBuf {
+    std::env::temp_dir().join("lathe-bash-output")
+}
+
+/// The Bash tool. Holds its limits and its session's background
+/// [`Shells`] (whose directory also keeps cut output); partial output goes
+/// to the call's `ToolContext::progress` while the command runs.
+#[derive(Clone)]
 pub struct BashTool {
     limits: BashLimits,
+    shells: Arc<Shells>,
+}
+
+impl Default for BashTool {
+    fn default() -> Self {
+        Self::new(BashLimits::default())
+    }
 }
 
 impl BashTool {
-    /// A Bash tool with these limits.
+    /// A Bash tool with these limits, keeping cut output in
+    /// [`default_output_dir`].
     pub fn new(limits: BashLimits) -> Self {
-        Self { limits }
+        Self {
+            limits,
+            shells: Shells::new(default_output_dir()),
+        }
+    }
+
+    /// The same tool keeping the full output of cut commands (and of
+    /// background commands) in `dir` (created on first use), one
+    /// `<marker>.log` file per command, with background shells of its own.
+    pub fn with_output_dir(self, dir: PathBuf) -> Self {
+        self.with_shells(Shells::new(dir))
+    }
+
+    /// The same tool starting background commands in `shells` (shared
+    /// with BashOutput and KillShell; its directory keeps cut output).
+    pub fn with_shells(mut self, shells: Arc<Shells>) -> Self {
+        self.shells = shells;
+        self
+    }
+
+    /// Where the full output of cut commands goes.
+    pub fn output_dir(&self) -> &Path {
+        self.shells.dir()
+    }
+
+    /// The background shells this tool starts.
+    pub fn shells(&self) -> &Arc<Shells> {
+        &self.shells
     }
 
     /// The limits in force.
@@ -203,10 +262,17 @@ impl TypedTool for BashTool {
     }
 
     /// Title `Bash: <whole command>` (newlines shown as `⏎`), so the user
-    /// approves exactly what runs.
+    /// approves exactly what runs; `Bash (in the background): …` for
+    /// `run_in_background`.
     fn permission_preview(&self, input: &BashInput, _plan: &(), root: &Path) -> PermissionPreview {
         PermissionPreview {
-            title: format!("Bash: {}", input.command.replace('\n', " ⏎ ")),
+            title: match input.run_in_background {
+                Some(true) => format!(
+                    "Bash (in the background): {}",
+                    input.command.replace('\n', " ⏎ ")
+                ),
+                _ => format!("Bash: {}", input.command.replace('\n', " ⏎ ")),
+            },
             command: Some(CommandPreview {
                 command: input.command.clone(),
                 cwd: root.to_path_buf(),
@@ -230,6 +296,9 @@ impl TypedTool for BashTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let l = &self.limits;
+        if input.run_in_background == Some(true) {
+            return self.start_in_background(&input, ctx);
+        }
         let timeout_ms = input.timeout.unwrap_or(l.default_timeout_ms);
         let spec = RunSpec {
             command: &input.command,
@@ -239,6 +308,10 @@ impl TypedTool for BashTool {
             drain: Duration::from_millis(l.drain_ms),
             head_chars: l.side_chars(),
             tail_chars: l.side_chars(),
+            output_path: self
+                .shells
+                .dir()
+                .join(format!("{}.log", JobMarker::new().value())),
         };
         let outcome = process::run(&spec, &ctx.cancel, ctx.progress.as_ref())
             .await
@@ -251,7 +324,7 @@ impl TypedTool for BashTool {
                     ],
                 ))
             })?;
-        let output = render_output(outcome.output);
+        let output = render_output(outcome.output, &outcome.saved);
         match outcome.ending {
             Ending::Exited(status) => {
                 let (footer, short) = exit_line(status);
@@ -291,10 +364,45 @@ impl TypedTool for BashTool {
     }
 }
 
+impl BashTool {
+    /// `run_in_background: true`: starts the job and returns its ID and
+    /// output file ([`job_messages::BACKGROUND_STARTED`]) at once; no
+    /// timeout applies. Errors: [`job_messages::BACKGROUND_FAILED`].
+    fn start_in_background(
+        &self,
+        input: &BashInput,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new(fill(
+                messages::INTERRUPTED,
+                &[("output", messages::NO_OUTPUT)],
+            )));
+        }
+        let job = self.shells.start(&input.command, &ctx.root).map_err(|e| {
+            ToolError::new(fill(
+                job_messages::BACKGROUND_FAILED,
+                &[("error", &e.to_string())],
+            ))
+        })?;
+        Ok(ToolOutput::text(
+            fill(
+                job_messages::BACKGROUND_STARTED,
+                &[
+                    ("id", job.id()),
+                    ("path", &job.output_path().display().to_string()),
+                ],
+            ),
+            format!("started {}", job.id()),
+        ))
+    }
+}
+
 /// The output as the model reads it: the whole text, or head, the
-/// [`messages::OUTPUT_OMITTED`] marker and tail; trailing newlines trimmed;
-/// [`messages::NO_OUTPUT`] when empty.
-fn render_output(text: CappedText) -> String {
+/// [`messages::OUTPUT_SAVED`] marker naming the file with all of it (or
+/// [`messages::OUTPUT_NOT_SAVED`] when it could not be written) and tail;
+/// trailing newlines trimmed; [`messages::NO_OUTPUT`] when empty.
+pub fn render_output(text: CappedText, saved: &Saved) -> String {
     if text.total_bytes == 0 {
         return messages::NO_OUTPUT.to_string();
     }
@@ -302,13 +410,38 @@ fn render_output(text: CappedText) -> String {
     if text.is_complete() {
         return text.head.trim_end_matches('\n').to_string();
     }
-    let marker = fill(
-        messages::OUTPUT_OMITTED,
-        &[
-            ("omitted", &text.omitted_bytes.to_string()),
-            ("total", &text.total_bytes.to_string()),
-        ],
-    );
+    let omitted = text.omitted_bytes.to_string();
+    let total = text.total_bytes.to_string();
+    let marker = match saved {
+        Saved::Failed { path, error } => fill(
+            messages::OUTPUT_NOT_SAVED,
+            &[
+                ("omitted", &omitted),
+                ("total", &total),
+                ("path", &path.display().to_string()),
+                ("error", error),
+            ],
+        ),
+        Saved::File(path) => fill(
+            messages::OUTPUT_SAVED,
+            &[
+                ("omitted", &omitted),
+                ("total", &total),
+                ("path", &path.display().to_string()),
+            ],
+        ),
+        // Cannot happen for cut output (the sink saves it at finish); say
+        // what is true anyway.
+        Saved::NotNeeded => fill(
+            messages::OUTPUT_NOT_SAVED,
+            &[
+                ("omitted", &omitted),
+                ("total", &total),
+                ("path", "-"),
+                ("error", "no file"),
+            ],
+        ),
+    };
     format!(
         "{}\n{marker}\n{}",
         text.head.trim_end_matches('\n'),
@@ -317,13 +450,15 @@ fn render_output(text: CappedText) -> String {
 }
 
 /// The model-facing exit line and the short chat summary for `status`.
-fn exit_line(status: ExitStatus) -> (String, String) {
+pub fn exit_line(status: ExitStatus) -> (String, String) {
     if let Some(code) = status.code() {
+        let text = if code == 0 {
+            messages::EXIT_CODE
+        } else {
+            messages::EXIT_CODE_FAILED
+        };
         let code = code.to_string();
-        return (
-            fill(messages::EXIT_CODE, &[("code", &code)]),
-            format!("exit {code}"),
-        );
+        return (fill(text, &[("code", &code)]), format!("exit {code}"));
     }
     let signal = status.signal().unwrap_or(0);
     let name = signal_name(signal);
@@ -337,7 +472,7 @@ fn exit_line(status: ExitStatus) -> (String, String) {
 }
 
 /// `SIGSEGV` for 11 and so on; `signal N` for numbers without a name here.
-fn signal_name(signal: i32) -> String {
+pub fn signal_name(signal: i32) -> String {
     let name = match signal {
         libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",
@@ -371,13 +506,14 @@ mod tests {
         assert_eq!(
             TypedTool::description(&BashTool::default()),
             "\
-Runs a bash command in the project root and returns its output (stdout and stderr interleaved, in the order they arrived) and its exit code.
+Runs a bash command in the project root and returns its output (stdout and stderr together, in the order the command wrote them, as a terminal shows them) and its exit code.
 
 - Each call starts a fresh non-interactive `bash -c` in the project root: `cd`, variables and other shell state do not carry over to the next call. Chain dependent steps in one command with `&&`.
 - There is no terminal and stdin is empty, so a command that prompts gets end-of-file at once. Pass flags that avoid prompts (`-y`, `--yes`, `git commit -m \"...\"`). `GIT_EDITOR`, `EDITOR` and `VISUAL` are `true` and `PAGER` is `cat`, so nothing opens an editor or a pager.
-- `timeout` is in milliseconds: default 120000, at most 600000. On timeout the command and every process it started are stopped and you get the output so far. Start long-running jobs (servers, watchers) in the background with their output redirected to a file (`cmd > out.log 2>&1 &`) and read that file later.
-- Output longer than about 30000 characters is cut in the middle: the start and the end are kept and the number of omitted bytes is stated. When you need all of it, redirect it to a file and use Grep or Read on that file.
-- The result ends with `Exit code N` (or the signal that killed the command). A non-zero exit code is reported, not treated as a failure of the tool: read the output to see what went wrong.
+- `timeout` is in milliseconds: default 120000, at most 600000. On timeout the command and every process it started are stopped and you get the output so far.
+- For long-running jobs (servers, watchers) set `run_in_background: true`: the result is the job's ID at once, no timeout applies, BashOutput reads its new output and KillShell stops it. Do not add `&` to such a command. Background jobs are stopped when the session ends.
+- Output longer than about 30000 characters is cut in the middle: the start and the end are shown, and all of it is saved to a file the result names. Read (with offset and limit) or Grep that file to see the rest; never run a command again just to see its output.
+- The result ends with `Exit code N`, marked `(failure)` when N is not 0 (or the signal that killed the command). A non-zero exit code is reported, not treated as a failure of the tool: read the output to see what went wrong.
 - For files, prefer the Read, Grep, Glob, Edit and Write tools over `cat`, `grep`, `find`, `sed` and `echo >`: they are faster and show the user what changed. Quote paths that contain spaces.
 - Set `description` to a few words saying what the command does; the user sees it."
         );
@@ -403,6 +539,10 @@ Runs a bash command in the project root and returns its output (stdout and stder
                     "description": {
                         "type": ["string", "null"],
                         "description": "What the command does in 5-10 words, shown to the user (e.g. \"Run the unit tests\")."
+                    },
+                    "run_in_background": {
+                        "type": ["boolean", "null"],
+                        "description": "Set to true to run the command in the background: the result is its ID at once; read its output with BashOutput and stop it with KillShell."
                     }
                 },
                 "required": ["command"],
@@ -428,6 +568,7 @@ Runs a bash command in the project root and returns its output (stdout and stder
             command: command.into(),
             timeout: None,
             description: description.map(Into::into),
+            run_in_background: None,
         };
         let describe = |i: &BashInput| TypedTool::describe(&tool, i, Path::new("/p"));
         assert_eq!(
@@ -452,8 +593,8 @@ Runs a bash command in the project root and returns its output (stdout and stder
             tail_starts_line: true,
         };
         assert_eq!(
-            render_output(text),
-            "1\n2\n[... 7 bytes of output omitted here (16 bytes in all); the start and the end are shown. To see all of it, run the command with its output redirected to a file (cmd > out.log 2>&1) and use Grep or Read on that file.]\n9\n10"
+            render_output(text, &Saved::File("/s/bash-output/7.log".into())),
+            "1\n2\n[... 7 bytes of output omitted here (16 bytes in all). The full output is saved in /s/bash-output/7.log: Read it with offset and limit, or Grep it, to see the rest. Do not run the command again to see it.]\n9\n10"
         );
     }
 
@@ -461,7 +602,11 @@ Runs a bash command in the project root and returns its output (stdout and stder
     fn exit_lines() {
         assert_eq!(
             exit_line(ExitStatus::from_raw(3 << 8)),
-            ("Exit code 3".to_string(), "exit 3".to_string())
+            ("Exit code 3 (failure)".to_string(), "exit 3".to_string())
+        );
+        assert_eq!(
+            exit_line(ExitStatus::from_raw(0)),
+            ("Exit code 0".to_string(), "exit 0".to_string())
         );
         assert_eq!(
             exit_line(ExitStatus::from_raw(libc::SIGSEGV)),

@@ -32,6 +32,8 @@ pub mod lsp_symbols;
 pub mod read;
 pub mod write;
 
+pub mod bash_output;
+pub mod kill_shell;
 pub mod user;
 
 pub use file_state::FileState;
@@ -165,20 +167,27 @@ fn is_list_item(line: &str) -> bool {
 }
 
 /// The built-in tools for `config`, in the order the model sees them: Read,
-/// Grep, Glob, Edit, Write, Bash, Diagnostics, then the language-server
+/// Grep, Glob, Edit, Write, Bash, Diagnostics, BashOutput, KillShell, then the language-server
 /// tools (LspDefinition, LspReferences, LspHover, LspSymbols: offered
 /// only while a server runs). The one place a tool's settings are read
 /// from the configuration (Bash's timeouts today), so a new setting touches
 /// only its tool and this function.
 pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
+    // One set of background shells per set of tools (per session), shared
+    // by Bash, BashOutput and KillShell.
+    let shells = bash::shells::Shells::new(config.state_dir.join("bash-output"));
     vec![
         Arc::new(read::ReadTool),
         Arc::new(grep::GrepTool),
         Arc::new(glob::GlobTool),
         Arc::new(edit::EditTool),
         Arc::new(write::WriteTool),
-        Arc::new(bash::BashTool::new(bash::BashLimits::from_config(config))),
+        Arc::new(
+            bash::BashTool::new(bash::BashLimits::from_config(config)).with_shells(shells.clone()),
+        ),
         Arc::new(diagnostics::DiagnosticsTool),
+        Arc::new(bash_output::BashOutputTool::new(shells.clone())),
+        Arc::new(kill_shell::KillShellTool::new(shells)),
         Arc::new(lsp_definition::LspDefinitionTool),
         Arc::new(lsp_references::LspReferencesTool),
         Arc::new(lsp_hover::LspHoverTool),

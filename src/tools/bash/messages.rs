@@ -5,18 +5,22 @@
 /// The tool description (Claude Code's Bash contract, adapted). `{default}`,
 /// `{max}`: timeout limits in ms; `{cap}`: output cap in characters.
 pub const DESCRIPTION: &str = "\
-Runs a bash command in the project root and returns its output (stdout and stderr interleaved, in the order they arrived) and its exit code.
+Runs a bash command in the project root and returns its output (stdout and stderr together, in the order the command wrote them, as a terminal shows them) and its exit code.
 
 - Each call starts a fresh non-interactive `bash -c` in the project root: `cd`, variables and other shell state do not carry over to the next call. Chain dependent steps in one command with `&&`.
 - There is no terminal and stdin is empty, so a command that prompts gets end-of-file at once. Pass flags that avoid prompts (`-y`, `--yes`, `git commit -m \"...\"`). `GIT_EDITOR`, `EDITOR` and `VISUAL` are `true` and `PAGER` is `cat`, so nothing opens an editor or a pager.
-- `timeout` is in milliseconds: default {default}, at most {max}. On timeout the command and every process it started are stopped and you get the output so far. Start long-running jobs (servers, watchers) in the background with their output redirected to a file (`cmd > out.log 2>&1 &`) and read that file later.
-- Output longer than about {cap} characters is cut in the middle: the start and the end are kept and the number of omitted bytes is stated. When you need all of it, redirect it to a file and use Grep or Read on that file.
-- The result ends with `Exit code N` (or the signal that killed the command). A non-zero exit code is reported, not treated as a failure of the tool: read the output to see what went wrong.
+- `timeout` is in milliseconds: default {default}, at most {max}. On timeout the command and every process it started are stopped and you get the output so far.
+- For long-running jobs (servers, watchers) set `run_in_background: true`: the result is the job's ID at once, no timeout applies, BashOutput reads its new output and KillShell stops it. Do not add `&` to such a command. Background jobs are stopped when the session ends.
+- Output longer than about {cap} characters is cut in the middle: the start and the end are shown, and all of it is saved to a file the result names. Read (with offset and limit) or Grep that file to see the rest; never run a command again just to see its output.
+- The result ends with `Exit code N`, marked `(failure)` when N is not 0 (or the signal that killed the command). A non-zero exit code is reported, not treated as a failure of the tool: read the output to see what went wrong.
 - For files, prefer the Read, Grep, Glob, Edit and Write tools over `cat`, `grep`, `find`, `sed` and `echo >`: they are faster and show the user what changed. Quote paths that contain spaces.
 - Set `description` to a few words saying what the command does; the user sees it.";
 
-/// Line after the output: how bash exited. `{code}`.
+/// Line after the output: bash exited with 0. `{code}`.
 pub const EXIT_CODE: &str = "Exit code {code}";
+
+/// Line after the output: bash exited with a non-zero code. `{code}`.
+pub const EXIT_CODE_FAILED: &str = "Exit code {code} (failure)";
 
 /// Line after the output when bash was killed by a signal. `{signal}` (number),
 /// `{name}` (e.g. `SIGSEGV`).
@@ -25,19 +29,25 @@ pub const KILLED_BY_SIGNAL: &str = "Killed by signal {signal} ({name})";
 /// Shown instead of the output when the command printed nothing.
 pub const NO_OUTPUT: &str = "(no output)";
 
-/// Between the head and the tail of cut output. `{omitted}`, `{total}`: bytes.
-pub const OUTPUT_OMITTED: &str = "[... {omitted} bytes of output omitted here ({total} bytes in all); the start and the end are shown. To see all of it, run the command with its output redirected to a file (cmd > out.log 2>&1) and use Grep or Read on that file.]";
+/// Between the head and the tail of cut output whose every byte is in a
+/// file. `{omitted}`, `{total}`: bytes; `{path}`: the file.
+pub const OUTPUT_SAVED: &str = "[... {omitted} bytes of output omitted here ({total} bytes in all). The full output is saved in {path}: Read it with offset and limit, or Grep it, to see the rest. Do not run the command again to see it.]";
+
+/// Between the head and the tail of cut output when the file could not be
+/// written. `{omitted}`, `{total}`: bytes; `{path}`: the file tried;
+/// `{error}`: the OS error.
+pub const OUTPUT_NOT_SAVED: &str = "[... {omitted} bytes of output omitted here ({total} bytes in all). The full output could not be saved to {path} ({error}); only the start and the end are shown.]";
 
 /// The timeout elapsed (an error result). `{timeout}`, `{max}`: ms;
 /// `{output}`: the rendered output so far.
-pub const TIMED_OUT: &str = "Command timed out after {timeout} ms and was stopped, with every process it started. If it needs more time, run it again with a larger `timeout` (at most {max} ms), or start it in the background with its output redirected to a file (cmd > out.log 2>&1 &) and check that file later. Output before the timeout:\n{output}";
+pub const TIMED_OUT: &str = "Command timed out after {timeout} ms and was stopped, with every process it started. If it needs more time, run it again with a larger `timeout` (at most {max} ms), or with `run_in_background: true` and read its output with BashOutput. Output before the timeout:\n{output}";
 
 /// The user interrupted the turn while the command ran (an error result).
 /// `{output}`: the rendered output so far.
 pub const INTERRUPTED: &str = "Interrupted by the user: the command was stopped, with every process it started. Wait for the user's next instruction. Output before the interrupt:\n{output}";
 
 /// validate_input: `timeout` above the maximum. `{timeout}`, `{max}`: ms.
-pub const TIMEOUT_TOO_LARGE: &str = "`timeout` is {timeout} ms, above the maximum of {max} ms. Call Bash again with a `timeout` of at most {max} ms, or start the command in the background with its output redirected to a file (cmd > out.log 2>&1 &) and check that file later.";
+pub const TIMEOUT_TOO_LARGE: &str = "`timeout` is {timeout} ms, above the maximum of {max} ms. Call Bash again with a `timeout` of at most {max} ms, or with `run_in_background: true` and read its output with BashOutput.";
 
 /// validate_input: `timeout` of 0. `{default}`, `{max}`: ms.
 pub const TIMEOUT_ZERO: &str = "`timeout` is 0 ms, so the command could never run. Leave `timeout` out for the default of {default} ms, or give a positive number of milliseconds (at most {max}).";
@@ -56,15 +66,34 @@ mod golden {
 
     #[test]
     fn result_lines() {
-        assert_eq!(fill(EXIT_CODE, &[("code", "2")]), "Exit code 2");
+        assert_eq!(fill(EXIT_CODE, &[("code", "0")]), "Exit code 0");
+        assert_eq!(
+            fill(EXIT_CODE_FAILED, &[("code", "2")]),
+            "Exit code 2 (failure)"
+        );
         assert_eq!(
             fill(KILLED_BY_SIGNAL, &[("signal", "11"), ("name", "SIGSEGV")]),
             "Killed by signal 11 (SIGSEGV)"
         );
         assert_eq!(NO_OUTPUT, "(no output)");
         assert_eq!(
-            fill(OUTPUT_OMITTED, &[("omitted", "100"), ("total", "300")]),
-            "[... 100 bytes of output omitted here (300 bytes in all); the start and the end are shown. To see all of it, run the command with its output redirected to a file (cmd > out.log 2>&1) and use Grep or Read on that file.]"
+            fill(
+                OUTPUT_SAVED,
+                &[("omitted", "100"), ("total", "300"), ("path", "/s/bash-output/1.log")]
+            ),
+            "[... 100 bytes of output omitted here (300 bytes in all). The full output is saved in /s/bash-output/1.log: Read it with offset and limit, or Grep it, to see the rest. Do not run the command again to see it.]"
+        );
+        assert_eq!(
+            fill(
+                OUTPUT_NOT_SAVED,
+                &[
+                    ("omitted", "100"),
+                    ("total", "300"),
+                    ("path", "/s/1.log"),
+                    ("error", "Read-only file system (os error 30)")
+                ]
+            ),
+            "[... 100 bytes of output omitted here (300 bytes in all). The full output could not be saved to /s/1.log (Read-only file system (os error 30)); only the start and the end are shown.]"
         );
     }
 
@@ -72,7 +101,7 @@ mod golden {
     fn stop_errors() {
         assert_eq!(
             fill(TIMED_OUT, &[("timeout", "2000"), ("max", "600000"), ("output", "tick")]),
-            "Command timed out after 2000 ms and was stopped, with every process it started. If it needs more time, run it again with a larger `timeout` (at most 600000 ms), or start it in the background with its output redirected to a file (cmd > out.log 2>&1 &) and check that file later. Output before the timeout:\ntick"
+            "Command timed out after 2000 ms and was stopped, with every process it started. If it needs more time, run it again with a larger `timeout` (at most 600000 ms), or with `run_in_background: true` and read its output with BashOutput. Output before the timeout:\ntick"
         );
         assert_eq!(
             fill(INTERRUPTED, &[("output", "tick")]),
@@ -84,7 +113,7 @@ mod golden {
     fn input_errors() {
         assert_eq!(
             fill(TIMEOUT_TOO_LARGE, &[("timeout", "900000"), ("max", "600000")]),
-            "`timeout` is 900000 ms, above the maximum of 600000 ms. Call Bash again with a `timeout` of at most 600000 ms, or start the command in the background with its output redirected to a file (cmd > out.log 2>&1 &) and check that file later."
+            "`timeout` is 900000 ms, above the maximum of 600000 ms. Call Bash again with a `timeout` of at most 600000 ms, or with `run_in_background: true` and read its output with BashOutput."
         );
         assert_eq!(
             fill(TIMEOUT_ZERO, &[("default", "120000"), ("max", "600000")]),

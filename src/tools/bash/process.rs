@@ -1,39 +1,48 @@
 //! Runs one `bash -c` command in its own session and process group, reads
-//! its output into an [`OutputCap`] while it runs, and stops the whole group
-//! on timeout or cancellation (the `case12_*` and `case13_*` tests in
-//! `tests/bash_tool.rs`).
+//! its output into an [`OutputSink`] while it runs, and stops everything it
+//! started on timeout or cancellation (the `case12_*` and `case13_*` tests
+//! in `tests/bash_tool.rs`).
 //!
 //! - `setsid()` in the child (before `exec`) makes bash the leader of a new
 //!   session and process group, with no controlling terminal: nothing can
 //!   open `/dev/tty` to prompt, and `killpg` reaches every descendant that
 //!   did not leave the group on purpose.
+//! - Every descendant inherits the [`JobMarker`] environment variable, so
+//!   the ones that did leave the group (`setsid cmd &`, a double fork) are
+//!   found in `/proc` and stopped with it.
+//! - stdout and stderr are ONE pipe (both fds 1 and 2 of bash are its write
+//!   end), as a terminal is one pty: the bytes arrive in the order the
+//!   command wrote them, whichever stream it used.
 //! - stdin is `/dev/null`, so `read`, `input()` and friends see EOF at once.
-//! - Stop: SIGTERM to the group, then SIGKILL once the group is still alive
-//!   after the grace period.
+//! - Stop: SIGTERM to the group and the marked processes, then SIGKILL to
+//!   both once something is still alive after the grace period.
 //! - The timeout and the interrupt apply while bash runs; once it has
 //!   exited, its result stands even if a background job outlives it.
 //! - The call never waits for EOF forever: once bash has exited (or was
-//!   stopped), the pipes are drained for at most `drain` and then dropped,
-//!   even if a background descendant still holds them open.
+//!   stopped), the pipe is drained for at most `drain` and then dropped,
+//!   even if a background descendant still holds it open.
 //! - If the future is dropped mid-run (the pipeline gave up on it), the
-//!   group gets SIGKILL from `GroupGuard`'s `Drop`.
+//!   group and the marked processes get SIGKILL from [`Stopper`]'s `Drop`.
 //!
 //! The session and the group guard are [`crate::process`]'s, shared with
 //! command hooks.
 
 use std::io;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt as _;
-use tokio::process::Command;
+use tokio::net::unix::pipe::Receiver;
+use tokio::process::{Child, Command};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::output_cap::{CappedText, OutputCap};
-use crate::process::{new_session, GroupGuard};
+use super::output_cap::CappedText;
+use super::spill::{OutputSink, Saved};
+use crate::process::{new_session, GroupGuard, JobMarker, MARKER_VAR};
 
 /// Variables added to the command's environment, so that nothing waits for
 /// a terminal that is not there:
@@ -71,6 +80,9 @@ pub struct RunSpec<'a> {
     pub head_chars: usize,
     /// Characters kept from the end of the output.
     pub tail_chars: usize,
+    /// Where the full output is saved when it is longer than the head and
+    /// the tail ([`OutputSink`]).
+    pub output_path: PathBuf,
 }
 
 /// How the run ended.
@@ -89,31 +101,149 @@ pub enum Ending {
 pub struct RunOutcome {
     /// Why it ended.
     pub ending: Ending,
-    /// stdout and stderr, interleaved, capped.
+    /// stdout and stderr in the order written, capped.
     pub output: CappedText,
+    /// Where the full output is when `output` was cut.
+    pub saved: Saved,
+}
+
+/// Stops everything one command started: its process group and every
+/// process carrying its [`JobMarker`]. SIGKILLs both on drop unless
+/// disarmed.
+#[derive(Debug)]
+pub struct Stopper {
+    group: GroupGuard,
+    marker: Option<JobMarker>,
+}
+
+impl Stopper {
+    /// Guards the group led by `pid` and the processes marked `marker`.
+    pub fn new(pid: Option<u32>, marker: JobMarker) -> Self {
+        Self {
+            group: GroupGuard::new(pid),
+            marker: Some(marker),
+        }
+    }
+
+    /// Sends `sig` to the group and to every marked process.
+    pub fn signal(&self, sig: libc::c_int) {
+        self.group.signal(sig);
+        if let Some(m) = &self.marker {
+            m.signal_all(sig);
+        }
+    }
+
+    /// Waits until the group has no live member or `deadline` passes, then
+    /// SIGKILLs what is left of the group and of the marked processes.
+    pub async fn finish_until(&self, deadline: Instant) {
+        self.group.wait_gone_until(deadline).await;
+        self.kill_now();
+    }
+
+    /// SIGKILL to the group and to every marked process, now.
+    pub fn kill_now(&self) {
+        self.group.signal(libc::SIGKILL);
+        if let Some(m) = &self.marker {
+            m.kill_all();
+        }
+    }
+
+    /// The marker's value (empty once disarmed), to name files after it.
+    pub fn marker_value(&self) -> String {
+        self.marker
+            .as_ref()
+            .map(|m| m.value().to_string())
+            .unwrap_or_default()
+    }
+
+    /// Stops signalling the process group (its leader was reaped, so the
+    /// id may be reused once the group is empty); the marker still works.
+    pub fn forget_group(&mut self) {
+        self.group.disarm();
+    }
+
+    /// Stops guarding: drop no longer kills (a finished command's
+    /// background jobs keep running, as in a shell).
+    pub fn disarm(&mut self) {
+        self.group.disarm();
+        self.marker = None;
+    }
+}
+
+impl Drop for Stopper {
+    fn drop(&mut self) {
+        if let Some(m) = &self.marker {
+            m.kill_all();
+        }
+    }
+}
+
+/// A started command: the child, its output pipe and its stopper.
+pub struct Started {
+    /// bash.
+    pub child: Child,
+    /// The read end of its one stdout+stderr pipe.
+    pub output: Receiver,
+    /// Stops it and everything it started.
+    pub stopper: Stopper,
+}
+
+/// Starts `bash -c command` in `cwd` in a new session, with stdin
+/// `/dev/null`, stdout and stderr on one pipe, [`CHILD_ENV`] and a fresh
+/// [`JobMarker`]. Must run inside a tokio runtime. Errors: creating the
+/// pipe, spawning bash (not installed, `cwd` missing).
+pub fn start(command: &str, cwd: &Path) -> io::Result<Started> {
+    let (reader, writer) = io::pipe()?;
+    let marker = JobMarker::new();
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer.try_clone()?))
+        .stderr(Stdio::from(writer))
+        .env(MARKER_VAR, marker.value())
+        .kill_on_drop(true);
+    for (key, value) in CHILD_ENV {
+        cmd.env(key, value);
+    }
+    let child = new_session(&mut cmd).spawn()?;
+    // The Command holds the write ends; dropping it leaves bash (and what
+    // it starts) as the only writers, so EOF means they all closed it.
+    drop(cmd);
+    let output = Receiver::from_owned_fd(OwnedFd::from(reader))?;
+    let stopper = Stopper::new(child.id(), marker);
+    Ok(Started {
+        child,
+        output,
+        stopper,
+    })
 }
 
 /// Spawns `bash -c spec.command` and waits for it as described in the
 /// module doc. Errors: the `io::Error` of spawning bash (not installed,
-/// `cwd` missing). Output read errors end the reading of that pipe.
+/// `cwd` missing). Output read errors end the reading of the pipe.
 pub async fn run(
     spec: &RunSpec<'_>,
     cancel: &CancellationToken,
     progress: Option<&ProgressFn>,
 ) -> io::Result<RunOutcome> {
-    let mut cap = OutputCap::new(spec.head_chars, spec.tail_chars);
+    let mut sink = OutputSink::new(spec.head_chars, spec.tail_chars, spec.output_path.clone());
     if cancel.is_cancelled() {
+        let (output, saved) = sink.finish();
         return Ok(RunOutcome {
             ending: Ending::Cancelled,
-            output: cap.finish(),
+            output,
+            saved,
         });
     }
-    let mut child = spawn(spec)?;
-    let mut guard = GroupGuard::new(child.id());
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
-    let mut out_buf = vec![0u8; 16 * 1024];
-    let mut err_buf = vec![0u8; 16 * 1024];
+    let Started {
+        mut child,
+        output,
+        mut stopper,
+    } = start(spec.command, spec.cwd)?;
+    let mut pipe = Some(output);
+    let mut buf = vec![0u8; 16 * 1024];
 
     let timeout_at = Instant::now() + spec.timeout;
     let mut exit: Option<ExitStatus> = None;
@@ -122,12 +252,11 @@ pub async fn run(
     let mut drain_until: Option<Instant> = None;
 
     loop {
-        if exit.is_some() && stdout.is_none() && stderr.is_none() {
+        if exit.is_some() && pipe.is_none() {
             break;
         }
         // `biased`: deadlines first, so a flood of output cannot starve the
-        // timeout; then stdout before stderr, a fixed order for chunks that
-        // are ready together.
+        // timeout.
         tokio::select! {
             biased;
             _ = sleep_until_opt(drain_until) => break,
@@ -136,18 +265,18 @@ pub async fn run(
                     break; // bash already finished: keep its result
                 }
                 stopped = Some(Ending::Cancelled);
-                guard.signal(libc::SIGTERM);
+                stopper.signal(libc::SIGTERM);
                 kill_at = Some(Instant::now() + spec.kill_grace);
             }
             // Only while bash runs: a job it left in the background is not
             // "the command" and must not turn a finished call into a timeout.
             _ = tokio::time::sleep_until(timeout_at), if stopped.is_none() && exit.is_none() => {
                 stopped = Some(Ending::TimedOut);
-                guard.signal(libc::SIGTERM);
+                stopper.signal(libc::SIGTERM);
                 kill_at = Some(Instant::now() + spec.kill_grace);
             }
             _ = sleep_until_opt(kill_at) => {
-                guard.signal(libc::SIGKILL);
+                stopper.kill_now();
                 kill_at = None;
             }
             status = child.wait(), if exit.is_none() => {
@@ -156,59 +285,36 @@ pub async fn run(
                 exit = Some(status.unwrap_or_else(|_| ExitStatus::from_raw(libc::SIGKILL)));
                 drain_until = Some(Instant::now() + spec.drain);
             }
-            r = read_some(&mut stdout, &mut out_buf) => {
-                take_chunk(r, &mut stdout, &out_buf, &mut cap, progress);
-            }
-            r = read_some(&mut stderr, &mut err_buf) => {
-                take_chunk(r, &mut stderr, &err_buf, &mut cap, progress);
+            r = read_some(&mut pipe, &mut buf) => {
+                take_chunk(r, &mut pipe, &buf, &mut sink, progress);
             }
         }
     }
 
-    match stopped {
+    let ending = match stopped {
         Some(ending) => {
             // bash is gone, but a descendant may have trapped SIGTERM.
-            if let Some(at) = kill_at {
-                guard.wait_gone_until(at).await;
-                guard.signal(libc::SIGKILL);
-            }
-            guard.disarm();
-            Ok(RunOutcome {
-                ending,
-                output: cap.finish(),
-            })
+            stopper
+                .finish_until(kill_at.unwrap_or_else(Instant::now))
+                .await;
+            ending
         }
-        None => {
-            // A normal exit leaves background jobs (`server > log 2>&1 &`)
-            // running, as a shell would.
-            guard.disarm();
-            let status = exit.unwrap_or_else(|| ExitStatus::from_raw(libc::SIGKILL));
-            Ok(RunOutcome {
-                ending: Ending::Exited(status),
-                output: cap.finish(),
-            })
-        }
-    }
-}
-
-fn spawn(spec: &RunSpec<'_>) -> io::Result<tokio::process::Child> {
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(spec.command)
-        .current_dir(spec.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    for (key, value) in CHILD_ENV {
-        cmd.env(key, value);
-    }
-    new_session(&mut cmd).spawn()
+        None => Ending::Exited(exit.unwrap_or_else(|| ExitStatus::from_raw(libc::SIGKILL))),
+    };
+    // A normal exit leaves background jobs (`server > log 2>&1 &`)
+    // running, as a shell would; a stopped command is dead by now.
+    stopper.disarm();
+    let (output, saved) = sink.finish();
+    Ok(RunOutcome {
+        ending,
+        output,
+        saved,
+    })
 }
 
 /// Reads from `pipe`, or waits forever when it is already closed (so the
 /// `select!` branch stays quiet).
-async fn read_some<R: tokio::io::AsyncRead + Unpin>(
+pub async fn read_some<R: tokio::io::AsyncRead + Unpin>(
     pipe: &mut Option<R>,
     buf: &mut [u8],
 ) -> io::Result<usize> {
@@ -218,18 +324,18 @@ async fn read_some<R: tokio::io::AsyncRead + Unpin>(
     }
 }
 
-/// Feeds a read result into the cap; EOF or an error closes the pipe.
+/// Feeds a read result into the sink; EOF or an error closes the pipe.
 fn take_chunk<R>(
     read: io::Result<usize>,
     pipe: &mut Option<R>,
     buf: &[u8],
-    cap: &mut OutputCap,
+    sink: &mut OutputSink,
     progress: Option<&ProgressFn>,
 ) {
     match read {
         Ok(0) | Err(_) => *pipe = None,
         Ok(n) => {
-            cap.push(&buf[..n]);
+            sink.push(&buf[..n]);
             if let Some(p) = progress {
                 p(&buf[..n]);
             }
@@ -237,7 +343,8 @@ fn take_chunk<R>(
     }
 }
 
-async fn sleep_until_opt(at: Option<Instant>) {
+/// Sleeps until `at`, or forever when `None`.
+pub async fn sleep_until_opt(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,

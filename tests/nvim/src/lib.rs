@@ -13,6 +13,7 @@ mod common;
 mod context_tests;
 mod editor_tests;
 mod float_tests;
+mod jobs_tests;
 mod lsp_nav_tests;
 mod lsp_tests;
 mod lua_api_tests;

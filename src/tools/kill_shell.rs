@@ -1,0 +1,137 @@
+//! `KillShell`: stops a background Bash command and everything it started
+//! (Claude Code's KillShell contract: `{shell_id}`). Only shells of the
+//! session's own [`Shells`] can be named. Texts in
+//! [`crate::tools::bash::job_messages`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::permissions::PermissionPreview;
+use crate::text::fill;
+use crate::tools::bash::job_messages as m;
+use crate::tools::bash::shells::Shells;
+use crate::tools::bash::BashLimits;
+use crate::tools::bash_output::{status_line, unknown_shell};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+
+/// Input of `KillShell`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillShellInput {
+    /// The ID Bash returned for the background command (`bash_N`).
+    pub shell_id: String,
+}
+
+/// The KillShell tool over its session's background shells.
+#[derive(Clone)]
+pub struct KillShellTool {
+    shells: Arc<Shells>,
+    grace: Duration,
+}
+
+impl KillShellTool {
+    /// Stops jobs of `shells`: SIGTERM, then SIGKILL after Bash's grace
+    /// time ([`BashLimits::kill_grace_ms`]).
+    pub fn new(shells: Arc<Shells>) -> Self {
+        Self {
+            shells,
+            grace: Duration::from_millis(BashLimits::default().kill_grace_ms),
+        }
+    }
+}
+
+#[async_trait]
+impl TypedTool for KillShellTool {
+    type Input = KillShellInput;
+    type Plan = ();
+    const NAME: &'static str = "KillShell";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Never;
+    const ALIASES: &'static [&'static str] = &["kill_shell"];
+
+    fn description(&self) -> String {
+        m::KILL_SHELL_DESCRIPTION.to_string()
+    }
+
+    /// It stops processes: not read-only (asks like Bash unless a rule or
+    /// the mode allows it).
+    fn is_read_only(&self, _input: &KillShellInput) -> bool {
+        false
+    }
+
+    fn normalize(&self, input: KillShellInput, _root: &Path) -> KillShellInput {
+        input
+    }
+
+    fn target_path(&self, _input: &KillShellInput) -> Option<PathBuf> {
+        None
+    }
+
+    /// Errors: [`m::UNKNOWN_SHELL`] for an id this session did not start.
+    async fn validate_input(
+        &self,
+        input: &KillShellInput,
+        _ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
+        match self.shells.get(&input.shell_id) {
+            Some(_) => Ok(()),
+            None => Err(unknown_shell(&self.shells, &input.shell_id)),
+        }
+    }
+
+    /// Title `KillShell: bash_N (command)`.
+    fn permission_preview(
+        &self,
+        input: &KillShellInput,
+        _plan: &(),
+        _root: &Path,
+    ) -> PermissionPreview {
+        let command = self
+            .shells
+            .get(&input.shell_id)
+            .map(|j| j.command().replace('\n', " ⏎ "))
+            .unwrap_or_default();
+        PermissionPreview {
+            title: format!("KillShell: {} ({command})", input.shell_id),
+            ..PermissionPreview::default()
+        }
+    }
+
+    /// Errors: [`m::UNKNOWN_SHELL`], [`m::NOT_RUNNING`].
+    async fn call(
+        &self,
+        input: KillShellInput,
+        _plan: (),
+        _ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let Some(job) = self.shells.get(&input.shell_id) else {
+            return Err(unknown_shell(&self.shells, &input.shell_id));
+        };
+        if !job.kill(self.grace).await {
+            let status = status_line(job.state(), job.id(), job.elapsed().as_secs());
+            return Err(ToolError::new(fill(
+                m::NOT_RUNNING,
+                &[("id", job.id()), ("status", &status)],
+            )));
+        }
+        Ok(ToolOutput::text(
+            fill(
+                m::KILLED,
+                &[
+                    ("id", job.id()),
+                    ("command", job.command()),
+                    ("path", &job.output_path().display().to_string()),
+                ],
+            ),
+            "stopped",
+        ))
+    }
+
+    fn describe(&self, input: &KillShellInput, _root: &Path) -> String {
+        input.shell_id.clone()
+    }
+}

@@ -1,0 +1,83 @@
+//! Background Bash commands in Neovim: `:Lathe jobs` / `lathe.jobs()` list
+//! them, KillShell stops one, and `VimLeavePre` stops every one with what
+//! it started (issue 12, section 3).
+
+/// Lua helpers: `alive(arg)` counts live processes with `arg` as an
+/// argument (from /proc), `notes` collects what `vim.notify` shows.
+const HELPERS: &str = r###"
+local function alive(arg)
+  local n = 0
+  for _, p in ipairs(vim.fn.glob("/proc/[0-9]*", false, true)) do
+    local f = io.open(p .. "/cmdline", "rb")
+    local cmd = f and f:read("*a") or ""
+    if f then f:close() end
+    local s = io.open(p .. "/stat", "r")
+    local stat = s and s:read("*l") or ""
+    if s then s:close() end
+    local zombie = stat:match("%) (%a)") == "Z"
+    for part in cmd:gmatch("[^%z]+") do
+      if part == arg and not zombie then n = n + 1 end
+    end
+  end
+  return n
+end
+local notes = {}
+vim.notify = function(msg) notes[#notes + 1] = msg end
+"###;
+
+#[nvim_oxi::test]
+fn lathe_jobs_lists_background_commands_and_killshell_stops_one() -> Result<(), String> {
+    crate::common::lua_test(&format!(
+        "{HELPERS}{}",
+        r###"
+        local arg = "300." .. vim.fn.getpid() .. "1"
+        local dir = T.project()
+        vim.cmd.cd(dir)
+        vim.cmd("runtime plugin/lathe.lua")
+        T.setup(dir, { permissions = { mode = "bypassPermissions" } })
+        vim.cmd("Lathe jobs")
+        T.eq("nothing yet", notes[1], "lathe: no background jobs")
+
+        local r = T.ok("Bash", { command = "echo hi; sleep " .. arg, run_in_background = true })
+        T.has("started", r.content, "Command running in the background with ID: bash_1.")
+        vim.cmd("Lathe jobs")
+        T.has("listed", notes[2], "lathe: background jobs\nbash_1  running")
+        T.has("command", notes[2], "echo hi; sleep " .. arg)
+        local jobs = T.lathe.jobs()
+        T.eq("one job", #jobs, 1)
+        T.eq("fields", { jobs[1].id, jobs[1].state, jobs[1].command },
+          { "bash_1", "running", "echo hi; sleep " .. arg })
+        T.eq("output file", vim.wait(5000, function()
+          return vim.fn.filereadable(jobs[1].output) == 1 and vim.fn.readfile(jobs[1].output)[1] == "hi"
+        end, 20), true)
+        T.eq("sleep runs", alive(arg), 1)
+
+        local k = T.ok("KillShell", { shell_id = "bash_1" })
+        T.has("killed", k.content, "Stopped background shell bash_1")
+        T.eq("gone", vim.wait(5000, function() return alive(arg) == 0 end, 20), true)
+        T.eq("stopped", T.lathe.jobs()[1].state, "stopped")
+        local out = T.ok("BashOutput", { bash_id = "bash_1" })
+        T.eq("output then status", out.content,
+          "hi\n\nStatus: stopped by KillShell.\nAll output so far: " .. jobs[1].output)
+        "###
+    ))
+}
+
+#[nvim_oxi::test]
+fn vim_leave_pre_stops_every_background_command() -> Result<(), String> {
+    crate::common::lua_test(&format!(
+        "{HELPERS}{}",
+        r###"
+        local arg = "300." .. vim.fn.getpid() .. "2"
+        local dir = T.project()
+        vim.cmd.cd(dir)
+        vim.cmd("runtime plugin/lathe.lua")
+        T.setup(dir, { permissions = { mode = "bypassPermissions" } })
+        -- One that stays in its group and one that leaves it.
+        T.ok("Bash", { command = "setsid sleep " .. arg .. " & sleep " .. arg, run_in_background = true })
+        T.eq("both run", vim.wait(5000, function() return alive(arg) == 2 end, 20), true)
+        vim.api.nvim_exec_autocmds("VimLeavePre", {})
+        T.eq("none left", vim.wait(5000, function() return alive(arg) == 0 end, 20), true)
+        "###
+    ))
+}
