@@ -9,11 +9,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::bridge::MainThread;
-use super::buffer_text::{canonical, read_loaded, unsaved_texts, write_loaded};
+use super::buffer_text::{
+    canonical, read_loaded, read_unless_loaded, unsaved_texts, write_loaded, SpanEdit,
+};
 use super::lsp::{self, LspWatch};
 use crate::editor::{
-    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, UnsavedText, WriteOutcome,
-    WriteRequest,
+    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, Fresh, UnsavedText, Version,
+    WriteOutcome, WriteRequest,
 };
 
 /// Reads and writes through Neovim's buffers when the file is loaded.
@@ -51,6 +53,15 @@ impl NvimEditor {
         self.diagnostics_wait = wait;
         self
     }
+
+    /// How many buffer lines all `NvimEditor`s of this process have fetched
+    /// from Neovim (`nvim_buf_get_lines`), a count that only grows: tests
+    /// bound what a call costs the main thread with it (an Edit of a buffer
+    /// at the tick of the model's last Read fetches only the lines it
+    /// replaces; docs/architecture.md, "Edits through buffers").
+    pub fn lines_read() -> u64 {
+        super::buffer_text::lines_read()
+    }
 }
 
 fn bridge_error(e: super::bridge::BridgeError) -> EditorError {
@@ -73,14 +84,35 @@ impl Editor for NvimEditor {
         }
     }
 
+    /// One main-thread trip: a buffer still at `known` costs its tick and
+    /// options, no line; else it is read once (files not loaded: `inner`).
+    async fn read_unless(&self, path: &Path, known: &Version) -> Result<Fresh, EditorError> {
+        let canon = canonical(path);
+        let p = path.to_path_buf();
+        let k = known.clone();
+        let loaded = self
+            .main
+            .run(move || read_unless_loaded(&p, canon.as_deref(), &k))
+            .await
+            .map_err(bridge_error)?;
+        match loaded {
+            Some(fresh) => fresh,
+            None => self.inner.read_unless(path, known).await,
+        }
+    }
+
+    /// One main-thread trip; with the tick unchanged since the base and
+    /// `req.base_text` given, only the tick check, `nvim_buf_set_text` on the
+    /// span and the `:write` run there ([`SpanEdit`], worked out here first).
     async fn write(&self, path: &Path, req: WriteRequest) -> Result<WriteOutcome, EditorError> {
         let canon = canonical(path);
         let p = path.to_path_buf();
         let save = self.save_after_edit;
+        let span = SpanEdit::prepare(&req);
         let r = req.clone();
         let applied = self
             .main
-            .run(move || write_loaded(&p, canon.as_deref(), &r, save))
+            .run(move || write_loaded(&p, canon.as_deref(), &r, save, span.as_ref()))
             .await
             .map_err(bridge_error)?;
         match applied {
@@ -103,12 +135,13 @@ impl Editor for NvimEditor {
         let canon = canonical(path);
         let p = path.to_path_buf();
         let save = self.save_after_edit;
+        let span = SpanEdit::prepare(&req);
         let r = req.clone();
         let applied = self
             .main
             .run(move || {
                 let base = lsp::loaded_bufnr(&p, canon.as_deref()).and_then(lsp::baseline);
-                let written = write_loaded(&p, canon.as_deref(), &r, save)?;
+                let written = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref())?;
                 let started = match (&written, base) {
                     (Ok(_), Some(b)) => lsp::start(b),
                     _ => None,
