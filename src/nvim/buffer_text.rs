@@ -587,14 +587,36 @@ fn row_col(body: &str, at: usize) -> (usize, usize) {
     }
 }
 
+thread_local! {
+    /// The file a `:write` of [`write_to_disk`] left for lathe to `fsync`
+    /// (main thread only; taken by [`take_owed_sync`] in the same step).
+    static OWED_SYNC: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+}
+
+/// The file the last [`write_loaded`] wrote with `'fsync'` turned off for
+/// the write, which the caller must `fsync` off the main thread before it
+/// reports the write done; `None` when nothing is owed (no write, or the
+/// user's `'nofsync'`). Main thread; call it in the step that wrote.
+pub(crate) fn take_owed_sync() -> Option<PathBuf> {
+    OWED_SYNC.with(|o| o.borrow_mut().take())
+}
+
 /// `:silent write` in `buf` (autocmds run, so formatters may change the
 /// text; the next stale check notices). Returns `true` when written; a
-/// failure is shown with `vim.notify` and returns `false`.
+/// failure is shown with `vim.notify` and returns `false`. With `'fsync'`
+/// on (the default) the write runs with it off and the file is left owed
+/// ([`take_owed_sync`]): the disk flush happens off the main thread, so the
+/// editor does not wait for the disk (`:help 'fsync'`).
 fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
     let opts = buf_opts(buf);
     let fixeol: bool = api::get_option_value("fixendofline", &opts).unwrap_or(true);
     if !eol && fixeol {
         let _ = api::set_option_value("fixendofline", false, &opts);
+    }
+    let global = OptionOpts::default();
+    let fsync: bool = api::get_option_value("fsync", &global).unwrap_or(false);
+    if fsync {
+        let _ = api::set_option_value("fsync", false, &global);
     }
     let result: Rc<RefCell<Option<Result<(), String>>>> = Rc::default();
     let slot = result.clone();
@@ -606,9 +628,18 @@ fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
     if !eol && fixeol {
         let _ = api::set_option_value("fixendofline", true, &opts);
     }
+    if fsync {
+        let _ = api::set_option_value("fsync", true, &global);
+    }
     let outcome = result.borrow_mut().take();
     let failure = match (called, outcome) {
-        (_, Some(Ok(()))) => return true,
+        (_, Some(Ok(()))) => {
+            if fsync {
+                let name = buf.get_name().unwrap_or_else(|_| path.to_path_buf());
+                OWED_SYNC.with(|o| *o.borrow_mut() = Some(name));
+            }
+            return true;
+        }
         (_, Some(Err(e))) => e,
         (Err(e), None) => e.to_string(),
         (Ok(()), None) => "the write did not run".to_string(),

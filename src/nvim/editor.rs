@@ -10,7 +10,8 @@ use async_trait::async_trait;
 
 use super::bridge::MainThread;
 use super::buffer_text::{
-    canonical, read_loaded, read_unless_loaded, unsaved_texts, write_loaded, SpanEdit,
+    canonical, read_loaded, read_unless_loaded, take_owed_sync, unsaved_texts, write_loaded,
+    SpanEdit,
 };
 use super::lsp::{self, LspWatch};
 use crate::editor::{
@@ -64,6 +65,19 @@ impl NvimEditor {
     }
 }
 
+/// `fsync` of the file a buffer write left owed (`take_owed_sync`), on a
+/// blocking thread: the flush `'fsync'` would have made Neovim wait for.
+/// A failure is ignored: the text is written, only its durability after a
+/// crash is in question.
+async fn sync_file(owed: Option<std::path::PathBuf>) {
+    if let Some(path) = owed {
+        let _ = tokio::task::spawn_blocking(move || {
+            std::fs::File::open(path).and_then(|f| f.sync_all())
+        })
+        .await;
+    }
+}
+
 fn bridge_error(e: super::bridge::BridgeError) -> EditorError {
     EditorError::Unavailable(e.to_string())
 }
@@ -110,11 +124,15 @@ impl Editor for NvimEditor {
         let save = self.save_after_edit;
         let span = SpanEdit::prepare(&req);
         let r = req.clone();
-        let applied = self
+        let (applied, owed) = self
             .main
-            .run(move || write_loaded(&p, canon.as_deref(), &r, save, span.as_ref()))
+            .run(move || {
+                let applied = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref());
+                (applied, take_owed_sync())
+            })
             .await
             .map_err(bridge_error)?;
+        sync_file(owed).await;
         match applied {
             Some(outcome) => outcome,
             None => self.inner.write(path, req).await,
@@ -146,10 +164,17 @@ impl Editor for NvimEditor {
                     (Ok(_), Some(b)) => lsp::start(b),
                     _ => None,
                 };
-                Some((written, started))
+                Some((written, started, take_owed_sync()))
             })
             .await
             .map_err(bridge_error)?;
+        let applied = match applied {
+            Some((written, started, owed)) => {
+                sync_file(owed).await;
+                Some((written, started))
+            }
+            None => None,
+        };
         match applied {
             Some((outcome, started)) => {
                 let watch = started.map(|s| {

@@ -508,6 +508,14 @@ fn an_edit_after_a_read_of_a_large_buffer_fetches_only_the_changed_lines(
         want[LINES - 1] = "the end".into();
         want.push("really".into());
         check_eq("buffer after the Edits", now == want, true)?;
+        // The writes ran with 'fsync' off (lathe flushes off the main
+        // thread); the user's option is back as it was.
+        let fsync = main
+            .run(|| api::get_option_value::<bool>("fsync", &Default::default()))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        check_eq("'fsync' after the Edits", fsync, true)?;
         let disk = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
         check_eq(
             "disk after the Edits",
