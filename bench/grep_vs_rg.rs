@@ -95,9 +95,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let grep = |mode: &str, pattern: &str| {
-        json!({"pattern": pattern, "output_mode": mode, "head_limit": 0})
-    };
+    let grep = |mode: &str, pattern: &str| json!({"pattern": pattern, "output_mode": mode, "head_limit": 0});
     let literal = "def __init_subclass__";
     let regex = r"impl.*Drop for [A-Z]\w+Guard";
     vec![
@@ -155,7 +153,10 @@ fn main() {
         .unwrap_or(3);
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let ctx = ctx(&root);
-    println!("== Grep/Glob vs rg on {} ({runs} runs each, in turn)", root.display());
+    println!(
+        "== Grep/Glob vs rg on {} ({runs} runs each, in turn)",
+        root.display()
+    );
     let mut failed = Vec::new();
     for case in cases() {
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());

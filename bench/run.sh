@@ -50,7 +50,11 @@ work = sys.argv[1]
 words = "lathe streams this answer in small deltas to measure the main loop "
 text = (words * (200_000 // len(words) + 1))[:200_000]
 open(f"{work}/answer.txt", "w").write(text)
-json.dump({"responses": [{"content": [{"type": "text", "text": text}],
+# A short answer first: the first ask opens the chat (its window, the
+# markdown parser), a one-time cost measured apart from streaming.
+json.dump({"responses": [{"content": [{"type": "text", "text": "warm up"}],
+                          "stop_reason": "end_turn"},
+                         {"content": [{"type": "text", "text": text}],
                           "stop_reason": "end_turn", "text_chunk_chars": 8}]},
           open(f"{work}/script.json", "w"))
 for i in range(1, 11):
