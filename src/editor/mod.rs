@@ -26,6 +26,7 @@ pub use disk::DiskEditor;
 pub use lsp::{Location, LspAnswer, LspFailure, LspNavigator, LspQuery, LspSymbol, SymbolAt};
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -161,6 +162,13 @@ pub struct WriteRequest {
     /// Format for disk writes when the file is new; an existing file or buffer
     /// keeps its own format.
     pub format: TextFormat,
+    /// The logical text `base` was taken from, when the writer still has it
+    /// (Edit and Write do). A buffer editor then computes the changed span
+    /// off the main thread and only checks there that the buffer is still at
+    /// `base`'s `changedtick` (docs/architecture.md, "Edits through
+    /// buffers"). It must hash to `base.hash`; `None` is always correct,
+    /// only slower.
+    pub base_text: Option<Arc<str>>,
 }
 
 /// What a successful write did.
@@ -176,6 +184,27 @@ pub struct WriteOutcome {
     /// 1-based first and last line of the changed span in the new text
     /// (`None` when nothing changed).
     pub changed_lines: Option<(usize, usize)>,
+    /// `true` when the document's logical text right after the change is
+    /// exactly the request's `text`, so `stamp` is the stamp of that text
+    /// and a caller may keep the text for the next change (`FileState`'s
+    /// text cache) without reading it back.
+    pub exact: bool,
+}
+
+/// What [`Editor::read_unless`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fresh {
+    /// The document is still at the version the caller knows: its text did
+    /// not change and was not read. `format` and `modified` are as now.
+    Unchanged {
+        /// How to turn logical text back into bytes, as now.
+        format: TextFormat,
+        /// `'modified'` of the buffer, as now.
+        modified: bool,
+    },
+    /// The document moved on (or its version cannot be trusted, e.g. a file
+    /// on disk): here it is, read as [`Editor::read`] does.
+    Changed(Document),
 }
 
 /// Errors of [`Editor`] calls. Tools turn them into model-facing messages.
@@ -249,6 +278,17 @@ pub trait Editor: Send + Sync {
     /// Errors: [`EditorError::NotFound`], [`EditorError::IsDirectory`],
     /// [`EditorError::NotText`], [`EditorError::Io`], [`EditorError::BadPath`].
     async fn read(&self, path: &Path) -> Result<Document, EditorError>;
+
+    /// The document at absolute `path`, unless it is a loaded buffer still
+    /// at version `known` (same buffer, same `changedtick`, so the same
+    /// text, `:help changetick`): then [`Fresh::Unchanged`] and no text is
+    /// read. Only versions trusted by the stale rule ([`StaleMode::Tick`])
+    /// can be unchanged; the default reads the document every time.
+    /// Errors: as [`read`](Self::read).
+    async fn read_unless(&self, path: &Path, known: &Version) -> Result<Fresh, EditorError> {
+        let _ = known;
+        Ok(Fresh::Changed(self.read(path).await?))
+    }
 
     /// Replaces the logical text of the document at absolute `path`.
     ///

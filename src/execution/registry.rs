@@ -8,6 +8,7 @@
 //! read it each time, so a tool registered while a session runs is offered
 //! from its next request.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use jsonschema::Validator;
@@ -22,20 +23,45 @@ use crate::tools::Tool;
 pub struct RegisteredTool {
     /// The tool.
     pub tool: Arc<dyn Tool>,
-    /// Its input schema, exactly as sent to the model.
-    pub schema: Value,
+    /// Its input schema, exactly as sent to the model: made on first use
+    /// (the first request's `tools`), not at setup ([`RegisteredTool::schema`]).
+    schema: OnceLock<Value>,
     /// Compiled on the first call to the tool, not at setup: building a
     /// validator costs far more than the schema itself.
     validator: OnceLock<Option<Validator>>,
 }
 
+/// Validators compiled by every [`RegisteredTool`] of this process (a count
+/// that only grows): tests check that setup compiles none.
+static VALIDATORS_COMPILED: AtomicU64 = AtomicU64::new(0);
+
+/// How many tool input validators this process has compiled so far.
+pub fn validators_compiled() -> u64 {
+    VALIDATORS_COMPILED.load(Ordering::Relaxed)
+}
+
 impl RegisteredTool {
+    /// Its input schema ([`Tool::input_schema`]), exactly as sent to the
+    /// model, made on the first call.
+    pub fn schema(&self) -> &Value {
+        self.schema.get_or_init(|| self.tool.input_schema())
+    }
+
+    /// `true` once the schema or the validator was made (tests check that
+    /// setup makes neither).
+    pub fn is_prepared(&self) -> bool {
+        self.schema.get().is_some() || self.validator.get().is_some()
+    }
+
     /// The validator of [`RegisteredTool::schema`], compiled on first use.
     /// `None` only if the schema does not compile (a bug; every call to the
     /// tool then fails with an error result instead of running unchecked).
     pub fn validator(&self) -> Option<&Validator> {
         self.validator
-            .get_or_init(|| jsonschema::validator_for(&self.schema).ok())
+            .get_or_init(|| {
+                VALIDATORS_COMPILED.fetch_add(1, Ordering::Relaxed);
+                jsonschema::validator_for(self.schema()).ok()
+            })
             .as_ref()
     }
 }
@@ -58,10 +84,9 @@ pub enum RegistryError {
 
 impl RegisteredTool {
     fn new(tool: Arc<dyn Tool>) -> Self {
-        let schema = tool.input_schema();
         Self {
             tool,
-            schema,
+            schema: OnceLock::new(),
             validator: OnceLock::new(),
         }
     }
@@ -220,6 +245,13 @@ impl ToolRegistry {
             .collect()
     }
 
+    /// `true` when no tool's schema or validator was made yet: what setup
+    /// must leave (they are made on first use; docs/architecture.md,
+    /// "Benchmarks").
+    pub fn untouched(&self) -> bool {
+        self.tools.iter().all(|t| !t.is_prepared())
+    }
+
     /// The `tools` array of a request: name, description and `input_schema`
     /// of every tool offered now ([`Tool::is_offered`]), in order, exactly as
     /// sent (pinned by the snapshot test `tests/tool_definitions.rs`).
@@ -232,7 +264,7 @@ impl ToolRegistry {
             .map(|t| ToolDefinition {
                 name: t.tool.name().to_string(),
                 description: t.tool.description(),
-                input_schema: t.schema.clone(),
+                input_schema: t.schema().clone(),
             })
             .collect()
     }
@@ -266,6 +298,20 @@ mod tests {
                 "LspSymbols"
             ]
         );
+    }
+
+    /// Setup builds the registry; schemas and validators wait for the first
+    /// request and the first call (issue 12: load is lazy).
+    #[test]
+    fn schemas_and_validators_are_made_on_first_use() {
+        let tools = builtin_tools(&Config::new(std::path::Path::new("/p")));
+        let registry = ToolRegistry::new(tools).expect("unique");
+        assert!(registry.untouched(), "registering made a schema");
+        let read = registry.lookup("Read").expect("Read");
+        assert!(read.validator().is_some());
+        assert!(!registry.untouched());
+        let fresh = ToolRegistry::new(vec![Arc::new(ReadTool)]).expect("one tool");
+        assert_eq!(fresh.definitions()[0].input_schema, *read.schema());
     }
 
     #[test]

@@ -8,15 +8,25 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
 
 use super::guard::guarded;
 use crate::editor::codec::{common_affixes, encode};
 use crate::editor::{
-    changed_line_span, Document, EditorError, Encoding, LineEnding, Stamp, TextFormat, TextHash,
-    UnsavedText, Version, WriteOutcome, WriteRequest,
+    changed_line_span, Document, EditorError, Encoding, Fresh, LineEnding, Stamp, TextFormat,
+    TextHash, UnsavedText, Version, WriteOutcome, WriteRequest,
 };
+
+/// Buffer lines lathe fetched from Neovim in this process ([`lines_read`]).
+static LINES_READ: AtomicU64 = AtomicU64::new(0);
+
+/// How many buffer lines lathe has fetched from Neovim (`nvim_buf_get_lines`)
+/// in this process: tests bound what a call costs the main thread with it.
+pub(crate) fn lines_read() -> u64 {
+    LINES_READ.load(Ordering::Relaxed)
+}
 use crate::permissions::resolve_for_rules;
 
 /// The loaded, file-backed buffer (`'buftype'` empty or `acwrite`) whose
@@ -86,26 +96,53 @@ impl Snapshot {
         }
         t
     }
+
+    /// [`text`](Self::text) without copying the body.
+    pub fn into_text(self) -> String {
+        let mut t = self.body;
+        if self.eol {
+            t.push('\n');
+        }
+        t
+    }
 }
 
-/// Takes a [`Snapshot`] of `buf`. Errors: [`EditorError::Unavailable`] when
-/// the API refuses (buffer gone).
+/// Takes a [`Snapshot`] of `buf`: its lines go straight into one `String`
+/// (one `nvim_buf_get_lines` call, no string per line on lathe's side).
+/// Errors: [`EditorError::Unavailable`] when the API refuses (buffer gone).
 pub(crate) fn snapshot(buf: &Buffer) -> Result<Snapshot, EditorError> {
-    let lines: Vec<String> = buf
-        .get_lines(.., false)
-        .map_err(unavailable)?
-        .map(|l| l.to_string_lossy().into_owned())
-        .collect();
-    let body = lines.join("\n");
+    let mut body = String::new();
+    let mut count = 0usize;
+    for line in buf.get_lines(.., false).map_err(unavailable)? {
+        if count > 0 {
+            body.push('\n');
+        }
+        body.push_str(&String::from_utf8_lossy(line.as_bytes()));
+        count += 1;
+    }
+    LINES_READ.fetch_add(count as u64, Ordering::Relaxed);
     let mut eol = opt_bool(buf, "endofline")?;
-    if eol && lines.len() == 1 && body.is_empty() && buffer_is_empty(buf) {
+    if eol && count == 1 && body.is_empty() && buffer_is_empty(buf) {
         // `:help line2byte()`: -1 past the end means the buffer is empty,
         // which Neovim writes as a 0-byte file despite 'eol'.
         eol = false;
     }
     let tick = buf.get_changedtick().map_err(unavailable)? as u64;
     let modified = opt_bool(buf, "modified")?;
-    let format = TextFormat {
+    let format = format_of(buf)?;
+    Ok(Snapshot {
+        body,
+        eol,
+        tick,
+        modified,
+        format,
+    })
+}
+
+/// The buffer's [`TextFormat`] from `'fileformat'`, `'bomb'`,
+/// `'fileencoding'`. Errors: [`EditorError::Unavailable`].
+fn format_of(buf: &Buffer) -> Result<TextFormat, EditorError> {
+    Ok(TextFormat {
         line_ending: if opt_string(buf, "fileformat")? == "dos" {
             LineEnding::CrLf
         } else {
@@ -113,13 +150,6 @@ pub(crate) fn snapshot(buf: &Buffer) -> Result<Snapshot, EditorError> {
         },
         bom: opt_bool(buf, "bomb")?,
         encoding: encoding_of(&opt_string(buf, "fileencoding")?),
-    };
-    Ok(Snapshot {
-        body,
-        eol,
-        tick,
-        modified,
-        format,
     })
 }
 
@@ -155,16 +185,51 @@ pub(crate) fn read_loaded(
     canon: Option<&Path>,
 ) -> Option<Result<Document, EditorError>> {
     let buf = find_loaded(path, canon)?;
-    Some(snapshot(&buf).map(|s| Document {
+    Some(document(path, &buf))
+}
+
+fn document(path: &Path, buf: &Buffer) -> Result<Document, EditorError> {
+    let s = snapshot(buf)?;
+    Ok(Document {
         path: path.to_path_buf(),
-        text: s.text(),
         version: Version::Buffer {
             bufnr: buf.handle() as i64,
             changedtick: s.tick,
         },
         format: s.format,
         modified: s.modified,
-    }))
+        text: s.into_text(),
+    })
+}
+
+/// For [`Editor::read_unless`](crate::editor::Editor::read_unless): `None`
+/// when `path` is not loaded; [`Fresh::Unchanged`] (no line read) when its
+/// buffer is the one of `known` and still at its `changedtick`; else the
+/// [`Document`] as [`read_loaded`] takes it.
+pub(crate) fn read_unless_loaded(
+    path: &Path,
+    canon: Option<&Path>,
+    known: &Version,
+) -> Option<Result<Fresh, EditorError>> {
+    let buf = find_loaded(path, canon)?;
+    let unchanged = || -> Result<Option<Fresh>, EditorError> {
+        let Version::Buffer { bufnr, changedtick } = known else {
+            return Ok(None);
+        };
+        let tick = buf.get_changedtick().map_err(unavailable)? as u64;
+        if *bufnr != buf.handle() as i64 || *changedtick != tick {
+            return Ok(None);
+        }
+        Ok(Some(Fresh::Unchanged {
+            format: format_of(&buf)?,
+            modified: opt_bool(&buf, "modified")?,
+        }))
+    };
+    Some(match unchanged() {
+        Ok(Some(fresh)) => Ok(fresh),
+        Ok(None) => document(path, &buf).map(Fresh::Changed),
+        Err(e) => Err(e),
+    })
 }
 
 /// Every loaded, file-backed buffer whose text the disk does not hold, for
@@ -197,10 +262,11 @@ pub(crate) fn unsaved_texts() -> Vec<UnsavedText> {
             continue;
         }
         if let Ok(s) = snapshot(&buf) {
+            let changedtick = s.tick;
             out.push(UnsavedText {
                 path: name,
-                text: s.text(),
-                changedtick: s.tick,
+                text: s.into_text(),
+                changedtick,
                 on_disk,
             });
         }
@@ -224,14 +290,210 @@ pub(crate) fn unsaved_texts() -> Vec<UnsavedText> {
 /// `'nomodifiable'` or `'readonly'` buffers: [`EditorError::NotModifiable`];
 /// text the buffer's `'fileencoding'` cannot hold (e.g. `→` in a Latin-1
 /// file): [`EditorError::Unencodable`], buffer untouched.
+///
+/// With `span` ([`SpanEdit::prepare`], made off the main thread) and the
+/// buffer still at its base `changedtick`, no line is read but the few the
+/// change replaces (to check them) and nothing is hashed here: the step is
+/// the tick check, the option checks, `nvim_buf_set_text` and the `:write`.
+/// Otherwise (the tick moved, or anything looks different from what the
+/// span expects) the whole check above runs, reading the buffer once.
 pub(crate) fn write_loaded(
     path: &Path,
     canon: Option<&Path>,
     req: &WriteRequest,
     save: bool,
+    span: Option<&SpanEdit>,
 ) -> Option<Result<WriteOutcome, EditorError>> {
-    let buf = find_loaded(path, canon)?;
+    let mut buf = find_loaded(path, canon)?;
+    if let Some(done) = span.and_then(|s| write_span(&mut buf, s, path, save)) {
+        return Some(done);
+    }
     Some(write_buffer(buf, path, req, save))
+}
+
+/// A write to a buffer worked out off the main thread from the text the
+/// change was planned against (`WriteRequest::base_text`) and the new text:
+/// where the changed span is, what replaces it, and the new text's hash. It
+/// holds only while the buffer is at the base `changedtick`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SpanEdit {
+    bufnr: i64,
+    tick: u64,
+    /// Lines of the base text (its body: without the final newline).
+    line_count: usize,
+    /// 0-based (row, byte column) where the span starts and ends in the base body.
+    start: (usize, usize),
+    end: (usize, usize),
+    /// The base body's lines `start.0..=end.0`, checked against the buffer
+    /// before the change.
+    old_lines: Vec<String>,
+    /// What replaces the span, as lines; `None` when the bodies are equal
+    /// (only the final newline changes).
+    replacement: Option<Vec<String>>,
+    old_eol: bool,
+    new_eol: bool,
+    /// Hash of the new logical text (the stamp after the write).
+    hash: TextHash,
+    changed_lines: Option<(usize, usize)>,
+}
+
+impl SpanEdit {
+    /// The span edit of `req`, or `None` when it has no buffer base with its
+    /// text, or when the old or new body is empty (an empty buffer's final
+    /// newline is special, `buffer_is_empty`: the careful path handles it).
+    /// Pure: call it off the main thread; O(text).
+    pub(crate) fn prepare(req: &WriteRequest) -> Option<SpanEdit> {
+        let base = req.base.as_ref()?;
+        let Version::Buffer { bufnr, changedtick } = base.version else {
+            return None;
+        };
+        let old = req.base_text.as_deref()?;
+        let (old_body, old_eol) = split_eol(old);
+        let (new_body, new_eol) = split_eol(&req.text);
+        if old_body.is_empty() || new_body.is_empty() {
+            return None;
+        }
+        let (prefix, old_mid, new_mid) = common_affixes(old_body, new_body);
+        let start = row_col(old_body, prefix);
+        let end = row_col(old_body, prefix + old_mid);
+        let old_lines = old_body
+            .split('\n')
+            .skip(start.0)
+            .take(end.0 - start.0 + 1)
+            .map(str::to_string)
+            .collect();
+        let replacement = (old_body != new_body).then(|| {
+            new_body[prefix..prefix + new_mid]
+                .split('\n')
+                .map(str::to_string)
+                .collect()
+        });
+        Some(SpanEdit {
+            bufnr,
+            tick: changedtick,
+            line_count: old_body.bytes().filter(|&b| b == b'\n').count() + 1,
+            start,
+            end,
+            old_lines,
+            replacement,
+            old_eol,
+            new_eol,
+            hash: TextHash::of(&req.text),
+            changed_lines: changed_line_span(old, &req.text),
+        })
+    }
+}
+
+/// `(body, ends with a newline)` of a logical text.
+fn split_eol(text: &str) -> (&str, bool) {
+    match text.strip_suffix('\n') {
+        Some(body) => (body, true),
+        None => (text, false),
+    }
+}
+
+/// Applies `span` when `buf` is still exactly what it was planned against:
+/// same buffer and `changedtick`, a UTF-8 `'fileencoding'` (others need the
+/// whole-text encoding check), the same `'endofline'` and line count, and
+/// the lines of the span as expected. `None` when any of that differs (the
+/// caller takes the careful path); the refusals of a `'nomodifiable'` or
+/// `'readonly'` buffer are the careful path's.
+fn write_span(
+    buf: &mut Buffer,
+    span: &SpanEdit,
+    path: &Path,
+    save: bool,
+) -> Option<Result<WriteOutcome, EditorError>> {
+    if buf.handle() as i64 != span.bufnr || buf.get_changedtick().ok()? as u64 != span.tick {
+        return None;
+    }
+    if let Err(e) = check_modifiable(buf, path) {
+        return Some(Err(e));
+    }
+    let format = format_of(buf).ok()?;
+    if format.encoding != Encoding::Utf8
+        || opt_bool(buf, "endofline").ok()? != span.old_eol
+        || buf.line_count().ok()? != span.line_count
+    {
+        return None;
+    }
+    let mut same = true;
+    let mut fetched = 0u64;
+    for (now, want) in buf
+        .get_lines(span.start.0..span.end.0 + 1, true)
+        .ok()?
+        .zip(&span.old_lines)
+    {
+        fetched += 1;
+        same &= now.as_bytes() == want.as_bytes();
+    }
+    LINES_READ.fetch_add(fetched, Ordering::Relaxed);
+    if !same || fetched as usize != span.old_lines.len() {
+        return None;
+    }
+    let modified = opt_bool(buf, "modified").ok()?;
+    close_undo_block(buf);
+    if let Some(replacement) = &span.replacement {
+        let lines = replacement.iter().map(String::as_str);
+        if let Err(e) = buf.set_text(span.start.0..span.end.0, span.start.1, span.end.1, lines) {
+            return Some(Err(EditorError::NotModifiable(format!(
+                "{}: {e}",
+                path.display()
+            ))));
+        }
+    }
+    if span.new_eol != span.old_eol {
+        if let Err(e) = api::set_option_value("endofline", span.new_eol, &buf_opts(buf)) {
+            return Some(Err(unavailable(e)));
+        }
+    }
+    close_undo_block(buf);
+    let mut tick = match buf.get_changedtick() {
+        Ok(t) => t as u64,
+        Err(e) => return Some(Err(unavailable(e))),
+    };
+    let saved = save && !modified && write_to_disk(buf, span.new_eol, path);
+    if saved {
+        // `:help b:changedtick`: resetting 'modified' when writing counts as
+        // a change. Exactly that one step means the text is still ours; more
+        // (a formatter on BufWritePre) and the stamp stays at the tick
+        // before the write, so the next change compares the text.
+        let one_step = buf.get_changedtick().is_ok_and(|t| t as u64 == tick + 1);
+        let clean = opt_bool(buf, "modified").is_ok_and(|m| !m);
+        if one_step && clean {
+            tick += 1;
+        }
+    }
+    Some(Ok(WriteOutcome {
+        stamp: Stamp {
+            version: Version::Buffer {
+                bufnr: span.bufnr,
+                changedtick: tick,
+            },
+            hash: span.hash,
+        },
+        in_buffer: true,
+        saved,
+        changed_lines: span.changed_lines,
+        exact: true,
+    }))
+}
+
+/// [`EditorError::NotModifiable`] for a `'nomodifiable'` or `'readonly'` buffer.
+fn check_modifiable(buf: &Buffer, path: &Path) -> Result<(), EditorError> {
+    if !opt_bool(buf, "modifiable")? {
+        return Err(EditorError::NotModifiable(format!(
+            "{} ('nomodifiable' is set)",
+            path.display()
+        )));
+    }
+    if opt_bool(buf, "readonly")? {
+        return Err(EditorError::NotModifiable(format!(
+            "{} ('readonly' is set)",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 fn write_buffer(
@@ -253,18 +515,7 @@ fn write_buffer(
         None if !old_text.is_empty() => return Err(EditorError::AlreadyExists(path.to_path_buf())),
         _ => {}
     }
-    if !opt_bool(&buf, "modifiable")? {
-        return Err(EditorError::NotModifiable(format!(
-            "{} ('nomodifiable' is set)",
-            path.display()
-        )));
-    }
-    if opt_bool(&buf, "readonly")? {
-        return Err(EditorError::NotModifiable(format!(
-            "{} ('readonly' is set)",
-            path.display()
-        )));
-    }
+    check_modifiable(&buf, path)?;
 
     // Refuse text the file's encoding cannot hold before touching the
     // buffer, as the disk path does: `:write` would fail on it (E513) and
@@ -311,6 +562,7 @@ fn write_buffer(
         in_buffer: true,
         saved,
         changed_lines: changed_line_span(&old_text, &new_text),
+        exact: new_text == req.text,
     })
 }
 
@@ -335,14 +587,36 @@ fn row_col(body: &str, at: usize) -> (usize, usize) {
     }
 }
 
+thread_local! {
+    /// The file a `:write` of [`write_to_disk`] left for lathe to `fsync`
+    /// (main thread only; taken by [`take_owed_sync`] in the same step).
+    static OWED_SYNC: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+}
+
+/// The file the last [`write_loaded`] wrote with `'fsync'` turned off for
+/// the write, which the caller must `fsync` off the main thread before it
+/// reports the write done; `None` when nothing is owed (no write, or the
+/// user's `'nofsync'`). Main thread; call it in the step that wrote.
+pub(crate) fn take_owed_sync() -> Option<PathBuf> {
+    OWED_SYNC.with(|o| o.borrow_mut().take())
+}
+
 /// `:silent write` in `buf` (autocmds run, so formatters may change the
 /// text; the next stale check notices). Returns `true` when written; a
-/// failure is shown with `vim.notify` and returns `false`.
+/// failure is shown with `vim.notify` and returns `false`. With `'fsync'`
+/// on (the default) the write runs with it off and the file is left owed
+/// ([`take_owed_sync`]): the disk flush happens off the main thread, so the
+/// editor does not wait for the disk (`:help 'fsync'`).
 fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
     let opts = buf_opts(buf);
     let fixeol: bool = api::get_option_value("fixendofline", &opts).unwrap_or(true);
     if !eol && fixeol {
         let _ = api::set_option_value("fixendofline", false, &opts);
+    }
+    let global = OptionOpts::default();
+    let fsync: bool = api::get_option_value("fsync", &global).unwrap_or(false);
+    if fsync {
+        let _ = api::set_option_value("fsync", false, &global);
     }
     let result: Rc<RefCell<Option<Result<(), String>>>> = Rc::default();
     let slot = result.clone();
@@ -354,9 +628,18 @@ fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
     if !eol && fixeol {
         let _ = api::set_option_value("fixendofline", true, &opts);
     }
+    if fsync {
+        let _ = api::set_option_value("fsync", true, &global);
+    }
     let outcome = result.borrow_mut().take();
     let failure = match (called, outcome) {
-        (_, Some(Ok(()))) => return true,
+        (_, Some(Ok(()))) => {
+            if fsync {
+                let name = buf.get_name().unwrap_or_else(|_| path.to_path_buf());
+                OWED_SYNC.with(|o| *o.borrow_mut() = Some(name));
+            }
+            return true;
+        }
         (_, Some(Err(e))) => e,
         (Err(e), None) => e.to_string(),
         (Ok(()), None) => "the write did not run".to_string(),

@@ -9,12 +9,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::bridge::MainThread;
-use super::buffer_text::{canonical, read_loaded, unsaved_texts, write_loaded};
+use super::buffer_text::{
+    canonical, read_loaded, read_unless_loaded, take_owed_sync, unsaved_texts, write_loaded,
+    SpanEdit,
+};
 use super::lsp::{self, LspWatch};
 use super::lsp_nav::NvimLsp;
 use crate::editor::{
-    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, LspNavigator, UnsavedText,
-    WriteOutcome, WriteRequest,
+    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, Fresh, LspNavigator,
+    UnsavedText, Version, WriteOutcome, WriteRequest,
 };
 
 /// Reads and writes through Neovim's buffers when the file is loaded.
@@ -64,6 +67,28 @@ impl NvimEditor {
         self.diagnostics_wait = wait;
         self
     }
+
+    /// How many buffer lines all `NvimEditor`s of this process have fetched
+    /// from Neovim (`nvim_buf_get_lines`), a count that only grows: tests
+    /// bound what a call costs the main thread with it (an Edit of a buffer
+    /// at the tick of the model's last Read fetches only the lines it
+    /// replaces; docs/architecture.md, "Edits through buffers").
+    pub fn lines_read() -> u64 {
+        super::buffer_text::lines_read()
+    }
+}
+
+/// `fsync` of the file a buffer write left owed (`take_owed_sync`), on a
+/// blocking thread: the flush `'fsync'` would have made Neovim wait for.
+/// A failure is ignored: the text is written, only its durability after a
+/// crash is in question.
+async fn sync_file(owed: Option<std::path::PathBuf>) {
+    if let Some(path) = owed {
+        let _ = tokio::task::spawn_blocking(move || {
+            std::fs::File::open(path).and_then(|f| f.sync_all())
+        })
+        .await;
+    }
 }
 
 fn bridge_error(e: super::bridge::BridgeError) -> EditorError {
@@ -86,16 +111,41 @@ impl Editor for NvimEditor {
         }
     }
 
+    /// One main-thread trip: a buffer still at `known` costs its tick and
+    /// options, no line; else it is read once (files not loaded: `inner`).
+    async fn read_unless(&self, path: &Path, known: &Version) -> Result<Fresh, EditorError> {
+        let canon = canonical(path);
+        let p = path.to_path_buf();
+        let k = known.clone();
+        let loaded = self
+            .main
+            .run(move || read_unless_loaded(&p, canon.as_deref(), &k))
+            .await
+            .map_err(bridge_error)?;
+        match loaded {
+            Some(fresh) => fresh,
+            None => self.inner.read_unless(path, known).await,
+        }
+    }
+
+    /// One main-thread trip; with the tick unchanged since the base and
+    /// `req.base_text` given, only the tick check, `nvim_buf_set_text` on the
+    /// span and the `:write` run there ([`SpanEdit`], worked out here first).
     async fn write(&self, path: &Path, req: WriteRequest) -> Result<WriteOutcome, EditorError> {
         let canon = canonical(path);
         let p = path.to_path_buf();
         let save = self.save_after_edit;
+        let span = SpanEdit::prepare(&req);
         let r = req.clone();
-        let applied = self
+        let (applied, owed) = self
             .main
-            .run(move || write_loaded(&p, canon.as_deref(), &r, save))
+            .run(move || {
+                let applied = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref());
+                (applied, take_owed_sync())
+            })
             .await
             .map_err(bridge_error)?;
+        sync_file(owed).await;
         match applied {
             Some(outcome) => outcome,
             None => self.inner.write(path, req).await,
@@ -116,20 +166,28 @@ impl Editor for NvimEditor {
         let canon = canonical(path);
         let p = path.to_path_buf();
         let save = self.save_after_edit;
+        let span = SpanEdit::prepare(&req);
         let r = req.clone();
         let applied = self
             .main
             .run(move || {
                 let base = lsp::loaded_bufnr(&p, canon.as_deref()).and_then(lsp::baseline);
-                let written = write_loaded(&p, canon.as_deref(), &r, save)?;
+                let written = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref())?;
                 let started = match (&written, base) {
                     (Ok(_), Some(b)) => lsp::start(b),
                     _ => None,
                 };
-                Some((written, started))
+                Some((written, started, take_owed_sync()))
             })
             .await
             .map_err(bridge_error)?;
+        let applied = match applied {
+            Some((written, started, owed)) => {
+                sync_file(owed).await;
+                Some((written, started))
+            }
+            None => None,
+        };
         match applied {
             Some((outcome, started)) => {
                 let watch = started.map(|s| {

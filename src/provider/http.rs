@@ -3,6 +3,8 @@
 //! an answer: the server's retry advice (`retry-after-ms`, `retry-after`,
 //! `x-should-retry`) and a capped, cut error body.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
@@ -32,28 +34,75 @@ pub struct Endpoint {
     pub api_key_env: String,
     /// Longest silence of a streaming answer (headers or body bytes).
     pub idle_timeout: Duration,
-    /// The HTTP client (rustls).
-    pub http: reqwest::Client,
+    /// The HTTP client (rustls), built on the first request ([`LazyClient`]).
+    pub http: LazyClient,
+}
+
+/// HTTP clients [`LazyClient`]s of this process built (a count that only
+/// grows): tests check that setup builds none.
+static CLIENTS_BUILT: AtomicU64 = AtomicU64::new(0);
+
+/// How many HTTP clients [`LazyClient::get`] has built in this process.
+pub fn clients_built() -> u64 {
+    CLIENTS_BUILT.load(Ordering::Relaxed)
+}
+
+/// A `reqwest::Client` built on first use: building one loads the TLS root
+/// certificates (milliseconds and megabytes), which `setup()` should not pay
+/// before the first request (docs/architecture.md, "Benchmarks"). Clones
+/// share the one client.
+#[derive(Debug, Clone, Default)]
+pub struct LazyClient(Arc<OnceLock<Result<reqwest::Client, String>>>);
+
+impl LazyClient {
+    /// A client that is already built (tests, proxies).
+    pub fn built(client: reqwest::Client) -> Self {
+        Self(Arc::new(OnceLock::from(Ok(client))))
+    }
+
+    /// `true` once the client was built (tests check that setup builds none).
+    pub fn is_built(&self) -> bool {
+        self.0.get().is_some()
+    }
+
+    /// The client, built now on the first call with [`CONNECT_TIMEOUT`] and
+    /// lathe's user agent, no read timeout. Errors:
+    /// [`ProviderError::Request`] when it cannot be built (the TLS backend
+    /// failed to start), on this and every later call.
+    pub fn get(&self) -> Result<&reqwest::Client, ProviderError> {
+        self.0
+            .get_or_init(|| {
+                CLIENTS_BUILT.fetch_add(1, Ordering::Relaxed);
+                reqwest::Client::builder()
+                    .connect_timeout(CONNECT_TIMEOUT)
+                    .user_agent(concat!("lathe/", env!("CARGO_PKG_VERSION")))
+                    .build()
+                    .map_err(|e| chain(&e))
+            })
+            .as_ref()
+            .map_err(|e| ProviderError::Request(e.clone()))
+    }
 }
 
 impl Endpoint {
     /// An endpoint for `base_url` (a trailing `/` is ignored) with `api_key`
     /// (the value of the variable named `api_key_env`), on a client of its
     /// own with [`CONNECT_TIMEOUT`], lathe's user agent and no read timeout
-    /// (silence is caught by the idle timeout, [`DEFAULT_IDLE_TIMEOUT`]).
-    /// Errors: [`ProviderError::Request`] when the client cannot be built
-    /// (TLS backend initialisation failed).
+    /// (silence is caught by the idle timeout, [`DEFAULT_IDLE_TIMEOUT`]),
+    /// built on the first request ([`LazyClient`]). Errors: none today (a
+    /// client that cannot be built fails the request,
+    /// [`ProviderError::Request`]); the `Result` is kept for callers.
     pub fn new(
         base_url: impl Into<String>,
         api_key: Option<String>,
         api_key_env: impl Into<String>,
     ) -> Result<Self, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .user_agent(concat!("lathe/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| ProviderError::Request(chain(&e)))?;
-        Ok(Self::with_client(base_url, api_key, api_key_env, http))
+        Ok(Self::on_client(
+            base_url,
+            api_key,
+            api_key_env,
+            LazyClient::default(),
+        ))
     }
 
     /// Like [`new`](Self::new) with a caller-built client (tests, proxies).
@@ -62,6 +111,15 @@ impl Endpoint {
         api_key: Option<String>,
         api_key_env: impl Into<String>,
         http: reqwest::Client,
+    ) -> Self {
+        Self::on_client(base_url, api_key, api_key_env, LazyClient::built(http))
+    }
+
+    fn on_client(
+        base_url: impl Into<String>,
+        api_key: Option<String>,
+        api_key_env: impl Into<String>,
+        http: LazyClient,
     ) -> Self {
         Self {
             base_url: base_url.into().trim_end_matches('/').to_string(),
@@ -103,6 +161,7 @@ impl Endpoint {
     ) -> Result<reqwest::Response, ProviderError> {
         let mut builder = self
             .http
+            .get()?
             .post(format!("{}{path}", self.base_url))
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, accept)
@@ -287,6 +346,7 @@ mod tests {
     #[test]
     fn an_endpoint_trims_its_url_and_key() {
         let e = Endpoint::new("http://h:1/v1/", Some("  ".into()), "K").unwrap();
+        assert!(!e.http.is_built(), "the client waits for the first request");
         assert_eq!(e.base_url, "http://h:1/v1");
         assert_eq!(e.api_key, None);
         let e = Endpoint::new("http://h", Some(" sk \n".into()), "K").unwrap();

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::editor::{Document, EditorError, LineEnding};
 
-use super::file_common::{check_read, editor_error, resolve_file_path, shown, FileChange};
+use super::file_common::{check_read, current, editor_error, resolve_file_path, shown, FileChange};
 use super::numbered::split_lines;
 use super::text_match::{self, MatchError, Replacement};
 use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
@@ -139,8 +139,8 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
         replacements: Vec::new(),
         quotes_folded: false,
     };
-    let doc = match ctx.editor.read(&path).await {
-        Ok(doc) => doc,
+    let current = match current(ctx, &path).await {
+        Ok(c) => c,
         Err(EditorError::NotFound(_)) if input.old_string.is_empty() => {
             return Ok(whole_file(None));
         }
@@ -149,14 +149,15 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
         }
         Err(e) => return Err(editor_error(&ctx.root, &path, &e)),
     };
+    let doc = &current.doc;
     if input.old_string.is_empty() {
         if !doc.text.is_empty() {
             return Err(ToolError::new(fill(EDIT_EMPTY_OLD_STRING, &[("path", &p)])));
         }
         // Filling an empty file loses nothing, so it needs no prior Read.
-        return Ok(whole_file(Some(doc)));
+        return Ok(whole_file(Some(current.doc)));
     }
-    check_read(&ctx.file_state.get(&path), &doc, &p, EDIT_NOT_READ)?;
+    check_read(&ctx.file_state.get(&path), doc, &p, EDIT_NOT_READ)?;
     // The model sees CRLF files with \n; accept \r\n it may have copied anyway.
     let (old, new) = match doc.format.line_ending {
         LineEnding::CrLf => (
@@ -188,7 +189,7 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
         return Err(ToolError::new(EDIT_NO_CHANGE));
     }
     Ok(EditPlan {
-        change: FileChange::new(path, Some(doc), new_text),
+        change: FileChange::planned(path, current, new_text),
         replacements: planned.replacements,
         quotes_folded: planned.quotes_folded,
     })

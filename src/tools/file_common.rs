@@ -5,8 +5,9 @@
 //! change.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::editor::{Document, EditorError, Stamp, TextFormat, TextHash, WriteRequest};
+use crate::editor::{Document, EditorError, Fresh, Stamp, TextFormat, TextHash, WriteRequest};
 
 use super::diff::unified_diff;
 use super::file_state::ReadRecord;
@@ -104,6 +105,18 @@ impl FileChange {
         }
     }
 
+    /// [`new`](Self::new) for a document whose stamp is already known
+    /// ([`Current::stamp`]), so its text is not hashed again.
+    pub(crate) fn planned(path: PathBuf, current: Current, after: String) -> Self {
+        let base = current.stamp.unwrap_or_else(|| current.doc.stamp());
+        Self {
+            path,
+            before: Some(current.doc),
+            base: Some(base),
+            after,
+        }
+    }
+
     /// `true` when applying it would leave the text as it is.
     pub fn is_noop(&self) -> bool {
         self.before.as_ref().is_some_and(|d| d.text == self.after)
@@ -149,6 +162,11 @@ impl FileChange {
         let path = self.path;
         let req = WriteRequest {
             base: self.base,
+            base_text: self
+                .before
+                .as_ref()
+                .filter(|d| d.is_buffer())
+                .map(|d| Arc::from(d.text.as_str())),
             text: self.after,
             format: TextFormat::default(),
         };
@@ -166,6 +184,10 @@ impl FileChange {
                 limit: None,
             },
         );
+        if outcome.in_buffer && outcome.exact {
+            ctx.file_state
+                .remember_text(&path, &outcome.stamp, Arc::from(new_text.as_str()));
+        }
         let mut out = headline;
         if let (Some(span), Some(_)) = (outcome.changed_lines, &self.before) {
             let snip = snippet(&new_text, span);
@@ -252,6 +274,48 @@ pub fn snippet(text: &str, changed: (usize, usize)) -> String {
             numbered.text,
             fill(SNIPPET_CUT, &[("count", &hidden.to_string())])
         )
+    }
+}
+
+/// The document a change is planned against ([`current`]).
+#[derive(Debug)]
+pub(crate) struct Current {
+    /// The document as it is now.
+    pub doc: Document,
+    /// Its stamp when already known (the text came from `FileState`'s text
+    /// cache), so it need not be hashed again; `None`: compute it.
+    pub stamp: Option<Stamp>,
+}
+
+/// The document at `path` as it is now, for Edit and Write to plan against.
+/// When the model's last Read/Edit/Write of a buffer left its text in
+/// `FileState` ([`FileState::remember_text`](super::FileState::remember_text))
+/// and the buffer is still at that `changedtick`, the text comes from there:
+/// Neovim's main thread only checks the tick ([`Editor::read_unless`](crate::editor::Editor::read_unless)),
+/// it reads no line. Else the editor reads it. Errors: the editor's.
+pub(crate) async fn current(ctx: &ToolContext, path: &Path) -> Result<Current, EditorError> {
+    let cached = ctx.file_state.get(path).and_then(|r| {
+        let text = ctx.file_state.text_at(path, &r.stamp)?;
+        Some((r.stamp, text))
+    });
+    let Some((stamp, text)) = cached else {
+        return Ok(Current {
+            doc: ctx.editor.read(path).await?,
+            stamp: None,
+        });
+    };
+    match ctx.editor.read_unless(path, &stamp.version).await? {
+        Fresh::Unchanged { format, modified } => Ok(Current {
+            doc: Document {
+                path: path.to_path_buf(),
+                text: text.to_string(),
+                version: stamp.version.clone(),
+                format,
+                modified,
+            },
+            stamp: Some(stamp),
+        }),
+        Fresh::Changed(doc) => Ok(Current { doc, stamp: None }),
     }
 }
 

@@ -4,12 +4,30 @@
 //! and the change is refused as stale when the file moved on since that read
 //! (docs/architecture.md, "The stale rule"). Edit and Write record their own
 //! result, so a second edit needs no new Read.
+//!
+//! It also keeps the logical text of the few buffers the model read or
+//! changed last, with the stamp it belongs to ([`FileState::remember_text`]),
+//! so an Edit of a buffer still at that `changedtick` is planned without
+//! reading the buffer on Neovim's main thread (docs/architecture.md, "Edits
+//! through buffers").
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::editor::Stamp;
+use crate::editor::{Stamp, Version};
+
+/// Most texts [`FileState::remember_text`] keeps.
+pub const TEXT_CACHE_FILES: usize = 8;
+/// Most bytes of text [`FileState::remember_text`] keeps (all files together).
+pub const TEXT_CACHE_BYTES: usize = 64 << 20;
+
+/// The recent buffer texts, newest last; shared by a state and the staged
+/// states over it (a text is only ever returned for its exact stamp).
+#[derive(Debug, Default)]
+struct TextCache {
+    entries: Mutex<VecDeque<(PathBuf, Stamp, Arc<str>)>>,
+}
 
 /// What one Read (or a lathe write) saw of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +50,7 @@ pub struct ReadRecord {
 pub struct FileState {
     records: Mutex<HashMap<PathBuf, Option<ReadRecord>>>,
     parent: Option<Arc<FileState>>,
+    texts: Arc<TextCache>,
 }
 
 impl FileState {
@@ -45,7 +64,42 @@ impl FileState {
         Self {
             records: Mutex::default(),
             parent: Some(parent.clone()),
+            texts: parent.texts.clone(),
         }
+    }
+
+    /// Keeps `text` as the logical text of `path` at `stamp` (which must be
+    /// the stamp of exactly this text). Only buffer versions are kept (a
+    /// file's version is not trusted, so its text is never reused); the
+    /// oldest texts go beyond [`TEXT_CACHE_FILES`] files or
+    /// [`TEXT_CACHE_BYTES`] bytes, and a text larger than that is not kept.
+    pub fn remember_text(&self, path: &Path, stamp: &Stamp, text: Arc<str>) {
+        if !matches!(stamp.version, Version::Buffer { .. }) || text.len() > TEXT_CACHE_BYTES {
+            return;
+        }
+        let mut entries = self.texts_lock();
+        entries.retain(|(p, _, _)| p != path);
+        entries.push_back((path.to_path_buf(), stamp.clone(), text));
+        let mut bytes: usize = entries.iter().map(|(_, _, t)| t.len()).sum();
+        while entries.len() > TEXT_CACHE_FILES || bytes > TEXT_CACHE_BYTES {
+            match entries.pop_front() {
+                Some((_, _, t)) => bytes -= t.len(),
+                None => break,
+            }
+        }
+    }
+
+    /// The text kept for `path` at exactly `stamp`, if any.
+    pub fn text_at(&self, path: &Path, stamp: &Stamp) -> Option<Arc<str>> {
+        self.texts_lock()
+            .iter()
+            .rev()
+            .find(|(p, s, _)| p == path && s == stamp)
+            .map(|(_, _, t)| t.clone())
+    }
+
+    fn texts_lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(PathBuf, Stamp, Arc<str>)>> {
+        self.texts.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The record for `path`, if the model read it (own writes first, then
@@ -108,6 +162,50 @@ mod tests {
             offset: None,
             limit: None,
         }
+    }
+
+    #[test]
+    fn texts_are_kept_per_exact_stamp_for_buffers_only_and_bounded() {
+        let state = Arc::new(FileState::new());
+        let staged = FileState::staged(&state);
+        let p = Path::new("/a");
+        let at = |n| rec(n).stamp;
+        staged.remember_text(p, &at(1), Arc::from("one\n"));
+        assert_eq!(state.text_at(p, &at(1)).as_deref(), Some("one\n"));
+        assert_eq!(
+            state.text_at(p, &at(2)),
+            None,
+            "another tick is another text"
+        );
+        state.remember_text(p, &at(2), Arc::from("two\n"));
+        assert_eq!(state.text_at(p, &at(1)), None, "one text per file");
+        let disk = Stamp {
+            version: Version::Disk {
+                mtime: None,
+                len: 4,
+            },
+            hash: TextHash::of("d\n"),
+        };
+        state.remember_text(Path::new("/d"), &disk, Arc::from("d\n"));
+        assert_eq!(
+            state.text_at(Path::new("/d"), &disk),
+            None,
+            "a file's text is never reused"
+        );
+        for i in 0..=TEXT_CACHE_FILES {
+            state.remember_text(&PathBuf::from(format!("/f{i}")), &at(1), Arc::from("x"));
+        }
+        assert_eq!(state.text_at(p, &at(2)), None, "the oldest text went");
+        assert!(state.text_at(Path::new("/f1"), &at(1)).is_some());
+        let huge: Arc<str> = Arc::from("y".repeat(TEXT_CACHE_BYTES / 2 + 1));
+        state.remember_text(Path::new("/h1"), &at(1), huge.clone());
+        state.remember_text(Path::new("/h2"), &at(1), huge);
+        assert_eq!(
+            state.text_at(Path::new("/h1"), &at(1)),
+            None,
+            "bytes are bounded"
+        );
+        assert!(state.text_at(Path::new("/h2"), &at(1)).is_some());
     }
 
     #[test]

@@ -426,11 +426,18 @@ impl TypedTool for ReadTool {
         ctx.file_state.record(
             &path,
             ReadRecord {
-                stamp,
+                stamp: stamp.clone(),
                 offset: Some(first),
                 limit: input.limit,
             },
         );
+        if doc.is_buffer() {
+            // An Edit of this buffer at this tick plans against this text
+            // without reading the buffer again (docs/architecture.md,
+            // "Edits through buffers").
+            ctx.file_state
+                .remember_text(&path, &stamp, std::sync::Arc::from(doc.text));
+        }
         let summary = if first == 1 && last == total {
             plural(total, "line", "lines")
         } else {

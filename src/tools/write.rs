@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::editor::{EditorError, LineEnding};
 
-use super::file_common::{check_read, editor_error, resolve_file_path, shown, FileChange};
+use super::file_common::{
+    check_read, current, editor_error, resolve_file_path, shown, Current, FileChange,
+};
 use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::permissions::{PermissionPreview, Revision};
 use crate::text::{fill, plural};
@@ -67,24 +69,26 @@ pub struct WritePlan {
 pub async fn plan(input: &WriteInput, ctx: &ToolContext) -> Result<WritePlan, ToolError> {
     let path = PathBuf::from(&input.file_path);
     let p = shown(&ctx.root, &path);
-    match ctx.editor.read(&path).await {
+    match current(ctx, &path).await {
         Err(EditorError::NotFound(_)) => Ok(WritePlan {
             change: FileChange::new(path, None, input.content.clone()),
         }),
-        Ok(doc) if doc.is_buffer() && doc.text.is_empty() && !on_disk(&path).await => {
+        Ok(Current { doc, .. })
+            if doc.is_buffer() && doc.text.is_empty() && !on_disk(&path).await =>
+        {
             Ok(WritePlan {
                 change: FileChange::new(path, None, input.content.clone()),
             })
         }
         Err(e) => Err(editor_error(&ctx.root, &path, &e)),
-        Ok(doc) => {
-            check_read(&ctx.file_state.get(&path), &doc, &p, WRITE_NOT_READ)?;
-            let new_text = match doc.format.line_ending {
+        Ok(current) => {
+            check_read(&ctx.file_state.get(&path), &current.doc, &p, WRITE_NOT_READ)?;
+            let new_text = match current.doc.format.line_ending {
                 LineEnding::CrLf => input.content.replace("\r\n", "\n"),
                 LineEnding::Lf => input.content.clone(),
             };
             Ok(WritePlan {
-                change: FileChange::new(path, Some(doc), new_text),
+                change: FileChange::planned(path, current, new_text),
             })
         }
     }

@@ -169,12 +169,15 @@ impl EventSink for ChatSink {
 
 /// Renders `events` into the chat buffer (creating it when needed). Chat
 /// windows whose cursor was on the last line follow the new text, whether
-/// or not they have focus; the others stay where the user put them. Main
+/// or not they have focus; the others stay where the user put them.
+/// Adjacent text deltas are merged first ([`coalesce`]), so a frame's worth
+/// of streamed text is one buffer edit however small the deltas. Main
 /// thread.
 pub fn render(events: Vec<AgentEvent>) {
     if events.is_empty() {
         return;
     }
+    let events = coalesce(events);
     let ended = events
         .iter()
         .filter(|e| matches!(e, AgentEvent::TurnEnded { .. }))
@@ -198,6 +201,22 @@ pub fn render(events: Vec<AgentEvent>) {
     });
     // Counted even when drawing failed, so `lathe.wait()` never hangs on it.
     TURNS_RENDERED.fetch_add(ended, Ordering::AcqRel);
+}
+
+/// `events` with every run of adjacent [`AgentEvent::TextDelta`]s merged
+/// into one delta holding their texts in order; every other event is kept
+/// as it is, in its place. Pure.
+pub fn coalesce(events: Vec<AgentEvent>) -> Vec<AgentEvent> {
+    let mut out: Vec<AgentEvent> = Vec::with_capacity(events.len());
+    for ev in events {
+        match (out.last_mut(), ev) {
+            (Some(AgentEvent::TextDelta { text }), AgentEvent::TextDelta { text: more }) => {
+                text.push_str(&more);
+            }
+            (_, ev) => out.push(ev),
+        }
+    }
+    out
 }
 
 /// Shows `text` ("waiting for you: Edit greeting.py (:Lathe review)") as a
@@ -300,4 +319,31 @@ pub fn working_indicator_shown() -> bool {
 
 fn buf_opts(buf: &Buffer) -> OptionOpts {
     OptionOpts::builder().buffer(buf.clone()).build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coalesce;
+    use crate::events::AgentEvent;
+
+    fn delta(t: &str) -> AgentEvent {
+        AgentEvent::TextDelta { text: t.into() }
+    }
+
+    #[test]
+    fn adjacent_text_deltas_merge_and_other_events_stay_in_place() {
+        let events = vec![
+            delta("a"),
+            delta("b\n"),
+            delta("c"),
+            AgentEvent::AssistantStarted,
+            delta("d"),
+            delta("e"),
+        ];
+        assert_eq!(
+            coalesce(events),
+            vec![delta("ab\nc"), AgentEvent::AssistantStarted, delta("de")]
+        );
+        assert_eq!(coalesce(Vec::new()), Vec::new());
+    }
 }

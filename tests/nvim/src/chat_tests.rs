@@ -230,3 +230,43 @@ fn a_tool_line_updated_many_times_stays_one_line() -> Result<(), String> {
         "## You\n\nfix\n\n## lathe\n\n- Edit(greeting.py): done — 1 replacement\nFixed.\n\n*(done)*\n",
     )
 }
+
+/// A frame's worth of streamed text is one edit of `lathe://chat` however
+/// small the deltas: 500 deltas of 8 characters (some with line breaks)
+/// rendered in one frame move `b:changedtick` once, and the text is whole.
+#[nvim_oxi::test]
+fn many_small_deltas_in_one_frame_are_one_buffer_edit() -> Result<(), String> {
+    use lathe::events::AgentEvent;
+    load();
+    let render = lathe::nvim::chat::render;
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "stream".into(),
+    }]);
+    render(vec![AgentEvent::AssistantStarted]);
+    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let tick = || buf.get_changedtick().map_err(|e| e.to_string());
+    let before = tick()?;
+    let pieces: Vec<String> = (0..500)
+        .map(|i| {
+            if i % 50 == 49 {
+                "1234567\n".to_string()
+            } else {
+                format!("{:08}", i)
+            }
+        })
+        .collect();
+    render(
+        pieces
+            .iter()
+            .map(|p| AgentEvent::TextDelta { text: p.clone() })
+            .collect(),
+    );
+    check_eq("buffer edits for one frame of deltas", tick()? - before, 1)?;
+    let text = crate::common::lines(&buf).join("\n");
+    if !text.ends_with(&pieces.concat()) {
+        return Err(format!(
+            "the streamed text is not whole at the end of:\n{text}"
+        ));
+    }
+    Ok(())
+}

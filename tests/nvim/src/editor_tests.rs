@@ -12,6 +12,7 @@ fn write_req(base: &lathe::editor::Document, text: &str) -> WriteRequest {
         base: Some(base.stamp()),
         text: text.to_string(),
         format: TextFormat::default(),
+        base_text: None,
     }
 }
 

@@ -231,3 +231,27 @@ fn settings_files_apply_and_their_problems_are_reported() -> Result<(), String> 
         "#,
     )
 }
+
+/// `setup()` is lazy (issue 12): it compiles no tool input validator and
+/// builds no HTTP client (TLS roots); both wait for their first use. A
+/// tool call then compiles its validator.
+#[nvim_oxi::test]
+fn setup_compiles_no_validator_and_builds_no_http_client() -> Result<(), String> {
+    crate::common::lua_test("T.setup(T.project())")?;
+    crate::common::check_eq(
+        "validators compiled by setup",
+        lathe::execution::validators_compiled(),
+        0,
+    )?;
+    crate::common::check_eq(
+        "HTTP clients built by setup",
+        lathe::provider::http::clients_built(),
+        0,
+    )?;
+    crate::common::lua_test(r#"T.ok("Glob", { pattern = "*.none" })"#)?;
+    crate::common::check_eq(
+        "validators after the first tool call",
+        lathe::execution::validators_compiled(),
+        1,
+    )
+}

@@ -378,3 +378,149 @@ fn a_is_not_offered_when_an_ask_rule_is_the_reason() -> Result<(), String> {
         "#,
     )
 }
+
+/// An Edit of a large loaded buffer still at the tick of the model's last
+/// Read (or Edit) plans against the text kept from then: Neovim's main
+/// thread fetches only the lines the change replaces (to check them), not
+/// the buffer (docs/architecture.md, "Edits through buffers"). When the
+/// user typed since, the buffer is read once and the stale rule still
+/// refuses; after an undo back to the same text the Edit applies.
+#[nvim_oxi::test]
+fn an_edit_after_a_read_of_a_large_buffer_fetches_only_the_changed_lines(
+    t: nvim_oxi::tests::TestTerminator,
+) {
+    use std::sync::Arc;
+
+    use lathe::config::Config;
+    use lathe::events::NullSink;
+    use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
+    use lathe::nvim::NvimEditor;
+    use lathe::permissions::{Mode, PermissionState, Rules, ScriptedPrompter};
+    use lathe::protocol::ToolUse;
+    use lathe::tools::{builtin_tools, FileState, ToolContext};
+    use nvim_oxi::api::{self, Buffer};
+    use tokio_util::sync::CancellationToken;
+
+    use crate::common::{check_eq, edit, editor, load, run_async, temp_file};
+
+    const LINES: usize = 20_000;
+    let main = load();
+    let text: String = (1..=LINES).map(|i| format!("line {i}\n")).collect();
+    let path = temp_file("large.txt", text.as_bytes());
+    let root = path.parent().expect("temp dir").to_path_buf();
+    let bufnr = edit(&path).handle();
+    let config = Config::new(&root);
+    let env = ExecEnv {
+        registry: Arc::new(ToolRegistry::new(builtin_tools(&config)).expect("unique names")),
+        ctx: ToolContext {
+            root: root.clone(),
+            editor: editor(&main),
+            file_state: Arc::new(FileState::new()),
+            cancel: CancellationToken::new(),
+            progress: None,
+        },
+        permissions: Arc::new(PermissionState::new(Rules {
+            mode: Mode::AcceptEdits,
+            ..Rules::default()
+        })),
+        prompter: Arc::new(ScriptedPrompter::default()),
+        sink: Arc::new(NullSink),
+        results: Arc::new(ResultStore::new(root.join(".results"), "t")),
+        interactive: true,
+        hooks: Default::default(),
+        turn_stop: Default::default(),
+    };
+    run_async(t, async move {
+        let call = |name: &str, input: serde_json::Value| {
+            PendingToolUse::from(ToolUse {
+                id: format!("toolu_{name}"),
+                name: name.into(),
+                input,
+            })
+        };
+        let edit_input = |old: &str, new: &str| serde_json::json!({"file_path": &path, "old_string": old, "new_string": new});
+        let read = run_tool_use(&call("Read", serde_json::json!({"file_path": &path})), &env).await;
+        check_eq("Read is an error", read.result.is_error, false)?;
+
+        let (lines0, trips0) = (NvimEditor::lines_read(), main.trips());
+        let first = run_tool_use(
+            &call("Edit", edit_input("line 10000\n", "line ten thousand\n")),
+            &env,
+        )
+        .await;
+        check_eq("first Edit is an error", first.result.is_error, false)?;
+        check_eq(
+            "lines fetched by an Edit after a Read",
+            NvimEditor::lines_read() - lines0,
+            1,
+        )?;
+        check_eq("main-thread trips of that Edit", main.trips() - trips0, 2)?;
+
+        let lines1 = NvimEditor::lines_read();
+        let second = run_tool_use(
+            &call("Edit", edit_input("line 20000\n", "the end\nreally\n")),
+            &env,
+        )
+        .await;
+        check_eq("second Edit is an error", second.result.is_error, false)?;
+        check_eq(
+            "lines fetched by an Edit after an Edit",
+            NvimEditor::lines_read() - lines1,
+            1,
+        )?;
+
+        // The user types: the tick moves and the text differs, so stale.
+        main.run(move || {
+            let _ = Buffer::from(bufnr).set_lines(0..1, true, ["typed by the user"]);
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let lines2 = NvimEditor::lines_read();
+        let stale = run_tool_use(&call("Edit", edit_input("line 2\n", "LINE 2\n")), &env).await;
+        check_eq("Edit after typing is an error", stale.result.is_error, true)?;
+        let fetched = NvimEditor::lines_read() - lines2;
+        check_eq(
+            "a moved tick reads the buffer once",
+            fetched,
+            LINES as u64 + 1,
+        )?;
+
+        // Undo back to the text the model knows: tick moved, text the same.
+        main.run(|| {
+            let _ = api::command("silent undo");
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let third = run_tool_use(&call("Edit", edit_input("line 2\n", "LINE 2\n")), &env).await;
+        check_eq(
+            "Edit after an undo is an error",
+            third.result.is_error,
+            false,
+        )?;
+
+        let now = main
+            .run(move || crate::common::lines(&Buffer::from(bufnr)))
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut want: Vec<String> = (1..=LINES).map(|i| format!("line {i}")).collect();
+        want[1] = "LINE 2".into();
+        want[9_999] = "line ten thousand".into();
+        want[LINES - 1] = "the end".into();
+        want.push("really".into());
+        check_eq("buffer after the Edits", now == want, true)?;
+        // The writes ran with 'fsync' off (lathe flushes off the main
+        // thread); the user's option is back as it was.
+        let fsync = main
+            .run(|| api::get_option_value::<bool>("fsync", &Default::default()))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        check_eq("'fsync' after the Edits", fsync, true)?;
+        let disk = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        check_eq(
+            "disk after the Edits",
+            disk == format!("{}\n", want.join("\n")),
+            true,
+        )
+    });
+}

