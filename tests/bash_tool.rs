@@ -58,9 +58,16 @@ async fn run(input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
 }
 
 /// [`run`] in a fresh empty project, for calls that need nothing else.
+/// Cut output goes to a temporary folder dropped with the call, not to
+/// the shared `<tmp>/lathe-bash-output` (a flood test writes hundreds of MB).
 async fn run_in_new_project(input: Value) -> Result<ToolOutput, ToolError> {
     let (_dir, root) = project();
-    run(input, &ctx(&root)).await
+    let out = tempfile::tempdir().expect("output dir");
+    let tool: Arc<dyn Tool> =
+        Arc::new(BashTool::default().with_output_dir(out.path().to_path_buf()));
+    let ctx = ctx(&root);
+    let prepared = tool.prepare(&input, &ctx.root)?;
+    prepared.validate(&ctx).await?.run(&ctx).await
 }
 
 fn text(out: &ToolOutput) -> String {

@@ -149,7 +149,7 @@ function M.check()
     )
   else
     h.info(
-      "no language server running: Edit and Write report no diagnostics and the Diagnostics tool has none (see :help lathe-edit-diagnostics)"
+      "no language server running: Edit and Write report no diagnostics and the Diagnostics tool has none; see :help lathe-edit-diagnostics"
     )
   end
 
@@ -164,7 +164,7 @@ function M.check()
     )
   else
     h.info(
-      "LSP tools not offered to the model: no language server is running (they are offered while one runs; see :help lathe-lsp-tools)"
+      "LSP tools not offered to the model: no language server is running (they are offered while one runs); see :help lathe-lsp-tools"
     )
   end
 

@@ -422,6 +422,15 @@ pub fn render_output(text: CappedText, saved: &Saved) -> String {
                 ("error", error),
             ],
         ),
+        Saved::Partial { path, saved_bytes } => fill(
+            messages::OUTPUT_PARTLY_SAVED,
+            &[
+                ("omitted", &omitted),
+                ("total", &total),
+                ("saved", &saved_bytes.to_string()),
+                ("path", &path.display().to_string()),
+            ],
+        ),
         Saved::File(path) => fill(
             messages::OUTPUT_SAVED,
             &[

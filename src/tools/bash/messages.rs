@@ -33,6 +33,11 @@ pub const NO_OUTPUT: &str = "(no output)";
 /// file. `{omitted}`, `{total}`: bytes; `{path}`: the file.
 pub const OUTPUT_SAVED: &str = "[... {omitted} bytes of output omitted here ({total} bytes in all). The full output is saved in {path}: Read it with offset and limit, or Grep it, to see the rest. Do not run the command again to see it.]";
 
+/// Between the head and the tail of cut output longer than the file keeps
+/// (`spill::MAX_SAVED_OUTPUT_BYTES`). `{omitted}`, `{total}`, `{saved}`:
+/// bytes; `{path}`: the file.
+pub const OUTPUT_PARTLY_SAVED: &str = "[... {omitted} bytes of output omitted here ({total} bytes in all). The first {saved} bytes of the output are saved in {path} (lathe keeps no more of one command's output): Read it with offset and limit, or Grep it. Do not run the command again to see it; if you need the end of such output, run the command with its output filtered (e.g. `| tail`).]";
+
 /// Between the head and the tail of cut output when the file could not be
 /// written. `{omitted}`, `{total}`: bytes; `{path}`: the file tried;
 /// `{error}`: the OS error.
@@ -94,6 +99,13 @@ mod golden {
                 ]
             ),
             "[... 100 bytes of output omitted here (300 bytes in all). The full output could not be saved to /s/1.log (Read-only file system (os error 30)); only the start and the end are shown.]"
+        );
+        assert_eq!(
+            fill(
+                OUTPUT_PARTLY_SAVED,
+                &[("omitted", "100"), ("total", "300"), ("saved", "200"), ("path", "/s/1.log")]
+            ),
+            "[... 100 bytes of output omitted here (300 bytes in all). The first 200 bytes of the output are saved in /s/1.log (lathe keeps no more of one command's output): Read it with offset and limit, or Grep it. Do not run the command again to see it; if you need the end of such output, run the command with its output filtered (e.g. `| tail`).]"
         );
     }
 

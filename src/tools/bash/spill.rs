@@ -10,12 +10,20 @@
 //! further chunk goes straight to the file. Output that fits is never
 //! written anywhere. Writes are plain blocking `write(2)`s of at most one
 //! read's chunk (16 KiB) to the page cache.
+//!
+//! Disk is bounded too: one command's file stops growing at
+//! [`MAX_SAVED_OUTPUT_BYTES`] (`yes` under a two-minute timeout would
+//! otherwise write tens of gigabytes into the state directory); the result
+//! then says how much of the output the file holds.
 
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::output_cap::{CappedText, OutputCap};
+
+/// The most bytes of one command's output kept in its file (1 GiB).
+pub const MAX_SAVED_OUTPUT_BYTES: u64 = 1 << 30;
 
 /// Where the full output ended up, for the result text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +32,14 @@ pub enum Saved {
     NotNeeded,
     /// Every byte is in this file.
     File(PathBuf),
+    /// The first `saved_bytes` bytes are in this file; the output went on
+    /// past [`MAX_SAVED_OUTPUT_BYTES`] and the rest was not kept.
+    Partial {
+        /// The file.
+        path: PathBuf,
+        /// How many bytes it holds.
+        saved_bytes: u64,
+    },
     /// The file could not be written; `error` is the OS error text.
     Failed {
         /// The file that was tried.
@@ -42,6 +58,10 @@ pub struct OutputSink {
     path: PathBuf,
     file: Option<File>,
     error: Option<String>,
+    /// Bytes written to `file` so far.
+    written: u64,
+    /// The file stops growing at this many bytes.
+    limit: u64,
 }
 
 impl OutputSink {
@@ -56,7 +76,16 @@ impl OutputSink {
             path,
             file: None,
             error: None,
+            written: 0,
+            limit: MAX_SAVED_OUTPUT_BYTES,
         }
+    }
+
+    /// The same sink with the file bounded at `limit` bytes instead of
+    /// [`MAX_SAVED_OUTPUT_BYTES`] (tests).
+    pub fn with_file_limit(mut self, limit: u64) -> Self {
+        self.limit = limit;
+        self
     }
 
     /// A sink that writes every byte to `path` from the start (background
@@ -117,6 +146,12 @@ impl OutputSink {
                 path: self.path.clone(),
                 error: error.clone(),
             },
+            (None, Some(_)) if !text.is_complete() && self.written >= self.limit => {
+                Saved::Partial {
+                    path: self.path.clone(),
+                    saved_bytes: self.written,
+                }
+            }
             (None, Some(_)) if !text.is_complete() => Saved::File(self.path.clone()),
             _ => Saved::NotNeeded,
         };
@@ -138,7 +173,13 @@ impl OutputSink {
     }
 
     fn write(&mut self, bytes: &[u8]) {
+        let room = usize::try_from(self.limit.saturating_sub(self.written)).unwrap_or(usize::MAX);
+        let bytes = &bytes[..bytes.len().min(room)];
+        if bytes.is_empty() {
+            return;
+        }
         if let Some(f) = &mut self.file {
+            self.written += bytes.len() as u64;
             if let Err(e) = f.write_all(bytes) {
                 self.error = Some(e.to_string());
                 self.file = None;
@@ -210,5 +251,25 @@ mod tests {
         sink.push(b"0123456789");
         let (_, saved) = sink.finish();
         assert!(matches!(saved, Saved::Failed { .. }), "{saved:?}");
+    }
+
+    #[test]
+    fn the_file_stops_growing_at_its_limit_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.log");
+        let mut sink = OutputSink::new(3, 3, path.clone()).with_file_limit(25);
+        for _ in 0..10 {
+            sink.push(b"0123456789");
+        }
+        let (text, saved) = sink.finish();
+        assert_eq!(text.total_bytes, 100);
+        assert_eq!(
+            saved,
+            Saved::Partial {
+                path: path.clone(),
+                saved_bytes: 25
+            }
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"0123456789012345678901234");
     }
 }
