@@ -45,7 +45,7 @@ use crate::text::{fill, plural};
 pub use page::{
     GREP_MORE_ENTRIES, GREP_OFFSET_PAST_END, GREP_OUTPUT_CUT, GREP_PAGE_END, MAX_RESULT_CHARS,
 };
-pub use search::{GREP_LINE_CUT, MAX_LINE_CHARS};
+pub use search::{GREP_LINE_CUT, MAX_LINE_CHARS, MAX_REGEX_BYTES, MAX_REGEX_CACHE_BYTES};
 
 /// What Grep prints (`output_mode`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -135,6 +135,11 @@ pub const GREP_PATH_NOT_FOUND: &str =
 /// Error for a regex that does not compile; `{error}` is the regex crate's
 /// own message (e.g. `unclosed group` with a caret under the spot).
 pub const GREP_BAD_REGEX: &str = "Invalid regex pattern \"{pattern}\":\n{error}\nFix the pattern and try again; to match a special character such as ( [ { . * literally, escape it with a backslash.";
+
+/// Error for a regex that compiles past [`search::MAX_REGEX_BYTES`] (large
+/// counted repetitions such as `(\w{100}){100}`); `{error}` is the regex
+/// crate's message.
+pub const GREP_REGEX_TOO_BIG: &str = "The regex \"{pattern}\" is too big to run: compiled, it exceeds {max} bytes ({error}). Simplify it: use smaller repetition counts (e.g. + or {1,20} instead of {1000}), or search for a literal part and show context with -A/-B/-C.";
 
 /// Error for a pattern that matches a line break while `multiline` is off.
 pub const GREP_NEEDS_MULTILINE: &str = "The pattern \"{pattern}\" contains a line break (\\n), but without multiline a match never spans lines. Set multiline: true to search across lines, or remove the \\n from the pattern.";
@@ -346,6 +351,14 @@ impl Plan {
                     GREP_BAD_REGEX,
                     &[("pattern", &input.pattern), ("error", &error)],
                 )),
+                search::PatternError::TooBig(error) => ToolError::new(fill(
+                    GREP_REGEX_TOO_BIG,
+                    &[
+                        ("pattern", &input.pattern),
+                        ("error", &error),
+                        ("max", &search::MAX_REGEX_BYTES.to_string()),
+                    ],
+                )),
             },
         )?;
         let mut filters = Vec::new();
@@ -549,6 +562,7 @@ impl Plan {
                     line_numbers: false,
                     first_match_only,
                     keep: None,
+                    cancel: Some(cancel),
                 };
                 let source = search::Source::of(path, unsaved.map(|u| u.text.as_str()));
                 if let Ok(r) = search::search(&mut searcher, &self.matcher, source, &report) {
@@ -658,6 +672,7 @@ impl Plan {
                     line_numbers: self.line_numbers,
                     first_match_only: false,
                     keep: Some(lo - seg.start..hi - seg.start),
+                    cancel: Some(cancel),
                 };
                 let text = hit.unsaved.as_ref().map(|u| u.text.as_str());
                 let source = search::Source::of(&hit.path, text);
@@ -796,6 +811,10 @@ mod tests {
         assert_eq!(GREP_COUNT_TOTAL, "Found {lines} across {files}.");
         assert_eq!(GREP_FILES_HEADER, "Found {files}");
         assert_eq!(PROJECT_ROOT_NAME, "the project root");
+        assert_eq!(
+            GREP_REGEX_TOO_BIG,
+            "The regex \"{pattern}\" is too big to run: compiled, it exceeds {max} bytes ({error}). Simplify it: use smaller repetition counts (e.g. + or {1,20} instead of {1000}), or search for a literal part and show context with -A/-B/-C."
+        );
         assert_eq!(
             GREP_NO_MATCHES_GLOB_HINT,
             " A glob that contains / is matched relative to the searched path ({path}), not the project root: \"sub/*.rs\" matches {path}/sub/*.rs."
