@@ -35,6 +35,9 @@ impl CheckedCall {
         let registered = env.registry.lookup(&pending.tool_use.name);
         let tool = registered.map(|r| r.tool.clone());
         let prepared = match registered {
+            _ if pending.refusal.is_some() => {
+                Err(Stop::error(pending.refusal.clone().unwrap_or_default()))
+            }
             None => Err(unknown_tool(&pending.tool_use.name, env)),
             Some(registered) => {
                 catch_unwind(AssertUnwindSafe(|| prepare(&pending, registered, env)))

@@ -31,6 +31,7 @@ use crate::protocol::StreamEvent;
 
 /// Longest SSE line [`SseDecoder`] buffers, in bytes (16 MiB). The API's
 /// lines are a few KiB at most; a longer one means the body is not SSE.
+/// It also bounds one event's `data:` lines together.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -107,6 +108,9 @@ impl SseDecoder {
             self.skip_lf = false;
         }
         while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            if self.line.len() + end > MAX_LINE_BYTES {
+                return Err(too_long());
+            }
             self.line.extend_from_slice(&rest[..end]);
             let line = std::mem::take(&mut self.line);
             self.take_line(&line, out)?;
@@ -123,12 +127,10 @@ impl SseDecoder {
                 rest = &rest[end + 1..];
             }
         }
-        self.line.extend_from_slice(rest);
-        if self.line.len() > MAX_LINE_BYTES {
-            return Err(ProviderError::Decode(format!(
-                "an SSE line is longer than {MAX_LINE_BYTES} bytes; the body is not an event stream"
-            )));
+        if self.line.len() + rest.len() > MAX_LINE_BYTES {
+            return Err(too_long());
         }
+        self.line.extend_from_slice(rest);
         Ok(())
     }
 
@@ -160,6 +162,11 @@ impl SseDecoder {
         match field {
             "event" => self.event = value.to_string(),
             "data" => {
+                if self.data.len() + value.len() > MAX_LINE_BYTES {
+                    return Err(ProviderError::Decode(format!(
+                        "an SSE event's data is longer than {MAX_LINE_BYTES} bytes; the body is not an event stream"
+                    )));
+                }
                 self.data.push_str(value);
                 self.data.push('\n');
             }
@@ -167,6 +174,13 @@ impl SseDecoder {
         }
         Ok(())
     }
+}
+
+/// The decoder's error for a line over [`MAX_LINE_BYTES`].
+fn too_long() -> ProviderError {
+    ProviderError::Decode(format!(
+        "an SSE line is longer than {MAX_LINE_BYTES} bytes; the body is not an event stream"
+    ))
 }
 
 /// [`ProviderError::Transport`] text when the byte stream ends (EOF) before a

@@ -350,7 +350,11 @@ impl ChunkTranslator {
                 .and_then(|f| f.name.clone())
                 .unwrap_or_default();
         }
-        slot.args.push_str(&piece);
+        // Past the cap the assembler refuses the call and drops its input
+        // (`provider::limits`); keep no more here either.
+        if slot.args.len() <= crate::provider::limits::MAX_TOOL_INPUT_BYTES {
+            slot.args.push_str(&piece);
+        }
         match slot.block {
             Some(index) if !piece.is_empty() => out.push(StreamEvent::ContentBlockDelta {
                 index,
