@@ -485,6 +485,9 @@ where
                 }
                 continue;
             }
+            if let Some(e) = st.decoder.take_error() {
+                break Err(e);
+            }
             match st.bytes.next().await {
                 None if st.translator.saw_finish() => st.ready.extend(st.translator.finish()),
                 None => break Err(ProviderError::Transport(STREAM_ENDED_EARLY.into())),
