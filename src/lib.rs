@@ -9,6 +9,7 @@ pub mod config;
 pub mod editor;
 pub mod events;
 pub mod execution;
+pub mod fuzzing;
 pub mod hooks;
 pub mod nvim;
 pub mod permissions;

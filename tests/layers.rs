@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["events", "permissions", "hooks"],
     &["config"],
     &["tools", "provider"],
-    &["execution"],
+    &["execution", "fuzzing"],
     &["agent"],
     &["nvim"],
 ];

@@ -454,6 +454,7 @@ impl Turn {
                     let call = PendingToolUse {
                         tool_use: done.to_tool_use(),
                         input_error: done.input.as_ref().err().map(|e| e.error.clone()),
+                        refusal: done.refusal.clone(),
                     };
                     self.release(&mut exec, &mut held, last.replace((done.index, call)));
                 }

@@ -8,14 +8,16 @@
 //! created. All blocking file-system work runs on tokio's blocking pool.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
 use super::codec;
 use super::{
-    changed_line_span, Document, Editor, EditorError, TextHash, Version, WriteOutcome, WriteRequest,
+    changed_line_span, Document, Editor, EditorError, TextHash, Version, WriteOutcome,
+    WriteRequest, MAX_FILE_BYTES,
 };
 
 /// Most symlinks followed before a path counts as a loop (Linux's `MAXSYMLINKS`).
@@ -102,17 +104,74 @@ fn io_error(path: &Path, e: &io::Error) -> EditorError {
 
 /// The file's bytes, or `None` when there is no file; directories and other
 /// errors are errors.
+///
+/// Only regular files of at most [`MAX_FILE_BYTES`] are read: a FIFO, a
+/// device or a socket is [`EditorError::NotAFile`] before it is opened (a
+/// FIFO's `open` blocks until a writer comes, `/dev/zero` never ends), and a
+/// larger file is [`EditorError::TooLarge`] from its metadata. The file is
+/// opened with `O_NONBLOCK` and checked again on the handle, so a path
+/// swapped for a FIFO between the two checks cannot block either, and read
+/// no further than the limit.
 fn read_bytes(path: &Path, real: &Path) -> Result<Option<(Vec<u8>, fs::Metadata)>, EditorError> {
     let meta = match fs::metadata(real) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io_error(path, &e)),
     };
-    if meta.is_dir() {
+    check_regular(path, &meta)?;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(real)
+        .map_err(|e| io_error(path, &e))?;
+    let meta = file.metadata().map_err(|e| io_error(path, &e))?;
+    check_regular(path, &meta)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(path, &e))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(EditorError::TooLarge {
+            path: path.to_path_buf(),
+            size: bytes.len() as u64,
+            max: MAX_FILE_BYTES,
+        });
+    }
+    Ok(Some((bytes, meta)))
+}
+
+/// `Ok` for a regular file of at most [`MAX_FILE_BYTES`]; else the error
+/// [`read_bytes`] returns for it.
+fn check_regular(path: &Path, meta: &fs::Metadata) -> Result<(), EditorError> {
+    let t = meta.file_type();
+    if t.is_dir() {
         return Err(EditorError::IsDirectory(path.to_path_buf()));
     }
-    let bytes = fs::read(real).map_err(|e| io_error(path, &e))?;
-    Ok(Some((bytes, meta)))
+    if !t.is_file() {
+        let kind = if t.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if t.is_char_device() {
+            "a character device"
+        } else if t.is_block_device() {
+            "a block device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(EditorError::NotAFile {
+            path: path.to_path_buf(),
+            kind: kind.to_string(),
+        });
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(EditorError::TooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            max: MAX_FILE_BYTES,
+        });
+    }
+    Ok(())
 }
 
 fn version_of(meta: &fs::Metadata) -> Version {

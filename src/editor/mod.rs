@@ -263,7 +263,32 @@ pub enum EditorError {
     /// Neovim went away or the main-thread bridge is closed.
     #[error("editor unavailable: {0}")]
     Unavailable(String),
+    /// The path is not a regular file (a FIFO, a device, a socket): opening
+    /// or reading it could block or never end, so it is not read.
+    #[error("not a regular file ({kind}): {path}")]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is, e.g. `a FIFO (named pipe)`, `a character device`.
+        kind: String,
+    },
+    /// The file holds more than [`MAX_FILE_BYTES`]; it is not loaded.
+    #[error("file of {size} bytes is larger than {max} bytes: {path}")]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// Its size in bytes (at least this many: a file whose reported
+        /// size is wrong, as in `/proc`, is read up to the limit).
+        size: u64,
+        /// [`MAX_FILE_BYTES`].
+        max: u64,
+    },
 }
+
+/// Largest file an [`Editor`] loads into memory to read or edit, in bytes
+/// (64 MiB). A sparse 10 GB file is refused from its metadata, without a
+/// read; a file that reports a wrong size is read no further than this.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What tools need from the editor (docs/architecture.md, "Layers").
 ///

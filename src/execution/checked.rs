@@ -35,6 +35,9 @@ impl CheckedCall {
         let registered = env.registry.lookup(&pending.tool_use.name);
         let tool = registered.as_ref().map(|r| r.tool.clone());
         let prepared = match registered {
+            _ if pending.refusal.is_some() => {
+                Err(Stop::error(pending.refusal.clone().unwrap_or_default()))
+            }
             None => Err(unknown_tool(&pending.tool_use.name, env)),
             Some(registered) => {
                 let registered = &*registered;

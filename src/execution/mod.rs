@@ -96,6 +96,9 @@ pub struct PendingToolUse {
     pub tool_use: ToolUse,
     /// Why the input is unusable, if it is.
     pub input_error: Option<String>,
+    /// The call broke one of the answer's caps (`provider::limits`): the
+    /// whole model-facing result, answered before gate 1 without running.
+    pub refusal: Option<String>,
 }
 
 impl From<ToolUse> for PendingToolUse {
@@ -103,6 +106,7 @@ impl From<ToolUse> for PendingToolUse {
         Self {
             tool_use,
             input_error: None,
+            refusal: None,
         }
     }
 }

@@ -23,9 +23,15 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::limits::{
+    cut_at_char, json_deeper_than, MAX_TOOL_CALLS_PER_ANSWER, MAX_TOOL_INPUT_BYTES,
+    MAX_TOOL_INPUT_DEPTH, MAX_TOOL_NAME_BYTES, TOOL_INPUT_TOO_DEEP, TOOL_INPUT_TOO_LARGE,
+    TOOL_NAME_TOO_LONG, TOO_MANY_TOOL_CALLS,
+};
 use crate::protocol::{
     ContentBlock, ContentBlockDelta, Message, Role, StopReason, StreamEvent, ToolUse, Usage,
 };
+use crate::text::fill;
 
 /// What one event changed, for the chat and the tool executor.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +86,10 @@ pub struct CompletedToolUse {
     pub name: String,
     /// The parsed input object, or why it could not be parsed.
     pub input: Result<Value, InvalidToolInput>,
+    /// The call is over one of the answer's caps ([`super::limits`]): the
+    /// whole model-facing result, given without running it. `input` is then
+    /// `Ok({})` and the oversized input was never kept.
+    pub refusal: Option<String>,
 }
 
 impl CompletedToolUse {
@@ -118,6 +128,8 @@ enum Open {
         name: String,
         start_input: Value,
         json: String,
+        /// Over a cap: the refusal; further `partial_json` is dropped.
+        refusal: Option<String>,
     },
     /// A block type lathe does not model (`server_tool_use`, …): its start
     /// object, with any `input_json_delta` pieces (parsed into `input` at its
@@ -140,6 +152,8 @@ pub struct MessageAssembler {
     stop_details: Option<Value>,
     usage: Usage,
     stopped: bool,
+    /// `tool_use` blocks started so far ([`MAX_TOOL_CALLS_PER_ANSWER`]).
+    tool_calls: usize,
 }
 
 impl MessageAssembler {
@@ -209,17 +223,25 @@ impl MessageAssembler {
             ),
             ContentBlock::RedactedThinking { data } => (Open::RedactedThinking(data), None),
             ContentBlock::ToolUse(t) => {
+                self.tool_calls += 1;
+                let (name, refusal) = self.check_call(t.name);
                 let report = Assembled::ToolUseStarted {
                     index,
                     id: t.id.clone(),
-                    name: t.name.clone(),
+                    name: name.clone(),
+                };
+                let start_input = if refusal.is_some() {
+                    empty_object()
+                } else {
+                    t.input
                 };
                 (
                     Open::ToolUse {
                         id: t.id,
-                        name: t.name,
-                        start_input: t.input,
+                        name,
+                        start_input,
                         json: String::new(),
+                        refusal,
                     },
                     Some(report),
                 )
@@ -260,8 +282,29 @@ impl MessageAssembler {
                 signature.push_str(&s);
                 None
             }
-            (Open::ToolUse { json, .. }, ContentBlockDelta::InputJsonDelta { partial_json })
-            | (Open::Opaque { json, .. }, ContentBlockDelta::InputJsonDelta { partial_json }) => {
+            (
+                Open::ToolUse {
+                    json,
+                    refusal,
+                    name,
+                    ..
+                },
+                ContentBlockDelta::InputJsonDelta { partial_json },
+            ) => {
+                if refusal.is_none() {
+                    if json.len() + partial_json.len() > MAX_TOOL_INPUT_BYTES {
+                        *refusal = Some(fill(
+                            TOOL_INPUT_TOO_LARGE,
+                            &[("tool", name), ("max", &MAX_TOOL_INPUT_BYTES.to_string())],
+                        ));
+                        *json = String::new();
+                    } else {
+                        json.push_str(&partial_json);
+                    }
+                }
+                None
+            }
+            (Open::Opaque { json, .. }, ContentBlockDelta::InputJsonDelta { partial_json }) => {
                 json.push_str(&partial_json);
                 None
             }
@@ -314,12 +357,24 @@ impl MessageAssembler {
                 name,
                 start_input,
                 json,
+                mut refusal,
             } => {
+                if refusal.is_none() && json_deeper_than(&json, MAX_TOOL_INPUT_DEPTH) {
+                    refusal = Some(fill(
+                        TOOL_INPUT_TOO_DEEP,
+                        &[("tool", &name), ("max", &MAX_TOOL_INPUT_DEPTH.to_string())],
+                    ));
+                }
+                let input = match refusal {
+                    Some(_) => Ok(empty_object()),
+                    None => parse_input(start_input, json),
+                };
                 let done = CompletedToolUse {
                     index,
                     id,
                     name,
-                    input: parse_input(start_input, json),
+                    input,
+                    refusal,
                 };
                 (
                     ContentBlock::ToolUse(done.to_tool_use()),
@@ -329,6 +384,39 @@ impl MessageAssembler {
         };
         self.done.insert(index, block);
         report
+    }
+
+    /// The name to keep for a `tool_use` that just started (cut to
+    /// [`MAX_TOOL_NAME_BYTES`]) and its refusal when it is over a cap: the
+    /// name's length, or the answer's number of calls.
+    fn check_call(&self, name: String) -> (String, Option<String>) {
+        let n = self.tool_calls;
+        if name.len() > MAX_TOOL_NAME_BYTES {
+            let start: String = name.chars().take(40).collect();
+            let refusal = fill(
+                TOOL_NAME_TOO_LONG,
+                &[
+                    ("bytes", &name.len().to_string()),
+                    ("start", &start),
+                    ("max", &MAX_TOOL_NAME_BYTES.to_string()),
+                ],
+            );
+            return (
+                cut_at_char(&name, MAX_TOOL_NAME_BYTES).to_string(),
+                Some(refusal),
+            );
+        }
+        if n > MAX_TOOL_CALLS_PER_ANSWER {
+            let refusal = fill(
+                TOO_MANY_TOOL_CALLS,
+                &[
+                    ("n", &n.to_string()),
+                    ("max", &MAX_TOOL_CALLS_PER_ANSWER.to_string()),
+                ],
+            );
+            return (name, Some(refusal));
+        }
+        (name, None)
     }
 
     /// The assistant message built so far: every block whose
@@ -563,6 +651,7 @@ mod tests {
                     id: "toolu_1".into(),
                     name: "Grep".into(),
                     input: Ok(json!({"pattern": "Grüße"})),
+                    refusal: None,
                 })),
                 Some(Assembled::StopReason(StopReason::ToolUse)),
                 Some(Assembled::MessageStop),
@@ -590,6 +679,152 @@ mod tests {
                     tool_msg("toolu_1", "Grep", json!({"pattern": "Grüße"})),
                 ],
             }
+        );
+    }
+
+    /// The refusal and input of the call completed by `events`' last stop.
+    fn completed(a: &mut MessageAssembler, events: Vec<StreamEvent>) -> CompletedToolUse {
+        let mut last = None;
+        for e in events {
+            if let Some(Assembled::ToolUseComplete(done)) = a.push(e) {
+                last = Some(done);
+            }
+        }
+        last.expect("a completed tool_use")
+    }
+
+    #[test]
+    fn calls_past_the_cap_are_refused_and_keep_no_input() {
+        use crate::provider::limits::{MAX_TOOL_CALLS_PER_ANSWER, TOO_MANY_TOOL_CALLS};
+        let mut a = MessageAssembler::new();
+        let mut refused = 0;
+        for i in 0..10_000 {
+            let done = completed(
+                &mut a,
+                vec![
+                    start_tool(i, &format!("toolu_{i}"), "Read"),
+                    json_piece(i, "{\"file_path\":\"/x\"}"),
+                    stop(i),
+                ],
+            );
+            if i < MAX_TOOL_CALLS_PER_ANSWER {
+                assert_eq!(done.refusal, None);
+                assert_eq!(done.input, Ok(json!({"file_path": "/x"})));
+            } else {
+                refused += 1;
+                assert_eq!(done.input, Ok(json!({})));
+                let want = fill(
+                    TOO_MANY_TOOL_CALLS,
+                    &[("n", &(i + 1).to_string()), ("max", "100")],
+                );
+                assert_eq!(done.refusal.as_deref(), Some(want.as_str()));
+            }
+        }
+        assert_eq!(refused, 10_000 - MAX_TOOL_CALLS_PER_ANSWER);
+        assert_eq!(a.message().tool_uses().count(), 10_000);
+    }
+
+    #[test]
+    fn an_input_over_the_cap_is_dropped_as_it_arrives() {
+        use crate::provider::limits::{MAX_TOOL_INPUT_BYTES, TOOL_INPUT_TOO_LARGE};
+        let mut a = MessageAssembler::new();
+        a.push(start_tool(0, "toolu_big", "Edit"));
+        a.push(json_piece(0, "{\"new_string\": \""));
+        let chunk = "x".repeat(1024 * 1024);
+        for _ in 0..50 {
+            a.push(json_piece(0, &chunk));
+            if let Some(Open::ToolUse { json, .. }) = a.open.get(&0) {
+                assert!(
+                    json.len() <= MAX_TOOL_INPUT_BYTES,
+                    "bounded while streaming"
+                );
+            }
+        }
+        a.push(json_piece(0, "\"}"));
+        let done = completed(&mut a, vec![stop(0)]);
+        assert_eq!(done.input, Ok(json!({})));
+        assert_eq!(
+            done.refusal,
+            Some(fill(
+                TOOL_INPUT_TOO_LARGE,
+                &[("tool", "Edit"), ("max", &MAX_TOOL_INPUT_BYTES.to_string())]
+            ))
+        );
+        assert_eq!(
+            a.message().content,
+            vec![tool_msg("toolu_big", "Edit", json!({}))]
+        );
+    }
+
+    #[test]
+    fn deeply_nested_input_is_refused_before_parsing() {
+        use crate::provider::limits::{MAX_TOOL_INPUT_DEPTH, TOOL_INPUT_TOO_DEEP};
+        let mut a = MessageAssembler::new();
+        let deep = format!(
+            "{{\"pattern\": {}1{}}}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let done = completed(
+            &mut a,
+            vec![
+                start_tool(0, "toolu_d", "Grep"),
+                json_piece(0, &deep),
+                stop(0),
+            ],
+        );
+        assert_eq!(
+            done.refusal,
+            Some(fill(
+                TOOL_INPUT_TOO_DEEP,
+                &[("tool", "Grep"), ("max", &MAX_TOOL_INPUT_DEPTH.to_string())]
+            ))
+        );
+        // Just under the cap still parses.
+        let ok = format!(
+            "{{\"a\": {}1{}}}",
+            "[".repeat(MAX_TOOL_INPUT_DEPTH - 1),
+            "]".repeat(MAX_TOOL_INPUT_DEPTH - 1)
+        );
+        let done = completed(
+            &mut a,
+            vec![
+                start_tool(1, "toolu_e", "Grep"),
+                json_piece(1, &ok),
+                stop(1),
+            ],
+        );
+        assert_eq!(done.refusal, None);
+        assert!(done.input.is_ok());
+    }
+
+    #[test]
+    fn a_megabyte_tool_name_is_cut_and_refused() {
+        use crate::provider::limits::{MAX_TOOL_NAME_BYTES, TOOL_NAME_TOO_LONG};
+        let mut a = MessageAssembler::new();
+        let name = "é".repeat(512 * 1024);
+        let started = a.push(start_tool(0, "toolu_n", &name));
+        let cut = "é".repeat(MAX_TOOL_NAME_BYTES / 2);
+        assert_eq!(
+            started,
+            Some(Assembled::ToolUseStarted {
+                index: 0,
+                id: "toolu_n".into(),
+                name: cut.clone()
+            })
+        );
+        let done = completed(&mut a, vec![json_piece(0, "{}"), stop(0)]);
+        assert_eq!(done.name, cut);
+        assert_eq!(
+            done.refusal,
+            Some(fill(
+                TOOL_NAME_TOO_LONG,
+                &[
+                    ("bytes", &(1024 * 1024).to_string()),
+                    ("start", &"é".repeat(40)),
+                    ("max", "128"),
+                ]
+            ))
         );
     }
 
@@ -621,6 +856,7 @@ mod tests {
                     id: id.into(),
                     name: "Glob".into(),
                     input: Ok(json!({})),
+                    refusal: None,
                 }))
             );
         }

@@ -16,6 +16,7 @@ pub mod cache;
 pub mod hints;
 pub mod http;
 pub mod idle;
+pub mod limits;
 pub mod openai;
 pub mod replay;
 pub mod retry;

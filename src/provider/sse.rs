@@ -31,6 +31,7 @@ use crate::protocol::StreamEvent;
 
 /// Longest SSE line [`SseDecoder`] buffers, in bytes (16 MiB). The API's
 /// lines are a few KiB at most; a longer one means the body is not SSE.
+/// It also bounds one event's `data:` lines together.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -59,6 +60,9 @@ pub struct SseDecoder {
     event: String,
     /// `data:` lines of the event being built, each followed by `\n`.
     data: String,
+    /// An error met after some events of the same read completed: those
+    /// were returned first; this comes next ([`Self::take_error`]).
+    failed: Option<ProviderError>,
 }
 
 impl SseDecoder {
@@ -73,15 +77,38 @@ impl SseDecoder {
     /// call; at end of stream they are dropped, as the SSE spec says.
     ///
     /// Errors: [`ProviderError::Decode`] when a complete line is not UTF-8,
-    /// or a line grows past [`MAX_LINE_BYTES`]. The decoder should not be fed
-    /// after an error.
+    /// or a line grows past [`MAX_LINE_BYTES`]. The events completed before
+    /// the bad line always come first, whatever the split of the reads (the
+    /// `sse_splits` fuzz target found them lost when they shared a read
+    /// with it): such an error is kept for [`Self::take_error`], or the next
+    /// `feed`. The decoder should not be fed after an error.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, ProviderError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         let mut out = Vec::new();
+        match self.feed_chunk(chunk, &mut out) {
+            Ok(()) => Ok(out),
+            Err(e) if out.is_empty() => Err(e),
+            Err(e) => {
+                self.failed = Some(e);
+                Ok(out)
+            }
+        }
+    }
+
+    /// The error met after the events the last [`Self::feed`] returned, if
+    /// any; the stream ends with it.
+    pub fn take_error(&mut self) -> Option<ProviderError> {
+        self.failed.take()
+    }
+
+    fn feed_chunk(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ProviderError> {
         if !self.started {
             // Hold back a possible partial BOM until it is decided.
             self.line.extend_from_slice(chunk);
             if self.line.len() < BOM.len() && BOM.starts_with(&self.line) {
-                return Ok(out);
+                return Ok(());
             }
             self.started = true;
             let skip = if self.line.starts_with(BOM) {
@@ -90,9 +117,9 @@ impl SseDecoder {
                 0
             };
             let buffered = std::mem::take(&mut self.line);
-            return self.feed_started(&buffered[skip..], &mut out).map(|()| out);
+            return self.feed_started(&buffered[skip..], out);
         }
-        self.feed_started(chunk, &mut out).map(|()| out)
+        self.feed_started(chunk, out)
     }
 
     fn feed_started(
@@ -107,6 +134,9 @@ impl SseDecoder {
             self.skip_lf = false;
         }
         while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            if self.line.len() + end > MAX_LINE_BYTES {
+                return Err(too_long());
+            }
             self.line.extend_from_slice(&rest[..end]);
             let line = std::mem::take(&mut self.line);
             self.take_line(&line, out)?;
@@ -123,12 +153,10 @@ impl SseDecoder {
                 rest = &rest[end + 1..];
             }
         }
-        self.line.extend_from_slice(rest);
-        if self.line.len() > MAX_LINE_BYTES {
-            return Err(ProviderError::Decode(format!(
-                "an SSE line is longer than {MAX_LINE_BYTES} bytes; the body is not an event stream"
-            )));
+        if self.line.len() + rest.len() > MAX_LINE_BYTES {
+            return Err(too_long());
         }
+        self.line.extend_from_slice(rest);
         Ok(())
     }
 
@@ -160,6 +188,11 @@ impl SseDecoder {
         match field {
             "event" => self.event = value.to_string(),
             "data" => {
+                if self.data.len() + value.len() > MAX_LINE_BYTES {
+                    return Err(ProviderError::Decode(format!(
+                        "an SSE event's data is longer than {MAX_LINE_BYTES} bytes; the body is not an event stream"
+                    )));
+                }
                 self.data.push_str(value);
                 self.data.push('\n');
             }
@@ -167,6 +200,13 @@ impl SseDecoder {
         }
         Ok(())
     }
+}
+
+/// The decoder's error for a line over [`MAX_LINE_BYTES`].
+fn too_long() -> ProviderError {
+    ProviderError::Decode(format!(
+        "an SSE line is longer than {MAX_LINE_BYTES} bytes; the body is not an event stream"
+    ))
 }
 
 /// [`ProviderError::Transport`] text when the byte stream ends (EOF) before a
@@ -231,6 +271,9 @@ where
                     }),
                     other => other,
                 };
+            }
+            if let Some(e) = st.decoder.take_error() {
+                break Err(e);
             }
             match st.bytes.next().await {
                 None => break Err(ProviderError::Transport(STREAM_ENDED_EARLY.into())),
@@ -408,6 +451,25 @@ mod tests {
 
     fn oks(events: Vec<StreamEvent>) -> Vec<Result<StreamEvent, ProviderError>> {
         events.into_iter().map(Ok).collect()
+    }
+
+    /// Found by the `sse_splits` fuzz target: events that completed in the
+    /// same read as a bad line were lost, so the events depended on how the
+    /// network split the bytes.
+    #[test]
+    fn events_before_a_bad_line_come_first_in_every_split() {
+        let stream: &[u8] = b"data: {\"type\":\"ping\"}\n\ndata: \xff\n\n";
+        let whole = run(vec![stream.to_vec()]);
+        assert_eq!(whole.len(), 2, "{whole:?}");
+        assert_eq!(whole[0].as_ref().ok(), Some(&StreamEvent::Ping));
+        assert!(
+            matches!(&whole[1], Err(ProviderError::Decode(m)) if m.contains("not UTF-8")),
+            "{whole:?}"
+        );
+        for cut in 0..=stream.len() {
+            let split = run(vec![stream[..cut].to_vec(), stream[cut..].to_vec()]);
+            assert_eq!(split, whole, "cut at {cut}");
+        }
     }
 
     #[test]

@@ -669,7 +669,9 @@ fn check_pairing(messages: &[Message], i: usize, problems: &mut Vec<RequestProbl
     let message = &messages[i];
     match message.role {
         Role::Assistant => {
-            let answered: Vec<&str> = match messages.get(i + 1) {
+            // Sets, not lists: an answer with thousands of calls must not
+            // cost a quadratic check on every request (issue 12 §5).
+            let answered: HashSet<&str> = match messages.get(i + 1) {
                 Some(next) if next.role == Role::User => next
                     .content
                     .iter()
@@ -678,7 +680,7 @@ fn check_pairing(messages: &[Message], i: usize, problems: &mut Vec<RequestProbl
                         _ => None,
                     })
                     .collect(),
-                _ => Vec::new(),
+                _ => HashSet::new(),
             };
             let missing: Vec<&str> = message
                 .tool_uses()
@@ -695,11 +697,11 @@ fn check_pairing(messages: &[Message], i: usize, problems: &mut Vec<RequestProbl
             }
         }
         Role::User => {
-            let previous: Vec<&str> = match i.checked_sub(1).map(|p| &messages[p]) {
+            let previous: HashSet<&str> = match i.checked_sub(1).map(|p| &messages[p]) {
                 Some(prev) if prev.role == Role::Assistant => {
                     prev.tool_uses().map(|t| t.id.as_str()).collect()
                 }
-                _ => Vec::new(),
+                _ => HashSet::new(),
             };
             for (j, block) in message.content.iter().enumerate() {
                 if let ContentBlock::ToolResult(r) = block {

@@ -35,6 +35,10 @@ pub const FILE_NOT_MODIFIABLE: &str = "The Neovim buffer of {path} cannot be mod
 pub const FILE_BAD_PATH: &str = "Cannot resolve the path {path}: {detail}. Check where the symlinks on that path point, or use the real file's path.";
 /// Any other I/O failure.
 pub const FILE_IO_ERROR: &str = "Could not access {path}: {detail}. Nothing was changed.";
+/// The path is a FIFO, a device or a socket ([`EditorError::NotAFile`]).
+pub const FILE_NOT_REGULAR: &str = "{path} is {kind}, not a regular file, so it was not opened: reading it could block or never end. Read, Edit and Write work on regular files only.";
+/// The file is over [`crate::editor::MAX_FILE_BYTES`] ([`EditorError::TooLarge`]).
+pub const FILE_TOO_LARGE: &str = "{path} is {size} bytes, more than the {max} bytes lathe loads, so it was not read and nothing was changed. Use Grep to find the lines you need (it streams the file), or Bash (e.g. `sed -n '100,200p' {path}`) to see one part.";
 /// Neovim or the bridge to it is gone.
 pub const EDITOR_UNAVAILABLE: &str =
     "The editor is not available ({detail}), so nothing was changed. Try the call again.";
@@ -246,6 +250,17 @@ pub fn editor_error(root: &Path, path: &Path, err: &EditorError) -> ToolError {
         }
         EditorError::Io { detail, .. } => fill(FILE_IO_ERROR, &[("path", &p), ("detail", detail)]),
         EditorError::Unavailable(detail) => fill(EDITOR_UNAVAILABLE, &[("detail", detail)]),
+        EditorError::NotAFile { kind, .. } => {
+            fill(FILE_NOT_REGULAR, &[("path", &p), ("kind", kind)])
+        }
+        EditorError::TooLarge { size, max, .. } => fill(
+            FILE_TOO_LARGE,
+            &[
+                ("path", &p),
+                ("size", &size.to_string()),
+                ("max", &max.to_string()),
+            ],
+        ),
     };
     ToolError::new(msg)
 }
@@ -425,6 +440,14 @@ mod tests {
         assert_eq!(
             msg(EditorError::Unavailable("closed".into())),
             "The editor is not available (closed), so nothing was changed. Try the call again."
+        );
+        assert_eq!(
+            msg(EditorError::NotAFile { path: path.clone(), kind: "a FIFO (named pipe)".into() }),
+            "src/a.rs is a FIFO (named pipe), not a regular file, so it was not opened: reading it could block or never end. Read, Edit and Write work on regular files only."
+        );
+        assert_eq!(
+            msg(EditorError::TooLarge { path: path.clone(), size: 10_737_418_240, max: 67_108_864 }),
+            "src/a.rs is 10737418240 bytes, more than the 67108864 bytes lathe loads, so it was not read and nothing was changed. Use Grep to find the lines you need (it streams the file), or Bash (e.g. `sed -n '100,200p' src/a.rs`) to see one part."
         );
         assert_eq!(
             BUFFER_LEFT_MODIFIED,

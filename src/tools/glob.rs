@@ -14,8 +14,9 @@
 //!   too, so the two tools agree.
 //! - Leading literal folders of the pattern become the walk's start
 //!   (`target/**/*.d` walks `target/`), so, as with an explicit Grep path, a
-//!   pattern that names an ignored folder lists it. An absolute pattern is
-//!   split the same way.
+//!   pattern that names an ignored folder lists it. The pattern resolves
+//!   against `path` through [`paths::resolve_param`], the resolver of every
+//!   path-like parameter (`./`, `..`, absolute and `~/` forms alike).
 //! - At most [`GLOB_MAX_FILES`] files, the most recently modified, with a
 //!   note when more matched. Memory stays bounded by that many entries.
 //! - Files the permission gate's [`ReadFilter`] does not find free to read
@@ -218,7 +219,10 @@ impl Plan {
                 &[("path", &shown())],
             )));
         }
-        let (start, rest) = split_literal_prefix(&dir, &input.pattern);
+        let paths::Resolved {
+            literal: start,
+            pattern: rest,
+        } = paths::resolve_param(&dir, &input.pattern, paths::ParamKind::Glob);
         let matcher = GlobBuilder::new(&rest)
             .literal_separator(true)
             .build()
@@ -403,65 +407,9 @@ impl Newest {
     }
 }
 
-/// Splits `pattern` into the folder to walk (`dir` joined with the
-/// pattern's leading components that hold no glob syntax) and the rest,
-/// which always keeps at least the last component. `./` prefixes are
-/// dropped; an absolute pattern starts from its own literal folders.
-fn split_literal_prefix(dir: &Path, pattern: &str) -> (PathBuf, String) {
-    let mut pat = pattern;
-    while let Some(rest) = pat.strip_prefix("./") {
-        pat = rest;
-    }
-    let (base, pat) = match pat.strip_prefix('/') {
-        Some(rest) => (PathBuf::from("/"), rest),
-        None => (dir.to_path_buf(), pat),
-    };
-    let parts: Vec<&str> = pat.split('/').collect();
-    let literal = parts[..parts.len() - 1]
-        .iter()
-        .take_while(|c| !c.is_empty() && !c.contains(['*', '?', '[', ']', '{', '}', '\\']))
-        .count();
-    let prefix = parts[..literal].join("/");
-    let start = if prefix.is_empty() {
-        base
-    } else {
-        paths::resolve(&base, &prefix)
-    };
-    (start, parts[literal..].join("/"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn literal_prefix_becomes_the_walk_start() {
-        let d = Path::new("/p");
-        assert_eq!(
-            split_literal_prefix(d, "**/*.rs"),
-            (PathBuf::from("/p"), "**/*.rs".into())
-        );
-        assert_eq!(
-            split_literal_prefix(d, "src/**/*.rs"),
-            (PathBuf::from("/p/src"), "**/*.rs".into())
-        );
-        assert_eq!(
-            split_literal_prefix(d, "./src/main.rs"),
-            (PathBuf::from("/p/src"), "main.rs".into())
-        );
-        assert_eq!(
-            split_literal_prefix(d, "/abs/x/*.md"),
-            (PathBuf::from("/abs/x"), "*.md".into())
-        );
-        assert_eq!(
-            split_literal_prefix(d, "a/{b,c}/*.md"),
-            (PathBuf::from("/p/a"), "{b,c}/*.md".into())
-        );
-        assert_eq!(
-            split_literal_prefix(d, "*.md"),
-            (PathBuf::from("/p"), "*.md".into())
-        );
-    }
 
     #[test]
     fn newest_keeps_the_most_recent_and_counts_all() {

@@ -45,7 +45,7 @@ use crate::text::{fill, plural};
 pub use page::{
     GREP_MORE_ENTRIES, GREP_OFFSET_PAST_END, GREP_OUTPUT_CUT, GREP_PAGE_END, MAX_RESULT_CHARS,
 };
-pub use search::{GREP_LINE_CUT, MAX_LINE_CHARS};
+pub use search::{GREP_LINE_CUT, MAX_LINE_CHARS, MAX_REGEX_BYTES, MAX_REGEX_CACHE_BYTES};
 
 /// What Grep prints (`output_mode`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -70,7 +70,7 @@ pub struct GrepInput {
     /// File or directory to search in. Defaults to the project root. Relative paths resolve against the project root
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// Glob pattern that filters which files are searched (e.g. "*.js", "*.{ts,tsx}", "!*.min.js"); like rg --glob
+    /// Glob pattern that filters which files are searched (e.g. "*.js", "*.{ts,tsx}", "!*.min.js"); like rg --glob. A glob that contains / is matched relative to path: with path "src", glob "api/*.ts" searches src/api/*.ts
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub glob: Option<String>,
     /// File type to search, from ripgrep's type table (rg --type), e.g. js, py, rust, go, java. Faster than glob for standard file types
@@ -136,6 +136,11 @@ pub const GREP_PATH_NOT_FOUND: &str =
 /// own message (e.g. `unclosed group` with a caret under the spot).
 pub const GREP_BAD_REGEX: &str = "Invalid regex pattern \"{pattern}\":\n{error}\nFix the pattern and try again; to match a special character such as ( [ { . * literally, escape it with a backslash.";
 
+/// Error for a regex that compiles past [`search::MAX_REGEX_BYTES`] (large
+/// counted repetitions such as `(\w{100}){100}`); `{error}` is the regex
+/// crate's message.
+pub const GREP_REGEX_TOO_BIG: &str = "The regex \"{pattern}\" is too big to run: compiled, it exceeds {max} bytes ({error}). Simplify it: use smaller repetition counts (e.g. + or {1,20} instead of {1000}), or search for a literal part and show context with -A/-B/-C.";
+
 /// Error for a pattern that matches a line break while `multiline` is off.
 pub const GREP_NEEDS_MULTILINE: &str = "The pattern \"{pattern}\" contains a line break (\\n), but without multiline a match never spans lines. Set multiline: true to search across lines, or remove the \\n from the pattern.";
 
@@ -148,6 +153,16 @@ pub const GREP_BAD_GLOB: &str =
 
 /// Result when nothing matched; `{filters}` lists the active filters.
 pub const GREP_NO_MATCHES: &str = "No matches for \"{pattern}\" in {path}{filters}. Binary files and files ignored by .gitignore are not searched; to search an ignored folder, pass it as path.";
+
+/// Added to [`GREP_NO_MATCHES`] when a glob with a `/` found nothing below
+/// a `path` other than the root (a model may have written the glob from
+/// the root). `{path}` is the searched path, relative to the root.
+pub const GREP_NO_MATCHES_GLOB_HINT: &str = " A glob that contains / is matched relative to the searched path ({path}), not the project root: \"sub/*.rs\" matches {path}/sub/*.rs.";
+
+/// Error for a glob whose folder lies outside the searched path. `{dir}`
+/// is that folder, `{path}` the searched path (both relative to the root
+/// when inside it).
+pub const GREP_GLOB_OUTSIDE_PATH: &str = "The glob \"{glob}\" names {dir}, outside the searched path {path}, so it can match nothing: a glob that contains / is matched relative to path. Set path to a folder that holds {dir}, or write the glob relative to path.";
 
 /// Error when the user interrupted the turn during the search.
 pub const GREP_CANCELLED: &str = "The search was cancelled because the user interrupted the turn.";
@@ -306,6 +321,8 @@ pub struct Plan {
     offset: u64,
     head_limit: Option<u64>,
     filters: Vec<String>,
+    /// A glob with a `/` was given: "no matches" says how it anchors.
+    anchored_glob: bool,
 }
 
 impl Plan {
@@ -335,6 +352,14 @@ impl Plan {
                     GREP_BAD_REGEX,
                     &[("pattern", &input.pattern), ("error", &error)],
                 )),
+                search::PatternError::TooBig(error) => ToolError::new(fill(
+                    GREP_REGEX_TOO_BIG,
+                    &[
+                        ("pattern", &input.pattern),
+                        ("error", &error),
+                        ("max", &search::MAX_REGEX_BYTES.to_string()),
+                    ],
+                )),
             },
         )?;
         let mut filters = Vec::new();
@@ -355,23 +380,36 @@ impl Plan {
             .as_deref()
             .map(search_walk::split_globs)
             .unwrap_or_default();
+        let anchored_glob = globs.iter().any(|g| is_anchored_glob(g));
         let overrides = if globs.is_empty() {
             None
         } else {
             filters.insert(0, format!("glob \"{}\"", globs.join(" ")));
-            // Globs with a `/` are anchored at the project root when the
-            // search is inside it (like rg run from the root), else at the
-            // searched directory.
-            let base = if paths::is_inside(root, &search) {
-                root.to_path_buf()
-            } else if search.is_dir() {
-                search.clone()
-            } else {
+            // Globs match below the searched folder (a file's folder): a
+            // glob with a `/` names a place there, as `cd {path} && rg
+            // --glob {glob}` would read it.
+            let base = if search.is_file() {
                 search
                     .parent()
                     .map(Path::to_path_buf)
                     .unwrap_or_else(|| search.clone())
+            } else {
+                search.clone()
             };
+            let globs = globs
+                .iter()
+                .map(|g| anchor_glob(&base, g))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|(glob, dir)| {
+                    ToolError::new(fill(
+                        GREP_GLOB_OUTSIDE_PATH,
+                        &[
+                            ("glob", &glob),
+                            ("dir", &paths::display(root, &dir)),
+                            ("path", &place(root, &search)),
+                        ],
+                    ))
+                })?;
             Some(
                 search_walk::build_overrides(&base, &globs).map_err(|(glob, error)| {
                     ToolError::new(fill(GREP_BAD_GLOB, &[("glob", &glob), ("error", &error)]))
@@ -420,6 +458,7 @@ impl Plan {
             offset: u64::from(input.offset.unwrap_or(0)),
             head_limit: input.head_limit.map(u64::from),
             filters,
+            anchored_glob,
         })
     }
 
@@ -524,6 +563,7 @@ impl Plan {
                     line_numbers: false,
                     first_match_only,
                     keep: None,
+                    cancel: Some(cancel),
                 };
                 let source = search::Source::of(path, unsaved.map(|u| u.text.as_str()));
                 if let Ok(r) = search::search(&mut searcher, &self.matcher, source, &report) {
@@ -633,6 +673,7 @@ impl Plan {
                     line_numbers: self.line_numbers,
                     first_match_only: false,
                     keep: Some(lo - seg.start..hi - seg.start),
+                    cancel: Some(cancel),
                 };
                 let text = hit.unsaved.as_ref().map(|u| u.text.as_str());
                 let source = search::Source::of(&hit.path, text);
@@ -663,24 +704,71 @@ impl Plan {
         } else {
             format!(" (filters: {})", self.filters.join(", "))
         };
-        fill(
+        let mut text = fill(
             GREP_NO_MATCHES,
             &[
                 ("pattern", &self.pattern),
                 ("path", &self.place()),
                 ("filters", &filters),
             ],
-        )
+        );
+        if self.anchored_glob && self.search != self.root {
+            text.push_str(&fill(GREP_NO_MATCHES_GLOB_HINT, &[("path", &self.place())]));
+        }
+        text
     }
 
     /// The searched path for messages.
     fn place(&self) -> String {
-        if self.search == self.root {
-            PROJECT_ROOT_NAME.to_string()
-        } else {
-            paths::display(&self.root, &self.search)
-        }
+        place(&self.root, &self.search)
     }
+}
+
+/// `search` for messages: [`PROJECT_ROOT_NAME`] for the root, else
+/// relative to `root` when inside it.
+fn place(root: &Path, search: &Path) -> String {
+    if search == root {
+        PROJECT_ROOT_NAME.to_string()
+    } else {
+        paths::display(root, search)
+    }
+}
+
+/// `true` for a glob (after an optional `!`) with a `/` before its last
+/// char: gitignore anchors it, so it names a place below the searched
+/// folder. `*.rs` and `build/` match a name at any depth instead.
+fn is_anchored_glob(glob: &str) -> bool {
+    let body = glob.strip_prefix('!').unwrap_or(glob);
+    body.trim_end_matches('/').contains('/')
+}
+
+/// `glob` as an `rg --glob` override rooted at `base` (the searched
+/// folder): a glob with a `/` goes through [`paths::resolve_param`] (`./`,
+/// `..`, absolute and `~/` forms) and comes back anchored below `base`
+/// (`/sub/*.txt`); other globs stay as they are. `!` is kept.
+///
+/// Errors: `Err((glob, folder))` when the glob's folder lies outside
+/// `base`, where it can match nothing.
+fn anchor_glob(base: &Path, glob: &str) -> Result<String, (String, PathBuf)> {
+    if !is_anchored_glob(glob) {
+        return Ok(glob.to_string());
+    }
+    let (bang, body) = match glob.strip_prefix('!') {
+        Some(rest) => ("!", rest),
+        None => ("", glob),
+    };
+    let resolved = paths::resolve_param(base, body, paths::ParamKind::Glob);
+    let below = resolved
+        .literal
+        .strip_prefix(base)
+        .map_err(|_| (glob.to_string(), resolved.literal.clone()))?;
+    let mut out = format!("{bang}/");
+    for c in below.components() {
+        out.push_str(&c.as_os_str().to_string_lossy());
+        out.push('/');
+    }
+    out.push_str(&resolved.pattern);
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -724,6 +812,18 @@ mod tests {
         assert_eq!(GREP_COUNT_TOTAL, "Found {lines} across {files}.");
         assert_eq!(GREP_FILES_HEADER, "Found {files}");
         assert_eq!(PROJECT_ROOT_NAME, "the project root");
+        assert_eq!(
+            GREP_REGEX_TOO_BIG,
+            "The regex \"{pattern}\" is too big to run: compiled, it exceeds {max} bytes ({error}). Simplify it: use smaller repetition counts (e.g. + or {1,20} instead of {1000}), or search for a literal part and show context with -A/-B/-C."
+        );
+        assert_eq!(
+            GREP_NO_MATCHES_GLOB_HINT,
+            " A glob that contains / is matched relative to the searched path ({path}), not the project root: \"sub/*.rs\" matches {path}/sub/*.rs."
+        );
+        assert_eq!(
+            GREP_GLOB_OUTSIDE_PATH,
+            "The glob \"{glob}\" names {dir}, outside the searched path {path}, so it can match nothing: a glob that contains / is matched relative to path. Set path to a folder that holds {dir}, or write the glob relative to path."
+        );
     }
 
     #[test]

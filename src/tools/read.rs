@@ -93,6 +93,18 @@ pub const READ_IMAGE_REENCODED: &str = "[{path} is {original_size} bytes, more t
 /// sent, as a still PNG.
 pub const READ_IMAGE_FIRST_FRAME: &str = "[{path} is an animated {kind}; this is its first frame only, sent as a still {media_type}. To see other frames, extract them to image files with Bash and Read those.]";
 
+/// What the first bytes of the regular file at `path` look like
+/// ([`crate::editor::codec::sniff_kind`]); `""` when it cannot be read.
+async fn head_kind(path: &Path) -> &'static str {
+    use tokio::io::AsyncReadExt;
+    let mut head = [0u8; 64];
+    let Ok(mut file) = tokio::fs::File::open(path).await else {
+        return "";
+    };
+    let n = file.read(&mut head).await.unwrap_or(0);
+    crate::editor::codec::sniff_kind(&head[..n])
+}
+
 /// Input of Read.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -375,6 +387,14 @@ impl TypedTool for ReadTool {
             Ok(doc) => doc,
             Err(EditorError::NotText { kind, size, .. }) => {
                 return self.read_image(&path, &p, &kind, size).await
+            }
+            // An image over the load limit gets the image's own message.
+            Err(e @ EditorError::TooLarge { size, .. }) => {
+                let kind = head_kind(&path).await;
+                if kind.ends_with(" image") {
+                    return self.read_image(&path, &p, kind, size).await;
+                }
+                return Err(editor_error(&ctx.root, &path, &e));
             }
             Err(e) => return Err(editor_error(&ctx.root, &path, &e)),
         };

@@ -350,7 +350,11 @@ impl ChunkTranslator {
                 .and_then(|f| f.name.clone())
                 .unwrap_or_default();
         }
-        slot.args.push_str(&piece);
+        // Past the cap the assembler refuses the call and drops its input
+        // (`provider::limits`); keep no more here either.
+        if slot.args.len() <= crate::provider::limits::MAX_TOOL_INPUT_BYTES {
+            slot.args.push_str(&piece);
+        }
         match slot.block {
             Some(index) if !piece.is_empty() => out.push(StreamEvent::ContentBlockDelta {
                 index,
@@ -480,6 +484,9 @@ where
                     Err(e) => break Err(e),
                 }
                 continue;
+            }
+            if let Some(e) = st.decoder.take_error() {
+                break Err(e);
             }
             match st.bytes.next().await {
                 None if st.translator.saw_finish() => st.ready.extend(st.translator.finish()),

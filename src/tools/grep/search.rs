@@ -9,6 +9,7 @@ use crate::text::fill;
 use grep_matcher::Matcher;
 use grep_regex::{ErrorKind, RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use tokio_util::sync::CancellationToken;
 
 /// Longest output line in content mode, in chars (not bytes), before it is
 /// cut; ripgrep's `--max-columns` as Claude Code sets it.
@@ -18,11 +19,25 @@ pub const MAX_LINE_CHARS: usize = 500;
 /// 1-based first and last char shown, `{total}` the line's length in chars.
 pub const GREP_LINE_CUT: &str = " [… line cut: chars {from}-{to} of {total} shown]";
 
+/// Largest compiled regex, in bytes (10 MiB, the regex crate's own
+/// default; grep-regex's is 100 MiB). A pattern such as `(\w{100}){100}`
+/// compiles past it and is refused ([`PatternError::TooBig`]) instead of
+/// taking memory and time before the search starts.
+pub const MAX_REGEX_BYTES: usize = 10 * 1024 * 1024;
+
+/// Cache of the lazy DFA per search thread, in bytes (16 MiB; grep-regex's
+/// default is 1000 MiB). When a pattern needs more, the engine clears the
+/// cache or falls back to a slower engine: still linear time, bounded
+/// memory.
+pub const MAX_REGEX_CACHE_BYTES: usize = 16 * 1024 * 1024;
+
 /// Why a pattern could not become a matcher.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PatternError {
     /// The regex does not parse or compile; the regex crate's message.
     Regex(String),
+    /// The regex compiles past [`MAX_REGEX_BYTES`]; the regex crate's message.
+    TooBig(String),
     /// The pattern matches a line break but `multiline` is off.
     NeedsMultiline,
 }
@@ -40,7 +55,9 @@ pub fn build_matcher(
     b.case_insensitive(case_insensitive)
         .multi_line(true)
         .crlf(true)
-        .ban_byte(Some(b'\x00'));
+        .ban_byte(Some(b'\x00'))
+        .size_limit(MAX_REGEX_BYTES)
+        .dfa_size_limit(MAX_REGEX_CACHE_BYTES);
     if multiline {
         b.line_terminator(None).dot_matches_new_line(true);
     } else {
@@ -48,6 +65,8 @@ pub fn build_matcher(
     }
     b.build(pattern).map_err(|e| match e.kind() {
         ErrorKind::NotAllowed(_) => PatternError::NeedsMultiline,
+        // regex-automata's "exceeds size limit" (NFA, one-pass or DFA).
+        _ if e.to_string().contains("size limit") => PatternError::TooBig(e.to_string()),
         _ => PatternError::Regex(e.to_string()),
     })
 }
@@ -100,6 +119,9 @@ pub struct Report<'a> {
     /// Entry indexes (0-based, within this file) to render into `lines`;
     /// the search stops at the range's end. `None` renders nothing.
     pub keep: Option<Range<u64>>,
+    /// The turn's token: the search of a file stops at its next match or
+    /// context line once it fires (the walk checks it between files).
+    pub cancel: Option<&'a CancellationToken>,
 }
 
 /// What one search reads: a file on disk, or the unsaved text a buffer
@@ -149,6 +171,12 @@ struct FileSink<'a, 'r> {
 }
 
 impl FileSink<'_, '_> {
+    fn cancelled(&self) -> bool {
+        self.report
+            .cancel
+            .is_some_and(CancellationToken::is_cancelled)
+    }
+
     /// Counts one entry and renders it when wanted; `false` stops the search.
     fn entry(&mut self, render: impl FnOnce(&Self) -> String) -> bool {
         let index = self.out.entries;
@@ -193,6 +221,9 @@ impl Sink for FileSink<'_, '_> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        if self.cancelled() {
+            return Ok(false);
+        }
         let first = mat.line_number();
         for (i, raw) in mat.bytes().split_inclusive(|b| *b == b'\n').enumerate() {
             self.out.matched_lines += 1;
@@ -205,6 +236,9 @@ impl Sink for FileSink<'_, '_> {
     }
 
     fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        if self.cancelled() {
+            return Ok(false);
+        }
         let number = ctx.line_number();
         let raw = ctx.bytes();
         Ok(self.entry(|s| s.render_line('-', number, raw, false)))
@@ -271,6 +305,17 @@ mod tests {
             Err(PatternError::Regex(msg)) => assert!(msg.contains("unclosed group"), "{msg}"),
             other => panic!("expected a regex error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_regex_that_compiles_too_big_is_refused_quickly() {
+        let started = std::time::Instant::now();
+        match build_matcher("(\\w{100}){100}", false, false) {
+            Err(PatternError::TooBig(msg)) => assert!(msg.contains("size limit"), "{msg}"),
+            other => panic!("expected TooBig, got {other:?}"),
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert!(build_matcher("\\w{1,50}", false, false).is_ok());
     }
 
     #[test]

@@ -67,13 +67,15 @@ pub fn check(body: &Value) -> Result<(), OpenAiError> {
         if calls.is_empty() {
             continue;
         }
-        let mut answered = Vec::new();
+        // Sets: an answer with thousands of calls stays linear.
+        let known: std::collections::HashSet<&str> = calls.iter().copied().collect();
+        let mut answered = std::collections::HashSet::new();
         while let Some(tool) = msgs.get(index).filter(|m| role(m) == "tool") {
             let id = tool_call_id(tool).unwrap_or("");
-            if !calls.contains(&id) {
+            if !known.contains(&id) {
                 return Err(unknown_tool_call_id(index, id));
             }
-            answered.push(id);
+            answered.insert(id);
             index += 1;
         }
         let missing: Vec<&str> = calls

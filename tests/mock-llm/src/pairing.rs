@@ -3,6 +3,8 @@
 //! blocks at the start of the very next (user) message, and every
 //! `tool_result` must answer a `tool_use` of the message right before it.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use crate::api_error::{missing_tool_result, unexpected_tool_result};
@@ -19,9 +21,10 @@ pub fn check(body: &Value) -> Result<(), String> {
     let msgs = messages(body);
     for (index, message) in msgs.iter().enumerate() {
         if role(message) == "user" {
-            let previous: Vec<&str> = match index.checked_sub(1).map(|i| &msgs[i]) {
-                Some(prev) if role(prev) == "assistant" => tool_use_ids(prev),
-                _ => Vec::new(),
+            // Sets: an answer with thousands of calls stays linear.
+            let previous: HashSet<&str> = match index.checked_sub(1).map(|i| &msgs[i]) {
+                Some(prev) if role(prev) == "assistant" => tool_use_ids(prev).into_iter().collect(),
+                _ => HashSet::new(),
             };
             for (block_index, block) in blocks(message).iter().enumerate() {
                 if block_type(block) != "tool_result" {
@@ -41,13 +44,13 @@ pub fn check(body: &Value) -> Result<(), String> {
             if uses.is_empty() {
                 continue;
             }
-            let answered: Vec<&str> = match msgs.get(index + 1) {
+            let answered: HashSet<&str> = match msgs.get(index + 1) {
                 Some(next) if role(next) == "user" => blocks(next)
                     .iter()
                     .take_while(|b| block_type(b) == "tool_result")
                     .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str))
                     .collect(),
-                _ => Vec::new(),
+                _ => HashSet::new(),
             };
             let missing: Vec<&str> = uses
                 .into_iter()

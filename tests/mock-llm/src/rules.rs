@@ -120,7 +120,7 @@ fn check_content(body: &Value) -> Result<(), String> {
         return Err(FIRST_MESSAGE_NOT_USER.into());
     }
     let images = count_images(all);
-    let mut tool_use_ids: Vec<&str> = Vec::new();
+    let mut tool_use_ids: std::collections::HashSet<&str> = Default::default();
     let last = all.len() - 1;
     for (i, message) in all.iter().enumerate() {
         let final_assistant = i == last && role(message) == "assistant";
@@ -144,10 +144,9 @@ fn check_content(body: &Value) -> Result<(), String> {
                 "image" => check_image(block, &path, images)?,
                 "tool_use" => {
                     let id = block.get("id").and_then(Value::as_str).unwrap_or("");
-                    if tool_use_ids.contains(&id) {
+                    if !tool_use_ids.insert(id) {
                         return Err(duplicate_tool_use_id(i, j));
                     }
-                    tool_use_ids.push(id);
                 }
                 "tool_result" => check_tool_result(block, &path, images)?,
                 "thinking" => {

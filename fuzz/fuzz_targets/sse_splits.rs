@@ -1,0 +1,4 @@
+//! `cargo fuzz run sse_splits`: [`lathe::fuzzing::sse_splits`] on the fuzzer's bytes.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| lathe::fuzzing::sse_splits(data));
