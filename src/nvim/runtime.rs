@@ -67,6 +67,9 @@ pub fn handle() -> Result<Handle, RuntimeError> {
 /// never started.
 pub fn shutdown() {
     crate::tools::bash::shells::kill_every_job();
+    // What a finished Bash call left running (`cmd &`, `setsid …`) is in
+    // no job table; its marker still names this process.
+    crate::process::kill_everything_marked_by_this_process();
     let old = {
         let mut state = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
         std::mem::replace(&mut *state, State::ShutDown)

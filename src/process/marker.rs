@@ -63,31 +63,7 @@ impl JobMarker {
     /// Pids of the live (non-zombie) processes carrying this marker; empty
     /// where `/proc` cannot be read. Never this process itself.
     pub fn pids(&self) -> Vec<libc::pid_t> {
-        let needle = format!("{MARKER_VAR}={}", self.value);
-        let own = std::process::id();
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
-        entries
-            .flatten()
-            .filter_map(|entry| {
-                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-                if pid == own {
-                    return None;
-                }
-                let base = entry.path();
-                let stat = std::fs::read_to_string(base.join("stat")).ok()?;
-                if is_zombie(&stat) {
-                    return None;
-                }
-                let environ = std::fs::read(base.join("environ")).ok()?;
-                environ
-                    .split(|&b| b == 0)
-                    .any(|var| var == needle.as_bytes())
-                    .then(|| libc::pid_t::try_from(pid).ok())
-                    .flatten()
-            })
-            .collect()
+        marked_pids(&format!("{MARKER_VAR}={}", self.value), false)
     }
 
     /// Sends `sig` to every process carrying the marker; returns how many
@@ -115,6 +91,68 @@ impl JobMarker {
             }
         }
     }
+}
+
+/// Pids of the live (non-zombie) processes, other than this one, with an
+/// environment variable equal to `needle` (or starting with it when
+/// `prefix`); empty where `/proc` cannot be read.
+fn marked_pids(needle: &str, prefix: bool) -> Vec<libc::pid_t> {
+    let own = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            if pid == own {
+                return None;
+            }
+            let base = entry.path();
+            let stat = std::fs::read_to_string(base.join("stat")).ok()?;
+            if is_zombie(&stat) {
+                return None;
+            }
+            let environ = std::fs::read(base.join("environ")).ok()?;
+            environ
+                .split(|&b| b == 0)
+                .any(|var| {
+                    if prefix {
+                        var.starts_with(needle.as_bytes())
+                    } else {
+                        var == needle.as_bytes()
+                    }
+                })
+                .then(|| libc::pid_t::try_from(pid).ok())
+                .flatten()
+        })
+        .collect()
+}
+
+/// SIGKILLs every process that carries a marker made by this process
+/// (`LATHE_JOB=<our pid>-…`): what any command of any session left running
+/// after it exited (`cmd &`, `setsid`, a daemon), scanning again until a
+/// scan finds none. Called when Neovim exits, so nothing lathe started
+/// outlives it. Returns how many processes were signalled in all.
+pub fn kill_everything_marked_by_this_process() -> usize {
+    let needle = format!("{MARKER_VAR}={}-", std::process::id());
+    let mut total = 0;
+    for _ in 0..KILL_ROUNDS {
+        let pids = marked_pids(&needle, true);
+        if pids.is_empty() {
+            break;
+        }
+        for &pid in &pids {
+            if pid > 1 {
+                // SAFETY: as in `signal_all`.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+        total += pids.len();
+    }
+    total
 }
 
 /// `true` for a `/proc/<pid>/stat` line of a zombie or dead process.

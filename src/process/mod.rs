@@ -15,7 +15,7 @@ mod group;
 mod marker;
 
 pub use group::GroupGuard;
-pub use marker::{JobMarker, MARKER_VAR};
+pub use marker::{kill_everything_marked_by_this_process, JobMarker, MARKER_VAR};
 
 use std::io;
 use std::os::unix::process::CommandExt as _;

@@ -81,3 +81,24 @@ fn vim_leave_pre_stops_every_background_command() -> Result<(), String> {
         "###
     ))
 }
+
+#[nvim_oxi::test]
+fn vim_leave_pre_stops_what_a_finished_bash_call_left_running() -> Result<(), String> {
+    crate::common::lua_test(&format!(
+        "{HELPERS}{}",
+        r###"
+        local arg = "300." .. vim.fn.getpid() .. "3"
+        local dir = T.project()
+        vim.cmd.cd(dir)
+        vim.cmd("runtime plugin/lathe.lua")
+        T.setup(dir, { permissions = { mode = "bypassPermissions" } })
+        -- The call ends normally; what it started keeps running, as in a
+        -- shell, one process in its group and one that left it.
+        local r = T.ok("Bash", { command = "setsid sleep " .. arg .. " >/dev/null 2>&1 & (sleep " .. arg .. " >/dev/null 2>&1 &); echo started" })
+        T.has("finished", r.content, "started")
+        T.eq("both still run", vim.wait(5000, function() return alive(arg) == 2 end, 20), true)
+        vim.api.nvim_exec_autocmds("VimLeavePre", {})
+        T.eq("none left", vim.wait(5000, function() return alive(arg) == 0 end, 20), true)
+        "###
+    ))
+}
