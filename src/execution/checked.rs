@@ -105,7 +105,7 @@ fn prepare(
 
 /// Gate 1's refusal (the lookup itself is `ToolRegistry::lookup`).
 fn unknown_tool(name: &str, env: &ExecEnv) -> Stop {
-    let available = env.registry.names().join(", ");
+    let available = env.registry.offered_names().join(", ");
     Stop::error(fill(
         NO_SUCH_TOOL,
         &[("name", name), ("available", &available)],

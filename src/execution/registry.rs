@@ -237,7 +237,17 @@ impl ToolRegistry {
         find(&user, name).cloned()
     }
 
-    /// Names of all tools, in order (the user tools after the others).
+    /// Names of the tools offered now ([`Tool::is_offered`]), in order: what
+    /// gate 1's refusal lists (a tool the model was never sent is no help).
+    pub fn offered_names(&self) -> Vec<String> {
+        self.all()
+            .iter()
+            .filter(|t| t.tool.is_offered())
+            .map(|t| t.tool.name().to_string())
+            .collect()
+    }
+
+    /// Names of every tool, offered now or not, in order.
     pub fn names(&self) -> Vec<String> {
         self.all()
             .iter()
@@ -487,6 +497,8 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(sent(&registry), ["Read"]);
+        // Gate 1's refusal lists only what the model was sent.
+        assert_eq!(registry.offered_names(), ["Read"]);
         assert!(registry.lookup("Switchable").is_some());
         on.store(true, std::sync::atomic::Ordering::Relaxed);
         assert_eq!(sent(&registry), ["Read", "Switchable"]);

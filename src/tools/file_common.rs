@@ -38,7 +38,7 @@ pub const FILE_IO_ERROR: &str = "Could not access {path}: {detail}. Nothing was 
 /// The path is a FIFO, a device or a socket ([`EditorError::NotAFile`]).
 pub const FILE_NOT_REGULAR: &str = "{path} is {kind}, not a regular file, so it was not opened: reading it could block or never end. Read, Edit and Write work on regular files only.";
 /// The file is over [`crate::editor::MAX_FILE_BYTES`] ([`EditorError::TooLarge`]).
-pub const FILE_TOO_LARGE: &str = "{path} is {size} bytes, more than the {max} bytes lathe loads, so it was not read and nothing was changed. Use Grep to find the lines you need (it streams the file), or Bash (e.g. `sed -n '100,200p' {path}`) to see one part.";
+pub const FILE_TOO_LARGE: &str = "{path} is {size} bytes, more than the {max} bytes lathe loads, so lathe did not open it (nothing was read or changed). Use Grep to find the lines you need (it streams the file), or Bash (e.g. `sed -n '100,200p' {path}`) to see one part.";
 /// Neovim or the bridge to it is gone.
 pub const EDITOR_UNAVAILABLE: &str =
     "The editor is not available ({detail}), so nothing was changed. Try the call again.";
@@ -447,7 +447,7 @@ mod tests {
         );
         assert_eq!(
             msg(EditorError::TooLarge { path: path.clone(), size: 10_737_418_240, max: 67_108_864 }),
-            "src/a.rs is 10737418240 bytes, more than the 67108864 bytes lathe loads, so it was not read and nothing was changed. Use Grep to find the lines you need (it streams the file), or Bash (e.g. `sed -n '100,200p' src/a.rs`) to see one part."
+            "src/a.rs is 10737418240 bytes, more than the 67108864 bytes lathe loads, so lathe did not open it (nothing was read or changed). Use Grep to find the lines you need (it streams the file), or Bash (e.g. `sed -n '100,200p' src/a.rs`) to see one part."
         );
         assert_eq!(
             BUFFER_LEFT_MODIFIED,
