@@ -10,6 +10,7 @@ pub mod editor;
 pub mod events;
 pub mod execution;
 pub mod hooks;
+pub mod mcp;
 pub mod nvim;
 pub mod permissions;
 pub mod process;

@@ -67,6 +67,7 @@ pub fn handle() -> Result<Handle, RuntimeError> {
 /// never started.
 pub fn shutdown() {
     crate::tools::bash::shells::kill_every_job();
+    crate::mcp::stop_all();
     let old = {
         let mut state = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
         std::mem::replace(&mut *state, State::ShutDown)
