@@ -164,3 +164,32 @@ pub fn stop_all() {
         s.kill();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::fill;
+
+    #[test]
+    fn model_facing_texts() {
+        assert_eq!(
+            fill(
+                SERVER_NOT_RUNNING,
+                &[("server", "docs"), ("why", "it exited: exit status: 1"), ("log", "/s/mcp/docs.log")]
+            ),
+            "The MCP server docs is not running (it exited: exit status: 1). It is restarted on the next call; try again once, then tell the user (its log is /s/mcp/docs.log)."
+        );
+        assert_eq!(
+            fill(CALL_TIMED_OUT, &[("tool", "mcp__docs__find"), ("ms", "120000")]),
+            "mcp__docs__find did not answer within 120000 ms, so the call was cancelled and nothing it returns later is used. Try again with a smaller request, or tell the user the MCP server hangs."
+        );
+        assert_eq!(
+            fill(CALL_INTERRUPTED, &[("tool", "mcp__docs__find")]),
+            "The user interrupted mcp__docs__find while it ran; its MCP server was told to cancel the request. Wait for the user's next instruction."
+        );
+        assert_eq!(
+            fill(REQUEST_FAILED, &[("tool", "mcp__docs__find"), ("error", "Mcp error: -32602: bad")]),
+            "mcp__docs__find failed: its MCP server answered with an error: Mcp error: -32602: bad. Check the input against the tool's schema; if it looks right, tell the user."
+        );
+    }
+}
