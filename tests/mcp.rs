@@ -37,6 +37,10 @@ struct Fixture {
 
 impl Fixture {
     async fn start() -> Self {
+        Self::start_with(None).await
+    }
+
+    async fn start_with(timeout_ms: Option<u64>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/mock_mcp.py");
         let config = McpServerConfig {
@@ -48,7 +52,7 @@ impl Fixture {
                 dir.path().join("events").display().to_string(),
             )]
             .into(),
-            timeout_ms: None,
+            timeout_ms,
         };
         let server = Arc::new(McpServer::new(config, &dir.path().join("mcp"), dir.path()));
         let table = Arc::new(UserTools::new(["Read".to_string()]));
@@ -198,6 +202,39 @@ async fn stopping_the_turn_cancels_a_slow_call_at_once() {
         "{:?}",
         stopped.elapsed()
     );
+    while !f.events().contains("cancelled") {
+        assert!(
+            Instant::now() < deadline,
+            "no notifications/cancelled: {}",
+            f.events()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    f.server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_the_servers_timeout_is_cancelled_with_a_clear_error() {
+    let f = Fixture::start_with(Some(300)).await;
+    let script = json!({ "responses": [
+        { "content": [ { "type": "tool_use", "id": "t1", "name": "mcp__test__slow", "input": {} } ] },
+        { "content": [ { "type": "text", "text": "ok" } ],
+          "expect": { "tool_result_contains": { "t1": "mcp__test__slow did not answer within 300 ms, so the call was cancelled" },
+                      "tool_result_is_error": { "t1": true } } }
+    ] });
+    let (session, mock) = f.session(&script).await;
+    let started = Instant::now();
+    session
+        .ask("go", &tokio::runtime::Handle::current())
+        .unwrap();
+    common::wait_idle(&session).await;
+    assert_eq!(mock.served(), 2, "{:#?}", mock.requests());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
     while !f.events().contains("cancelled") {
         assert!(
             Instant::now() < deadline,
