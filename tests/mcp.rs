@@ -75,6 +75,14 @@ impl Fixture {
     }
 
     async fn session(&self, script: &Value) -> (Arc<Session>, mock_llm::MockServer) {
+        self.session_with(self.table.clone(), script).await
+    }
+
+    async fn session_with(
+        &self,
+        table: Arc<UserTools>,
+        script: &Value,
+    ) -> (Arc<Session>, mock_llm::MockServer) {
         let mock = common::spawn_mock(script).await;
         let mut config = Config::new(self.dir.path());
         config.base_url = mock.url();
@@ -89,7 +97,7 @@ impl Fixture {
                 sink: Arc::new(RecordingSink::default()),
                 hooks: Vec::new(),
             },
-            self.table.clone(),
+            table,
         )
         .unwrap();
         (session, mock)
@@ -102,7 +110,15 @@ fn tool<'a>(request: &'a Value, name: &str) -> &'a Value {
         .unwrap()
         .iter()
         .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("{name} not offered: {request}"))
+        .unwrap_or_else(|| {
+            let offered: Vec<&Value> = request["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| &t["name"])
+                .collect();
+            panic!("{name} not offered, only {offered:?}")
+        })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -244,4 +260,30 @@ async fn a_call_past_the_servers_timeout_is_cancelled_with_a_clear_error() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     f.server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_started_by_setup_are_in_the_first_request() {
+    let f = Fixture::start().await;
+    f.server.kill();
+    let script = json!({ "responses": [ { "content": [ { "type": "text", "text": "ok" } ] } ] });
+    let table = Arc::new(UserTools::new(["Read".to_string()]));
+    let (session, mock) = f.session_with(table.clone(), &script).await;
+    // As setup() does: start in the background, then ask at once.
+    lathe::mcp::replace(
+        vec![f.server.config.clone()],
+        table,
+        &f.dir.path().join("mcp2"),
+        f.dir.path(),
+        &tokio::runtime::Handle::current(),
+    );
+    session
+        .ask("go", &tokio::runtime::Handle::current())
+        .unwrap();
+    common::wait_idle(&session).await;
+    let requests = mock.requests();
+    assert_eq!(mock.served(), 1, "{requests:#?}");
+    tool(&requests[0], "mcp__test__echo");
+    assert_eq!(lathe::mcp::statuses()[0].state, "running");
+    lathe::mcp::stop_all();
 }

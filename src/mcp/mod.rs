@@ -91,6 +91,7 @@ pub fn replace(
         let user = user.clone();
         rt.spawn(async move {
             let names = register(&server, &user).await;
+            server.mark_ready();
             let mut servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(entry) = servers.iter_mut().find(|(s, _)| Arc::ptr_eq(s, &server)) {
                 entry.1 = names;
@@ -155,6 +156,32 @@ pub fn statuses() -> Vec<ServerInfo> {
             }
         })
         .collect()
+}
+
+/// How long a turn waits, at most, for servers still starting before its
+/// first request, in ms: their tools are then in that request.
+pub const FIRST_REQUEST_WAIT_MS: u64 = 10_000;
+
+/// Waits until every server of the last [`replace`] has started and
+/// registered its tools (or failed), at most [`FIRST_REQUEST_WAIT_MS`],
+/// ending early when `cancel` fires. Returns at once when none is starting.
+pub async fn wait_ready(cancel: &tokio_util::sync::CancellationToken) {
+    let deadline =
+        tokio::time::Instant::now() + std::time::Duration::from_millis(FIRST_REQUEST_WAIT_MS);
+    loop {
+        let starting = SERVERS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|(s, _)| !s.is_ready());
+        if !starting || cancel.is_cancelled() || tokio::time::Instant::now() >= deadline {
+            return;
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}
+        }
+    }
 }
 
 /// Kills every server process (Neovim is exiting).

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex as StdMutex;
 use std::time::Duration;
 
@@ -62,6 +62,7 @@ pub struct McpServer {
     conn: Mutex<Option<Conn>>,
     status: StdMutex<Status>,
     pid: AtomicU32,
+    ready: AtomicBool,
 }
 
 /// Why a call could not reach the server (one line, for model-facing texts).
@@ -79,7 +80,18 @@ impl McpServer {
             conn: Mutex::new(None),
             status: StdMutex::new(Status::Starting),
             pid: AtomicU32::new(0),
+            ready: AtomicBool::new(false),
         }
+    }
+
+    /// Marks its first start done (its tools registered, or it failed).
+    pub fn mark_ready(&self) {
+        self.ready.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether its first start is done ([`Self::mark_ready`]).
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
     }
 
     /// What checkhealth shows.
