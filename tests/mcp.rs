@@ -15,11 +15,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lathe::agent::{Session, SessionParts};
+use lathe::config::mcp::McpServerConfig;
 use lathe::config::Config;
 use lathe::editor::DiskEditor;
 use lathe::events::RecordingSink;
 use lathe::execution::UserTools;
-use lathe::mcp::config::McpServerConfig;
 use lathe::mcp::server::McpServer;
 use lathe::permissions::{Mode, ScriptedPrompter};
 use serde_json::{json, Value};

@@ -13,6 +13,7 @@ use crate::hooks::HookConfig;
 use crate::permissions::{Mode, Rule, RuleBase, RuleKind, RuleSource, Rules};
 
 pub mod keys;
+pub mod mcp;
 pub mod settings_files;
 
 /// Model used when `setup{ model = ... }` is not given.
@@ -206,7 +207,7 @@ pub struct Config {
     pub hook_settings: Vec<(RuleSource, Value)>,
     /// The stdio MCP servers to start: `.mcp.json`'s, then `setup()`'s
     /// `mcp_servers` (which replace a `.mcp.json` server of the same name).
-    pub mcp_servers: Vec<crate::mcp::config::McpServerConfig>,
+    pub mcp_servers: Vec<crate::config::mcp::McpServerConfig>,
     /// `.mcp.json` problems for checkhealth (servers not started).
     pub mcp_problems: Vec<String>,
 }
@@ -279,7 +280,7 @@ impl Config {
                 .any(|p| opts.pointer(p).is_some());
             settings_files::load(&mut cfg, home, mode_given);
         }
-        let (mut servers, problems) = crate::mcp::config::from_project(&cfg.cwd);
+        let (mut servers, problems) = crate::config::mcp::from_project(&cfg.cwd);
         servers.retain(|s| !cfg.mcp_servers.iter().any(|o| o.name == s.name));
         servers.append(&mut cfg.mcp_servers);
         cfg.mcp_servers = servers;
@@ -439,7 +440,7 @@ impl Config {
             cfg.permissions = setup_rules(p, &cfg.cwd, home)?;
         }
         if let Some(m) = raw.mcp_servers.filter(|m| !is_empty_table(m)) {
-            cfg.mcp_servers = crate::mcp::config::from_setup(&m).map_err(ConfigError)?;
+            cfg.mcp_servers = crate::config::mcp::from_setup(&m).map_err(ConfigError)?;
         }
         if let Some(h) = raw.hooks.filter(|h| !is_empty_table(h)) {
             let parsed =

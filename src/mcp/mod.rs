@@ -5,15 +5,14 @@
 //! runs through the same gates as every tool. Plain async Rust: the Neovim
 //! side only calls [`replace`], [`statuses`] and [`stop_all`].
 
-pub mod config;
 pub mod server;
 pub mod tools;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::config::mcp::McpServerConfig;
 use crate::execution::UserTools;
-use config::McpServerConfig;
 use server::{McpServer, Status};
 
 /// Model-facing: the server is not running (it failed to start, crashed or

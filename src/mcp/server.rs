@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::process::Child;
 use tokio::sync::Mutex;
 
-use super::config::McpServerConfig;
+use crate::config::mcp::McpServerConfig;
 
 /// How long a server may take to start and answer `initialize` and
 /// `tools/list`, in ms.
@@ -171,6 +171,10 @@ impl McpServer {
             ().serve((stdout, stdin)),
         )
         .await;
+        if !matches!(started, Ok(Ok(_))) {
+            // The child is killed when dropped (kill_on_drop).
+            self.pid.store(0, Ordering::SeqCst);
+        }
         match started {
             Ok(Ok(client)) => Ok(Conn { client, child }),
             Ok(Err(e)) => Err(self

@@ -36,8 +36,8 @@ pub struct McpServerConfig {
     /// Variables added to lathe's environment for it.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// How long a tool call may take, in ms (default
-    /// [`crate::tools::user::DEFAULT_TIMEOUT_MS`]).
+    /// How long a tool call may take, in ms (default 120000, a user
+    /// tool's default timeout).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
