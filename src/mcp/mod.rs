@@ -90,8 +90,8 @@ pub fn replace(
         let user = user.clone();
         rt.spawn(async move {
             let names = register(&server, &user).await;
-            server.mark_ready();
             let mut servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+            server.mark_ready();
             if let Some(entry) = servers.iter_mut().find(|(s, _)| Arc::ptr_eq(s, &server)) {
                 entry.1 = names;
             } else {

@@ -39,7 +39,7 @@ fn a_turn_calls_a_lua_tool_and_an_mcp_tool_and_checkhealth_shows_the_servers() -
             if t.name == name then return t end
           end
         end
-        T.wait_for("the MCP server's tools", 15000, function() return find("mcp__test__echo") ~= nil end)
+        T.wait_for("the MCP server's tools", 15000, function() return find("mcp__test__image") ~= nil end)
         T.eq("source", find("mcp__test__echo").source, "mcp:test")
         T.eq("readOnlyHint", find("mcp__test__echo").read_only, "yes")
         T.eq("not read-only", find("mcp__test__crash").read_only, "no")
