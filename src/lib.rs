@@ -11,6 +11,7 @@ pub mod events;
 pub mod execution;
 pub mod fuzzing;
 pub mod hooks;
+pub mod mcp;
 pub mod nvim;
 pub mod permissions;
 pub mod process;

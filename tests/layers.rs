@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["tools", "provider"],
     &["execution", "fuzzing"],
+    &["mcp"],
     &["agent"],
     &["nvim"],
 ];

@@ -168,6 +168,21 @@ function M.check()
     )
   end
 
+  -- MCP servers (setup{ mcp_servers } and .mcp.json): their state and the last line of their log.
+  for _, s in ipairs(info.mcp_servers or {}) do
+    if s.state == "failed" then
+      h.error(("MCP server %s: failed (%s)"):format(s.name, s.error or "unknown"), {
+        "Its log is " .. s.log .. "; it is started again on the next call of one of its tools, or on setup()",
+        "See :help lathe-setup.mcp_servers",
+      })
+    else
+      h.ok(("MCP server %s: %s, %d tools (log: %s)"):format(s.name, s.state, s.tools, s.log))
+    end
+  end
+  for _, p in ipairs(info.mcp_problems or {}) do
+    h.warn(p, { "See :help lathe-setup.mcp_servers" })
+  end
+
   -- State directory: oversized tool results and saved conversations.
   local state = vim.fn.stdpath("state") .. "/lathe"
   local writable, err = M.writable(state)

@@ -127,6 +127,8 @@ impl Turn {
     /// error (`agent::context::ATTACH_READ_FAILED`).
     pub async fn run_with(self, user: UserTurn) -> TurnOutcome {
         let start = self.transcript.len();
+        // MCP servers started by setup() are in the first request.
+        crate::mcp::wait_ready(&self.cancel).await;
         let blocks = match self.user_blocks(&user).await {
             Ok(blocks) => blocks,
             Err(msg) => {

@@ -13,6 +13,7 @@ use crate::hooks::HookConfig;
 use crate::permissions::{Mode, Rule, RuleBase, RuleKind, RuleSource, Rules};
 
 pub mod keys;
+pub mod mcp;
 pub mod settings_files;
 
 /// Model used when `setup{ model = ... }` is not given.
@@ -204,6 +205,11 @@ pub struct Config {
     /// The `hooks` objects of the settings files, with their source, in
     /// precedence order (parsed by the hooks module).
     pub hook_settings: Vec<(RuleSource, Value)>,
+    /// The stdio MCP servers to start: `.mcp.json`'s, then `setup()`'s
+    /// `mcp_servers` (which replace a `.mcp.json` server of the same name).
+    pub mcp_servers: Vec<crate::config::mcp::McpServerConfig>,
+    /// `.mcp.json` problems for checkhealth (servers not started).
+    pub mcp_problems: Vec<String>,
 }
 
 impl Config {
@@ -237,6 +243,8 @@ impl Config {
             diagnostics_wait_ms: DEFAULT_DIAGNOSTICS_WAIT_MS,
             lsp_timeout_ms: DEFAULT_LSP_TIMEOUT_MS,
             hook_settings: Vec::new(),
+            mcp_servers: Vec::new(),
+            mcp_problems: Vec::new(),
             sessions_dir: None,
             state_dir: dirs::state_dir()
                 .unwrap_or_else(std::env::temp_dir)
@@ -272,6 +280,11 @@ impl Config {
                 .any(|p| opts.pointer(p).is_some());
             settings_files::load(&mut cfg, home, mode_given);
         }
+        let (mut servers, problems) = crate::config::mcp::from_project(&cfg.cwd);
+        servers.retain(|s| !cfg.mcp_servers.iter().any(|o| o.name == s.name));
+        servers.append(&mut cfg.mcp_servers);
+        cfg.mcp_servers = servers;
+        cfg.mcp_problems = problems;
         Ok(cfg)
     }
 
@@ -426,6 +439,9 @@ impl Config {
         if let Some(p) = raw.permissions {
             cfg.permissions = setup_rules(p, &cfg.cwd, home)?;
         }
+        if let Some(m) = raw.mcp_servers.filter(|m| !is_empty_table(m)) {
+            cfg.mcp_servers = crate::config::mcp::from_setup(&m).map_err(ConfigError)?;
+        }
         if let Some(h) = raw.hooks.filter(|h| !is_empty_table(h)) {
             let parsed =
                 HookConfig::from_json(&h).map_err(|e| ConfigError(format!("setup(): {e}")))?;
@@ -536,6 +552,7 @@ struct RawSetup {
     diagnostics_wait_ms: Option<Value>,
     hooks: Option<Value>,
     lsp_timeout_ms: Option<Value>,
+    mcp_servers: Option<Value>,
 }
 
 #[derive(Deserialize)]

@@ -17,7 +17,10 @@ pub const MAX_PROBE_MS: u64 = 10_000;
 /// `hook_commands` (`{ { event, command, problem } }`, `problem` nil when
 /// the command's program exists and is executable, see
 /// `hooks::check`), and `lsp_servers`, the language servers the LSP tools
-/// count as running (they are offered to the model only when it is not 0).
+/// count as running (they are offered to the model only when it is not 0),
+/// `mcp_servers` (`{ { name, state, error?, last_log_line?, log, tools } }`,
+/// `state` `running`, `starting` or `failed`, `tools` how many were
+/// registered) and `mcp_problems` (`.mcp.json` servers not started, why).
 /// Errors: Lua could not allocate.
 pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
     let home = dirs::home_dir();
@@ -49,6 +52,19 @@ pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
     t.set("hook_commands", checks)?;
     super::lsp_nav::ensure_tracking();
     t.set("lsp_servers", crate::editor::lsp::servers_running())?;
+    let servers = lua.create_table()?;
+    for s in crate::mcp::statuses() {
+        let e = lua.create_table()?;
+        e.set("name", s.name)?;
+        e.set("state", s.state)?;
+        e.set("error", s.error)?;
+        e.set("last_log_line", s.last_log_line)?;
+        e.set("log", s.log.display().to_string())?;
+        e.set("tools", s.tools.len())?;
+        servers.push(e)?;
+    }
+    t.set("mcp_servers", servers)?;
+    t.set("mcp_problems", config.mcp_problems.clone())?;
     Ok(())
 }
 

@@ -67,6 +67,7 @@ pub fn handle() -> Result<Handle, RuntimeError> {
 /// never started.
 pub fn shutdown() {
     crate::tools::bash::shells::kill_every_job();
+    crate::mcp::stop_all();
     // What a finished Bash call left running (`cmd &`, `setsid …`) is in
     // no job table; its marker still names this process.
     crate::process::kill_everything_marked_by_this_process();

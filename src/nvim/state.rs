@@ -45,6 +45,7 @@ pub struct SetupArgs {
 /// message names the key), or as [`build_session`].
 pub fn start_session(args: SetupArgs) -> Result<Arc<Session>, String> {
     let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
+    start_mcp_servers(&config);
     let session = build_session(config, args.hooks.clone())?;
     set_session(session.clone());
     SETUP.with(|s| s.replace(Some(args)));
@@ -260,6 +261,26 @@ pub fn state_dir() -> Option<std::path::PathBuf> {
     nvim_oxi::api::call_function::<_, String>("stdpath", ("state",))
         .ok()
         .map(|d| std::path::PathBuf::from(d).join("lathe"))
+}
+
+/// Starts the MCP servers of `config` on the runtime (their tools join the
+/// shared user-tool table as they list them; unchanged servers keep
+/// running, removed ones are stopped). Logs go to `<state>/mcp/`. Nothing
+/// happens when the runtime is shut down.
+fn start_mcp_servers(config: &Config) {
+    let Ok(rt) = super::runtime::handle() else {
+        return;
+    };
+    let log_dir = state_dir()
+        .unwrap_or_else(|| config.state_dir.clone())
+        .join("mcp");
+    crate::mcp::replace(
+        config.mcp_servers.clone(),
+        user_tools(),
+        &log_dir,
+        &config.cwd,
+        &rt,
+    );
 }
 
 /// The process's user-tool table (Lua tools), shared by every session

@@ -318,6 +318,8 @@ pub enum ToolSource {
     BuiltIn,
     /// Registered from Lua with `require("lathe").register_tool`.
     Lua,
+    /// A tool of the MCP server of this name (`mcp_servers`, `.mcp.json`).
+    Mcp(String),
 }
 
 impl ToolSource {
@@ -326,6 +328,7 @@ impl ToolSource {
         match self {
             ToolSource::BuiltIn => "built-in".into(),
             ToolSource::Lua => "lua".into(),
+            ToolSource::Mcp(server) => format!("mcp:{server}"),
         }
     }
 }

@@ -17,6 +17,7 @@ mod jobs_tests;
 mod lsp_nav_tests;
 mod lsp_tests;
 mod lua_api_tests;
+mod mcp_tests;
 mod pipeline_tests;
 mod scenario_tests;
 mod search_tests;

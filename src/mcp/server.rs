@@ -1,0 +1,295 @@
+//! One MCP server process and lathe's client of it (rmcp over the child's
+//! stdin/stdout). Started on the runtime, restarted on the next call after
+//! it failed or exited; its stderr goes to `<state>/mcp/<name>.log`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Mutex as StdMutex;
+use std::time::Duration;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{Peer, RoleClient, RunningService};
+use rmcp::ServiceExt;
+use serde_json::Value;
+use tokio::process::Child;
+use tokio::sync::Mutex;
+
+use crate::config::mcp::McpServerConfig;
+
+/// How long a server may take to start and answer `initialize` and
+/// `tools/list`, in ms.
+pub const START_TIMEOUT_MS: u64 = 30_000;
+
+/// What checkhealth shows of a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Being started.
+    Starting,
+    /// Answering; its number of tools.
+    Running,
+    /// Not running; why (one line).
+    Failed(String),
+}
+
+/// A tool the server offers: its MCP name, description, input schema and
+/// `annotations.readOnlyHint`.
+#[derive(Debug, Clone)]
+pub struct ServerTool {
+    /// The server's name for it.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Its `inputSchema`.
+    pub input_schema: Value,
+    /// `annotations.readOnlyHint`.
+    pub read_only: bool,
+}
+
+struct Conn {
+    client: RunningService<RoleClient, ()>,
+    child: Child,
+}
+
+/// One configured server.
+pub struct McpServer {
+    /// Its configuration.
+    pub config: McpServerConfig,
+    /// Where its stderr (and lathe's notes about it) go.
+    pub log_path: PathBuf,
+    root: PathBuf,
+    conn: Mutex<Option<Conn>>,
+    status: StdMutex<Status>,
+    pid: AtomicU32,
+    ready: AtomicBool,
+}
+
+/// Why a call could not reach the server (one line, for model-facing texts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotRunning(pub String);
+
+impl McpServer {
+    /// A server not started yet; its log goes under `log_dir`, it runs in
+    /// `root`.
+    pub fn new(config: McpServerConfig, log_dir: &Path, root: &Path) -> Self {
+        Self {
+            log_path: log_dir.join(format!("{}.log", config.name)),
+            config,
+            root: root.to_path_buf(),
+            conn: Mutex::new(None),
+            status: StdMutex::new(Status::Starting),
+            pid: AtomicU32::new(0),
+            ready: AtomicBool::new(false),
+        }
+    }
+
+    /// Marks its first start done (its tools registered, or it failed).
+    pub fn mark_ready(&self) {
+        self.ready.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether its first start is done ([`Self::mark_ready`]).
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    /// What checkhealth shows.
+    pub fn status(&self) -> Status {
+        self.status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    fn set_status(&self, s: Status) {
+        *self.status.lock().unwrap_or_else(|e| e.into_inner()) = s;
+    }
+
+    /// Appends `line` to the server's log (best effort).
+    pub fn note(&self, line: &str) {
+        if let Some(dir) = self.log_path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)
+        {
+            let _ = writeln!(f, "[lathe] {line}");
+        }
+    }
+
+    /// The last non-empty line of the log, for error texts and checkhealth.
+    pub fn last_log_line(&self) -> Option<String> {
+        let text = std::fs::read_to_string(&self.log_path).ok()?;
+        text.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty() && !l.starts_with("[lathe]"))
+            .map(|l| l.chars().take(300).collect())
+    }
+
+    /// SIGKILLs the process, if one runs (on Neovim's exit and when the
+    /// server is removed from the configuration).
+    pub fn kill(&self) {
+        let pid = self.pid.swap(0, Ordering::SeqCst);
+        if pid != 0 {
+            // SAFETY: kill(2) with a pid lathe started; no memory involved.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+    }
+
+    async fn spawn(&self) -> Result<Conn, String> {
+        if let Some(dir) = self.log_path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)
+            .map_err(|e| format!("cannot open its log {}: {e}", self.log_path.display()))?;
+        let mut cmd = tokio::process::Command::new(&self.config.command);
+        cmd.args(&self.config.args)
+            .envs(&self.config.env)
+            .current_dir(&self.root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log))
+            .kill_on_drop(true);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("{} could not be run: {e}", self.config.command))?;
+        self.pid.store(child.id().unwrap_or(0), Ordering::SeqCst);
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            return Err("its stdin/stdout could not be opened".into());
+        };
+        let started = tokio::time::timeout(
+            Duration::from_millis(START_TIMEOUT_MS),
+            ().serve((stdout, stdin)),
+        )
+        .await;
+        if !matches!(started, Ok(Ok(_))) {
+            // The child is killed when dropped (kill_on_drop).
+            self.pid.store(0, Ordering::SeqCst);
+        }
+        match started {
+            Ok(Ok(client)) => Ok(Conn { client, child }),
+            Ok(Err(e)) => Err(self
+                .exit_reason(&mut child, &format!("the MCP handshake failed: {e}"))
+                .await),
+            Err(_) => Err(format!(
+                "it did not answer initialize within {START_TIMEOUT_MS} ms"
+            )),
+        }
+    }
+
+    /// Why the child is gone: its exit status and the last line of its
+    /// log, or `fallback` when it still runs.
+    async fn exit_reason(&self, child: &mut Child, fallback: &str) -> String {
+        let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+        let mut why = match status {
+            Ok(Ok(s)) => format!("it exited: {s}"),
+            _ => fallback.to_string(),
+        };
+        if let Some(line) = self.last_log_line() {
+            why.push_str(&format!("; last log line: {line}"));
+        }
+        why
+    }
+
+    /// Starts the server if it does not run (or exited) and returns a
+    /// handle for requests. Errors: why it could not start (one line); the
+    /// status then says so and the next call tries again.
+    pub async fn peer(&self) -> Result<Peer<RoleClient>, NotRunning> {
+        let mut conn = self.conn.lock().await;
+        if let Some(c) = conn.as_mut() {
+            let exited = !matches!(c.child.try_wait(), Ok(None));
+            if !exited && !c.client.is_closed() {
+                return Ok(c.client.peer().clone());
+            }
+            *conn = None;
+        }
+        self.set_status(Status::Starting);
+        self.note(&format!(
+            "starting {} {:?}",
+            self.config.command, self.config.args
+        ));
+        match self.spawn().await {
+            Ok(c) => {
+                let peer = c.client.peer().clone();
+                *conn = Some(c);
+                self.set_status(Status::Running);
+                Ok(peer)
+            }
+            Err(why) => {
+                self.note(&format!("could not start: {why}"));
+                self.set_status(Status::Failed(why.clone()));
+                Err(NotRunning(why))
+            }
+        }
+    }
+
+    /// Starts the server and lists its tools. Errors: as [`Self::peer`], or
+    /// `tools/list` failed.
+    pub async fn list_tools(&self) -> Result<Vec<ServerTool>, NotRunning> {
+        let peer = self.peer().await?;
+        let tools = tokio::time::timeout(
+            Duration::from_millis(START_TIMEOUT_MS),
+            peer.list_all_tools(),
+        )
+        .await
+        .map_err(|_| {
+            NotRunning(format!(
+                "it did not answer tools/list within {START_TIMEOUT_MS} ms"
+            ))
+        })?
+        .map_err(|e| NotRunning(format!("tools/list failed: {e}")))?;
+        Ok(tools
+            .into_iter()
+            .filter_map(|t| serde_json::to_value(&t).ok())
+            .map(|v| ServerTool {
+                name: v["name"].as_str().unwrap_or_default().to_string(),
+                description: v["description"].as_str().unwrap_or_default().to_string(),
+                input_schema: v["inputSchema"].clone(),
+                read_only: v["annotations"]["readOnlyHint"].as_bool() == Some(true),
+            })
+            .collect())
+    }
+
+    /// Marks the server as gone after a request failed with the transport
+    /// closed: returns why (exit status, last log line). The next call
+    /// restarts it.
+    pub async fn lost(&self) -> String {
+        let mut conn = self.conn.lock().await;
+        let why = match conn.as_mut() {
+            Some(c) => {
+                self.exit_reason(&mut c.child, "its connection closed")
+                    .await
+            }
+            None => "it was stopped".to_string(),
+        };
+        *conn = None;
+        self.pid.store(0, Ordering::SeqCst);
+        self.note(&format!("lost: {why}"));
+        self.set_status(Status::Failed(why.clone()));
+        why
+    }
+}
+
+/// `tools/call` `tool` with `input` (an object; anything else is sent as no
+/// arguments); the result as JSON (`content`, `isError`).
+pub async fn call(
+    peer: &Peer<RoleClient>,
+    tool: &str,
+    input: Value,
+) -> Result<Value, rmcp::service::ServiceError> {
+    let mut params = CallToolRequestParams::new(tool.to_string());
+    if let Value::Object(m) = input {
+        params = params.with_arguments(m);
+    }
+    let result = peer.call_tool(params).await?;
+    Ok(serde_json::to_value(&result).unwrap_or(Value::Null))
+}
