@@ -20,6 +20,12 @@ pub const KIND_NOT_SUPPORTED: &str =
 /// `{error}`.
 pub const MCP_JSON_INVALID: &str = "{path} is not valid: {error}; its MCP servers are not started";
 
+/// User-facing (checkhealth): one server entry of `.mcp.json` could not be
+/// read; the file's other servers still start. `{name}`, `{path}`,
+/// `{error}`.
+pub const MCP_SERVER_INVALID: &str =
+    "MCP server {name} in {path} is not valid: {error}; it is not started (the file's other servers are)";
+
 /// One stdio MCP server: the program lathe starts and talks to over its
 /// stdin/stdout.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -117,7 +123,10 @@ pub fn from_project(root: &Path) -> (Vec<McpServerConfig>, Vec<String>) {
                 cfg.name = name.clone();
                 out.push(cfg);
             }
-            Err(e) => problems.push(invalid(format!("mcpServers.{name}: {e}"))),
+            Err(e) => problems.push(fill(
+                MCP_SERVER_INVALID,
+                &[("name", name), ("path", &shown), ("error", &e.to_string())],
+            )),
         }
     }
     (out, problems)
@@ -155,15 +164,21 @@ mod tests {
         std::fs::write(
             dir.path().join(".mcp.json"),
             r#"{ "mcpServers": { "fs": { "command": "fs-mcp", "args": ["."] },
+                 "odd": { "command": "odd-mcp", "cwd": "/tmp" },
                  "web": { "type": "http", "url": "https://example.com/mcp" } } }"#,
         )
         .unwrap();
         let (servers, problems) = from_project(dir.path());
+        // A bad entry costs only itself.
         assert_eq!(servers.len(), 1);
         assert_eq!(servers[0].name, "fs");
+        let file = dir.path().join(".mcp.json").display().to_string();
         assert_eq!(
             problems,
-            ["MCP server web in .mcp.json is a http server, which lathe does not support yet (only stdio servers: command, args, env); it is not started"]
+            [
+                format!("MCP server odd in {file} is not valid: cwd: unknown field `cwd`, expected one of `command`, `args`, `env`, `timeout_ms`; it is not started (the file's other servers are)"),
+                "MCP server web in .mcp.json is a http server, which lathe does not support yet (only stdio servers: command, args, env); it is not started".to_string()
+            ]
         );
         std::fs::write(dir.path().join(".mcp.json"), "{").unwrap();
         let (servers, problems) = from_project(dir.path());
