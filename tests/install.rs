@@ -39,39 +39,10 @@ fn asset() -> String {
     format!("lathe-{VERSION}-{p}.{ext}")
 }
 
-/// The library built next to this test binary; fails when missing or older
-/// than a source file, so the test never serves an old library.
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary");
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
-    let lib = dir.join(format!("liblathe{}", std::env::consts::DLL_SUFFIX));
-    let built = std::fs::metadata(&lib)
-        .and_then(|m| m.modified())
-        .unwrap_or_else(|e| {
-            panic!(
-                "{} is missing ({e}): run `cargo build -p lathe --lib` first",
-                lib.display()
-            )
-        });
-    let mut newest = std::time::SystemTime::UNIX_EPOCH;
-    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("src").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(m) = e.metadata().and_then(|m| m.modified()) {
-                newest = newest.max(m);
-            }
-        }
-    }
-    assert!(
-        built >= newest,
-        "{} is older than the sources: run `cargo build -p lathe --lib` first",
-        lib.display()
-    );
-    lib
-}
+// The library built next to this test binary, refused when older than a
+// source file: the real-terminal tests' one finder.
+mod tui;
+use tui::library;
 
 /// The file's sha256 (hex), with `sha256sum` or `shasum -a 256` as
 /// install.lua computes it (sha2 unoptimised takes seconds on the debug
