@@ -213,3 +213,43 @@ async fn grep_with_a_regex_that_compiles_too_big_is_refused_promptly() {
     );
     assert!(err.starts_with(&head), "{err}");
 }
+
+/// Grep's `path` naming a FIFO, a device or a socket is refused with what
+/// it is (not "No matches", and never opened: a FIFO without a writer would
+/// block the search); Glob's `path` there is "Not a directory".
+#[tokio::test]
+async fn grep_and_glob_of_a_fifo_a_device_or_a_socket_say_what_it_is() {
+    use lathe::tools::glob::{GlobTool, GLOB_NOT_A_DIRECTORY};
+    use lathe::tools::grep::{GrepTool, GREP_PATH_NOT_REGULAR};
+    let dir = tempfile::tempdir().expect("tempdir");
+    mkfifo(&dir.path().join("pipe"));
+    let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("sock")).expect("bind");
+    for (path, shown, kind) in [
+        ("pipe", "pipe", "a FIFO (named pipe)"),
+        ("/dev/zero", "/dev/zero", "a character device"),
+        ("sock", "sock", "a socket"),
+    ] {
+        let out = run(
+            Arc::new(GrepTool),
+            dir.path(),
+            json!({"pattern": "x", "path": path}),
+        )
+        .await;
+        assert_eq!(
+            out,
+            Err(fill(
+                GREP_PATH_NOT_REGULAR,
+                &[("path", shown), ("kind", kind)]
+            )),
+            "{path}"
+        );
+    }
+    let out = run(
+        Arc::new(GlobTool),
+        dir.path(),
+        json!({"pattern": "*", "path": "pipe"}),
+    )
+    .await;
+    let pipe = dir.path().join("pipe").display().to_string();
+    assert_eq!(out, Err(fill(GLOB_NOT_A_DIRECTORY, &[("path", &pipe)])));
+}
