@@ -56,6 +56,7 @@ Usage:
 - file_path should be an absolute path. A relative path is resolved against the project root, and a leading ~/ means the home directory.
 - By default it reads up to 2000 lines from the start of the file. For long files, give offset (the 1-based line number to start at) and limit (how many lines) to read one part; reading the whole file is usually best when it is short.
 - Lines longer than 2000 characters are cut.
+- A file over 64 MiB (a large log, a saved command output) is not loaded whole: read it in parts with offset and limit, or search it with Grep.
 - Results are in cat -n format: the line number, a TAB, then the line. The line-number prefix is not part of the file: never copy it into Edit's old_string or new_string.
 - When the file is open in the user's Neovim, you get the buffer's text, including changes the user has not saved yet.
 - Images (PNG, JPEG, GIF, WebP) are returned as images for you to look at. Other binary files are reported with their kind and size.
