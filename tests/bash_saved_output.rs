@@ -106,11 +106,10 @@ async fn flood_then_read_and_grep(
             provider: lathe::provider::from_config(&config).unwrap(),
             config,
             editor: Arc::new(DiskEditor),
-            // The state directory is outside the project: each read asks.
-            prompter: Arc::new(ScriptedPrompter::new(vec![
-                PromptAnswer::AllowOnce,
-                PromptAnswer::AllowOnce,
-            ])),
+            // The state directory is outside the project, but the model
+            // reads lathe's own saved output there without an ask: no
+            // answer is scripted, so an ask would fail the turn's calls.
+            prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
             sink: Arc::new(RecordingSink::default()),
             hooks: Vec::new(),
         },

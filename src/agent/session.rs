@@ -248,7 +248,15 @@ impl Session {
         let system = system_prompt::build(&parts.config.cwd, &system_prompt::today());
         let results = Arc::new(ResultStore::new(parts.config.state_dir.clone(), &sid));
         Ok(Arc::new(Self {
-            permissions: Arc::new(PermissionState::new(parts.config.permissions.clone())),
+            permissions: Arc::new(PermissionState::new(
+                parts.config.permissions.clone().with_output_dirs(&[
+                    parts
+                        .config
+                        .state_dir
+                        .join(crate::tools::retention::BASH_OUTPUT_DIR),
+                    results.dir().to_path_buf(),
+                ]),
+            )),
             config: parts.config,
             provider: parts.provider,
             prompter: parts.prompter,

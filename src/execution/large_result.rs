@@ -4,7 +4,7 @@
 //! preview, the size and that path (which Read can open). If the file cannot
 //! be written, the full result is returned instead — never lost.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::text::fill;
 
@@ -40,6 +40,12 @@ impl ResultStore {
             store.hold();
         }
         store
+    }
+
+    /// The folder this session's results are saved in
+    /// (`<state>/tool-results/<session>`; it may not exist yet).
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Writes this process's `.lathe-pid-<pid>` marker in the folder
