@@ -23,7 +23,7 @@ use common::{harness, spawn_mock, tool_results, wait_idle};
 use lathe::agent::{Session, SessionParts};
 use lathe::editor::DiskEditor;
 use lathe::events::{RecordingSink, TurnOutcome};
-use lathe::permissions::{PromptAnswer, ScriptedPrompter};
+use lathe::permissions::ScriptedPrompter;
 use lathe::protocol::Message;
 use serde_json::json;
 
