@@ -371,10 +371,16 @@ pub(super) fn following(buf: &Buffer) -> Vec<Window> {
         .collect()
 }
 
-/// Moves the cursor of `wins` to the last line (they scroll with it).
+/// Moves the cursor of `wins` to the last line (they scroll with it). A
+/// window already there is left alone: moving a cursor makes Neovim
+/// measure the line on screen, which for a long streamed line costs the
+/// main loop on every frame.
 pub(super) fn follow(buf: &Buffer, wins: &[Window]) {
     let n = buf.line_count().unwrap_or(1).max(1);
     for w in wins {
+        if w.get_cursor().is_ok_and(|c| c == (n, 0)) {
+            continue;
+        }
         let mut w = w.clone();
         let _ = w.set_cursor(n, 0);
     }
