@@ -329,6 +329,7 @@ pub fn clear() {
                 return;
             };
             let ns = view.ns();
+            view.resume_highlighting(&buf);
             let _ = buf.clear_namespace(ns, ..);
             let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
             let _ = buf.set_lines(.., false, Vec::<String>::new());
@@ -350,6 +351,12 @@ pub fn chat_buffer() -> Option<Buffer> {
 /// The chat buffer, created when needed. Main thread. Errors: the API's.
 pub(crate) fn ensure_buffer() -> Result<Buffer, String> {
     VIEW.with(|v| v.borrow_mut().buffer())
+}
+
+/// `true` while tree-sitter highlighting of the chat is paused: an answer
+/// streams into a chat longer than 16 KiB (`:help lathe-chat`).
+pub fn highlighting_paused() -> bool {
+    VIEW.with(|v| v.borrow().highlighting_paused)
 }
 
 /// `true` while the "working" indicator is shown (a turn is being rendered

@@ -126,6 +126,15 @@ pub(super) fn start_treesitter(buf: &Buffer) {
         .call::<()>(buf.handle());
 }
 
+/// Stops tree-sitter highlighting of `buf` while an answer streams into a
+/// long chat (`vim.treesitter.stop`; Vim's markdown syntax shows instead
+/// when `:syntax` is on). [`start_treesitter`] resumes it.
+pub(super) fn pause_treesitter(buf: &Buffer) {
+    let _ = lua()
+        .load("local b = ...; pcall(vim.treesitter.stop, b)")
+        .call::<()>(buf.handle());
+}
+
 /// When the last transcript window of a tab closes (`:q`, `<C-w>c`), the
 /// prompt area docked under it closes too, so no prompt without its chat
 /// is left behind.

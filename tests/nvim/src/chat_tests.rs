@@ -371,3 +371,39 @@ fn a_user_event_redraws_no_screen_inside_lathes_step() -> Result<(), String> {
         "#,
     )
 }
+
+/// Neovim re-parses the whole markdown chat after every change, so while
+/// an answer streams into a chat longer than 16 KiB, tree-sitter
+/// highlighting pauses (no parser work per frame) and it resumes when the
+/// turn ends; a short chat stays highlighted while it streams.
+#[nvim_oxi::test]
+fn highlighting_pauses_while_a_long_chat_streams_and_resumes_at_the_end() -> Result<(), String> {
+    use lathe::events::{AgentEvent, TurnOutcome};
+    load();
+    let render = lathe::nvim::chat::render;
+    let active = || -> Result<bool, String> {
+        let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+        lathe::nvim::state::lua()
+            .load("return vim.treesitter.highlighter.active[...] ~= nil")
+            .call::<bool>(buf.handle())
+            .map_err(|e| e.to_string())
+    };
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "stream".into(),
+    }]);
+    render(vec![AgentEvent::AssistantStarted]);
+    render(vec![AgentEvent::TextDelta {
+        text: "A short answer.\n".into(),
+    }]);
+    check_eq("highlighted while a short chat streams", active()?, true)?;
+    check_eq("paused", lathe::nvim::chat::highlighting_paused(), false)?;
+    let long = "A line of a long answer, streamed in small pieces.\n".repeat(400);
+    render(vec![AgentEvent::TextDelta { text: long }]);
+    check_eq("highlighted while a long chat streams", active()?, false)?;
+    check_eq("paused", lathe::nvim::chat::highlighting_paused(), true)?;
+    render(vec![AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    }]);
+    check_eq("highlighted after the turn", active()?, true)?;
+    check_eq("paused", lathe::nvim::chat::highlighting_paused(), false)
+}
