@@ -63,7 +63,7 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
 /// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
-/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`. Errors: Lua could not allocate.
+/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `main_thread_stats`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
@@ -115,6 +115,10 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set("tools", lua.create_function(super::user_tools::tools)?)?;
     t.set("jobs", lua.create_function(super::jobs::jobs)?)?;
+    t.set(
+        "main_thread_stats",
+        lua.create_function(super::main_stats::lua_stats)?,
+    )?;
     Ok(t)
 }
 
@@ -193,7 +197,11 @@ fn session() -> mlua::Result<Arc<Session>> {
 /// `@path` and `#` words. Returns at once. Errors: not a string, empty, a
 /// bad `opts`, a range outside the buffer, an `@path` that cannot be
 /// attached, a turn already running.
-fn ask(lua: &Lua, (prompt, opts): (Value, Value)) -> mlua::Result<()> {
+fn ask(lua: &Lua, args: (Value, Value)) -> mlua::Result<()> {
+    super::main_stats::timed(super::main_stats::Step::Ask, || ask_now(lua, args))
+}
+
+fn ask_now(lua: &Lua, (prompt, opts): (Value, Value)) -> mlua::Result<()> {
     let prompt = string_arg("ask", "prompt", prompt)?;
     if prompt.trim().is_empty() {
         return fail(crate::agent::AskError::EmptyPrompt.to_string());

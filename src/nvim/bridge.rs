@@ -112,7 +112,9 @@ impl MainThread {
 }
 
 fn run_jobs(jobs: Vec<Job>) {
-    for job in jobs {
-        let _ = guarded("main-thread task", job);
-    }
+    super::main_stats::timed(super::main_stats::Step::Bridge, || {
+        for job in jobs {
+            let _ = guarded("main-thread task", job);
+        }
+    });
 }

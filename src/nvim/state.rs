@@ -266,8 +266,13 @@ pub fn state_dir() -> Option<std::path::PathBuf> {
 /// Starts the MCP servers of `config` on the runtime (their tools join the
 /// shared user-tool table as they list them; unchanged servers keep
 /// running, removed ones are stopped). Logs go to `<state>/mcp/`. Nothing
-/// happens when the runtime is shut down.
+/// happens when the runtime is shut down, nor (the runtime is not even
+/// started: `setup()` starts no thread) when no server is configured and
+/// none runs.
 fn start_mcp_servers(config: &Config) {
+    if config.mcp_servers.is_empty() && crate::mcp::statuses().is_empty() {
+        return;
+    }
     let Ok(rt) = super::runtime::handle() else {
         return;
     };

@@ -1,0 +1,164 @@
+//! lathe's own time on Neovim's main thread, measured where it is spent
+//! (docs/architecture.md, "Benchmarks"): every batch of bridge jobs, every
+//! chat frame, every `ask`. A timer's lateness (what `make bench` measures
+//! next to it) also counts other plugins, Neovim itself and the machine's
+//! load; these figures count only lathe, so they stay meaningful on a busy
+//! machine. `require("lathe.core").main_thread_stats()` returns them.
+//!
+//! Counters only, no timing decides anything: tests assert counts (frames,
+//! buffer edits), never durations.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// What a timed main-thread step was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// One wake-up of the bridge: every job tokio tasks queued since the
+    /// last one, run back to back (chat frames are among them).
+    Bridge,
+    /// One chat frame: the events of up to [`FRAME`](super::chat::FRAME)
+    /// drawn into the transcript.
+    ChatFrame,
+    /// One `ask()` call, from the Lua call to its return.
+    Ask,
+}
+
+impl Step {
+    const ALL: [Step; 3] = [Step::Bridge, Step::ChatFrame, Step::Ask];
+
+    /// The name `main_thread_stats()` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Bridge => "bridge",
+            Step::ChatFrame => "chat_frame",
+            Step::Ask => "ask",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Per step kind: count, total ns, longest ns.
+struct Counters {
+    count: AtomicU64,
+    total_ns: AtomicU64,
+    longest_ns: AtomicU64,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: Counters = Counters {
+    count: AtomicU64::new(0),
+    total_ns: AtomicU64::new(0),
+    longest_ns: AtomicU64::new(0),
+};
+
+static COUNTERS: [Counters; 3] = [ZERO; 3];
+
+/// What [`snapshot`] returns for one kind of step.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepStats {
+    /// Steps run since the last [`reset`].
+    pub count: u64,
+    /// Their total time, ms.
+    pub total_ms: f64,
+    /// The longest one, ms.
+    pub longest_ms: f64,
+}
+
+/// Runs `f`, counting it as one `step` and its duration.
+pub fn timed<R>(step: Step, f: impl FnOnce() -> R) -> R {
+    let start = Instant::now();
+    let r = f();
+    record(step, start.elapsed().as_nanos() as u64);
+    r
+}
+
+/// Counts one `step` of `ns` nanoseconds.
+pub fn record(step: Step, ns: u64) {
+    let c = &COUNTERS[step.index()];
+    c.count.fetch_add(1, Ordering::Relaxed);
+    c.total_ns.fetch_add(ns, Ordering::Relaxed);
+    c.longest_ns.fetch_max(ns, Ordering::Relaxed);
+}
+
+/// The figures of every kind of step since the last [`reset`].
+pub fn snapshot() -> Vec<(Step, StepStats)> {
+    Step::ALL
+        .iter()
+        .map(|&s| {
+            let c = &COUNTERS[s.index()];
+            (
+                s,
+                StepStats {
+                    count: c.count.load(Ordering::Relaxed),
+                    total_ms: c.total_ns.load(Ordering::Relaxed) as f64 / 1e6,
+                    longest_ms: c.longest_ns.load(Ordering::Relaxed) as f64 / 1e6,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Sets every counter back to zero (the bench does it before each part).
+pub fn reset() {
+    for c in &COUNTERS {
+        c.count.store(0, Ordering::Relaxed);
+        c.total_ns.store(0, Ordering::Relaxed);
+        c.longest_ns.store(0, Ordering::Relaxed);
+    }
+}
+
+/// `require("lathe.core").main_thread_stats([reset])`: a table with, per
+/// kind of step (`bridge`, `chat_frame`, `ask`), `{ count, total_ms,
+/// longest_ms }` since the last reset; `longest_ms`, the longest of them
+/// all; `runtime_started` (whether lathe's tokio runtime and its threads
+/// exist, see `nvim::runtime`); `chat_frames` and `chat_edits` (frames
+/// drawn, edits of the transcript's text made by them, since Neovim
+/// started). With `reset` true the step counters start again from zero
+/// after being read. Errors: Lua could not allocate.
+pub fn lua_stats(lua: &mlua::Lua, reset_after: Option<bool>) -> mlua::Result<mlua::Table> {
+    let t = lua.create_table()?;
+    let mut longest = 0.0f64;
+    for (step, v) in snapshot() {
+        let s = lua.create_table()?;
+        s.set("count", v.count)?;
+        s.set("total_ms", v.total_ms)?;
+        s.set("longest_ms", v.longest_ms)?;
+        t.set(step.name(), s)?;
+        longest = longest.max(v.longest_ms);
+    }
+    t.set("longest_ms", longest)?;
+    t.set("runtime_started", super::runtime::started())?;
+    let (frames, edits) = super::chat::edit_counts();
+    t.set("chat_frames", frames)?;
+    t.set("chat_edits", edits)?;
+    if reset_after == Some(true) {
+        reset();
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_counted_with_their_longest_time() {
+        reset();
+        record(Step::ChatFrame, 2_000_000);
+        record(Step::ChatFrame, 5_000_000);
+        let chat = snapshot()
+            .into_iter()
+            .find(|(s, _)| *s == Step::ChatFrame)
+            .map(|(_, v)| v)
+            .unwrap_or_default();
+        assert_eq!(chat.count, 2);
+        assert_eq!(chat.longest_ms, 5.0);
+        assert_eq!(chat.total_ms, 7.0);
+        reset();
+        assert!(snapshot().iter().all(|(_, v)| v.count == 0));
+    }
+}
