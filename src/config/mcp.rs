@@ -180,6 +180,66 @@ impl RawServer {
     }
 }
 
+/// `${VAR}` and `${VAR:-default}` in `text` replaced by the variable's
+/// value from `lookup` (Claude Code expands these in `.mcp.json`'s
+/// `command`, `args`, `env`, `url` and `headers`; a bare `$VAR` is kept).
+/// Errors: the name of a variable that is not set and has no default.
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let inner = &rest[start + 2..start + len];
+        let (var, default) = match inner.split_once(":-") {
+            Some((v, d)) => (v, Some(d)),
+            None => (inner, None),
+        };
+        match (lookup(var), default) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => return Err(var.to_string()),
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// [`expand`] over every field Claude Code expands. Errors: the problem,
+/// naming the key and the variable.
+fn expand_config(
+    cfg: &mut McpServerConfig,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), String> {
+    let one = |key: &str, v: &mut String| -> Result<(), String> {
+        *v = expand(v, lookup).map_err(|var| {
+            format!("{key} uses ${{{var}}}, which is not set (set it in the environment Neovim starts from, or write ${{{var}:-default}})")
+        })?;
+        Ok(())
+    };
+    match &mut cfg.transport {
+        McpTransport::Stdio { command, args, env } => {
+            one("command", command)?;
+            for (i, a) in args.iter_mut().enumerate() {
+                one(&format!("args[{i}]"), a)?;
+            }
+            for (k, v) in env.iter_mut() {
+                one(&format!("env.{k}"), v)?;
+            }
+        }
+        McpTransport::Http { url, headers } => {
+            one("url", url)?;
+            for (k, v) in headers.iter_mut() {
+                one(&format!("headers.{k}"), v)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One entry `spec` named `name`: its configuration, or the problem (one
 /// line, naming the key).
 fn parse_entry(name: &str, spec: &Value) -> Result<McpServerConfig, String> {
@@ -228,9 +288,10 @@ pub fn from_setup(v: &Value) -> Result<(Vec<McpServerConfig>, Vec<String>), Stri
     Ok((out, problems))
 }
 
-/// The servers of `<root>/.mcp.json` (none when the file is absent), and
-/// the problems to show in checkhealth ([`MCP_SERVER_INVALID`],
-/// [`MCP_JSON_INVALID`]). Never fails.
+/// The servers of `<root>/.mcp.json` (none when the file is absent), with
+/// `${VAR}` / `${VAR:-default}` expanded from lathe's environment
+/// ([`expand`]), and the problems to show in checkhealth
+/// ([`MCP_SERVER_INVALID`], [`MCP_JSON_INVALID`]). Never fails.
 pub fn from_project(root: &Path) -> (Vec<McpServerConfig>, Vec<String>) {
     let path = root.join(".mcp.json");
     let Ok(text) = std::fs::read_to_string(&path) else {
@@ -248,9 +309,14 @@ pub fn from_project(root: &Path) -> (Vec<McpServerConfig>, Vec<String>) {
             vec![invalid("it has no \"mcpServers\" object".into())],
         );
     };
+    let lookup = |var: &str| std::env::var(var).ok();
     let (mut out, mut problems) = (Vec::new(), Vec::new());
     for (name, spec) in servers {
-        match parse_entry(name, spec) {
+        let parsed = parse_entry(name, spec).and_then(|mut cfg| {
+            expand_config(&mut cfg, &lookup)?;
+            Ok(cfg)
+        });
+        match parsed {
             Ok(cfg) => out.push(cfg),
             Err(error) => problems.push(fill(
                 MCP_SERVER_INVALID,
@@ -297,6 +363,26 @@ mod tests {
         assert!(from_setup(&json!("x"))
             .unwrap_err()
             .starts_with("setup(): mcp_servers must be a table"));
+    }
+
+    #[test]
+    fn variables_are_expanded_like_claude_code_does() {
+        let env = |v: &str| (v == "TOKEN").then(|| "t0k".to_string());
+        assert_eq!(expand("Bearer ${TOKEN}", &env).unwrap(), "Bearer t0k");
+        assert_eq!(
+            expand("${HOST:-localhost}:${TOKEN}/$TOKEN", &env).unwrap(),
+            "localhost:t0k/$TOKEN"
+        );
+        assert_eq!(expand("${NOPE}", &env).unwrap_err(), "NOPE");
+        let mut cfg = McpServerConfig::http("web", "https://${HOST:-h}/mcp");
+        if let McpTransport::Http { headers, .. } = &mut cfg.transport {
+            headers.insert("Authorization".into(), "Bearer ${API_TOKEN}".into());
+        }
+        assert_eq!(
+            expand_config(&mut cfg, &env).unwrap_err(),
+            "headers.Authorization uses ${API_TOKEN}, which is not set (set it in the environment Neovim starts from, or write ${API_TOKEN:-default})"
+        );
+        assert_eq!(cfg.url(), Some("https://h/mcp"));
     }
 
     #[test]

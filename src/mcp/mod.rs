@@ -369,6 +369,10 @@ mod tests {
             "The user interrupted mcp__docs__find while it ran; its MCP server was told to cancel the request. Wait for the user's next instruction."
         );
         assert_eq!(
+            fill(SERVER_STARTING, &[("name", "mcp__docs__find"), ("server", "docs")]),
+            "mcp__docs__find is not available yet: its MCP server docs is still starting. Do something else first or try again in a moment."
+        );
+        assert_eq!(
             fill(REQUEST_FAILED, &[("tool", "mcp__docs__find"), ("error", "Mcp error: -32602: bad")]),
             "mcp__docs__find failed: its MCP server answered with an error: Mcp error: -32602: bad. Check the input against the tool's schema; if it looks right, tell the user."
         );

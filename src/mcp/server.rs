@@ -428,3 +428,61 @@ pub async fn call(
     let result = peer.call_tool(params).await?;
     Ok(serde_json::to_value(&result).unwrap_or(Value::Null))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_log_line_is_of_the_last_start_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = McpServer::new(
+            McpServerConfig::stdio("docs", "docs-mcp", Vec::new()),
+            dir.path(),
+            dir.path(),
+        );
+        let start = |t: &str| crate::text::fill(START_SEPARATOR, &[("time", t)]);
+        std::fs::write(
+            &server.log_path,
+            format!(
+                "{}\nTraceback: old failure\n{}\n[lathe] starting docs-mcp\n",
+                start("Mon, 30 Nov 2026 10:00:00 GMT"),
+                start("Mon, 30 Nov 2026 11:00:00 GMT")
+            ),
+        )
+        .unwrap();
+        assert_eq!(server.last_log_line(), None);
+        server.note("could not start: it exited: exit status: 1");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&server.log_path)
+            .and_then(|mut f| f.write_all(b"docs-mcp: no config\n"))
+            .unwrap();
+        assert_eq!(
+            server.last_log_line().as_deref(),
+            Some("docs-mcp: no config")
+        );
+    }
+
+    #[test]
+    fn a_failed_server_is_retried_after_a_growing_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = McpServer::new(
+            McpServerConfig::stdio("docs", "docs-mcp", Vec::new()),
+            dir.path(),
+            dir.path(),
+        );
+        assert!(server.retry_due());
+        server.record_failure();
+        assert!(!server.retry_due());
+        let ago = |ms: u64| Instant::now().checked_sub(Duration::from_millis(ms));
+        *server.failures.lock().unwrap() = (1, ago(RETRY_FIRST_MS + 10));
+        assert!(server.retry_due());
+        *server.failures.lock().unwrap() = (2, ago(RETRY_FIRST_MS + 10));
+        assert!(!server.retry_due(), "the second wait is twice the first");
+        *server.failures.lock().unwrap() = (30, ago(RETRY_MAX_MS + 10));
+        assert!(server.retry_due(), "never longer than RETRY_MAX_MS");
+        server.record_success();
+        assert!(server.retry_due());
+    }
+}
