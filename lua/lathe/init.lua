@@ -265,7 +265,7 @@ function M.focus_prompt()
   call("focus_prompt")
 end
 
---- Interrupts the running turn.
+--- Interrupts the running turn, and cancels the `tool()` calls still running.
 function M.stop()
   call("stop")
 end
@@ -429,7 +429,7 @@ end
 
 --- The second argument of a Lua tool's `call`.
 ---@class lathe.ToolCallCtx
----@field cancelled fun(): boolean True once the turn was stopped or the call timed out: stop working, the result is dropped.
+---@field cancelled fun(): boolean True once the turn was stopped (or `stop()` ran during a `tool()` call) or the call timed out: stop working, the result is dropped.
 ---@field progress fun(text: string) Shows partial output in the chat.
 
 --- What a Lua tool's `call` answers.

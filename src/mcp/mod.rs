@@ -315,21 +315,34 @@ pub fn statuses() -> Vec<ServerInfo> {
 /// first request, in ms: their tools are then in that request.
 pub const FIRST_REQUEST_WAIT_MS: u64 = 10_000;
 
+/// How long a request waits, at most, for a failed server being tried
+/// again ([`retry_failed`]), in ms: shorter than [`FIRST_REQUEST_WAIT_MS`]
+/// so that a server that hangs delays a request only a little, and only
+/// as often as its backoff allows.
+pub const RETRY_WAIT_MS: u64 = 2_000;
+
 /// Tries failed servers again ([`retry_failed`]), then waits until every
 /// server of the last [`replace`] has started and registered its tools
-/// (or failed), at most [`FIRST_REQUEST_WAIT_MS`],
-/// ending early when `cancel` fires. Returns at once when none is starting.
+/// (or failed), at most [`FIRST_REQUEST_WAIT_MS`] for a first start and
+/// [`RETRY_WAIT_MS`] for a retry, ending early when `cancel` fires. Returns at once when none is starting.
 pub async fn wait_ready(cancel: &tokio_util::sync::CancellationToken) {
     retry_failed();
-    let deadline =
-        tokio::time::Instant::now() + std::time::Duration::from_millis(FIRST_REQUEST_WAIT_MS);
+    let now = tokio::time::Instant::now();
+    let first = now + std::time::Duration::from_millis(FIRST_REQUEST_WAIT_MS);
+    let retry = now + std::time::Duration::from_millis(RETRY_WAIT_MS);
     loop {
-        let starting = SERVERS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .any(|s| !s.is_ready());
-        if !starting || cancel.is_cancelled() || tokio::time::Instant::now() >= deadline {
+        let (starting, retrying) = {
+            let servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+            let pending = |retry: bool| {
+                servers
+                    .iter()
+                    .any(|s| !s.is_ready() && s.is_retrying() == retry)
+            };
+            (pending(false), pending(true))
+        };
+        let now = tokio::time::Instant::now();
+        let waiting = (starting && now < first) || (retrying && now < retry);
+        if !waiting || cancel.is_cancelled() {
             return;
         }
         tokio::select! {

@@ -80,6 +80,7 @@ pub struct McpServer {
     status: StdMutex<Status>,
     pid: AtomicU32,
     ready: AtomicBool,
+    retrying: AtomicBool,
     /// Successful starts so far; compared with `listed` to list the tools
     /// again after a restart.
     starts: AtomicU64,
@@ -109,6 +110,7 @@ impl McpServer {
             status: StdMutex::new(Status::Starting),
             pid: AtomicU32::new(0),
             ready: AtomicBool::new(false),
+            retrying: AtomicBool::new(false),
             starts: AtomicU64::new(0),
             listed: AtomicU64::new(0),
             failures: StdMutex::new((0, None)),
@@ -163,12 +165,20 @@ impl McpServer {
     /// Marks its first start done (its tools registered, or it failed).
     pub fn mark_ready(&self) {
         self.ready.store(true, Ordering::SeqCst);
+        self.retrying.store(false, Ordering::SeqCst);
     }
 
     /// Marks a retry of a failed server under way: [`super::wait_ready`]
     /// waits for it again.
     pub fn mark_starting(&self) {
+        self.retrying.store(true, Ordering::SeqCst);
         self.ready.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether it is being tried again after a failure ([`Self::mark_starting`]),
+    /// not started for the first time.
+    pub fn is_retrying(&self) -> bool {
+        self.retrying.load(Ordering::SeqCst)
     }
 
     /// Whether its first start is done ([`Self::mark_ready`]).

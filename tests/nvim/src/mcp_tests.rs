@@ -146,6 +146,19 @@ fn an_http_server_from_mcp_json_is_used_a_bad_setup_entry_only_warns_and_stop_en
         T.wait_for("the call's end", 3000, function() return result ~= nil end)
         T.eq("is_error", result.is_error, true)
         T.has("interrupted", result.content, "The user interrupted mcp__web__slow while it ran")
+        -- So does a Lua tool that never answers, and a built-in (Bash).
+        T.lathe.register_tool({{ name = "Never", description = "Never answers.",
+          input_schema = {{ type = "object", properties = {{}} }}, call = function() end }})
+        local lua_result, bash_result
+        T.lathe.tool("Never", {{}}, function(r) lua_result = r end)
+        T.lathe.tool("Bash", {{ command = "sleep 30" }}, function(r) bash_result = r end)
+        vim.wait(300)
+        T.lathe.stop()
+        T.wait_for("both calls' end", 3000, function() return lua_result ~= nil and bash_result ~= nil end)
+        T.has("Lua tool", lua_result.content, "The user interrupted Never while it ran")
+        T.eq("Lua tool is_error", lua_result.is_error, true)
+        T.eq("Bash", bash_result, {{ is_error = true,
+          content = "Interrupted by the user: Bash did not finish and its result is unknown. Wait for the user's next instruction." }})
         "#,
             events = tmp.join("events").display()
         ),
