@@ -14,8 +14,6 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 
-use super::server::START_TIMEOUT_MS;
-
 /// How long connecting to the server may take, in ms.
 pub const CONNECT_TIMEOUT_MS: u64 = 10_000;
 
@@ -60,22 +58,24 @@ pub fn client(headers: &BTreeMap<String, String>) -> Result<reqwest_mcp::Client,
         .map_err(|e| format!("its HTTP client could not be built: {e}"))
 }
 
-/// Connects to the server at `url` and runs the MCP handshake. Errors:
-/// why it failed (one line; the caller names the URL).
+/// Connects to the server at `url` and runs the MCP handshake, waiting
+/// at most `timeout_ms`. Errors: why it failed (one line; the caller
+/// names the URL).
 pub async fn connect(
     url: &str,
     headers: &BTreeMap<String, String>,
+    timeout_ms: u64,
 ) -> Result<RunningService<RoleClient, ()>, String> {
     let client = client(headers)?;
     let transport = StreamableHttpClientTransport::with_client(
         client,
         StreamableHttpClientTransportConfig::with_uri(url),
     );
-    match tokio::time::timeout(Duration::from_millis(START_TIMEOUT_MS), ().serve(transport)).await {
+    match tokio::time::timeout(Duration::from_millis(timeout_ms), ().serve(transport)).await {
         Ok(Ok(service)) => Ok(service),
         Ok(Err(e)) => Err(format!("connecting failed: {}", reason(&one_line(&e)))),
         Err(_) => Err(format!(
-            "it did not answer initialize within {START_TIMEOUT_MS} ms"
+            "it did not answer initialize within {timeout_ms} ms"
         )),
     }
 }

@@ -250,7 +250,7 @@ impl McpServer {
                 self.spawn_stdio(command, args, env).await
             }
             McpTransport::Http { url, headers } => {
-                let client = super::http::connect(url, headers).await?;
+                let client = super::http::connect(url, headers, START_TIMEOUT_MS).await?;
                 Ok(Conn {
                     client,
                     child: None,
