@@ -177,10 +177,12 @@ pub async fn register(server: &Arc<McpServer>, user: &Arc<UserTools>) -> Vec<Str
 }
 
 /// Lists `server`'s tools again when it was restarted since they were
-/// listed (a crashed server may come back with other tools). Used before a
-/// call; does nothing when it has no table yet.
+/// listed (a crashed server may come back with other tools) and no failed
+/// listing's backoff is running. Used before a call; does nothing when it
+/// has no table yet.
 pub async fn refresh(server: &Arc<McpServer>) {
-    if !server.needs_listing() {
+    // After a failed listing, not before its backoff has passed.
+    if !server.needs_listing() || !server.retry_due() {
         return;
     }
     if let Some(user) = server.table.get().and_then(std::sync::Weak::upgrade) {

@@ -219,7 +219,7 @@ impl McpServer {
         let text = std::fs::read_to_string(&self.log_path).ok()?;
         text.lines()
             .rev()
-            .take_while(|l| !l.starts_with("[lathe] ---- start "))
+            .take_while(|l| !l.starts_with(START_SEPARATOR.split("{time}").next().unwrap_or("")))
             .find(|l| !l.trim().is_empty() && !l.starts_with("[lathe]"))
             .map(|l| l.chars().take(300).collect())
     }

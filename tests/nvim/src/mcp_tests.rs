@@ -157,8 +157,9 @@ fn an_http_server_from_mcp_json_is_used_a_bad_setup_entry_only_warns_and_stop_en
         T.wait_for("both calls' end", 3000, function() return lua_result ~= nil and bash_result ~= nil end)
         T.has("Lua tool", lua_result.content, "The user interrupted Never while it ran")
         T.eq("Lua tool is_error", lua_result.is_error, true)
-        T.eq("Bash", bash_result, {{ is_error = true,
-          content = "Interrupted by the user: Bash did not finish and its result is unknown. Wait for the user's next instruction." }})
+        -- (Either the pipeline's or Bash's own text, depending on whether the command had started.)
+        T.eq("Bash is_error", bash_result.is_error, true)
+        T.eq("Bash", bash_result.content:sub(1, 24), "Interrupted by the user:")
         "#,
             events = tmp.join("events").display()
         ),
