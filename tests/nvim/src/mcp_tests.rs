@@ -120,9 +120,16 @@ fn an_http_server_from_mcp_json_is_used_a_bad_setup_entry_only_warns_and_stop_en
         local dir = T.project()
         vim.fn.writefile({{ [==[{mcp_json}]==] }}, dir .. "/.mcp.json")
         vim.cmd("runtime plugin/lathe.lua")
-        -- An invalid entry costs only itself: setup() works and checkhealth names it.
+        -- An invalid entry costs only itself: setup() works, warns, and checkhealth names it.
+        local warnings = {{}}
+        local notify = vim.notify
+        vim.notify = function(msg, level)
+          if level == vim.log.levels.WARN then table.insert(warnings, msg) end
+        end
         T.setup(dir, {{ base_url = MOCK_URL, permissions = {{ mode = "bypassPermissions" }},
           mcp_servers = {{ x = {{ type = "http" }} }} }})
+        vim.notify = notify
+        T.eq("warning", warnings, {{ 'lathe: MCP servers not started (:checkhealth lathe, :help lathe-mcp):\nMCP server x in setup{{ mcp_servers }} is not valid: url is missing (an http server needs url = "https://…/mcp"); it is not started (the other servers are)' }})
         local function find(name)
           for _, t in ipairs(T.lathe.tools()) do
             if t.name == name then return t end
