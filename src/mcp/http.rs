@@ -128,6 +128,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_client_builds_with_lathes_tls_and_refuses_bad_headers() {
+        // reqwest 0.13 without a crypto provider would panic here if the
+        // preconfigured rustls config were not taken.
+        let headers = [("Authorization".to_string(), "Bearer x".to_string())].into();
+        assert!(client(&headers).is_ok());
+        let bad = [("Bad Header".to_string(), "x".to_string())].into();
+        assert_eq!(
+            client(&bad).unwrap_err(),
+            "header \"Bad Header\" is not a valid HTTP header name"
+        );
+    }
+
+    #[test]
     fn rmcp_errors_read_plainly() {
         assert_eq!(
             reason("Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>] error: Client error: error sending request for url (http://127.0.0.1:1/mcp), when send initialize request"),
