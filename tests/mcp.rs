@@ -82,6 +82,10 @@ impl Fixture {
     /// The mock serving streamable HTTP on a free local port, as server
     /// `web` (with a header it checks).
     async fn start_http() -> Self {
+        Self::start_http_with(None).await
+    }
+
+    async fn start_http_with(timeout_ms: Option<u64>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/mock_mcp.py");
         let port_file = dir.path().join("port");
@@ -106,6 +110,7 @@ impl Fixture {
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
         let mut config = McpServerConfig::http("web", &format!("http://127.0.0.1:{port}/mcp"));
+        config.timeout_ms = timeout_ms;
         if let McpTransport::Http { headers, .. } = &mut config.transport {
             headers.insert("X-Mock-Token".into(), "s3cret".into());
         }
@@ -631,6 +636,8 @@ async fn http_servers_are_listed_and_called_and_errors_name_the_url() {
     assert_eq!(boom["is_error"], true);
     let boom = text_of(&boom);
     assert_eq!(boom, format!("The MCP server web at {url} could not be used (the request failed: HTTP 500). lathe connects again on the next call; try again once, then tell the user to check that the server runs at that URL and that its headers (e.g. a token) are right (its log is {log})."));
+    // The 500 ended the connection; the next call connected again.
+    assert!(f.events().contains("call crash"), "{}", f.events());
     // The server is gone after the crash: the next call cannot reach it.
     let gone = text_of(&result_of(&requests[3], "t5"));
     assert!(
@@ -718,4 +725,30 @@ async fn an_unreachable_http_server_fails_with_its_url_and_a_wrong_token_is_name
         why,
         "connecting failed: unexpected server response: HTTP 401 Unauthorized: bad token"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_call_past_the_servers_timeout_is_cancelled_with_a_clear_error() {
+    let f = Fixture::start_http_with(Some(300)).await;
+    let script = json!({ "responses": [
+        { "content": [ { "type": "tool_use", "id": "t1", "name": "mcp__web__slow", "input": {} } ] },
+        { "content": [ { "type": "text", "text": "ok" } ],
+          "expect": { "tool_result_contains": { "t1": "mcp__web__slow did not answer within 300 ms, so the call was cancelled" },
+                      "tool_result_is_error": { "t1": true } } }
+    ] });
+    let (session, mock) = f.session(&script).await;
+    session
+        .ask("go", &tokio::runtime::Handle::current())
+        .unwrap();
+    common::wait_idle(&session).await;
+    assert_eq!(mock.served(), 2, "{:#?}", mock.requests());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !f.events().contains("cancelled") {
+        assert!(
+            Instant::now() < deadline,
+            "no notifications/cancelled: {}",
+            f.events()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
