@@ -347,6 +347,15 @@ impl Session {
         self.ask_with(prompt, None, None, rt)
     }
 
+    /// Starts the once-per-process cleanup of old saved outputs under the
+    /// state directory on a thread of its own (`tools::retention`;
+    /// docs/architecture.md, "Saved outputs"). Called by the first prompt
+    /// or tool call, not when the session is made: `setup()` starts no
+    /// thread (issue 12, load).
+    fn sweep_saved_outputs(&self) {
+        crate::tools::retention::start(&self.config.state_dir);
+    }
+
     /// Like [`Session::ask`], with context from the editor
     /// (docs/architecture.md, "Context from the editor"): the user message
     /// starts with what `editor` shows (current file, cursor line, open
@@ -371,6 +380,7 @@ impl Session {
         if matches!(&self.lock_slot().running, Some(t) if !t.cancel.is_cancelled()) {
             return Err(AskError::Busy);
         }
+        self.sweep_saved_outputs();
         let user = super::context::gather(
             &prompt,
             editor,
@@ -509,6 +519,7 @@ impl Session {
         sink: Arc<dyn EventSink>,
         record: bool,
     ) -> ToolResult {
+        self.sweep_saved_outputs();
         let id = format!(
             "toolu_lathe_{}",
             self.manual_ids.fetch_add(1, Ordering::Relaxed)

@@ -177,9 +177,6 @@ pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
     // One set of background shells per set of tools (per session), shared
     // by Bash, BashOutput and KillShell.
     let shells = bash::shells::Shells::new(config.state_dir.join(retention::BASH_OUTPUT_DIR));
-    // Old saved outputs no running process names go, once per process, on
-    // a thread of their own (docs/architecture.md, "Saved outputs").
-    retention::start(&config.state_dir);
     vec![
         Arc::new(read::ReadTool),
         Arc::new(grep::GrepTool),

@@ -192,6 +192,16 @@ fn sweep_session(
 /// State directories already swept by this process.
 static STARTED: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
 
+/// How many state directories this process has started sweeping
+/// ([`start`]): 0 until the first prompt or tool call (`setup()` starts no
+/// thread; a test reads it).
+pub fn sweeps_started() -> usize {
+    STARTED
+        .lock()
+        .map(|s| s.as_ref().map_or(0, HashSet::len))
+        .unwrap_or(0)
+}
+
 /// Starts [`sweep`] of `state_dir` with [`RETENTION`] and [`pid_alive`] on
 /// a thread of its own, the first time it is called for that directory in
 /// this process (later calls return at once). Returns `true` when it

@@ -278,11 +278,21 @@ fn setup_starts_no_runtime_and_no_thread() -> Result<(), String> {
         lathe::agent::session_log::writers_started(),
         0,
     )?;
+    crate::common::check_eq(
+        "saved-output cleanup threads started by setup",
+        lathe::tools::retention::sweeps_started(),
+        0,
+    )?;
     crate::common::lua_test(
         r#"
         T.ok("Glob", { pattern = "*.none" })
         T.eq("runtime started by the first tool call", require("lathe.core").main_thread_stats().runtime_started, true)
         "#,
+    )?;
+    crate::common::check_eq(
+        "saved-output cleanup started by the first tool call",
+        lathe::tools::retention::sweeps_started(),
+        1,
     )
 }
 
