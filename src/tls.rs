@@ -50,7 +50,10 @@ mod tests {
         // Without the preconfigured config reqwest (rustls-no-provider)
         // panics here: no crypto provider is installed.
         let config = rustls_config().unwrap();
-        assert_eq!(config.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
+        assert_eq!(
+            config.alpn_protocols,
+            [b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
         assert!(client_builder().unwrap().build().is_ok());
     }
 }
