@@ -18,6 +18,7 @@ pub mod process;
 pub mod protocol;
 pub mod provider;
 pub mod text;
+pub mod tls;
 pub mod tools;
 
 /// The Lua entry point `luaopen_lathe` (loaded by `lua/lathe/init.lua` with

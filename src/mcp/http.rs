@@ -1,14 +1,14 @@
 //! A streamable HTTP MCP server (`type = "http"`): rmcp's streamable HTTP
 //! client (MCP spec 2025-03-26, "Transports" → Streamable HTTP) over a
-//! reqwest client lathe builds itself, so TLS is rustls with the ring
-//! provider and the webpki roots — the same stack as the model provider's
-//! client, never OpenSSL (Cargo.toml says why the crates are there).
+//! reqwest client lathe builds itself through [`crate::tls`], so TLS is
+//! rustls with the ring provider and the webpki roots — the same reqwest and
+//! TLS config as the model provider's client, never OpenSSL or aws-lc-rs
+//! (Cargo.toml says why the crates are there).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest_mcp::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -17,26 +17,11 @@ use rmcp::ServiceExt;
 /// How long connecting to the server may take, in ms.
 pub const CONNECT_TIMEOUT_MS: u64 = 10_000;
 
-/// The rustls config of lathe's MCP HTTP client: ring, webpki roots.
-/// Errors: the provider refused the default protocol versions (never in
-/// practice), as a reason.
-fn tls_config() -> Result<rustls::ClientConfig, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    Ok(rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS setup failed: {e}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth())
-}
-
 /// The reqwest client for one server: its `headers` on every request, no
 /// redirects (a redirect would replay the headers elsewhere), a connect
 /// timeout. Errors: a header is not valid HTTP, or the client could not be
 /// built, as a reason.
-pub fn client(headers: &BTreeMap<String, String>) -> Result<reqwest_mcp::Client, String> {
+pub fn client(headers: &BTreeMap<String, String>) -> Result<reqwest::Client, String> {
     let mut map = HeaderMap::new();
     for (k, v) in headers {
         let name = HeaderName::from_bytes(k.as_bytes())
@@ -46,10 +31,9 @@ pub fn client(headers: &BTreeMap<String, String>) -> Result<reqwest_mcp::Client,
         value.set_sensitive(true);
         map.insert(name, value);
     }
-    reqwest_mcp::Client::builder()
-        .tls_backend_preconfigured(tls_config()?)
+    crate::tls::client_builder()?
         .default_headers(map)
-        .redirect(reqwest_mcp::redirect::Policy::none())
+        .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_millis(CONNECT_TIMEOUT_MS))
         // rmcp's own client does this too: no ~40 ms stalls on reused
         // connections whose last body was not read to the end.

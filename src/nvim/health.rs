@@ -95,7 +95,7 @@ pub fn probe(lua: &Lua, (url, timeout_ms): (Value, Value)) -> mlua::Result<Table
     let rt = super::runtime::handle().map_err(|e| mlua::Error::external(e.to_string()))?;
     let start = Instant::now();
     let answer = rt.block_on(async move {
-        let client = reqwest::Client::builder()
+        let client = crate::tls::client_builder()?
             .timeout(Duration::from_millis(ms))
             .connect_timeout(Duration::from_millis(ms))
             .build()

@@ -65,15 +65,16 @@ impl LazyClient {
         self.0.get().is_some()
     }
 
-    /// The client, built now on the first call with [`CONNECT_TIMEOUT`] and
-    /// lathe's user agent, no read timeout. Errors:
-    /// [`ProviderError::Request`] when it cannot be built (the TLS backend
-    /// failed to start), on this and every later call.
+    /// The client, built now on the first call with lathe's TLS config
+    /// ([`crate::tls::client_builder`]: rustls, ring, webpki roots, HTTP/2 by
+    /// ALPN), [`CONNECT_TIMEOUT`] and lathe's user agent, no read timeout.
+    /// Errors: [`ProviderError::Request`] when it cannot be built (the TLS
+    /// backend failed to start), on this and every later call.
     pub fn get(&self) -> Result<&reqwest::Client, ProviderError> {
         self.0
             .get_or_init(|| {
                 CLIENTS_BUILT.fetch_add(1, Ordering::Relaxed);
-                reqwest::Client::builder()
+                crate::tls::client_builder()?
                     .connect_timeout(CONNECT_TIMEOUT)
                     .user_agent(concat!("lathe/", env!("CARGO_PKG_VERSION")))
                     .build()

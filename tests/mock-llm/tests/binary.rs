@@ -4,6 +4,8 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -54,7 +56,7 @@ async fn binary_announces_its_port_and_serves_the_script() {
     assert_ne!(port, 0);
 
     let body = json!({"model":"m","stream":false,"messages":[{"role":"user","content":"hi"}]});
-    let message: Value = reqwest::Client::new()
+    let message: Value = common::client()
         .post(format!("{url}/v1/messages"))
         .json(&body)
         .send()

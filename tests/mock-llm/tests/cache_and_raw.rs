@@ -6,6 +6,8 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use mock_llm::{spawn, MockServer, Script};
 use serde_json::{json, Value};
 
@@ -24,7 +26,7 @@ fn oks(n: usize) -> Value {
 }
 
 async fn post_to(server: &MockServer, path: &str, body: &Value) -> reqwest::Response {
-    reqwest::Client::new()
+    common::client()
         .post(format!("{}{path}", server.url()))
         .json(body)
         .send()

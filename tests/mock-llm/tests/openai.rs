@@ -7,6 +7,8 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -22,7 +24,7 @@ async fn start(script: &str) -> MockServer {
 }
 
 async fn post(server: &MockServer, body: &Value) -> reqwest::Response {
-    reqwest::Client::new()
+    common::client()
         .post(format!("{}/v1/chat/completions", server.url()))
         .bearer_auth("test")
         .json(body)
@@ -706,7 +708,7 @@ async fn both_endpoints_share_one_queue_and_the_exhausted_script_is_a_500() {
     assert_eq!(first["choices"][0]["message"]["content"], "first");
     let anthropic = json!({"model":"claude-test","max_tokens":10,"stream":false,
                            "messages":[{"role":"user","content":"two"}]});
-    let second: Value = reqwest::Client::new()
+    let second: Value = common::client()
         .post(format!("{}/v1/messages", server.url()))
         .json(&anthropic)
         .send()
@@ -739,7 +741,7 @@ async fn both_endpoints_share_one_queue_and_the_exhausted_script_is_a_500() {
 #[tokio::test]
 async fn a_body_that_is_not_json_is_a_400_and_is_recorded() {
     let server = start(r#"{"responses":[{}]}"#).await;
-    let response = reqwest::Client::new()
+    let response = common::client()
         .post(format!("{}/v1/chat/completions", server.url()))
         .body("{not json")
         .send()

@@ -6,6 +6,8 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use mock_llm::api_error as api;
 use mock_llm::{spawn, MockServer, Script};
 use serde_json::{json, Value};
@@ -24,7 +26,7 @@ async fn start(entries: usize) -> MockServer {
 
 /// Posts `body` and returns the status and the parsed answer.
 async fn post(server: &MockServer, body: &Value) -> (u16, Value) {
-    let response = reqwest::Client::new()
+    let response = common::client()
         .post(format!("{}/v1/messages", server.url()))
         .json(body)
         .send()

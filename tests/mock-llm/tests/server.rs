@@ -5,6 +5,8 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -18,7 +20,7 @@ async fn start(script: &str) -> MockServer {
 }
 
 async fn post(server: &MockServer, body: &Value) -> reqwest::Response {
-    reqwest::Client::new()
+    common::client()
         .post(format!("{}/v1/messages", server.url()))
         .header("x-api-key", "test")
         .header("anthropic-version", "2023-06-01")
@@ -468,7 +470,9 @@ async fn every_request_is_logged_as_one_json_line_and_kept_in_memory() {
 #[tokio::test]
 async fn other_paths_get_an_api_style_404() {
     let server = start(r#"{"responses":[]}"#).await;
-    let response = reqwest::get(format!("{}/v1/models", server.url()))
+    let response = common::client()
+        .get(format!("{}/v1/models", server.url()))
+        .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 404);
