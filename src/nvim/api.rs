@@ -63,7 +63,7 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
 /// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
-/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`. Errors: Lua could not allocate.
+/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `stats`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
@@ -115,6 +115,7 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set("tools", lua.create_function(super::user_tools::tools)?)?;
     t.set("jobs", lua.create_function(super::jobs::jobs)?)?;
+    t.set("stats", lua.create_function(stats)?)?;
     Ok(t)
 }
 
@@ -469,4 +470,27 @@ fn deliver(id: u64, content: String, is_error: bool) {
     if let Err(e) = called {
         super::guard::notify_error(&format!("lathe.tool: the callback failed: {e}"));
     }
+}
+
+/// `stats([reset])` → `{ main_step_max_ms, main_steps, main_ms, lines_read,
+/// nvim_writes, direct_writes }`: the longest single step lathe ran on
+/// Neovim's main thread, how many and their total (since the last reset,
+/// `super::main_stats`), the buffer lines fetched, the buffers written by
+/// Neovim's `:write` and those written by lathe off the main thread (both
+/// since load). With `reset` true the main-thread counters start again
+/// after this read (`:help lathe.stats()`; the bench prints them).
+fn stats(lua: &Lua, reset: Option<bool>) -> mlua::Result<Table> {
+    let (max_ms, steps, total_ms) = super::main_stats::snapshot();
+    if reset == Some(true) {
+        super::main_stats::reset();
+    }
+    let (nvim_writes, direct_writes) = super::buffer_text::write_counts();
+    let t = lua.create_table()?;
+    t.set("main_step_max_ms", max_ms)?;
+    t.set("main_steps", steps)?;
+    t.set("main_ms", total_ms)?;
+    t.set("lines_read", super::buffer_text::lines_read())?;
+    t.set("nvim_writes", nvim_writes)?;
+    t.set("direct_writes", direct_writes)?;
+    Ok(t)
 }

@@ -113,6 +113,8 @@ impl MainThread {
 
 fn run_jobs(jobs: Vec<Job>) {
     for job in jobs {
+        let started = std::time::Instant::now();
         let _ = guarded("main-thread task", job);
+        super::main_stats::record(started.elapsed());
     }
 }

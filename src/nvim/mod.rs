@@ -31,6 +31,7 @@ pub mod jobs;
 pub mod lsp;
 pub mod lsp_nav;
 pub mod lua_hooks;
+pub mod main_stats;
 pub mod notify;
 pub mod runtime;
 pub mod sessions;
