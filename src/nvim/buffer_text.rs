@@ -33,6 +33,11 @@ static NVIM_WRITES: AtomicU64 = AtomicU64::new(0);
 /// Buffers written by lathe itself off the main thread (the direct path).
 static DIRECT_WRITES: AtomicU64 = AtomicU64::new(0);
 
+/// Counts one buffer saved by the direct path (`super::direct_write`).
+pub(crate) fn count_direct_write() {
+    DIRECT_WRITES.fetch_add(1, Ordering::Relaxed);
+}
+
 /// `(written by :write, written directly by lathe)` since load: tests
 /// assert which path an edit took with it.
 pub(crate) fn write_counts() -> (u64, u64) {
@@ -446,6 +451,26 @@ fn write_span(
         return None;
     }
     let modified = opt_bool(buf, "modified").ok()?;
+    // Saving without `:write` (`direct_write`): decided before the change,
+    // and its `:checktime` may reload a buffer whose file changed behind
+    // Neovim's back, so the tick is checked again.
+    let direct = if save && !modified {
+        let name = buf.get_name().ok()?;
+        let prepared = super::direct_write::prepare(buf, &name, &format);
+        if buf.get_changedtick().ok()? as u64 != span.tick {
+            return None;
+        }
+        prepared
+    } else {
+        None
+    };
+    if direct.is_some() {
+        // The undo step records the buffer as changed, so `u` leaves it
+        // modified: the file will hold the new text.
+        if let Err(e) = api::set_option_value("modified", true, &buf_opts(buf)) {
+            return Some(Err(unavailable(e)));
+        }
+    }
     close_undo_block(buf);
     if let Some(replacement) = &span.replacement {
         let lines = replacement.iter().map(String::as_str);
@@ -466,6 +491,25 @@ fn write_span(
         Ok(t) => t as u64,
         Err(e) => return Some(Err(unavailable(e))),
     };
+    if let Some(prepared) = direct {
+        // Saved off the main thread by the caller ([`take_owed_direct`]);
+        // `saved` is its answer.
+        let write = super::direct_write::DirectWrite::new(span.bufnr, tick, prepared);
+        OWED_DIRECT.with(|o| *o.borrow_mut() = Some(write));
+        return Some(Ok(WriteOutcome {
+            stamp: Stamp {
+                version: Version::Buffer {
+                    bufnr: span.bufnr,
+                    changedtick: tick,
+                },
+                hash: span.hash,
+            },
+            in_buffer: true,
+            saved: false,
+            changed_lines: span.changed_lines,
+            exact: true,
+        }));
+    }
     let saved = save && !modified && write_to_disk(buf, span.new_eol, path);
     if saved {
         // `:help b:changedtick`: resetting 'modified' when writing counts as
@@ -599,6 +643,30 @@ fn row_col(body: &str, at: usize) -> (usize, usize) {
         Some(nl) => (before.matches('\n').count(), at - nl - 1),
         None => (0, at),
     }
+}
+
+thread_local! {
+    /// The direct save the last [`write_loaded`] left for the caller
+    /// (main thread only; taken by [`take_owed_direct`] in the same step).
+    static OWED_DIRECT: RefCell<Option<super::direct_write::DirectWrite>> =
+        const { RefCell::new(None) };
+}
+
+/// The save the last [`write_loaded`] left to the caller: write the text
+/// with [`direct_write::write_file`](super::direct_write::write_file) off
+/// the main thread, then [`direct_write::finish`](super::direct_write::finish)
+/// on it, whose answer is the outcome's `saved`. `None`: nothing owed (the
+/// buffer was saved by `:write`, or not at all). Main thread; call it in
+/// the step that wrote.
+pub(crate) fn take_owed_direct() -> Option<super::direct_write::DirectWrite> {
+    OWED_DIRECT.with(|o| o.borrow_mut().take())
+}
+
+/// Neovim's `:write` of `buf`, for a direct save that could not write the
+/// file ([`direct_write::finish`](super::direct_write::finish)'s fallback).
+pub(crate) fn write_with_nvim(buf: &Buffer, path: &Path) -> bool {
+    let eol = opt_bool(buf, "endofline").unwrap_or(true);
+    write_to_disk(buf, eol, path)
 }
 
 thread_local! {

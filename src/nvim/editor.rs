@@ -10,9 +10,10 @@ use async_trait::async_trait;
 
 use super::bridge::MainThread;
 use super::buffer_text::{
-    canonical, read_loaded, read_unless_loaded, take_owed_sync, unsaved_texts, write_loaded,
-    SpanEdit,
+    canonical, read_loaded, read_unless_loaded, take_owed_direct, take_owed_sync, unsaved_texts,
+    write_loaded, write_with_nvim, SpanEdit,
 };
+use super::direct_write::{self, DirectWrite};
 use super::lsp::{self, LspWatch};
 use super::lsp_nav::NvimLsp;
 use crate::editor::{
@@ -91,6 +92,42 @@ async fn sync_file(owed: Option<std::path::PathBuf>) {
     }
 }
 
+impl NvimEditor {
+    /// Completes a direct save the write step left owed
+    /// (`take_owed_direct`; docs/architecture.md, "Edits through buffers"):
+    /// `text` written to the file on a blocking thread, then one more
+    /// main-thread step makes Neovim take the file
+    /// (`direct_write::finish`). Sets the outcome's `saved`.
+    async fn save_directly(
+        &self,
+        owed: Option<DirectWrite>,
+        path: &Path,
+        text: &str,
+        applied: &mut Option<Result<WriteOutcome, EditorError>>,
+    ) {
+        let (Some(write), Some(Ok(outcome))) = (owed, applied.as_mut()) else {
+            return;
+        };
+        let text = text.to_string();
+        let w = write.clone();
+        let written = tokio::task::spawn_blocking(move || direct_write::write_file(&w, &text))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+        let p = path.to_path_buf();
+        let finished = self
+            .main
+            .run(move || {
+                let saved = direct_write::finish(&write, written, |b| write_with_nvim(b, &p));
+                (saved, take_owed_sync())
+            })
+            .await;
+        if let Ok((saved, owed_sync)) = finished {
+            sync_file(owed_sync).await;
+            outcome.saved = saved;
+        }
+    }
+}
+
 fn bridge_error(e: super::bridge::BridgeError) -> EditorError {
     EditorError::Unavailable(e.to_string())
 }
@@ -137,15 +174,17 @@ impl Editor for NvimEditor {
         let save = self.save_after_edit;
         let span = SpanEdit::prepare(&req);
         let r = req.clone();
-        let (applied, owed) = self
+        let (mut applied, owed, direct) = self
             .main
             .run(move || {
                 let applied = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref());
-                (applied, take_owed_sync())
+                (applied, take_owed_sync(), take_owed_direct())
             })
             .await
             .map_err(bridge_error)?;
         sync_file(owed).await;
+        self.save_directly(direct, path, &req.text, &mut applied)
+            .await;
         match applied {
             Some(outcome) => outcome,
             None => self.inner.write(path, req).await,
@@ -177,14 +216,17 @@ impl Editor for NvimEditor {
                     (Ok(_), Some(b)) => lsp::start(b),
                     _ => None,
                 };
-                Some((written, started, take_owed_sync()))
+                Some((written, started, take_owed_sync(), take_owed_direct()))
             })
             .await
             .map_err(bridge_error)?;
         let applied = match applied {
-            Some((written, started, owed)) => {
+            Some((written, started, owed, direct)) => {
                 sync_file(owed).await;
-                Some((written, started))
+                let mut written = Some(written);
+                self.save_directly(direct, path, &req.text, &mut written)
+                    .await;
+                written.map(|w| (w, started))
             }
             None => None,
         };

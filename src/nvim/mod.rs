@@ -23,6 +23,7 @@ pub mod bridge;
 mod buffer_text;
 pub mod chat;
 pub mod context;
+mod direct_write;
 pub mod editor;
 pub mod float;
 pub mod guard;
