@@ -474,4 +474,21 @@ function M.jobs()
   return call("jobs")
 end
 
+--- What lathe cost Neovim's main loop (for benchmarks).
+---@class lathe.Stats
+---@field main_step_max_ms number Longest single main-thread step lathe ran (ms, since the last reset).
+---@field main_steps integer Main-thread steps since the last reset.
+---@field main_ms number Their total time (ms).
+---@field lines_read integer Buffer lines lathe fetched since it loaded.
+---@field nvim_writes integer Buffers saved with `:write` since it loaded.
+---@field direct_writes integer Buffers saved without `:write` (`:help lathe-save`).
+
+--- The main-thread figures of lathe; with `reset` true they start again
+--- after this call. See `:help lathe.stats()`.
+---@param reset? boolean
+---@return lathe.Stats stats
+function M.stats(reset)
+  return call("stats", reset)
+end
+
 return M

@@ -51,8 +51,7 @@ use std::time::SystemTime;
 use nvim_oxi::api::{
     self,
     opts::{
-        ClearAutocmdsOpts, CreateAugroupOpts, CreateAutocmdOpts, ExecAutocmdsOpts,
-        GetAutocmdsOpts, OptionOpts,
+        ClearAutocmdsOpts, CreateAugroupOpts, CreateAutocmdOpts, ExecAutocmdsOpts, OptionOpts,
     },
     types::AutocmdCallbackArgs,
     Buffer,
@@ -192,20 +191,22 @@ pub(crate) fn eligible(buf: &Buffer, format: &TextFormat) -> bool {
 /// them keeps Neovim's `:write`, so a formatter on save always runs).
 /// lathe's own hooks do not count.
 fn has_write_autocmds(buf: &Buffer) -> bool {
-    let opts = GetAutocmdsOpts::builder().events(WRITE_EVENTS).build();
-    let Ok(all) = api::get_autocmds(&opts) else {
-        return true;
-    };
-    let me = buf.handle();
-    all.into_iter().any(|a| {
-        if a.group_name.as_deref() == Some(GROUP) {
-            return false;
-        }
-        match &a.buffer {
-            Some(b) if a.buflocal => b.handle() == me,
-            _ => true,
-        }
-    })
+    // Through Lua: nvim-oxi's `get_autocmds` options drop the event filter.
+    let lua = super::state::lua();
+    let check = lua
+        .load(
+            r#"
+            local buf, group, events = ...
+            for _, a in ipairs(vim.api.nvim_get_autocmds({ event = events })) do
+              if a.group_name ~= group and (not a.buflocal or a.buffer == buf) then
+                return true
+              end
+            end
+            return false
+            "#,
+        )
+        .call::<bool>((buf.handle(), GROUP, WRITE_EVENTS.to_vec()));
+    check.unwrap_or(true)
 }
 
 /// Step 1 of the module docs for `buf`, whose file is `file`: `None` when

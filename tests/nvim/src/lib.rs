@@ -25,3 +25,4 @@ mod session_tests;
 mod turn_tests;
 mod user_report_tests;
 mod user_tool_tests;
+mod direct_write_tests;
