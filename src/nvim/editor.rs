@@ -77,6 +77,13 @@ impl NvimEditor {
     pub fn lines_read() -> u64 {
         super::buffer_text::lines_read()
     }
+
+    /// `(saved by :write, saved without it)`: how many buffers all
+    /// `NvimEditor`s of this process saved each way (`:help lathe-save`);
+    /// tests assert which way an edit went with it.
+    pub fn write_counts() -> (u64, u64) {
+        super::buffer_text::write_counts()
+    }
 }
 
 /// `fsync` of the file a buffer write left owed (`take_owed_sync`), on a
