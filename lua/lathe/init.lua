@@ -476,7 +476,8 @@ end
 
 --- What lathe cost Neovim's main loop (for benchmarks).
 ---@class lathe.Stats
----@field main_step_max_ms number Longest single main-thread step lathe ran (ms, since the last reset).
+---@field main_step_max_ms number Longest single main-thread step lathe ran (ms of wall time, since the last reset).
+---@field main_step_max_cpu_ms number Most main-thread CPU time one step used (ms; other processes do not count).
 ---@field main_steps integer Main-thread steps since the last reset.
 ---@field main_ms number Their total time (ms).
 ---@field lines_read integer Buffer lines lathe fetched since it loaded.

@@ -65,18 +65,12 @@ pub struct NotText {
 /// `a = a[..prefix] + a_mid + suffix` and likewise for `b`.
 pub fn common_affixes(a: &str, b: &str) -> (usize, usize, usize) {
     let (ab, bb) = (a.as_bytes(), b.as_bytes());
-    let mut prefix = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
+    let mut prefix = common_prefix_len(ab, bb);
     while !a.is_char_boundary(prefix) || !b.is_char_boundary(prefix) {
         prefix -= 1;
     }
     let max_suffix = (ab.len() - prefix).min(bb.len() - prefix);
-    let mut suffix = ab
-        .iter()
-        .rev()
-        .zip(bb.iter().rev())
-        .take(max_suffix)
-        .take_while(|(x, y)| x == y)
-        .count();
+    let mut suffix = common_suffix_len(&ab[ab.len() - max_suffix..], &bb[bb.len() - max_suffix..]);
     while !a.is_char_boundary(ab.len() - suffix) || !b.is_char_boundary(bb.len() - suffix) {
         suffix -= 1;
     }
@@ -85,6 +79,47 @@ pub fn common_affixes(a: &str, b: &str) -> (usize, usize, usize) {
         ab.len() - prefix - suffix,
         bb.len() - prefix - suffix,
     )
+}
+
+/// Bytes compared at a time by [`common_prefix_len`] and
+/// [`common_suffix_len`] (each block is one `memcmp`).
+const AFFIX_BLOCK: usize = 256;
+
+/// Length of the longest common prefix of `a` and `b`, block by block
+/// (`memcmp`), then byte by byte in the first block that differs.
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + AFFIX_BLOCK <= n && a[i..i + AFFIX_BLOCK] == b[i..i + AFFIX_BLOCK] {
+        i += AFFIX_BLOCK;
+    }
+    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
+}
+
+/// Length of the longest common suffix of `a` and `b`, as
+/// [`common_prefix_len`] from the end.
+fn common_suffix_len(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (ea, eb) = (a.len(), b.len());
+    let mut i = 0;
+    while i + AFFIX_BLOCK <= n
+        && a[ea - i - AFFIX_BLOCK..ea - i] == b[eb - i - AFFIX_BLOCK..eb - i]
+    {
+        i += AFFIX_BLOCK;
+    }
+    i + a[..ea - i]
+        .iter()
+        .rev()
+        .zip(b[..eb - i].iter().rev())
+        .take(n - i)
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// How many `\n` bytes `s` holds (a plain byte count the compiler
+/// vectorises; `str::matches` is several times slower on large texts).
+pub fn count_newlines(s: &str) -> usize {
+    s.as_bytes().iter().filter(|&&b| b == b'\n').count()
 }
 
 /// The new text cannot be written in the file's encoding.

@@ -472,21 +472,24 @@ fn deliver(id: u64, content: String, is_error: bool) {
     }
 }
 
-/// `stats([reset])` → `{ main_step_max_ms, main_steps, main_ms, lines_read,
-/// nvim_writes, direct_writes }`: the longest single step lathe ran on
-/// Neovim's main thread, how many and their total (since the last reset,
+/// `stats([reset])` → `{ main_step_max_ms, main_step_max_cpu_ms,
+/// main_steps, main_ms, lines_read, nvim_writes, direct_writes }`: the
+/// longest single step lathe ran on Neovim's main thread (wall time, and
+/// the most thread CPU time one step used), how many and their total
+/// (since the last reset,
 /// `super::main_stats`), the buffer lines fetched, the buffers written by
 /// Neovim's `:write` and those written by lathe off the main thread (both
 /// since load). With `reset` true the main-thread counters start again
 /// after this read (`:help lathe.stats()`; the bench prints them).
 fn stats(lua: &Lua, reset: Option<bool>) -> mlua::Result<Table> {
-    let (max_ms, steps, total_ms) = super::main_stats::snapshot();
+    let (max_ms, steps, total_ms, max_cpu_ms) = super::main_stats::snapshot();
     if reset == Some(true) {
         super::main_stats::reset();
     }
     let (nvim_writes, direct_writes) = super::buffer_text::write_counts();
     let t = lua.create_table()?;
     t.set("main_step_max_ms", max_ms)?;
+    t.set("main_step_max_cpu_ms", max_cpu_ms)?;
     t.set("main_steps", steps)?;
     t.set("main_ms", total_ms)?;
     t.set("lines_read", super::buffer_text::lines_read())?;

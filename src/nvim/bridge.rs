@@ -114,7 +114,9 @@ impl MainThread {
 fn run_jobs(jobs: Vec<Job>) {
     for job in jobs {
         let started = std::time::Instant::now();
+        let cpu = super::main_stats::thread_cpu_ns();
         let _ = guarded("main-thread task", job);
-        super::main_stats::record(started.elapsed());
+        let cpu = super::main_stats::thread_cpu_ns().saturating_sub(cpu);
+        super::main_stats::record(started.elapsed(), cpu);
     }
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
 
 use super::guard::guarded;
-use crate::editor::codec::{common_affixes, encode};
+use crate::editor::codec::{common_affixes, count_newlines, encode};
 use crate::editor::{
     changed_line_span, Document, EditorError, Encoding, Fresh, LineEnding, Stamp, TextFormat,
     TextHash, UnsavedText, Version, WriteOutcome, WriteRequest,
@@ -374,13 +374,17 @@ impl SpanEdit {
         }
         let (prefix, old_mid, new_mid) = common_affixes(old_body, new_body);
         let start = row_col(old_body, prefix);
-        let end = row_col(old_body, prefix + old_mid);
-        let old_lines = old_body
-            .split('\n')
-            .skip(start.0)
-            .take(end.0 - start.0 + 1)
-            .map(str::to_string)
-            .collect();
+        let end = (
+            start.0 + count_newlines(&old_body[prefix..prefix + old_mid]),
+            row_col_within(old_body, prefix + old_mid),
+        );
+        // The old lines of the span: from the start of its first line to
+        // the end of its last, without splitting the rest of the text.
+        let from = prefix - start.1;
+        let to = old_body[prefix + old_mid..]
+            .find('\n')
+            .map_or(old_body.len(), |i| prefix + old_mid + i);
+        let old_lines = old_body[from..to].split('\n').map(str::to_string).collect();
         let replacement = (old_body != new_body).then(|| {
             new_body[prefix..prefix + new_mid]
                 .split('\n')
@@ -390,7 +394,7 @@ impl SpanEdit {
         Some(SpanEdit {
             bufnr,
             tick: changedtick,
-            line_count: old_body.bytes().filter(|&b| b == b'\n').count() + 1,
+            line_count: count_newlines(old_body) + 1,
             start,
             end,
             old_lines,
@@ -638,10 +642,15 @@ fn close_undo_block(buf: &Buffer) {
 
 /// `(row, byte column)`, both 0-based, of byte offset `at` in `body`.
 fn row_col(body: &str, at: usize) -> (usize, usize) {
-    let before = &body[..at];
-    match before.rfind('\n') {
-        Some(nl) => (before.matches('\n').count(), at - nl - 1),
-        None => (0, at),
+    (count_newlines(&body[..at]), row_col_within(body, at))
+}
+
+/// The byte column (0-based) of offset `at` in `body`: bytes since the last
+/// `\n` before it.
+fn row_col_within(body: &str, at: usize) -> usize {
+    match body.as_bytes()[..at].iter().rposition(|&b| b == b'\n') {
+        Some(nl) => at - nl - 1,
+        None => at,
     }
 }
 

@@ -59,7 +59,7 @@ use nvim_oxi::api::{
 
 use super::guard::guarded;
 use crate::editor::codec::encode;
-use crate::editor::{replace_existing, Encoding, TextFormat};
+use crate::editor::{replace_existing, Encoding, LineEnding, TextFormat};
 
 /// The augroup of the hooks this module installs.
 const GROUP: &str = "lathe_direct_write";
@@ -294,8 +294,15 @@ fn checktime_with(buf: &Buffer, choose: impl Fn(&str) -> &'static str + 'static)
 /// then says of the file. Errors: the encoding or I/O failure, as text.
 pub(crate) fn write_file(write: &DirectWrite, text: &str) -> Result<FileStamp, String> {
     let p = &write.prepared;
-    let bytes = encode(text, &p.format).map_err(|e| e.detail)?;
-    let meta = replace_existing(&p.file, &bytes, p.fsync).map_err(|e| e.to_string())?;
+    // UTF-8 with `\n` endings is the logical text itself: no copy.
+    let encoded;
+    let bytes = if p.format.line_ending == LineEnding::Lf && !p.format.bom {
+        text.as_bytes()
+    } else {
+        encoded = encode(text, &p.format).map_err(|e| e.detail)?;
+        &encoded
+    };
+    let meta = replace_existing(&p.file, bytes, p.fsync).map_err(|e| e.to_string())?;
     Ok(FileStamp::of(&meta))
 }
 

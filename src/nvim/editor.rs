@@ -109,15 +109,15 @@ impl NvimEditor {
         &self,
         owed: Option<DirectWrite>,
         path: &Path,
-        text: &str,
+        req: &Arc<WriteRequest>,
         applied: &mut Option<Result<WriteOutcome, EditorError>>,
     ) {
         let (Some(write), Some(Ok(outcome))) = (owed, applied.as_mut()) else {
             return;
         };
-        let text = text.to_string();
+        let req = req.clone();
         let w = write.clone();
-        let written = tokio::task::spawn_blocking(move || direct_write::write_file(&w, &text))
+        let written = tokio::task::spawn_blocking(move || direct_write::write_file(&w, &req.text))
             .await
             .unwrap_or_else(|e| Err(e.to_string()));
         let p = path.to_path_buf();
@@ -133,6 +133,12 @@ impl NvimEditor {
             outcome.saved = saved;
         }
     }
+}
+
+/// The request back from its `Arc` (a copy only when another holder is
+/// still alive, which the bridge's closures are not by then).
+fn unshare(req: Arc<WriteRequest>) -> WriteRequest {
+    Arc::try_unwrap(req).unwrap_or_else(|shared| (*shared).clone())
 }
 
 fn bridge_error(e: super::bridge::BridgeError) -> EditorError {
@@ -180,6 +186,7 @@ impl Editor for NvimEditor {
         let p = path.to_path_buf();
         let save = self.save_after_edit;
         let span = SpanEdit::prepare(&req);
+        let req = Arc::new(req);
         let r = req.clone();
         let (mut applied, owed, direct) = self
             .main
@@ -190,11 +197,10 @@ impl Editor for NvimEditor {
             .await
             .map_err(bridge_error)?;
         sync_file(owed).await;
-        self.save_directly(direct, path, &req.text, &mut applied)
-            .await;
+        self.save_directly(direct, path, &req, &mut applied).await;
         match applied {
             Some(outcome) => outcome,
-            None => self.inner.write(path, req).await,
+            None => self.inner.write(path, unshare(req)).await,
         }
     }
 
@@ -213,6 +219,7 @@ impl Editor for NvimEditor {
         let p = path.to_path_buf();
         let save = self.save_after_edit;
         let span = SpanEdit::prepare(&req);
+        let req = Arc::new(req);
         let r = req.clone();
         let applied = self
             .main
@@ -231,8 +238,7 @@ impl Editor for NvimEditor {
             Some((written, started, owed, direct)) => {
                 sync_file(owed).await;
                 let mut written = Some(written);
-                self.save_directly(direct, path, &req.text, &mut written)
-                    .await;
+                self.save_directly(direct, path, &req, &mut written).await;
                 written.map(|w| (w, started))
             }
             None => None,
@@ -245,7 +251,7 @@ impl Editor for NvimEditor {
                 });
                 Ok((outcome?, watch))
             }
-            None => Ok((self.inner.write(path, req).await?, None)),
+            None => Ok((self.inner.write(path, unshare(req)).await?, None)),
         }
     }
 

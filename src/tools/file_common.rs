@@ -11,7 +11,7 @@ use crate::editor::{Document, EditorError, Fresh, Stamp, TextFormat, TextHash, W
 
 use super::diff::unified_diff;
 use super::file_state::ReadRecord;
-use super::numbered::{number_lines, split_lines};
+use super::numbered::{line_count, line_start, number_lines};
 use super::{paths, ToolContext, ToolError};
 use crate::permissions::{PermissionPreview, Revision};
 use crate::text::fill;
@@ -219,7 +219,7 @@ impl FileChange {
                 out.push_str(&report);
             }
         }
-        Ok((out, split_lines(&new_text).len()))
+        Ok((out, line_count(&new_text)))
     }
 }
 
@@ -268,18 +268,24 @@ pub fn editor_error(root: &Path, path: &Path, err: &EditorError) -> ToolError {
 /// `cat -n` lines of `text` around the 1-based line span `changed`: four
 /// lines of context each side, at most 40 lines, then [`SNIPPET_CUT`].
 pub fn snippet(text: &str, changed: (usize, usize)) -> String {
-    let lines = split_lines(text);
-    if lines.is_empty() {
+    // O(span) but for counting newlines: only the shown lines are split.
+    let total = line_count(text);
+    if total == 0 {
         return String::new();
     }
     let first = changed
         .0
         .saturating_sub(SNIPPET_CONTEXT)
         .max(1)
-        .min(lines.len());
-    let last = (changed.1 + SNIPPET_CONTEXT).min(lines.len()).max(first);
+        .min(total);
+    let last = (changed.1 + SNIPPET_CONTEXT).min(total).max(first);
     let end = last.min(first + SNIPPET_MAX_LINES - 1);
-    let numbered = number_lines(&lines[first - 1..end], first, SNIPPET_BUDGET);
+    let from = line_start(text, first - 1);
+    let lines: Vec<&str> = text[from..]
+        .split('\n')
+        .take(end - first + 1)
+        .collect();
+    let numbered = number_lines(&lines, first, SNIPPET_BUDGET);
     let hidden = last - (first - 1 + numbered.shown);
     if hidden == 0 {
         numbered.text
