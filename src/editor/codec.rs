@@ -306,6 +306,47 @@ pub fn encode(text: &str, format: &TextFormat) -> Result<Vec<u8>, Unencodable> {
 mod tests {
     use super::*;
 
+    /// The block-wise affixes agree with a byte-by-byte reference on texts
+    /// around the block size, with the change at the start, middle and end,
+    /// and never split a UTF-8 character.
+    #[test]
+    fn common_affixes_match_the_byte_by_byte_reference() {
+        fn reference(a: &str, b: &str) -> (usize, usize, usize) {
+            let (ab, bb) = (a.as_bytes(), b.as_bytes());
+            let mut p = ab.iter().zip(bb).take_while(|(x, y)| x == y).count();
+            while !a.is_char_boundary(p) || !b.is_char_boundary(p) {
+                p -= 1;
+            }
+            let max = (ab.len() - p).min(bb.len() - p);
+            let mut s = ab
+                .iter()
+                .rev()
+                .zip(bb.iter().rev())
+                .take(max)
+                .take_while(|(x, y)| x == y)
+                .count();
+            while !a.is_char_boundary(ab.len() - s) || !b.is_char_boundary(bb.len() - s) {
+                s -= 1;
+            }
+            (p, ab.len() - p - s, bb.len() - p - s)
+        }
+        for len in [0, 1, 255, 256, 257, 1000, 3000] {
+            let base: String = (0..len).map(|i| if i % 7 == 0 { 'é' } else { 'a' }).collect();
+            for at in [0, len / 2, len] {
+                let cut = base
+                    .char_indices()
+                    .nth(at)
+                    .map_or(base.len(), |(i, _)| i);
+                for insert in ["", "x", "é", "bb\n"] {
+                    let changed = format!("{}{insert}{}", &base[..cut], &base[cut..]);
+                    assert_eq!(common_affixes(&base, &changed), reference(&base, &changed));
+                    assert_eq!(common_affixes(&changed, &base), reference(&changed, &base));
+                }
+            }
+        }
+        assert_eq!(count_newlines("a\nb\n\nc"), 3);
+    }
+
     fn round_trip(bytes: &[u8]) -> (String, TextFormat) {
         let (text, format) = decode(bytes).expect("text");
         assert_eq!(

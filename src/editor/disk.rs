@@ -224,7 +224,8 @@ fn write_blocking(path: &Path, req: WriteRequest) -> Result<WriteOutcome, Editor
         encoding: e.encoding.to_string(),
         detail: e.detail,
     })?;
-    replace_atomically(path, &real, &bytes, permissions, true).map_err(|e| io_error(path, &e))?;
+    replace_atomically(path, &real, &bytes, permissions, true, true)
+        .map_err(|e| io_error(path, &e))?;
     let meta = fs::metadata(&real).map_err(|e| io_error(path, &e))?;
     let new_doc = decode_doc(path, &bytes, &meta)?;
     Ok(WriteOutcome {
@@ -246,6 +247,7 @@ fn replace_atomically(
     bytes: &[u8],
     permissions: Option<fs::Permissions>,
     sync: bool,
+    sync_dir: bool,
 ) -> io::Result<()> {
     let dir = real
         .parent()
@@ -273,7 +275,7 @@ fn replace_atomically(
     }
     tmp.persist(real).map_err(|e| e.error)?;
     // Make the rename itself durable; not every platform can open a directory.
-    if sync {
+    if sync_dir {
         if let Ok(d) = fs::File::open(dir) {
             let _ = d.sync_all();
         }
@@ -283,8 +285,9 @@ fn replace_atomically(
 
 /// Replaces the existing file at `path` (symlinks followed, as
 /// [`real_target`]) with `bytes` the way every lathe write does: a temp
-/// file beside it with the old file's permission bits, `fsync` when `sync`
-/// (`'fsync'`), renamed over it. Returns the new file's metadata. For the
+/// file beside it with the old file's permission bits, `fsync` of the file
+/// when `sync` (`'fsync'`: as Neovim's `:write`, which does not sync the
+/// directory), renamed over it. Returns the new file's metadata. For the
 /// direct write of a loaded buffer (`nvim::direct_write`), which has
 /// already encoded the buffer's text (`codec::encode`).
 ///
@@ -293,7 +296,7 @@ fn replace_atomically(
 pub(crate) fn replace_existing(path: &Path, bytes: &[u8], sync: bool) -> io::Result<fs::Metadata> {
     let real = real_target(path).map_err(|e| io::Error::other(e.to_string()))?;
     let old = fs::metadata(&real)?;
-    replace_atomically(path, &real, bytes, Some(old.permissions()), sync)?;
+    replace_atomically(path, &real, bytes, Some(old.permissions()), sync, false)?;
     fs::metadata(&real)
 }
 

@@ -332,8 +332,9 @@ pub(crate) fn write_loaded(
 
 /// A write to a buffer worked out off the main thread from the text the
 /// change was planned against (`WriteRequest::base_text`) and the new text:
-/// where the changed span is, what replaces it, and the new text's hash. It
-/// holds only while the buffer is at the base `changedtick`.
+/// where the changed span is and what replaces it (the new text's hash is
+/// the caller's, [`take_owed_hash`]). It holds only while the buffer is at
+/// the base `changedtick`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SpanEdit {
     bufnr: i64,
@@ -351,8 +352,10 @@ pub(crate) struct SpanEdit {
     replacement: Option<Vec<String>>,
     old_eol: bool,
     new_eol: bool,
-    /// Hash of the new logical text (the stamp after the write).
-    hash: TextHash,
+    /// Hash of the new logical text (the stamp after the write); `None`:
+    /// the caller hashes it meanwhile and puts it in the outcome
+    /// ([`take_owed_hash`]).
+    hash: Option<TextHash>,
     changed_lines: Option<(usize, usize)>,
 }
 
@@ -401,7 +404,7 @@ impl SpanEdit {
             replacement,
             old_eol,
             new_eol,
-            hash: TextHash::of(&req.text),
+            hash: None,
             changed_lines: changed_line_span(old, &req.text),
         })
     }
@@ -413,6 +416,32 @@ fn split_eol(text: &str) -> (&str, bool) {
         Some(body) => (body, true),
         None => (text, false),
     }
+}
+
+/// The stamp hash of a span write: the span's, or a placeholder the caller
+/// replaces when it hashes the text itself ([`take_owed_hash`]).
+fn span_hash(span: &SpanEdit) -> TextHash {
+    match span.hash {
+        Some(h) => h,
+        None => {
+            OWED_HASH.with(|o| o.set(true));
+            TextHash([0; 32])
+        }
+    }
+}
+
+thread_local! {
+    /// Set when the last [`write_loaded`] stamped its outcome with a
+    /// placeholder hash (main thread only; taken by [`take_owed_hash`]).
+    static OWED_HASH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `true` when the outcome of the last [`write_loaded`] carries a
+/// placeholder hash that the caller must replace with the hash of the
+/// request's text (which it computes meanwhile, off the main thread). Main
+/// thread; call it in the step that wrote.
+pub(crate) fn take_owed_hash() -> bool {
+    OWED_HASH.with(|o| o.replace(false))
 }
 
 /// Applies `span` when `buf` is still exactly what it was planned against:
@@ -506,7 +535,7 @@ fn write_span(
                     bufnr: span.bufnr,
                     changedtick: tick,
                 },
-                hash: span.hash,
+                hash: span_hash(span),
             },
             in_buffer: true,
             saved: false,
@@ -532,7 +561,7 @@ fn write_span(
                 bufnr: span.bufnr,
                 changedtick: tick,
             },
-            hash: span.hash,
+            hash: span_hash(span),
         },
         in_buffer: true,
         saved,

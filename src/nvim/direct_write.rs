@@ -30,9 +30,10 @@
 //!    exactly what lathe wrote, else `"ask"` (Neovim's own warning).
 //!    Neovim stores the new timestamp before it fires the event
 //!    (`buf_check_timestamp()`), so a later `:checktime`/`FocusGained`
-//!    reloads nothing. Then `'nomodified'` when the buffer is still at the
-//!    edit's `changedtick` (the user typing in between keeps their text and
-//!    `'modified'`), then `BufWritePost` for the buffer.
+//!    reloads nothing; `FileChangedShellPost` is kept out ('eventignore':
+//!    nothing changed outside Neovim). Then `'nomodified'` when the buffer
+//!    is still at the edit's `changedtick` (the user typing in between keeps
+//!    their text and `'modified'`), then `BufWritePost` for the buffer.
 //! 5. Neovim still remembers the mtime of its own last read/write for its
 //!    "changed since reading it" check before `:write`; that value cannot be
 //!    set through the API. A buffer-local `BufWritePre` (which runs before
@@ -235,7 +236,7 @@ pub(crate) fn prepare(buf: &Buffer, file: &Path, format: &TextFormat) -> Option<
     // before overwriting a file changed since it was read, as before).
     let changed = Arc::new(AtomicBool::new(false));
     let noted = changed.clone();
-    if !checktime_with(buf, move |_| {
+    if !checktime_with(buf, false, move |_| {
         noted.store(true, Ordering::Relaxed);
         ""
     }) || changed.load(Ordering::Relaxed)
@@ -261,9 +262,14 @@ pub(crate) fn prepare(buf: &Buffer, file: &Path, format: &TextFormat) -> Option<
 }
 
 /// Runs `:checktime {buf}` with a one-shot buffer-local `FileChangedShell`
-/// whose callback returns the `v:fcs_choice` to set (`""`, `"ask"`, …).
+/// whose callback returns the `v:fcs_choice` to set (`""`, `"ask"`, …);
+/// `quiet` adds `FileChangedShellPost` to 'eventignore' for it.
 /// `false` when the command failed. Main thread.
-fn checktime_with(buf: &Buffer, choose: impl Fn(&str) -> &'static str + 'static) -> bool {
+fn checktime_with(
+    buf: &Buffer,
+    quiet: bool,
+    choose: impl Fn(&str) -> &'static str + 'static,
+) -> bool {
     let Ok(group) = api::create_augroup(GROUP, &CreateAugroupOpts::builder().clear(false).build())
     else {
         return false;
@@ -283,7 +289,25 @@ fn checktime_with(buf: &Buffer, choose: impl Fn(&str) -> &'static str + 'static)
     let Ok(id) = api::create_autocmd(["FileChangedShell"], &opts) else {
         return false;
     };
+    // `quiet`: no FileChangedShellPost, which would tell plugins the file
+    // changed outside Neovim (configs often say "Buffer reloaded" on it);
+    // the caller runs BufWritePost instead.
+    let global = OptionOpts::default();
+    let ignored: Option<String> = quiet
+        .then(|| api::get_option_value::<String>("eventignore", &global).ok())
+        .flatten();
+    if let Some(ei) = &ignored {
+        let more = if ei.is_empty() {
+            "FileChangedShellPost".to_string()
+        } else {
+            format!("{ei},FileChangedShellPost")
+        };
+        let _ = api::set_option_value("eventignore", more, &global);
+    }
     let ran = api::command(&format!("checktime {}", buf.handle())).is_ok();
+    if let Some(ei) = ignored {
+        let _ = api::set_option_value("eventignore", ei, &global);
+    }
     // Not fired (nothing changed): take it away.
     let _ = api::del_autocmd(id);
     ran
@@ -333,7 +357,7 @@ pub(crate) fn finish(
         }
     };
     let file = write.prepared.file.clone();
-    checktime_with(&buf, move |_| {
+    checktime_with(&buf, true, move |_| {
         if FileStamp::now(&file) == Some(ours) {
             ""
         } else {

@@ -10,14 +10,14 @@ use async_trait::async_trait;
 
 use super::bridge::MainThread;
 use super::buffer_text::{
-    canonical, read_loaded, read_unless_loaded, take_owed_direct, take_owed_sync, unsaved_texts,
-    write_loaded, write_with_nvim, SpanEdit,
+    canonical, read_loaded, read_unless_loaded, take_owed_direct, take_owed_hash, take_owed_sync,
+    unsaved_texts, write_loaded, write_with_nvim, SpanEdit,
 };
 use super::direct_write::{self, DirectWrite};
 use super::lsp::{self, LspWatch};
 use super::lsp_nav::NvimLsp;
 use crate::editor::{
-    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, Fresh, LspNavigator,
+    TextHash, DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, Fresh, LspNavigator,
     UnsavedText, Version, WriteOutcome, WriteRequest,
 };
 
@@ -135,6 +135,38 @@ impl NvimEditor {
     }
 }
 
+/// Hashes the request's text on a blocking thread while the main thread
+/// applies it (`SpanEdit` leaves the hash to the caller).
+fn hash_meanwhile(req: &Arc<WriteRequest>) -> tokio::task::JoinHandle<TextHash> {
+    let r = req.clone();
+    tokio::task::spawn_blocking(move || TextHash::of(&r.text))
+}
+
+/// Puts the hash of the request's text into the outcome when the write step
+/// left it owed (`take_owed_hash`); else the hashing is left to finish
+/// unread.
+async fn stamp_hash(
+    owed: bool,
+    hashing: Option<tokio::task::JoinHandle<TextHash>>,
+    applied: &mut Option<Result<WriteOutcome, EditorError>>,
+) {
+    if !owed {
+        return;
+    }
+    if let Some(Ok(outcome)) = applied.as_mut() {
+        let hashed = match hashing {
+            Some(h) => h.await.ok(),
+            None => None,
+        };
+        match hashed {
+            Some(h) => outcome.stamp.hash = h,
+            // No hash: the stamp matches no text; the next edit then
+            // compares the buffer's text, and the text is not kept.
+            None => outcome.exact = false,
+        }
+    }
+}
+
 /// The request back from its `Arc` (a copy only when another holder is
 /// still alive, which the bridge's closures are not by then).
 fn unshare(req: Arc<WriteRequest>) -> WriteRequest {
@@ -187,16 +219,18 @@ impl Editor for NvimEditor {
         let save = self.save_after_edit;
         let span = SpanEdit::prepare(&req);
         let req = Arc::new(req);
+        let hashing = span.is_some().then(|| hash_meanwhile(&req));
         let r = req.clone();
-        let (mut applied, owed, direct) = self
+        let (mut applied, owed, direct, owed_hash) = self
             .main
             .run(move || {
                 let applied = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref());
-                (applied, take_owed_sync(), take_owed_direct())
+                (applied, take_owed_sync(), take_owed_direct(), take_owed_hash())
             })
             .await
             .map_err(bridge_error)?;
         sync_file(owed).await;
+        stamp_hash(owed_hash, hashing, &mut applied).await;
         self.save_directly(direct, path, &req, &mut applied).await;
         match applied {
             Some(outcome) => outcome,
@@ -220,6 +254,7 @@ impl Editor for NvimEditor {
         let save = self.save_after_edit;
         let span = SpanEdit::prepare(&req);
         let req = Arc::new(req);
+        let hashing = span.is_some().then(|| hash_meanwhile(&req));
         let r = req.clone();
         let applied = self
             .main
@@ -230,14 +265,21 @@ impl Editor for NvimEditor {
                     (Ok(_), Some(b)) => lsp::start(b),
                     _ => None,
                 };
-                Some((written, started, take_owed_sync(), take_owed_direct()))
+                Some((
+                    written,
+                    started,
+                    take_owed_sync(),
+                    take_owed_direct(),
+                    take_owed_hash(),
+                ))
             })
             .await
             .map_err(bridge_error)?;
         let applied = match applied {
-            Some((written, started, owed, direct)) => {
+            Some((written, started, owed, direct, owed_hash)) => {
                 sync_file(owed).await;
                 let mut written = Some(written);
+                stamp_hash(owed_hash, hashing, &mut written).await;
                 self.save_directly(direct, path, &req, &mut written).await;
                 written.map(|w| (w, started))
             }

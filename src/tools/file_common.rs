@@ -479,5 +479,26 @@ mod tests {
         assert_eq!(cut.lines().count(), 41);
         assert!(cut.ends_with("[… 60 more changed lines not shown; Read the file to see them]"));
         assert_eq!(snippet("a\nb", (3, 3)), "     1\ta\n     2\tb");
+        // Deep in a large text (past several of line_start's blocks).
+        let big: String = (1..=10_000).map(|i| format!("line {i}\n")).collect();
+        let s = snippet(&big, (9_000, 9_000));
+        assert_eq!(s.lines().next(), Some("  8996\tline 8996"));
+        assert_eq!(s.lines().last(), Some("  9004\tline 9004"));
+        assert_eq!(snippet(&big, (10_000, 10_000)).lines().last(), Some(" 10000\tline 10000"));
+    }
+
+    #[test]
+    fn line_start_and_line_count_agree_with_split_lines() {
+        use crate::tools::numbered::{line_count, line_start, split_lines};
+        for text in ["", "a", "a\n", "a\nb", "a\n\nb\n", &"xy\n".repeat(5000)] {
+            let lines = split_lines(text);
+            assert_eq!(line_count(text), lines.len(), "{text:?}");
+            let mut at = 0;
+            for (i, l) in lines.iter().enumerate() {
+                assert_eq!(line_start(text, i), at, "line {i} of {text:?}");
+                at += l.len() + 1;
+            }
+        }
+        assert_eq!(line_start("a\nb", 5), 3);
     }
 }

@@ -25,8 +25,10 @@ fn an_edit_saves_the_file_exactly_and_neovim_takes_it() -> Result<(), String> {
         T.eq("fileformat", vim.bo[buf].fileformat, "dos")
         local ns = vim.api.nvim_create_namespace("direct_write_test")
         local mark = vim.api.nvim_buf_set_extmark(buf, ns, 2, 1, {})
-        local reloads = 0
+        local reloads, posts, shellposts = 0, 0, 0
         vim.api.nvim_create_autocmd("BufReadPost", { buffer = buf, callback = function() reloads = reloads + 1 end })
+        vim.api.nvim_create_autocmd("BufWritePost", { buffer = buf, callback = function() posts = posts + 1 end })
+        vim.api.nvim_create_autocmd("FileChangedShellPost", { callback = function() shellposts = shellposts + 1 end })
         T.ok("Read", { file_path = link })
         local before = T.lathe.stats()
         local r = T.ok("Edit", { file_path = link, old_string = "two", new_string = "TWO" })
@@ -38,6 +40,9 @@ fn an_edit_saves_the_file_exactly_and_neovim_takes_it() -> Result<(), String> {
         T.eq("still a link", vim.uv.fs_lstat(link).type, "link")
         T.eq("mode kept", vim.uv.fs_stat(real).mode % 512, tonumber("640", 8))
         T.eq("not modified", vim.bo[buf].modified, false)
+        T.eq("BufWritePost ran", posts, 1)
+        T.eq("no FileChangedShellPost", shellposts, 0)
+        T.eq("'eventignore' as it was", vim.o.eventignore, "")
 
         vim.cmd("checktime")
         T.eq("no reload", reloads, 0)
