@@ -486,7 +486,7 @@ fn stats(lua: &Lua, reset: Option<bool>) -> mlua::Result<Table> {
     if reset == Some(true) {
         super::main_stats::reset();
     }
-    let (nvim_writes, direct_writes) = super::buffer_text::write_counts();
+    let (nvim_writes, direct_writes) = super::main_stats::write_counts();
     let t = lua.create_table()?;
     t.set("main_step_max_ms", max_ms)?;
     t.set("main_step_max_cpu_ms", max_cpu_ms)?;

@@ -28,24 +28,6 @@ pub(crate) fn lines_read() -> u64 {
     LINES_READ.load(Ordering::Relaxed)
 }
 
-/// Buffers written by Neovim's `:write` ([`write_to_disk`]) in this process.
-static NVIM_WRITES: AtomicU64 = AtomicU64::new(0);
-/// Buffers written by lathe itself off the main thread (the direct path).
-static DIRECT_WRITES: AtomicU64 = AtomicU64::new(0);
-
-/// Counts one buffer saved by the direct path (`super::direct_write`).
-pub(crate) fn count_direct_write() {
-    DIRECT_WRITES.fetch_add(1, Ordering::Relaxed);
-}
-
-/// `(written by :write, written directly by lathe)` since load: tests
-/// assert which path an edit took with it.
-pub(crate) fn write_counts() -> (u64, u64) {
-    (
-        NVIM_WRITES.load(Ordering::Relaxed),
-        DIRECT_WRITES.load(Ordering::Relaxed),
-    )
-}
 use crate::permissions::resolve_for_rules;
 
 /// The loaded, file-backed buffer (`'buftype'` empty or `acwrite`) whose
@@ -740,7 +722,7 @@ fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
     }
     let result: Rc<RefCell<Option<Result<(), String>>>> = Rc::default();
     let slot = result.clone();
-    NVIM_WRITES.fetch_add(1, Ordering::Relaxed);
+    super::main_stats::count_nvim_write();
     let called = buf.call(move |()| {
         let _ = guarded(":write", || {
             *slot.borrow_mut() = Some(api::command("silent write").map_err(|e| e.to_string()));

@@ -192,22 +192,25 @@ pub(crate) fn eligible(buf: &Buffer, format: &TextFormat) -> bool {
 /// them keeps Neovim's `:write`, so a formatter on save always runs).
 /// lathe's own hooks do not count.
 fn has_write_autocmds(buf: &Buffer) -> bool {
-    // Through Lua: nvim-oxi's `get_autocmds` options drop the event filter.
-    let lua = super::state::lua();
-    let check = lua
-        .load(
-            r#"
-            local buf, group, events = ...
-            for _, a in ipairs(vim.api.nvim_get_autocmds({ event = events })) do
-              if a.group_name ~= group and (not a.buflocal or a.buffer == buf) then
-                return true
-              end
-            end
-            return false
-            "#,
-        )
-        .call::<bool>((buf.handle(), GROUP, WRITE_EVENTS.to_vec()));
-    check.unwrap_or(true)
+    // Through Lua (`luaeval()`): nvim-oxi's `get_autocmds` options drop the
+    // event filter.
+    const CHECK: &str = r#"(function(buf, group, events)
+        for _, a in ipairs(vim.api.nvim_get_autocmds({ event = events })) do
+          if a.group_name ~= group and (not a.buflocal or a.buffer == buf) then
+            return true
+          end
+        end
+        return false
+      end)(_A[1], _A[2], _A[3])"#;
+    let events: nvim_oxi::Array = WRITE_EVENTS.iter().copied().collect();
+    let args: nvim_oxi::Array = [
+        nvim_oxi::Object::from(buf.handle()),
+        nvim_oxi::Object::from(GROUP),
+        nvim_oxi::Object::from(events),
+    ]
+    .into_iter()
+    .collect();
+    api::call_function::<_, bool>("luaeval", (CHECK, args)).unwrap_or(true)
 }
 
 /// Step 1 of the module docs for `buf`, whose file is `file`: `None` when
@@ -368,7 +371,7 @@ pub(crate) fn finish(
         let _ = api::set_option_value("modified", false, &buf_opts(&buf));
     }
     remember(&buf, write.prepared.read_mtime, ours);
-    super::buffer_text::count_direct_write();
+    super::main_stats::count_direct_write();
     let post = ExecAutocmdsOpts::builder()
         .buffer(buf.clone())
         .modeline(false)

@@ -1,7 +1,7 @@
 //! How long lathe holds Neovim's main loop: every closure the bridge runs
-//! ([`MainThread`](super::bridge::MainThread)) is timed, and the longest
-//! one, the count and the total are kept for `lathe.stats()` (`:help
-//! lathe.stats()`). The bench (`make bench`) prints the longest step next
+//! (`MainThread`) is timed, and the longest one, the count and the total
+//! are kept for `lathe.stats()` (`:help lathe.stats()`), with how buffers
+//! were saved (`:write` or directly, `:help lathe-save`). The bench (`make bench`) prints the longest step next
 //! to a timer's lateness: on a shared machine lateness also counts other
 //! processes, this counts only lathe's own work (issue 12).
 
@@ -62,4 +62,28 @@ pub fn reset() {
     MAX_STEP_NS.store(0, Ordering::Relaxed);
     STEPS.store(0, Ordering::Relaxed);
     TOTAL_NS.store(0, Ordering::Relaxed);
+}
+
+/// Buffers written by Neovim's `:write` (`buffer_text`) in this process.
+static NVIM_WRITES: AtomicU64 = AtomicU64::new(0);
+/// Buffers written by lathe itself off the main thread (`direct_write`).
+static DIRECT_WRITES: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one buffer saved by Neovim's `:write` for lathe.
+pub(crate) fn count_nvim_write() {
+    NVIM_WRITES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counts one buffer saved without `:write` (`direct_write`).
+pub(crate) fn count_direct_write() {
+    DIRECT_WRITES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// `(saved by :write, saved directly by lathe)` since load: tests assert
+/// which path an edit took with it.
+pub fn write_counts() -> (u64, u64) {
+    (
+        NVIM_WRITES.load(Ordering::Relaxed),
+        DIRECT_WRITES.load(Ordering::Relaxed),
+    )
 }
