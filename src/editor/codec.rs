@@ -93,7 +93,11 @@ fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
     while i + AFFIX_BLOCK <= n && a[i..i + AFFIX_BLOCK] == b[i..i + AFFIX_BLOCK] {
         i += AFFIX_BLOCK;
     }
-    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 /// Length of the longest common suffix of `a` and `b`, as
@@ -102,8 +106,7 @@ fn common_suffix_len(a: &[u8], b: &[u8]) -> usize {
     let n = a.len().min(b.len());
     let (ea, eb) = (a.len(), b.len());
     let mut i = 0;
-    while i + AFFIX_BLOCK <= n
-        && a[ea - i - AFFIX_BLOCK..ea - i] == b[eb - i - AFFIX_BLOCK..eb - i]
+    while i + AFFIX_BLOCK <= n && a[ea - i - AFFIX_BLOCK..ea - i] == b[eb - i - AFFIX_BLOCK..eb - i]
     {
         i += AFFIX_BLOCK;
     }
@@ -331,12 +334,11 @@ mod tests {
             (p, ab.len() - p - s, bb.len() - p - s)
         }
         for len in [0, 1, 255, 256, 257, 1000, 3000] {
-            let base: String = (0..len).map(|i| if i % 7 == 0 { 'é' } else { 'a' }).collect();
+            let base: String = (0..len)
+                .map(|i| if i % 7 == 0 { 'é' } else { 'a' })
+                .collect();
             for at in [0, len / 2, len] {
-                let cut = base
-                    .char_indices()
-                    .nth(at)
-                    .map_or(base.len(), |(i, _)| i);
+                let cut = base.char_indices().nth(at).map_or(base.len(), |(i, _)| i);
                 for insert in ["", "x", "é", "bb\n"] {
                     let changed = format!("{}{insert}{}", &base[..cut], &base[cut..]);
                     assert_eq!(common_affixes(&base, &changed), reference(&base, &changed));

@@ -22,8 +22,8 @@ pub mod lsp_result;
 
 pub use codec::{Encoding, LineEnding, TextFormat};
 pub use diagnostics::{Diagnostic, DiagnosticList, DiagnosticWatch, Settled, Severity};
-pub use disk::DiskEditor;
 pub(crate) use disk::replace_existing;
+pub use disk::DiskEditor;
 pub use lsp::{Location, LspAnswer, LspFailure, LspNavigator, LspQuery, LspSymbol, SymbolAt};
 
 use std::path::{Path, PathBuf};

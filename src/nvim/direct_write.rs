@@ -51,9 +51,7 @@ use std::time::SystemTime;
 
 use nvim_oxi::api::{
     self,
-    opts::{
-        ClearAutocmdsOpts, CreateAugroupOpts, CreateAutocmdOpts, ExecAutocmdsOpts, OptionOpts,
-    },
+    opts::{ClearAutocmdsOpts, CreateAugroupOpts, CreateAutocmdOpts, ExecAutocmdsOpts, OptionOpts},
     types::AutocmdCallbackArgs,
     Buffer,
 };
@@ -258,7 +256,7 @@ pub(crate) fn prepare(buf: &Buffer, file: &Path, format: &TextFormat) -> Option<
     };
     Some(Prepared {
         file: file.to_path_buf(),
-        format: format.clone(),
+        format: *format,
         fsync: global_bool("fsync").unwrap_or(true),
         read_mtime,
     })
@@ -419,7 +417,8 @@ fn remember(buf: &Buffer, read_mtime: SystemTime, ours: FileStamp) {
 /// the file itself, so its remembered mtime is right again.
 fn forget(bufnr: i64) {
     PENDING.with(|p| p.borrow_mut().remove(&bufnr));
-    if let Ok(group) = api::create_augroup(GROUP, &CreateAugroupOpts::builder().clear(false).build())
+    if let Ok(group) =
+        api::create_augroup(GROUP, &CreateAugroupOpts::builder().clear(false).build())
     {
         let clear = ClearAutocmdsOpts::builder()
             .group(group)

@@ -17,7 +17,7 @@ use super::direct_write::{self, DirectWrite};
 use super::lsp::{self, LspWatch};
 use super::lsp_nav::NvimLsp;
 use crate::editor::{
-    TextHash, DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, Fresh, LspNavigator,
+    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, Fresh, LspNavigator, TextHash,
     UnsavedText, Version, WriteOutcome, WriteRequest,
 };
 
@@ -225,7 +225,12 @@ impl Editor for NvimEditor {
             .main
             .run(move || {
                 let applied = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref());
-                (applied, take_owed_sync(), take_owed_direct(), take_owed_hash())
+                (
+                    applied,
+                    take_owed_sync(),
+                    take_owed_direct(),
+                    take_owed_hash(),
+                )
             })
             .await
             .map_err(bridge_error)?;

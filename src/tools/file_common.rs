@@ -273,18 +273,11 @@ pub fn snippet(text: &str, changed: (usize, usize)) -> String {
     if total == 0 {
         return String::new();
     }
-    let first = changed
-        .0
-        .saturating_sub(SNIPPET_CONTEXT)
-        .max(1)
-        .min(total);
+    let first = changed.0.saturating_sub(SNIPPET_CONTEXT).max(1).min(total);
     let last = (changed.1 + SNIPPET_CONTEXT).min(total).max(first);
     let end = last.min(first + SNIPPET_MAX_LINES - 1);
     let from = line_start(text, first - 1);
-    let lines: Vec<&str> = text[from..]
-        .split('\n')
-        .take(end - first + 1)
-        .collect();
+    let lines: Vec<&str> = text[from..].split('\n').take(end - first + 1).collect();
     let numbered = number_lines(&lines, first, SNIPPET_BUDGET);
     let hidden = last - (first - 1 + numbered.shown);
     if hidden == 0 {
@@ -484,7 +477,10 @@ mod tests {
         let s = snippet(&big, (9_000, 9_000));
         assert_eq!(s.lines().next(), Some("  8996\tline 8996"));
         assert_eq!(s.lines().last(), Some("  9004\tline 9004"));
-        assert_eq!(snippet(&big, (10_000, 10_000)).lines().last(), Some(" 10000\tline 10000"));
+        assert_eq!(
+            snippet(&big, (10_000, 10_000)).lines().last(),
+            Some(" 10000\tline 10000")
+        );
     }
 
     #[test]

@@ -469,7 +469,10 @@ fn an_edit_after_a_read_of_a_large_buffer_fetches_only_the_changed_lines(
 
         let lines1 = NvimEditor::lines_read();
         let second = run_tool_use(
-            &call("Edit", edit_input(&format!("line {LINES}\n"), "the end\nreally\n")),
+            &call(
+                "Edit",
+                edit_input(&format!("line {LINES}\n"), "the end\nreally\n"),
+            ),
             &env,
         )
         .await;
