@@ -11,19 +11,30 @@ local function rss_kb()
   end
   return 0
 end
+local function threads()
+  local n = 0
+  for _ in vim.fs.dir("/proc/self/task") do
+    n = n + 1
+  end
+  return n
+end
 local hr = vim.uv.hrtime
+local th0 = threads()
 local r0, t0 = rss_kb(), hr()
 package.loadlib(os.getenv("LATHE_LIB"), "luaopen_lathe")()
 local lathe = require("lathe")
 local t1 = hr()
 lathe.setup({ cwd = os.getenv("LATHE_BENCH_WORK"), claude_settings = false })
 local t2 = hr()
+local r2 = rss_kb()
 io.stdout:write(
-  ("require %.2f ms, setup %.2f ms, together %.2f ms, RSS +%.1f MB\n"):format(
+  ("require %.2f ms, setup %.2f ms, together %.2f ms, RSS +%.1f MB, threads +%d, runtime started: %s\n"):format(
     (t1 - t0) / 1e6,
     (t2 - t1) / 1e6,
     (t2 - t0) / 1e6,
-    (rss_kb() - r0) / 1024
+    (r2 - r0) / 1024,
+    threads() - th0,
+    require("lathe.core").main_thread_stats().runtime_started and "yes" or "no"
   )
 )
 vim.cmd("qa!")

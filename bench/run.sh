@@ -51,10 +51,17 @@ work = sys.argv[1]
 words = "lathe streams this answer in small deltas to measure the main loop "
 text = (words * (200_000 // len(words) + 1))[:200_000]
 open(f"{work}/answer.txt", "w").write(text)
+# The same words as a model writes them: lines of ~70 characters, a blank
+# line after every five (paragraphs), 200 KB in all.
+lines = [" ".join(words.split()[:12])] * (200_000 // 70)
+para = "".join(l + ("\n\n" if k % 5 == 4 else "\n") for k, l in enumerate(lines))[:200_000]
+open(f"{work}/answer_paragraphs.txt", "w").write(para)
 # A short answer first: the first ask opens the chat (its window, the
 # markdown parser), a one-time cost measured apart from streaming.
 json.dump({"responses": [{"content": [{"type": "text", "text": "warm up"}],
                           "stop_reason": "end_turn"},
+                         {"content": [{"type": "text", "text": para}],
+                          "stop_reason": "end_turn", "text_chunk_chars": 8},
                          {"content": [{"type": "text", "text": text}],
                           "stop_reason": "end_turn", "text_chunk_chars": 8}]},
           open(f"{work}/script.json", "w"))

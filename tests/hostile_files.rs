@@ -90,8 +90,10 @@ async fn read_of_a_fifo_without_writer_does_not_block() {
     );
 }
 
+/// 10 GB of holes: NUL bytes from the start, so binary, said at once
+/// (from the first 8000 bytes) with or without a range.
 #[tokio::test]
-async fn read_of_a_10_gb_sparse_file_is_refused_from_its_size() {
+async fn read_of_a_10_gb_sparse_file_is_refused_from_its_head() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("huge.log");
     let file = std::fs::File::create(&path).expect("create");
@@ -105,6 +107,17 @@ async fn read_of_a_10_gb_sparse_file_is_refused_from_its_size() {
     .await;
     assert_eq!(
         out,
+        Err("huge.log is a binary file (binary, 10737418240 bytes), so Read does not show its bytes. Read shows text files and images (PNG, JPEG, GIF, WebP).".to_string())
+    );
+    // Edit and Write refuse it from its size, before reading a byte.
+    let out = run(
+        Arc::new(WriteTool),
+        dir.path(),
+        json!({"file_path": "huge.log", "content": "x"}),
+    )
+    .await;
+    assert_eq!(
+        out,
         Err(fill(
             FILE_TOO_LARGE,
             &[
@@ -113,6 +126,49 @@ async fn read_of_a_10_gb_sparse_file_is_refused_from_its_size() {
                 ("max", &MAX_FILE_BYTES.to_string()),
             ]
         ))
+    );
+}
+
+/// 10 GB that start with text and go on as a hole: a page from the start
+/// comes back at once, and an offset deep inside stops at the scan budget
+/// (1 GiB or 2 s), saying so, well within the prompt bound.
+#[tokio::test]
+async fn read_with_offset_of_a_10_gb_sparse_text_file_is_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("huge.log");
+    let text: String = (1..=1000).map(|i| format!("entry {i:04}\n")).collect();
+    std::fs::write(&path, text).expect("write");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    file.set_len(10 * 1024 * 1024 * 1024).expect("set_len");
+    drop(file);
+    let out = run(
+        Arc::new(ReadTool),
+        dir.path(),
+        json!({"file_path": "huge.log", "offset": 999, "limit": 2}),
+    )
+    .await
+    .expect("a page");
+    assert!(
+        out.starts_with("   999\tentry 0999\n  1000\tentry 1000\n\n[huge.log is a large file (10737418240 bytes), streamed rather than loaded: showing lines 999-1000. It has at least 1001 lines"),
+        "{out}"
+    );
+    let err = run(
+        Arc::new(ReadTool),
+        dir.path(),
+        json!({"file_path": "huge.log", "offset": 5000, "limit": 2}),
+    )
+    .await
+    .expect_err("not reached");
+    assert!(
+        err.starts_with("Line 5000 of huge.log was not reached: Read scanned "),
+        "{err}"
+    );
+    assert!(
+        err.ends_with(" of its 10737418240 bytes (1001 lines) and one Read scans at most 1073741824 bytes or 2 s of a file. Use Grep to find the lines you need (it searches the whole file), or Bash (e.g. `tail -n 100 huge.log`) to see its end."),
+        "{err}"
     );
 }
 
@@ -156,4 +212,44 @@ async fn grep_with_a_regex_that_compiles_too_big_is_refused_promptly() {
         ],
     );
     assert!(err.starts_with(&head), "{err}");
+}
+
+/// Grep's `path` naming a FIFO, a device or a socket is refused with what
+/// it is (not "No matches", and never opened: a FIFO without a writer would
+/// block the search); Glob's `path` there is "Not a directory".
+#[tokio::test]
+async fn grep_and_glob_of_a_fifo_a_device_or_a_socket_say_what_it_is() {
+    use lathe::tools::glob::{GlobTool, GLOB_NOT_A_DIRECTORY};
+    use lathe::tools::grep::{GrepTool, GREP_PATH_NOT_REGULAR};
+    let dir = tempfile::tempdir().expect("tempdir");
+    mkfifo(&dir.path().join("pipe"));
+    let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("sock")).expect("bind");
+    for (path, shown, kind) in [
+        ("pipe", "pipe", "a FIFO (named pipe)"),
+        ("/dev/zero", "/dev/zero", "a character device"),
+        ("sock", "sock", "a socket"),
+    ] {
+        let out = run(
+            Arc::new(GrepTool),
+            dir.path(),
+            json!({"pattern": "x", "path": path}),
+        )
+        .await;
+        assert_eq!(
+            out,
+            Err(fill(
+                GREP_PATH_NOT_REGULAR,
+                &[("path", shown), ("kind", kind)]
+            )),
+            "{path}"
+        );
+    }
+    let out = run(
+        Arc::new(GlobTool),
+        dir.path(),
+        json!({"pattern": "*", "path": "pipe"}),
+    )
+    .await;
+    let pipe = dir.path().join("pipe").display().to_string();
+    assert_eq!(out, Err(fill(GLOB_NOT_A_DIRECTORY, &[("path", &pipe)])));
 }

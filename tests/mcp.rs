@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lathe::agent::{Session, SessionParts};
-use lathe::config::mcp::McpServerConfig;
+use lathe::config::mcp::{McpServerConfig, McpTransport};
 use lathe::config::Config;
 use lathe::editor::DiskEditor;
 use lathe::events::RecordingSink;
@@ -33,6 +33,17 @@ struct Fixture {
     dir: tempfile::TempDir,
     server: Arc<McpServer>,
     table: Arc<UserTools>,
+    /// The HTTP mock's process, killed with the fixture.
+    http: Option<std::process::Child>,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.http {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 impl Fixture {
@@ -45,29 +56,79 @@ impl Fixture {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/mock_mcp.py");
         let config = McpServerConfig {
             name: "test".into(),
-            command: python().display().to_string(),
-            args: vec![script.display().to_string()],
-            env: [(
-                "MOCK_MCP_EVENTS".to_string(),
-                dir.path().join("events").display().to_string(),
-            )]
-            .into(),
+            transport: McpTransport::Stdio {
+                command: python().display().to_string(),
+                args: vec![script.display().to_string()],
+                env: [(
+                    "MOCK_MCP_EVENTS".to_string(),
+                    dir.path().join("events").display().to_string(),
+                )]
+                .into(),
+            },
             timeout_ms,
         };
         let server = Arc::new(McpServer::new(config, &dir.path().join("mcp"), dir.path()));
         let table = Arc::new(UserTools::new(["Read".to_string()]));
         let names = lathe::mcp::register(&server, &table).await;
+        assert_eq!(names, ALL_TOOLS);
+        Fixture {
+            dir,
+            server,
+            table,
+            http: None,
+        }
+    }
+
+    /// The mock serving streamable HTTP on a free local port, as server
+    /// `web` (with a header it checks).
+    async fn start_http() -> Self {
+        Self::start_http_with(None).await
+    }
+
+    async fn start_http_with(timeout_ms: Option<u64>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/mock_mcp.py");
+        let port_file = dir.path().join("port");
+        let mut child = std::process::Command::new(python())
+            .arg(&script)
+            .arg("--http")
+            .arg(&port_file)
+            .env("MOCK_MCP_EVENTS", dir.path().join("events"))
+            .env("MOCK_MCP_TOKEN", "s3cret")
+            .stderr(std::fs::File::create(dir.path().join("http.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let port = loop {
+            if let Ok(p) = std::fs::read_to_string(&port_file) {
+                break p;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("the HTTP mock did not start");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let mut config = McpServerConfig::http("web", &format!("http://127.0.0.1:{port}/mcp"));
+        config.timeout_ms = timeout_ms;
+        if let McpTransport::Http { headers, .. } = &mut config.transport {
+            headers.insert("X-Mock-Token".into(), "s3cret".into());
+        }
+        let server = Arc::new(McpServer::new(config, &dir.path().join("mcp"), dir.path()));
+        let table = Arc::new(UserTools::new(["Read".to_string()]));
+        let names = lathe::mcp::register(&server, &table).await;
         assert_eq!(
             names,
-            [
-                "mcp__test__echo",
-                "mcp__test__slow",
-                "mcp__test__crash",
-                "mcp__test__fail",
-                "mcp__test__image"
-            ]
+            ALL_TOOLS.map(|n| n.replace("mcp__test__", "mcp__web__")),
+            "{:?}",
+            server.status()
         );
-        Fixture { dir, server, table }
+        Fixture {
+            dir,
+            server,
+            table,
+            http: Some(child),
+        }
     }
 
     fn events(&self) -> String {
@@ -103,6 +164,18 @@ impl Fixture {
         (session, mock)
     }
 }
+
+/// The mock's tools (listed two a page, so this also checks `nextCursor`).
+const ALL_TOOLS: [&str; 8] = [
+    "mcp__test__echo",
+    "mcp__test__slow",
+    "mcp__test__crash",
+    "mcp__test__fail",
+    "mcp__test__image",
+    "mcp__test__big",
+    "mcp__test__mixed",
+    "mcp__test__boom",
+];
 
 fn tool<'a>(request: &'a Value, name: &str) -> &'a Value {
     request["tools"]
@@ -286,4 +359,396 @@ async fn servers_started_by_setup_are_in_the_first_request() {
     tool(&requests[0], "mcp__test__echo");
     assert_eq!(lathe::mcp::statuses()[0].state, "running");
     lathe::mcp::stop_all();
+}
+
+/// The `tool_result` of `id` in the last message of `request`.
+fn result_of(request: &Value, id: &str) -> Value {
+    request["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["tool_use_id"] == id)
+        .unwrap_or_else(|| panic!("no result for {id}: {request}"))
+        .clone()
+}
+
+fn text_of(result: &Value) -> String {
+    match &result["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_results_go_to_a_file_and_links_and_audio_are_named() {
+    let f = Fixture::start().await;
+    let script = json!({ "responses": [
+        { "content": [
+            { "type": "tool_use", "id": "t1", "name": "mcp__test__big", "input": {} },
+            { "type": "tool_use", "id": "t2", "name": "mcp__test__mixed", "input": {} } ] },
+        { "content": [ { "type": "text", "text": "ok" } ] }
+    ] });
+    let (session, mock) = f.session(&script).await;
+    session
+        .ask("go", &tokio::runtime::Handle::current())
+        .unwrap();
+    common::wait_idle(&session).await;
+    let requests = mock.requests();
+    assert_eq!(mock.served(), 2, "{requests:#?}");
+    let big = text_of(&result_of(&requests[1], "t1"));
+    assert!(
+        big.starts_with("The output was too large to show in full (150000 chars, 150000 bytes). It was saved to "),
+        "{}",
+        &big[..300.min(big.len())]
+    );
+    let path = big
+        .split("It was saved to ")
+        .nth(1)
+        .unwrap()
+        .split(" — Read")
+        .next()
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(path).unwrap().len(), 150_000);
+    assert_eq!(
+        text_of(&result_of(&requests[1], "t2")),
+        "here:\n[resource link: guide.md <file:///docs/guide.md> (text/markdown); lathe cannot read MCP resources, so only the link is shown]\n[audio (audio/wav, about 6 bytes) omitted: lathe cannot pass audio to the model]"
+    );
+    f.server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_lists_the_tools_again_and_the_log_marks_each_start() {
+    let f = Fixture::start().await;
+    // Two tools a page: one listing is 4 requests.
+    assert_eq!(f.events().matches("list").count(), 4, "{}", f.events());
+    let script = json!({ "responses": [
+        { "content": [ { "type": "tool_use", "id": "t1", "name": "mcp__test__crash", "input": {} } ] },
+        { "content": [ { "type": "tool_use", "id": "t2", "name": "mcp__test__echo", "input": { "text": "again" } } ] },
+        { "content": [ { "type": "text", "text": "ok" } ],
+          "expect": { "tool_result_contains": { "t2": "echo: again" } } }
+    ] });
+    let (session, mock) = f.session(&script).await;
+    session
+        .ask("go", &tokio::runtime::Handle::current())
+        .unwrap();
+    common::wait_idle(&session).await;
+    assert_eq!(mock.served(), 3, "{:#?}", mock.requests());
+    assert_eq!(f.events().matches("list").count(), 8, "{}", f.events());
+    assert_eq!(f.table.snapshot().len(), 8);
+    let log = std::fs::read_to_string(&f.server.log_path).unwrap();
+    let starts: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("[lathe] ---- start "))
+        .collect();
+    assert_eq!(starts.len(), 2, "{log}");
+    assert!(starts[1].ends_with(" GMT ----"), "{log}");
+    // The crash belongs to the first start: it is no longer the last line.
+    assert!(log.contains("mock-mcp: crashing on purpose"), "{log}");
+    assert_eq!(
+        f.server.last_log_line().as_deref(),
+        Some("mock-mcp: started")
+    );
+    f.server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_cancels_a_running_tool_call_outside_a_turn() {
+    let f = Fixture::start().await;
+    let (session, _mock) = f.session(&json!({ "responses": [] })).await;
+    let s = session.clone();
+    let call = tokio::spawn(async move {
+        s.run_tool(
+            "mcp__test__slow",
+            json!({}),
+            false,
+            Arc::new(RecordingSink::default()),
+        )
+        .await
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !f.events().contains("call slow") {
+        assert!(Instant::now() < deadline, "{}", f.events());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stopped = Instant::now();
+    session.stop();
+    let result = tokio::time::timeout(Duration::from_secs(3), call)
+        .await
+        .expect("stop() did not end the call")
+        .unwrap();
+    assert!(stopped.elapsed() < Duration::from_secs(3));
+    assert!(result.is_error);
+    assert_eq!(
+        result.content.as_text(),
+        "The user interrupted mcp__test__slow while it ran; its MCP server was told to cancel the request. Wait for the user's next instruction."
+    );
+    // A later call is not cancelled.
+    let again = session
+        .run_tool(
+            "mcp__test__echo",
+            json!({ "text": "x" }),
+            false,
+            Arc::new(RecordingSink::default()),
+        )
+        .await;
+    assert_eq!(again.content.as_text(), "echo: x");
+    f.server.kill();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_mcp_tools_are_explained_by_their_server() {
+    let f = Fixture::start().await;
+    f.server.kill();
+    let table = Arc::new(UserTools::new(["Read".to_string()]));
+    let mut bad = McpServerConfig::stdio("bad", "/nonexistent/mcp-server", vec![]);
+    bad.timeout_ms = None;
+    lathe::mcp::replace(
+        vec![f.server.config.clone(), bad],
+        table.clone(),
+        &f.dir.path().join("mcp2"),
+        f.dir.path(),
+        &tokio::runtime::Handle::current(),
+    );
+    let script = json!({ "responses": [
+        { "content": [
+            { "type": "tool_use", "id": "t1", "name": "mcp__bad__search", "input": {} },
+            { "type": "tool_use", "id": "t2", "name": "mcp__nope__search", "input": {} },
+            { "type": "tool_use", "id": "t3", "name": "mcp__test__zzz", "input": {} } ] },
+        { "content": [ { "type": "text", "text": "ok" } ] }
+    ] });
+    let (session, mock) = f.session_with(table, &script).await;
+    session
+        .ask("go", &tokio::runtime::Handle::current())
+        .unwrap();
+    common::wait_idle(&session).await;
+    let requests = mock.requests();
+    assert_eq!(mock.served(), 2, "{requests:#?}");
+    let log = f.dir.path().join("mcp2/bad.log").display().to_string();
+    assert_eq!(
+        text_of(&result_of(&requests[1], "t1")),
+        format!("mcp__bad__search is not available: its MCP server bad (/nonexistent/mcp-server) failed: /nonexistent/mcp-server could not be run: No such file or directory (os error 2). lathe tries to start it again before a later request (not more often than every few seconds); tell the user, who can see :checkhealth lathe and its log {log}.")
+    );
+    assert_eq!(
+        text_of(&result_of(&requests[1], "t2")),
+        "No such tool available: mcp__nope__search. There is no MCP server nope (configured MCP servers: test, bad). Use the tools you were given; if the user expects this server, tell them to add it to .mcp.json or setup{ mcp_servers } (:help lathe-mcp)."
+    );
+    assert_eq!(
+        text_of(&result_of(&requests[1], "t3")),
+        format!("No such tool available: mcp__test__zzz. The MCP server test has no tool zzz; its tools are: {}. Call one of these by its exact name.", ALL_TOOLS.join(", "))
+    );
+    lathe::mcp::stop_all();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_whose_tool_list_failed_is_tried_again_after_a_backoff() {
+    let f = Fixture::start().await;
+    f.server.kill();
+    let marker = f.dir.path().join("fail-list");
+    std::fs::write(&marker, "").unwrap();
+    let mut cfg = f.server.config.clone();
+    if let McpTransport::Stdio { env, .. } = &mut cfg.transport {
+        env.insert("MOCK_MCP_FAIL_LIST".into(), marker.display().to_string());
+    }
+    let table = Arc::new(UserTools::new(["Read".to_string()]));
+    let script = json!({ "responses": [
+        { "content": [ { "type": "text", "text": "one" } ] },
+        { "content": [ { "type": "text", "text": "two" } ] },
+        { "content": [ { "type": "text", "text": "three" } ] }
+    ] });
+    let (session, mock) = f.session_with(table.clone(), &script).await;
+    lathe::mcp::replace(
+        vec![cfg],
+        table.clone(),
+        &f.dir.path().join("mcp2"),
+        f.dir.path(),
+        &tokio::runtime::Handle::current(),
+    );
+    let rt = tokio::runtime::Handle::current();
+    session.ask("one", &rt).unwrap();
+    common::wait_idle(&session).await;
+    let lists = |f: &Fixture| f.events().matches("list").count();
+    let after_first = lists(&f);
+    let status = &lathe::mcp::statuses()[0];
+    assert_eq!(status.state, "failed");
+    assert_eq!(
+        status.error.as_deref(),
+        Some("tools/list failed: Mcp error: -32603: tools are not ready")
+    );
+    // Within the backoff: not asked again.
+    session.ask("two", &rt).unwrap();
+    common::wait_idle(&session).await;
+    assert_eq!(lists(&f), after_first, "{}", f.events());
+    // The server is fixed; after the backoff the next request has its tools.
+    std::fs::remove_file(&marker).unwrap();
+    tokio::time::sleep(Duration::from_millis(
+        lathe::mcp::server::RETRY_FIRST_MS + 100,
+    ))
+    .await;
+    session.ask("three", &rt).unwrap();
+    common::wait_idle(&session).await;
+    let requests = mock.requests();
+    assert_eq!(mock.served(), 3, "{requests:#?}");
+    tool(&requests[2], "mcp__test__echo");
+    assert!(requests[1]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["name"] != "mcp__test__echo"));
+    assert_eq!(lathe::mcp::statuses()[0].state, "running");
+    lathe::mcp::stop_all();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_servers_are_listed_and_called_and_errors_name_the_url() {
+    let f = Fixture::start_http().await;
+    let url = f.server.config.url().unwrap().to_string();
+    let log = f.server.log_path.display().to_string();
+    let script = json!({ "responses": [
+        { "content": [
+            { "type": "tool_use", "id": "t1", "name": "mcp__web__echo", "input": { "text": "hi" } },
+            { "type": "tool_use", "id": "t2", "name": "mcp__web__fail", "input": {} },
+            { "type": "tool_use", "id": "t3", "name": "mcp__web__boom", "input": {} } ] },
+        { "content": [ { "type": "tool_use", "id": "t4", "name": "mcp__web__crash", "input": {} } ] },
+        { "content": [ { "type": "tool_use", "id": "t5", "name": "mcp__web__echo", "input": { "text": "again" } } ] },
+        { "content": [ { "type": "text", "text": "ok" } ] }
+    ] });
+    let (session, mock) = f.session(&script).await;
+    session
+        .ask("go", &tokio::runtime::Handle::current())
+        .unwrap();
+    common::wait_idle(&session).await;
+    let requests = mock.requests();
+    assert_eq!(mock.served(), 4, "{requests:#?}");
+    assert_eq!(
+        tool(&requests[0], "mcp__web__echo")["input_schema"]["required"],
+        json!(["text"])
+    );
+    assert_eq!(text_of(&result_of(&requests[1], "t1")), "echo: hi");
+    let fail = result_of(&requests[1], "t2");
+    assert_eq!(fail["is_error"], true);
+    assert_eq!(text_of(&fail), "the page does not exist");
+    let boom = result_of(&requests[1], "t3");
+    assert_eq!(boom["is_error"], true);
+    let boom = text_of(&boom);
+    assert_eq!(boom, format!("The MCP server web at {url} could not be used (the request failed: HTTP 500). lathe connects again on the next call; try again once, then tell the user to check that the server runs at that URL and that its headers (e.g. a token) are right (its log is {log})."));
+    // The 500 ended the connection; the next call connected again.
+    assert!(f.events().contains("call crash"), "{}", f.events());
+    // The server is gone after the crash: the next call cannot reach it.
+    let gone = text_of(&result_of(&requests[3], "t5"));
+    assert!(
+        gone.starts_with(&format!("The MCP server web at {url} could not be used (connecting failed: no answer (the connection was refused or broke: is the server running at that URL?)). ")),
+        "{gone}"
+    );
+    assert!(
+        gone.ends_with(&format!("lathe connects again on the next call; try again once, then tell the user to check that the server runs at that URL and that its headers (e.g. a token) are right (its log is {log}).")),
+        "{gone}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_turn_cancels_a_slow_http_call() {
+    let f = Fixture::start_http().await;
+    let script = json!({ "responses": [
+        { "content": [ { "type": "tool_use", "id": "t1", "name": "mcp__web__slow", "input": {} } ] },
+        { "content": [ { "type": "text", "text": "ok" } ] }
+    ] });
+    let (session, _mock) = f.session(&script).await;
+    session
+        .ask("go", &tokio::runtime::Handle::current())
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !f.events().contains("call slow") {
+        assert!(Instant::now() < deadline, "{}", f.events());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stopped = Instant::now();
+    session.stop();
+    common::wait_idle(&session).await;
+    assert!(
+        stopped.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        stopped.elapsed()
+    );
+    while !f.events().contains("cancelled") {
+        assert!(
+            Instant::now() < deadline,
+            "no notifications/cancelled: {}",
+            f.events()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_http_server_fails_with_its_url_and_a_wrong_token_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let server = Arc::new(McpServer::new(
+        McpServerConfig::http("web", &url),
+        &dir.path().join("mcp"),
+        dir.path(),
+    ));
+    let table = Arc::new(UserTools::new(["Read".to_string()]));
+    let started = Instant::now();
+    assert!(lathe::mcp::register(&server, &table).await.is_empty());
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let lathe::mcp::server::Status::Failed(why) = server.status() else {
+        panic!("{:?}", server.status())
+    };
+    assert_eq!(
+        why,
+        "connecting failed: no answer (the connection was refused or broke: is the server running at that URL?)"
+    );
+    // The right server with a wrong token.
+    let f = Fixture::start_http().await;
+    let mut cfg = f.server.config.clone();
+    if let McpTransport::Http { headers, .. } = &mut cfg.transport {
+        headers.insert("X-Mock-Token".into(), "wrong".into());
+    }
+    let server = Arc::new(McpServer::new(cfg, &dir.path().join("mcp"), dir.path()));
+    assert!(lathe::mcp::register(&server, &table).await.is_empty());
+    let lathe::mcp::server::Status::Failed(why) = server.status() else {
+        panic!("{:?}", server.status())
+    };
+    assert_eq!(
+        why,
+        "connecting failed: unexpected server response: HTTP 401 Unauthorized: bad token"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_call_past_the_servers_timeout_is_cancelled_with_a_clear_error() {
+    let f = Fixture::start_http_with(Some(300)).await;
+    let script = json!({ "responses": [
+        { "content": [ { "type": "tool_use", "id": "t1", "name": "mcp__web__slow", "input": {} } ] },
+        { "content": [ { "type": "text", "text": "ok" } ],
+          "expect": { "tool_result_contains": { "t1": "mcp__web__slow did not answer within 300 ms, so the call was cancelled" },
+                      "tool_result_is_error": { "t1": true } } }
+    ] });
+    let (session, mock) = f.session(&script).await;
+    session
+        .ask("go", &tokio::runtime::Handle::current())
+        .unwrap();
+    common::wait_idle(&session).await;
+    assert_eq!(mock.served(), 2, "{:#?}", mock.requests());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !f.events().contains("cancelled") {
+        assert!(
+            Instant::now() < deadline,
+            "no notifications/cancelled: {}",
+            f.events()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

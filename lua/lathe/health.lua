@@ -170,13 +170,24 @@ function M.check()
 
   -- MCP servers (setup{ mcp_servers } and .mcp.json): their state and the last line of their log.
   for _, s in ipairs(info.mcp_servers or {}) do
+    local name = s.url and ("%s (%s)"):format(s.name, s.url) or s.name
     if s.state == "failed" then
-      h.error(("MCP server %s: failed (%s)"):format(s.name, s.error or "unknown"), {
-        "Its log is " .. s.log .. "; it is started again on the next call of one of its tools, or on setup()",
-        "See :help lathe-setup.mcp_servers",
-      })
+      local advice = s.url and "Check that the server runs at that URL and that its headers (e.g. a token) are right"
+        or "Check its command, args and env"
+      local lines = { advice }
+      if s.last_log_line then
+        table.insert(lines, "The last line it logged since its last start: " .. s.last_log_line)
+      end
+      table.insert(
+        lines,
+        "Its log is "
+          .. s.log
+          .. "; it is started again on the next call of one of its tools, before a later request, or on setup()"
+      )
+      table.insert(lines, "See :help lathe-mcp")
+      h.error(("MCP server %s: failed (%s)"):format(name, s.error or "unknown"), lines)
     else
-      h.ok(("MCP server %s: %s, %d tools (log: %s)"):format(s.name, s.state, s.tools, s.log))
+      h.ok(("MCP server %s: %s, %d tools (log: %s)"):format(name, s.state, s.tools, s.log))
     end
   end
   for _, p in ipairs(info.mcp_problems or {}) do

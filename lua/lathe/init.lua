@@ -24,7 +24,7 @@
 ---@field permission_guard_ms? integer The permission float opens only after you typed nothing this long (ms, 0..10000), and takes the cursor only after it showed this long with no key typed (keys typed meanwhile go to your window). Default 400.
 ---@field diagnostics_wait_ms? integer How long an Edit or Write of a buffer with language-server clients waits for their new diagnostics (ms, 0..30000; returns as soon as every client published; 0 turns it off). Default 2000.
 ---@field lsp_timeout_ms? integer How long an LSP tool (LspDefinition, LspReferences, LspHover, LspSymbols) waits for the language servers (ms, 1..60000; loading the file and the attach included), then cancels the request (`:help lathe-lsp-tools`). Default 5000.
----@field mcp_servers? table<string, lathe.McpServer> MCP servers (stdio) to start, by name, added to the project's `.mcp.json`; their tools are offered as `mcp__<server>__<tool>` (`:help lathe-mcp`).
+---@field mcp_servers? table<string, lathe.McpServer> MCP servers (stdio or streamable HTTP) to start, by name, added to the project's `.mcp.json`; their tools are offered as `mcp__<server>__<tool>` (`:help lathe-mcp`).
 
 --- `setup()`'s `permissions`: mode and rules (see `:help lathe-setup`).
 ---@class lathe.Permissions
@@ -39,11 +39,16 @@
 ---@field timeout_ms? integer The Bash tool's default timeout. Default 120000.
 ---@field max_timeout_ms? integer The largest timeout a call may ask for. Default 600000.
 
---- One entry of `setup()`'s `mcp_servers`: a stdio MCP server (`:help lathe-setup.mcp_servers`).
+--- One entry of `setup()`'s `mcp_servers`: a stdio MCP server (`command`, `args`, `env`) or, with
+--- `type = "http"`, a streamable HTTP one (`url`, `headers`). An entry that is not valid is skipped
+--- with a warning (`:help lathe-setup.mcp_servers`).
 ---@class lathe.McpServer
----@field command string The program, found on $PATH when it has no "/".
----@field args? string[] Its arguments.
----@field env? table<string, string> Variables added to its environment.
+---@field type? "stdio"|"http" Default "stdio".
+---@field command? string stdio: the program, found on $PATH when it has no "/".
+---@field args? string[] stdio: its arguments.
+---@field env? table<string, string> stdio: variables added to its environment.
+---@field url? string http: the server's endpoint, http:// or https://.
+---@field headers? table<string, string> http: headers sent with every request (e.g. Authorization).
 ---@field timeout_ms? integer How long one of its tool calls may take (ms). Default 120000.
 
 --- The result of a tool call, as `tool()`'s callback and `tool_sync()` get it.
@@ -265,7 +270,7 @@ function M.focus_prompt()
   call("focus_prompt")
 end
 
---- Interrupts the running turn.
+--- Interrupts the running turn, and cancels the `tool()` calls still running.
 function M.stop()
   call("stop")
 end
@@ -429,7 +434,7 @@ end
 
 --- The second argument of a Lua tool's `call`.
 ---@class lathe.ToolCallCtx
----@field cancelled fun(): boolean True once the turn was stopped or the call timed out: stop working, the result is dropped.
+---@field cancelled fun(): boolean True once the turn was stopped (or `stop()` ran during a `tool()` call) or the call timed out: stop working, the result is dropped.
 ---@field progress fun(text: string) Shows partial output in the chat.
 
 --- What a Lua tool's `call` answers.
@@ -472,24 +477,6 @@ end
 ---@return lathe.Job[] jobs
 function M.jobs()
   return call("jobs")
-end
-
---- What lathe cost Neovim's main loop (for benchmarks).
----@class lathe.Stats
----@field main_step_max_ms number Longest single main-thread step lathe ran (ms of wall time, since the last reset).
----@field main_step_max_cpu_ms number Most main-thread CPU time one step used (ms; other processes do not count).
----@field main_steps integer Main-thread steps since the last reset.
----@field main_ms number Their total time (ms).
----@field lines_read integer Buffer lines lathe fetched since it loaded.
----@field nvim_writes integer Buffers saved with `:write` since it loaded.
----@field direct_writes integer Buffers saved without `:write` (`:help lathe-save`).
-
---- The main-thread figures of lathe; with `reset` true they start again
---- after this call. See `:help lathe.stats()`.
----@param reset? boolean
----@return lathe.Stats stats
-function M.stats(reset)
-  return call("stats", reset)
 end
 
 return M

@@ -211,7 +211,13 @@ function M.track(on_count)
       vim.schedule(count)
     end,
   })
-  count()
+  if package.loaded["vim.lsp"] then
+    count()
+  else
+    -- No client runs before vim.lsp is loaded (starting one loads it):
+    -- loading it here would cost every setup() milliseconds.
+    on_count(0)
+  end
 end
 
 return M

@@ -110,6 +110,9 @@ pub struct Session {
     transcript: Arc<Transcript>,
     slot: Mutex<TurnSlot>,
     manual_ids: AtomicU64,
+    /// The parent of every [`Session::run_tool`] call's cancellation;
+    /// [`Session::stop`] cancels it and puts a fresh one in its place.
+    manual_cancel: Mutex<CancellationToken>,
     results: Arc<ResultStore>,
     hooks: Arc<Hooks>,
     usage: Mutex<Usage>,
@@ -248,7 +251,15 @@ impl Session {
         let system = system_prompt::build(&parts.config.cwd, &system_prompt::today());
         let results = Arc::new(ResultStore::new(parts.config.state_dir.clone(), &sid));
         Ok(Arc::new(Self {
-            permissions: Arc::new(PermissionState::new(parts.config.permissions.clone())),
+            permissions: Arc::new(PermissionState::new(
+                parts.config.permissions.clone().with_output_dirs(&[
+                    parts
+                        .config
+                        .state_dir
+                        .join(crate::tools::retention::BASH_OUTPUT_DIR),
+                    results.dir().to_path_buf(),
+                ]),
+            )),
             config: parts.config,
             provider: parts.provider,
             prompter: parts.prompter,
@@ -260,6 +271,7 @@ impl Session {
             transcript: Arc::new(Transcript::with_log(log.clone())),
             slot: Mutex::new(TurnSlot::default()),
             manual_ids: AtomicU64::new(1),
+            manual_cancel: Mutex::new(CancellationToken::new()),
             results,
             hooks,
             usage: Mutex::new(Usage::default()),
@@ -427,11 +439,19 @@ impl Session {
 
     /// Interrupts the running turn, if any: the stream is dropped, running
     /// tools are cancelled and every `tool_use` without a result gets an
-    /// interrupted `tool_result` before the turn ends as `stopped`.
+    /// interrupted `tool_result` before the turn ends as `stopped`. Also
+    /// cancels every [`Session::run_tool`] call running now (each tool
+    /// sees its `ctx.cancel` fire, as in a turn); later calls are not
+    /// affected.
     pub fn stop(&self) {
         if let Some(t) = &self.lock_slot().running {
             t.cancel.cancel();
         }
+        let old = match self.manual_cancel.lock() {
+            Ok(mut c) => std::mem::take(&mut *c),
+            Err(e) => std::mem::take(&mut *e.into_inner()),
+        };
+        old.cancel();
     }
 
     /// Whether a turn is running.
@@ -498,7 +518,11 @@ impl Session {
             name: name.to_string(),
             input,
         });
-        let mut env = self.exec_env(CancellationToken::new(), sink);
+        let cancel = match self.manual_cancel.lock() {
+            Ok(c) => c.child_token(),
+            Err(e) => e.into_inner().child_token(),
+        };
+        let mut env = self.exec_env(cancel, sink);
         env.interactive = interactive;
         if !record {
             // Staged and never committed: reads through, remembers nothing.

@@ -327,10 +327,30 @@ impl std::fmt::Debug for SessionLog {
 
 struct LogInner {
     path: PathBuf,
-    tx: Mutex<mpsc::Sender<Command>>,
+    /// The writer thread, started by the first record (so `setup()` starts
+    /// no thread).
+    writer: Mutex<Writer>,
     /// The header, until the first prompt is recorded (the file is created
     /// then, so a session never used leaves no file).
     pending_header: Mutex<Option<Header>>,
+}
+
+/// The writer thread of a [`SessionLog`].
+enum Writer {
+    /// No record yet; who gets the notice if the thread cannot start.
+    NotStarted(Arc<dyn EventSink>),
+    Running(mpsc::Sender<Command>),
+    /// The thread could not be started (reported once).
+    Failed,
+}
+
+/// Writer threads started by every [`SessionLog`] of the process (tests
+/// check that `setup()` starts none: the first record does).
+static WRITERS_STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many session-log writer threads this process started.
+pub fn writers_started() -> u64 {
+    WRITERS_STARTED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl SessionLog {
@@ -362,30 +382,50 @@ impl SessionLog {
     }
 
     fn start(path: PathBuf, header: Option<Header>, report: Arc<dyn EventSink>) -> Self {
-        let (tx, rx) = mpsc::channel::<Command>();
-        let writer_path = path.clone();
-        let writer_report = report.clone();
-        let spawned = std::thread::Builder::new()
-            .name("lathe-session-log".into())
-            .spawn(move || write_loop(&writer_path, rx, writer_report.as_ref()));
-        if let Err(e) = spawned {
-            report.emit(AgentEvent::Notice {
-                text: fill(
-                    WRITE_FAILED,
-                    &[
-                        ("path", &path.display().to_string()),
-                        ("error", &e.to_string()),
-                    ],
-                ),
-                is_error: true,
-            });
-        }
         Self {
             inner: Arc::new(LogInner {
                 path,
-                tx: Mutex::new(tx),
+                writer: Mutex::new(Writer::NotStarted(report)),
                 pending_header: Mutex::new(header),
             }),
+        }
+    }
+
+    /// Sends `cmd` to the writer thread, starting it on first use; `false`
+    /// when there is no writer (it could not be started: reported once).
+    fn send(&self, cmd: Command) -> bool {
+        let mut writer = self.inner.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Writer::NotStarted(report) = &*writer {
+            let report = report.clone();
+            let (tx, rx) = mpsc::channel::<Command>();
+            let writer_path = self.inner.path.clone();
+            let writer_report = report.clone();
+            let spawned = std::thread::Builder::new()
+                .name("lathe-session-log".into())
+                .spawn(move || write_loop(&writer_path, rx, writer_report.as_ref()));
+            *writer = match spawned {
+                Ok(_) => {
+                    WRITERS_STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    Writer::Running(tx)
+                }
+                Err(e) => {
+                    report.emit(AgentEvent::Notice {
+                        text: fill(
+                            WRITE_FAILED,
+                            &[
+                                ("path", &self.inner.path.display().to_string()),
+                                ("error", &e.to_string()),
+                            ],
+                        ),
+                        is_error: true,
+                    });
+                    Writer::Failed
+                }
+            };
+        }
+        match &*writer {
+            Writer::Running(tx) => tx.send(cmd).is_ok(),
+            _ => false,
         }
     }
 
@@ -429,25 +469,21 @@ impl SessionLog {
             }
             Err(_) => return,
         }
-        let _ = self
-            .inner
-            .tx
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send(Command::Write(lines));
+        self.send(Command::Write(lines));
     }
 
     /// Waits until every record queued so far is written (tests, and
     /// before reading the file back).
     pub fn flush(&self) {
+        let started = matches!(
+            *self.inner.writer.lock().unwrap_or_else(|e| e.into_inner()),
+            Writer::Running(_)
+        );
+        if !started {
+            return; // nothing was queued
+        }
         let (tx, rx) = mpsc::channel();
-        let sent = self
-            .inner
-            .tx
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send(Command::Flush(tx));
-        if sent.is_ok() {
+        if self.send(Command::Flush(tx)) {
             let _ = rx.recv_timeout(std::time::Duration::from_secs(5));
         }
     }

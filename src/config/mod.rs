@@ -205,10 +205,11 @@ pub struct Config {
     /// The `hooks` objects of the settings files, with their source, in
     /// precedence order (parsed by the hooks module).
     pub hook_settings: Vec<(RuleSource, Value)>,
-    /// The stdio MCP servers to start: `.mcp.json`'s, then `setup()`'s
+    /// The MCP servers to start: `.mcp.json`'s, then `setup()`'s
     /// `mcp_servers` (which replace a `.mcp.json` server of the same name).
     pub mcp_servers: Vec<crate::config::mcp::McpServerConfig>,
-    /// `.mcp.json` problems for checkhealth (servers not started).
+    /// `setup{ mcp_servers }` and `.mcp.json` problems for checkhealth
+    /// (servers not started, why).
     pub mcp_problems: Vec<String>,
 }
 
@@ -284,7 +285,7 @@ impl Config {
         servers.retain(|s| !cfg.mcp_servers.iter().any(|o| o.name == s.name));
         servers.append(&mut cfg.mcp_servers);
         cfg.mcp_servers = servers;
-        cfg.mcp_problems = problems;
+        cfg.mcp_problems.extend(problems);
         Ok(cfg)
     }
 
@@ -440,7 +441,9 @@ impl Config {
             cfg.permissions = setup_rules(p, &cfg.cwd, home)?;
         }
         if let Some(m) = raw.mcp_servers.filter(|m| !is_empty_table(m)) {
-            cfg.mcp_servers = crate::config::mcp::from_setup(&m).map_err(ConfigError)?;
+            let (servers, problems) = crate::config::mcp::from_setup(&m).map_err(ConfigError)?;
+            cfg.mcp_servers = servers;
+            cfg.mcp_problems = problems;
         }
         if let Some(h) = raw.hooks.filter(|h| !is_empty_table(h)) {
             let parsed =

@@ -103,8 +103,17 @@ fn prepare(
         .map_err(|e| Stop::error(e.message))
 }
 
-/// Gate 1's refusal (the lookup itself is `ToolRegistry::lookup`).
+/// Gate 1's refusal (the lookup itself is `ToolRegistry::lookup`): the
+/// user tools' explainer's text when it has one (an MCP server's tool),
+/// else [`NO_SUCH_TOOL`].
 fn unknown_tool(name: &str, env: &ExecEnv) -> Stop {
+    if let Some(why) = env
+        .registry
+        .user_tools()
+        .and_then(|u| u.explain_unknown(name))
+    {
+        return Stop::error(why);
+    }
     let available = env.registry.offered_names().join(", ");
     Stop::error(fill(
         NO_SUCH_TOOL,

@@ -4,7 +4,7 @@
 //! preview, the size and that path (which Read can open). If the file cannot
 //! be written, the full result is returned instead — never lost.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::text::fill;
 
@@ -26,10 +26,37 @@ pub struct ResultStore {
 
 impl ResultStore {
     /// Results of session `session_id` under `state_dir/tool-results/`.
+    /// When the session already has results (it is resumed), this process
+    /// marks their folder as held, so no other lathe's cleanup removes them
+    /// while it runs (`tools::retention`): one `stat`, and one small file
+    /// only then.
     pub fn new(state_dir: PathBuf, session_id: &str) -> Self {
-        Self {
-            dir: state_dir.join("tool-results").join(sanitize(session_id)),
+        let store = Self {
+            dir: state_dir
+                .join(crate::tools::retention::TOOL_RESULTS_DIR)
+                .join(sanitize(session_id)),
+        };
+        if store.dir.is_dir() {
+            store.hold();
         }
+        store
+    }
+
+    /// The folder this session's results are saved in
+    /// (`<state>/tool-results/<session>`; it may not exist yet).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Writes this process's `.lathe-pid-<pid>` marker in the folder
+    /// (errors ignored: at worst the results are cleaned up after 7 days).
+    fn hold(&self) {
+        let marker = crate::tools::retention::hold_marker_name(std::process::id());
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join(marker));
     }
 
     /// `text` itself when it has at most `max_chars` chars (or no limit);
@@ -45,6 +72,7 @@ impl ResultStore {
         if written.is_err() {
             return text;
         }
+        self.hold();
         let preview: String = text.chars().take(PREVIEW_CHARS).collect();
         fill(
             PERSISTED_RESULT,
@@ -100,6 +128,16 @@ mod tests {
         )));
         assert!(out.ends_with(&text.chars().take(PREVIEW_CHARS).collect::<String>()));
         assert!(out.chars().count() < 2_400);
+        // The folder is marked as held by this process (tools::retention).
+        let marker = crate::tools::retention::hold_marker_name(std::process::id());
+        assert!(dir.path().join("tool-results/s1").join(&marker).exists());
+        // A session opened again (resumed) in a new store marks it too.
+        std::fs::remove_file(dir.path().join("tool-results/s1").join(&marker)).unwrap();
+        let _again = ResultStore::new(dir.path().to_path_buf(), "s1");
+        assert!(dir.path().join("tool-results/s1").join(&marker).exists());
+        // A session with no results writes nothing.
+        let _none = ResultStore::new(dir.path().to_path_buf(), "s2");
+        assert!(!dir.path().join("tool-results/s2").exists());
     }
 
     #[test]

@@ -28,7 +28,10 @@ pub use checked::CheckedCall;
 pub use executor::{partition_tool_calls, Batch, ToolExecutor};
 pub use hook_gates::{Hooks, TurnStop, HOOK_STOPPED_TURN};
 pub use large_result::{ResultStore, PERSISTED_RESULT, PREVIEW_CHARS};
-pub use registry::{validators_compiled, RegisteredTool, RegistryError, ToolRegistry, UserTools};
+pub use registry::{
+    validators_compiled, RegisteredTool, RegistryError, ToolRegistry, UnknownToolExplainer,
+    UserTools,
+};
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;

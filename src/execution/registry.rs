@@ -120,7 +120,15 @@ fn find<'a>(tools: &'a [Arc<RegisteredTool>], name: &str) -> Option<&'a Arc<Regi
 pub struct UserTools {
     reserved: Vec<String>,
     tools: RwLock<Vec<Arc<RegisteredTool>>>,
+    explainer: RwLock<Option<UnknownToolExplainer>>,
 }
+
+/// Says why a tool name is not in the table, when a layer that adds tools
+/// knows (the MCP layer: `mcp__srv__x` → server `srv` failed to start, is
+/// not configured, has no tool `x`); `None` lets gate 1 give its plain
+/// refusal. The execution layer cannot import that layer, so it fills this
+/// seam ([`UserTools::set_unknown_tool_explainer`]).
+pub type UnknownToolExplainer = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 impl UserTools {
     /// An empty table whose tools may not take any of the `reserved`
@@ -129,7 +137,25 @@ impl UserTools {
         Self {
             reserved: reserved.into_iter().collect(),
             tools: RwLock::new(Vec::new()),
+            explainer: RwLock::new(None),
         }
+    }
+
+    /// Makes `f` the [`UnknownToolExplainer`] gate 1 asks about a name
+    /// that no tool answers to (replacing any earlier one).
+    pub fn set_unknown_tool_explainer(&self, f: UnknownToolExplainer) {
+        *self.explainer.write().unwrap_or_else(|e| e.into_inner()) = Some(f);
+    }
+
+    /// The explainer's text for `name`, `None` when there is no explainer
+    /// or it has nothing to say.
+    pub fn explain_unknown(&self, name: &str) -> Option<String> {
+        let f = self
+            .explainer
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()?;
+        f(name)
     }
 
     /// Adds `tool` after the others. Errors:

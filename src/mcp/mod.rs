@@ -1,10 +1,11 @@
 //! MCP servers (issue 13; docs/architecture.md, "User tools" → MCP): the
-//! stdio servers of `setup{ mcp_servers = … }` and the project's
-//! `.mcp.json` are started on the runtime at setup, and each of their tools
+//! stdio and streamable HTTP servers of `setup{ mcp_servers = … }` and the
+//! project's `.mcp.json` are started on the runtime at setup, and each of their tools
 //! goes into the shared [`UserTools`] table as `mcp__<server>__<tool>`, so it
 //! runs through the same gates as every tool. Plain async Rust: the Neovim
 //! side only calls [`replace`], [`statuses`] and [`stop_all`].
 
+pub mod http;
 pub mod server;
 pub mod tools;
 
@@ -13,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::config::mcp::McpServerConfig;
 use crate::execution::UserTools;
+use crate::text::fill;
 use server::{McpServer, Status};
 
 /// Model-facing: the server is not running (it failed to start, crashed or
@@ -37,8 +39,35 @@ pub const EMPTY_ERROR: &str =
 pub const REQUEST_FAILED: &str =
     "{tool} failed: its MCP server answered with an error: {error}. Check the input against the tool's schema; if it looks right, tell the user.";
 
-/// The servers of the last [`replace`] and their registered tool names.
-static SERVERS: Mutex<Vec<(Arc<McpServer>, Vec<String>)>> = Mutex::new(Vec::new());
+/// Model-facing: an HTTP server could not be reached or its connection
+/// broke. `{server}`, `{url}`, `{why}`, `{log}`.
+pub const HTTP_SERVER_UNREACHABLE: &str =
+    "The MCP server {server} at {url} could not be used ({why}). lathe connects again on the next call; try again once, then tell the user to check that the server runs at that URL and that its headers (e.g. a token) are right (its log is {log}).";
+
+/// Model-facing (gate 1): an `mcp__<server>__…` name whose server is not
+/// configured. `{name}`, `{server}`, `{servers}` (the configured ones, or
+/// `none`).
+pub const NO_SUCH_SERVER: &str =
+    "No such tool available: {name}. There is no MCP server {server} (configured MCP servers: {servers}). Use the tools you were given; if the user expects this server, tell them to add it to .mcp.json or setup{ mcp_servers } (:help lathe-mcp).";
+
+/// Model-facing (gate 1): the tool's server is configured but has no
+/// tools, because it failed. `{name}`, `{server}`, `{where}` (URL or
+/// command), `{why}`, `{log}`.
+pub const SERVER_FAILED: &str =
+    "{name} is not available: its MCP server {server} ({where}) failed: {why}. lathe tries to start it again before a later request (not more often than every few seconds); tell the user, who can see :checkhealth lathe and its log {log}.";
+
+/// Model-facing (gate 1): the tool's server is still starting. `{name}`,
+/// `{server}`.
+pub const SERVER_STARTING: &str =
+    "{name} is not available yet: its MCP server {server} is still starting. Do something else first or try again in a moment.";
+
+/// Model-facing (gate 1): the server runs but has no such tool. `{name}`,
+/// `{server}`, `{tool}`, `{tools}`.
+pub const NO_SUCH_SERVER_TOOL: &str =
+    "No such tool available: {name}. The MCP server {server} has no tool {tool}; its tools are: {tools}. Call one of these by its exact name.";
+
+/// The servers of the last [`replace`].
+static SERVERS: Mutex<Vec<Arc<McpServer>>> = Mutex::new(Vec::new());
 
 /// What checkhealth shows of one server.
 #[derive(Debug, Clone)]
@@ -49,19 +78,22 @@ pub struct ServerInfo {
     pub state: &'static str,
     /// Why it failed (one line), when it did.
     pub error: Option<String>,
-    /// The last line of its log.
+    /// The last line of its log since its last start.
     pub last_log_line: Option<String>,
     /// Its log file.
     pub log: PathBuf,
     /// The tools registered for it.
     pub tools: Vec<String>,
+    /// Its URL, for an HTTP server.
+    pub url: Option<String>,
 }
 
 /// Makes `configs` the running servers: servers no longer configured (or
 /// configured differently) are killed and their tools unregistered; new
 /// ones are started on `rt` and their tools registered into `user` as
 /// they list them. Unchanged servers keep running. Logs go to
-/// `log_dir/<name>.log`; servers run in `root`.
+/// `log_dir/<name>.log`; servers run in `root`. Also makes `user`'s
+/// unknown-tool explainer say what became of an `mcp__…` tool.
 pub fn replace(
     configs: Vec<McpServerConfig>,
     user: Arc<UserTools>,
@@ -69,50 +101,59 @@ pub fn replace(
     root: &Path,
     rt: &tokio::runtime::Handle,
 ) {
+    user.set_unknown_tool_explainer(Arc::new(explain_unknown));
     let mut servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
     let old = std::mem::take(&mut *servers);
-    for (server, names) in old {
+    for server in old {
         if configs.contains(&server.config) {
-            servers.push((server, names));
+            servers.push(server);
         } else {
             server.kill();
-            for n in &names {
-                user.unregister(n);
+            for n in server.set_names(Vec::new()) {
+                user.unregister(&n);
             }
         }
     }
     for cfg in configs {
-        if servers.iter().any(|(s, _)| s.config == cfg) {
+        if servers.iter().any(|s| s.config == cfg) {
             continue;
         }
         let server = Arc::new(McpServer::new(cfg, log_dir, root));
-        servers.push((server.clone(), Vec::new()));
+        servers.push(server.clone());
         let user = user.clone();
         rt.spawn(async move {
-            let names = register(&server, &user).await;
-            let mut servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+            register(&server, &user).await;
             server.mark_ready();
-            if let Some(entry) = servers.iter_mut().find(|(s, _)| Arc::ptr_eq(s, &server)) {
-                entry.1 = names;
-            } else {
+            let still = SERVERS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|s| Arc::ptr_eq(s, &server));
+            if !still {
                 // Replaced while starting.
                 server.kill();
-                for n in &names {
-                    user.unregister(n);
+                for n in server.set_names(Vec::new()) {
+                    user.unregister(&n);
                 }
             }
         });
     }
 }
 
-/// Starts `server`, lists its tools and registers them; the names
-/// registered. Tools that cannot be registered are skipped with the
-/// reason in the server's log.
-pub async fn register(server: &Arc<McpServer>, user: &UserTools) -> Vec<String> {
+/// Starts `server` (if needed), lists its tools and registers them into
+/// `user`, replacing the ones registered before; the names registered.
+/// Tools that cannot be registered are skipped with the reason in the
+/// server's log. When the listing fails nothing changes (the server's
+/// status says why, and [`retry_failed`] tries again later).
+pub async fn register(server: &Arc<McpServer>, user: &Arc<UserTools>) -> Vec<String> {
+    let _ = server.table.set(Arc::downgrade(user));
     let tools = match server.list_tools().await {
         Ok(t) => t,
-        Err(_) => return Vec::new(),
+        Err(_) => return server.names(),
     };
+    for n in server.set_names(Vec::new()) {
+        user.unregister(&n);
+    }
     let mut names = Vec::new();
     for t in &tools {
         let made = tools::user_tool(server, t).and_then(|tool| {
@@ -131,7 +172,121 @@ pub async fn register(server: &Arc<McpServer>, user: &UserTools) -> Vec<String> 
         names.len(),
         names.join(", ")
     ));
+    server.set_names(names.clone());
     names
+}
+
+/// Lists `server`'s tools again when it was restarted since they were
+/// listed (a crashed server may come back with other tools) and no failed
+/// listing's backoff is running. Used before a call; does nothing when it
+/// has no table yet.
+pub async fn refresh(server: &Arc<McpServer>) {
+    // After a failed listing, not before its backoff has passed.
+    if !server.needs_listing() || !server.retry_due() {
+        return;
+    }
+    if let Some(user) = server.table.get().and_then(std::sync::Weak::upgrade) {
+        register(server, &user).await;
+    }
+}
+
+/// Tries again, on the current runtime, every server of the last
+/// [`replace`] that has no tools because its start or `tools/list`
+/// failed, when its backoff allows ([`server::RETRY_FIRST_MS`]); a broken
+/// server is not hammered every request.
+pub fn retry_failed() {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for server in servers {
+        let failed = matches!(server.status(), Status::Failed(_));
+        if server.is_ready() && failed && server.names().is_empty() && server.retry_due() {
+            let Some(user) = server.table.get().and_then(std::sync::Weak::upgrade) else {
+                continue;
+            };
+            server.mark_starting();
+            rt.spawn(async move {
+                register(&server, &user).await;
+                server.mark_ready();
+            });
+        }
+    }
+}
+
+/// The sanitized server part of `mcp__<server>__…` names.
+fn clean_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Gate 1's explanation of an unknown `mcp__<server>__<tool>` name (the
+/// [`crate::execution::UnknownToolExplainer`] [`replace`] installs):
+/// [`NO_SUCH_SERVER`], [`SERVER_STARTING`], [`SERVER_FAILED`] or
+/// [`NO_SUCH_SERVER_TOOL`]; `None` for other names. A failed server is
+/// tried again ([`retry_failed`]).
+pub fn explain_unknown(name: &str) -> Option<String> {
+    let rest = name.strip_prefix("mcp__")?;
+    let servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let server = servers
+        .iter()
+        .filter(|s| rest.starts_with(&format!("{}__", clean_name(&s.config.name))))
+        .max_by_key(|s| s.config.name.len());
+    let Some(server) = server else {
+        let asked = rest.split("__").next().unwrap_or(rest);
+        let names: Vec<&str> = servers.iter().map(|s| s.config.name.as_str()).collect();
+        let list = if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        };
+        return Some(fill(
+            NO_SUCH_SERVER,
+            &[("name", name), ("server", asked), ("servers", &list)],
+        ));
+    };
+    let sname = server.config.name.as_str();
+    let tool = &rest[clean_name(sname).len() + 2..];
+    let names = server.names();
+    if !server.is_ready() || server.status() == Status::Starting {
+        return Some(fill(SERVER_STARTING, &[("name", name), ("server", sname)]));
+    }
+    if let Status::Failed(why) = server.status() {
+        if names.is_empty() {
+            retry_failed();
+            return Some(fill(
+                SERVER_FAILED,
+                &[
+                    ("name", name),
+                    ("server", sname),
+                    ("where", &server.config.location()),
+                    ("why", &why),
+                    ("log", &server.log_path.display().to_string()),
+                ],
+            ));
+        }
+    }
+    let list = if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    };
+    Some(fill(
+        NO_SUCH_SERVER_TOOL,
+        &[
+            ("name", name),
+            ("server", sname),
+            ("tool", tool),
+            ("tools", &list),
+        ],
+    ))
 }
 
 /// Every configured server's state, in configuration order.
@@ -139,7 +294,7 @@ pub fn statuses() -> Vec<ServerInfo> {
     let servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
     servers
         .iter()
-        .map(|(s, names)| {
+        .map(|s| {
             let (state, error) = match s.status() {
                 Status::Starting => ("starting", None),
                 Status::Running => ("running", None),
@@ -151,7 +306,8 @@ pub fn statuses() -> Vec<ServerInfo> {
                 error,
                 last_log_line: s.last_log_line(),
                 log: s.log_path.clone(),
-                tools: names.clone(),
+                tools: s.names(),
+                url: s.config.url().map(str::to_string),
             }
         })
         .collect()
@@ -161,19 +317,34 @@ pub fn statuses() -> Vec<ServerInfo> {
 /// first request, in ms: their tools are then in that request.
 pub const FIRST_REQUEST_WAIT_MS: u64 = 10_000;
 
-/// Waits until every server of the last [`replace`] has started and
-/// registered its tools (or failed), at most [`FIRST_REQUEST_WAIT_MS`],
-/// ending early when `cancel` fires. Returns at once when none is starting.
+/// How long a request waits, at most, for a failed server being tried
+/// again ([`retry_failed`]), in ms: shorter than [`FIRST_REQUEST_WAIT_MS`]
+/// so that a server that hangs delays a request only a little, and only
+/// as often as its backoff allows.
+pub const RETRY_WAIT_MS: u64 = 2_000;
+
+/// Tries failed servers again ([`retry_failed`]), then waits until every
+/// server of the last [`replace`] has started and registered its tools
+/// (or failed), at most [`FIRST_REQUEST_WAIT_MS`] for a first start and
+/// [`RETRY_WAIT_MS`] for a retry, ending early when `cancel` fires. Returns at once when none is starting.
 pub async fn wait_ready(cancel: &tokio_util::sync::CancellationToken) {
-    let deadline =
-        tokio::time::Instant::now() + std::time::Duration::from_millis(FIRST_REQUEST_WAIT_MS);
+    retry_failed();
+    let now = tokio::time::Instant::now();
+    let first = now + std::time::Duration::from_millis(FIRST_REQUEST_WAIT_MS);
+    let retry = now + std::time::Duration::from_millis(RETRY_WAIT_MS);
     loop {
-        let starting = SERVERS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .any(|(s, _)| !s.is_ready());
-        if !starting || cancel.is_cancelled() || tokio::time::Instant::now() >= deadline {
+        let (starting, retrying) = {
+            let servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
+            let pending = |retry: bool| {
+                servers
+                    .iter()
+                    .any(|s| !s.is_ready() && s.is_retrying() == retry)
+            };
+            (pending(false), pending(true))
+        };
+        let now = tokio::time::Instant::now();
+        let waiting = (starting && now < first) || (retrying && now < retry);
+        if !waiting || cancel.is_cancelled() {
             return;
         }
         tokio::select! {
@@ -186,7 +357,7 @@ pub async fn wait_ready(cancel: &tokio_util::sync::CancellationToken) {
 /// Kills every server process (Neovim is exiting).
 pub fn stop_all() {
     let servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    for (s, _) in servers.iter() {
+    for s in servers.iter() {
         s.kill();
     }
 }
@@ -194,7 +365,6 @@ pub fn stop_all() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::text::fill;
 
     #[test]
     fn model_facing_texts() {
@@ -212,6 +382,10 @@ mod tests {
         assert_eq!(
             fill(CALL_INTERRUPTED, &[("tool", "mcp__docs__find")]),
             "The user interrupted mcp__docs__find while it ran; its MCP server was told to cancel the request. Wait for the user's next instruction."
+        );
+        assert_eq!(
+            fill(SERVER_STARTING, &[("name", "mcp__docs__find"), ("server", "docs")]),
+            "mcp__docs__find is not available yet: its MCP server docs is still starting. Do something else first or try again in a moment."
         );
         assert_eq!(
             fill(REQUEST_FAILED, &[("tool", "mcp__docs__find"), ("error", "Mcp error: -32602: bad")]),

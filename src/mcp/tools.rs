@@ -10,7 +10,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::server::{McpServer, ServerTool};
-use super::{CALL_INTERRUPTED, CALL_TIMED_OUT, EMPTY_ERROR, SERVER_NOT_RUNNING};
+use super::{
+    CALL_INTERRUPTED, CALL_TIMED_OUT, EMPTY_ERROR, HTTP_SERVER_UNREACHABLE, SERVER_NOT_RUNNING,
+};
 use crate::protocol::{ContentBlock, ImageSource, ToolResultContent};
 use crate::text::fill;
 use crate::tools::user::{
@@ -37,6 +39,19 @@ pub fn tool_name(server: &str, tool: &str) -> Result<String, String> {
     let name = format!("mcp__{}__{}", clean(server), clean(tool));
     check_name(&name).map(|()| name)
 }
+
+/// Model-facing: a `resource_link` block of a result. `{name}`, `{uri}`,
+/// `{mime}` (MCP 2025-06-18, "Tools" → Resource Links).
+pub const RESOURCE_LINK: &str = "[resource link: {name} <{uri}> ({mime}); lathe cannot read MCP resources, so only the link is shown]";
+
+/// Model-facing: an `audio` block of a result (the Messages API takes no
+/// audio). `{mime}`, `{bytes}` (approximate).
+pub const AUDIO_OMITTED: &str =
+    "[audio ({mime}, about {bytes} bytes) omitted: lathe cannot pass audio to the model]";
+
+/// Model-facing: an embedded binary `resource` block (a text one is
+/// shown as its text). `{uri}`, `{mime}`.
+pub const RESOURCE_OMITTED: &str = "[embedded resource <{uri}> ({mime}) omitted: it is binary]";
 
 /// Calls one tool of one server.
 pub struct McpBackend {
@@ -88,6 +103,43 @@ pub fn output_of(tool: &str, result: &Value) -> Result<ToolOutput, ToolError> {
                         .to_string(),
                 })
             }
+            Some("resource_link") => blocks.push(ContentBlock::Text {
+                text: fill(
+                    RESOURCE_LINK,
+                    &[
+                        (
+                            "name",
+                            b["title"].as_str().or(b["name"].as_str()).unwrap_or(""),
+                        ),
+                        ("uri", b["uri"].as_str().unwrap_or_default()),
+                        ("mime", b["mimeType"].as_str().unwrap_or("unknown type")),
+                    ],
+                ),
+            }),
+            Some("audio") => blocks.push(ContentBlock::Text {
+                text: fill(
+                    AUDIO_OMITTED,
+                    &[
+                        ("mime", b["mimeType"].as_str().unwrap_or("unknown type")),
+                        (
+                            "bytes",
+                            &(b["data"].as_str().unwrap_or_default().len() / 4 * 3).to_string(),
+                        ),
+                    ],
+                ),
+            }),
+            Some("resource") => blocks.push(ContentBlock::Text {
+                text: fill(
+                    RESOURCE_OMITTED,
+                    &[
+                        ("uri", b["resource"]["uri"].as_str().unwrap_or_default()),
+                        (
+                            "mime",
+                            b["resource"]["mimeType"].as_str().unwrap_or("unknown type"),
+                        ),
+                    ],
+                ),
+            }),
             other => blocks.push(ContentBlock::Text {
                 text: format!("[{} content not shown]", other.unwrap_or("unknown")),
             }),
@@ -133,24 +185,43 @@ impl UserToolBackend for McpBackend {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let server = &self.server.config.name;
+        let log = self.server.log_path.display().to_string();
         let not_running = |why: &str| {
-            ToolError::new(fill(
-                SERVER_NOT_RUNNING,
-                &[
-                    ("server", server),
-                    ("why", why),
-                    ("log", &self.server.log_path.display().to_string()),
-                ],
-            ))
+            ToolError::new(match self.server.config.url() {
+                Some(url) => fill(
+                    HTTP_SERVER_UNREACHABLE,
+                    &[
+                        ("server", server),
+                        ("url", url),
+                        ("why", why),
+                        ("log", &log),
+                    ],
+                ),
+                None => fill(
+                    SERVER_NOT_RUNNING,
+                    &[("server", server), ("why", why), ("log", &log)],
+                ),
+            })
         };
         let ms = self.server.config.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         let work = async {
             let peer = self.server.peer().await.map_err(|e| not_running(&e.0))?;
+            // Restarted since its tools were listed: list them again.
+            super::refresh(&self.server).await;
             match super::server::call(&peer, &self.tool, input).await {
                 Ok(v) => output_of(tool, &v),
-                Err(rmcp::service::ServiceError::TransportClosed)
-                | Err(rmcp::service::ServiceError::TransportSend(_)) => {
+                Err(rmcp::service::ServiceError::TransportClosed) => {
                     Err(not_running(&self.server.lost().await))
+                }
+                Err(rmcp::service::ServiceError::TransportSend(e)) => {
+                    let why = self.server.lost().await;
+                    Err(not_running(&match self.server.config.url() {
+                        Some(_) => format!(
+                            "the request failed: {}",
+                            super::http::reason(&e.to_string())
+                        ),
+                        None => why,
+                    }))
                 }
                 Err(e) => Err(ToolError::new(fill(
                     super::REQUEST_FAILED,
@@ -185,6 +256,26 @@ mod tests {
             "mcp__my_docs__get_page"
         );
         assert!(tool_name("docs", &"x".repeat(60)).is_err());
+    }
+
+    #[test]
+    fn links_audio_and_binary_resources_become_text_that_says_so() {
+        let out = output_of(
+            "t",
+            &json!({ "content": [
+                { "type": "text", "text": "see:" },
+                { "type": "resource_link", "uri": "file:///a/b.md", "name": "b.md", "mimeType": "text/markdown" },
+                { "type": "audio", "data": "AAAAAAAA", "mimeType": "audio/wav" },
+                { "type": "resource", "resource": { "uri": "file:///x.bin", "blob": "AAAA", "mimeType": "application/octet-stream" } }
+            ] }),
+        )
+        .unwrap();
+        assert_eq!(
+            out.content,
+            ToolResultContent::Text(
+                "see:\n[resource link: b.md <file:///a/b.md> (text/markdown); lathe cannot read MCP resources, so only the link is shown]\n[audio (audio/wav, about 6 bytes) omitted: lathe cannot pass audio to the model]\n[embedded resource <file:///x.bin> (application/octet-stream) omitted: it is binary]".into()
+            )
+        );
     }
 
     #[test]

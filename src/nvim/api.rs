@@ -63,7 +63,7 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
 /// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
-/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `stats`. Errors: Lua could not allocate.
+/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `main_thread_stats`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
@@ -115,7 +115,10 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set("tools", lua.create_function(super::user_tools::tools)?)?;
     t.set("jobs", lua.create_function(super::jobs::jobs)?)?;
-    t.set("stats", lua.create_function(stats)?)?;
+    t.set(
+        "main_thread_stats",
+        lua.create_function(super::main_stats::lua_stats)?,
+    )?;
     Ok(t)
 }
 
@@ -194,7 +197,11 @@ fn session() -> mlua::Result<Arc<Session>> {
 /// `@path` and `#` words. Returns at once. Errors: not a string, empty, a
 /// bad `opts`, a range outside the buffer, an `@path` that cannot be
 /// attached, a turn already running.
-fn ask(lua: &Lua, (prompt, opts): (Value, Value)) -> mlua::Result<()> {
+fn ask(lua: &Lua, args: (Value, Value)) -> mlua::Result<()> {
+    super::main_stats::timed(super::main_stats::Step::Ask, || ask_now(lua, args))
+}
+
+fn ask_now(lua: &Lua, (prompt, opts): (Value, Value)) -> mlua::Result<()> {
     let prompt = string_arg("ask", "prompt", prompt)?;
     if prompt.trim().is_empty() {
         return fail(crate::agent::AskError::EmptyPrompt.to_string());
@@ -470,30 +477,4 @@ fn deliver(id: u64, content: String, is_error: bool) {
     if let Err(e) = called {
         super::guard::notify_error(&format!("lathe.tool: the callback failed: {e}"));
     }
-}
-
-/// `stats([reset])` → `{ main_step_max_ms, main_step_max_cpu_ms,
-/// main_steps, main_ms, lines_read, nvim_writes, direct_writes }`: the
-/// longest single step lathe ran on Neovim's main thread (wall time, and
-/// the most thread CPU time one step used), how many and their total
-/// (since the last reset,
-/// `super::main_stats`), the buffer lines fetched, the buffers written by
-/// Neovim's `:write` and those written by lathe off the main thread (both
-/// since load). With `reset` true the main-thread counters start again
-/// after this read (`:help lathe.stats()`; the bench prints them).
-fn stats(lua: &Lua, reset: Option<bool>) -> mlua::Result<Table> {
-    let (max_ms, steps, total_ms, max_cpu_ms) = super::main_stats::snapshot();
-    if reset == Some(true) {
-        super::main_stats::reset();
-    }
-    let (nvim_writes, direct_writes) = super::main_stats::write_counts();
-    let t = lua.create_table()?;
-    t.set("main_step_max_ms", max_ms)?;
-    t.set("main_step_max_cpu_ms", max_cpu_ms)?;
-    t.set("main_steps", steps)?;
-    t.set("main_ms", total_ms)?;
-    t.set("lines_read", super::buffer_text::lines_read())?;
-    t.set("nvim_writes", nvim_writes)?;
-    t.set("direct_writes", direct_writes)?;
-    Ok(t)
 }

@@ -722,7 +722,7 @@ fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
     }
     let result: Rc<RefCell<Option<Result<(), String>>>> = Rc::default();
     let slot = result.clone();
-    super::main_stats::count_nvim_write();
+    super::save_stats::count_nvim_write();
     let called = buf.call(move |()| {
         let _ = guarded(":write", || {
             *slot.borrow_mut() = Some(api::command("silent write").map_err(|e| e.to_string()));

@@ -82,7 +82,7 @@ impl NvimEditor {
     /// `NvimEditor`s of this process saved each way (`:help lathe-save`);
     /// tests assert which way an edit went with it.
     pub fn write_counts() -> (u64, u64) {
-        super::main_stats::write_counts()
+        super::save_stats::write_counts()
     }
 }
 

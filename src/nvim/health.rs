@@ -18,9 +18,10 @@ pub const MAX_PROBE_MS: u64 = 10_000;
 /// the command's program exists and is executable, see
 /// `hooks::check`), and `lsp_servers`, the language servers the LSP tools
 /// count as running (they are offered to the model only when it is not 0),
-/// `mcp_servers` (`{ { name, state, error?, last_log_line?, log, tools } }`,
-/// `state` `running`, `starting` or `failed`, `tools` how many were
-/// registered) and `mcp_problems` (`.mcp.json` servers not started, why).
+/// `mcp_servers` (`{ { name, state, error?, last_log_line?, log, tools,
+/// url? } }`, `state` `running`, `starting` or `failed`, `tools` how many
+/// were registered, `url` an HTTP server's) and `mcp_problems`
+/// (`setup{ mcp_servers }` and `.mcp.json` servers not started, why).
 /// Errors: Lua could not allocate.
 pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
     let home = dirs::home_dir();
@@ -61,6 +62,7 @@ pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
         e.set("last_log_line", s.last_log_line)?;
         e.set("log", s.log.display().to_string())?;
         e.set("tools", s.tools.len())?;
+        e.set("url", s.url)?;
         servers.push(e)?;
     }
     t.set("mcp_servers", servers)?;

@@ -1,89 +1,177 @@
-//! How long lathe holds Neovim's main loop: every closure the bridge runs
-//! (`MainThread`) is timed, and the longest one, the count and the total
-//! are kept for `lathe.stats()` (`:help lathe.stats()`), with how buffers
-//! were saved (`:write` or directly, `:help lathe-save`). The bench (`make bench`) prints the longest step next
-//! to a timer's lateness: on a shared machine lateness also counts other
-//! processes, this counts only lathe's own work (issue 12).
+//! lathe's own time on Neovim's main thread, measured where it is spent
+//! (docs/architecture.md, "Benchmarks"): every batch of bridge jobs, every
+//! chat frame, every `ask`. A timer's lateness (what `make bench` measures
+//! next to it) also counts other plugins, Neovim itself and the machine's
+//! load; these figures count only lathe, so they stay meaningful on a busy
+//! machine. `require("lathe.core").main_thread_stats()` returns them.
+//!
+//! Counters only, no timing decides anything: tests assert counts (frames,
+//! buffer edits), never durations.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::Instant;
 
-/// Longest single main-thread step since the last reset, ns.
-static MAX_STEP_NS: AtomicU64 = AtomicU64::new(0);
-/// Steps since the last reset.
-static STEPS: AtomicU64 = AtomicU64::new(0);
-/// Total time of those steps, ns.
-static TOTAL_NS: AtomicU64 = AtomicU64::new(0);
-/// Most CPU time of the main thread one step used, ns: unlike the wall
-/// time, it does not grow when the OS runs other processes mid-step.
-static MAX_STEP_CPU_NS: AtomicU64 = AtomicU64::new(0);
+/// What a timed main-thread step was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// One wake-up of the bridge: every job tokio tasks queued since the
+    /// last one, run back to back (chat frames are among them).
+    Bridge,
+    /// One chat frame: the events of up to [`FRAME`](super::chat::FRAME)
+    /// drawn into the transcript.
+    ChatFrame,
+    /// One `ask()` call, from the Lua call to its return.
+    Ask,
+}
 
-/// CPU time the calling thread has used (`CLOCK_THREAD_CPUTIME_ID`), ns;
-/// 0 where the clock is missing.
-pub(crate) fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0;
+impl Step {
+    const ALL: [Step; 3] = [Step::Bridge, Step::ChatFrame, Step::Ask];
+
+    /// The name `main_thread_stats()` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Bridge => "bridge",
+            Step::ChatFrame => "chat_frame",
+            Step::Ask => "ask",
+        }
     }
-    (ts.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
+
+    fn index(self) -> usize {
+        self as usize
+    }
 }
 
-/// Records one main-thread step that took `d` of wall time and `cpu_ns`
-/// of the thread's CPU time.
-pub(crate) fn record(d: Duration, cpu_ns: u64) {
-    let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-    MAX_STEP_NS.fetch_max(ns, Ordering::Relaxed);
-    MAX_STEP_CPU_NS.fetch_max(cpu_ns, Ordering::Relaxed);
-    STEPS.fetch_add(1, Ordering::Relaxed);
-    TOTAL_NS.fetch_add(ns, Ordering::Relaxed);
+/// Per step kind: count, total ns, longest ns.
+struct Counters {
+    count: AtomicU64,
+    total_ns: AtomicU64,
+    longest_ns: AtomicU64,
 }
 
-/// The counters since the last reset: `(longest step in ms, steps, total
-/// ms, most CPU ms of one step)`.
-pub fn snapshot() -> (f64, u64, f64, f64) {
-    (
-        MAX_STEP_NS.load(Ordering::Relaxed) as f64 / 1e6,
-        STEPS.load(Ordering::Relaxed),
-        TOTAL_NS.load(Ordering::Relaxed) as f64 / 1e6,
-        MAX_STEP_CPU_NS.load(Ordering::Relaxed) as f64 / 1e6,
-    )
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: Counters = Counters {
+    count: AtomicU64::new(0),
+    total_ns: AtomicU64::new(0),
+    longest_ns: AtomicU64::new(0),
+};
+
+static COUNTERS: [Counters; 3] = [ZERO; 3];
+
+/// What [`snapshot`] returns for one kind of step.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepStats {
+    /// Steps run since the last [`reset`].
+    pub count: u64,
+    /// Their total time, ms.
+    pub total_ms: f64,
+    /// The longest one, ms.
+    pub longest_ms: f64,
 }
 
-/// Sets the counters back to zero.
+/// Runs `f`, counting it as one `step` and its duration.
+pub fn timed<R>(step: Step, f: impl FnOnce() -> R) -> R {
+    let start = Instant::now();
+    let r = f();
+    record(step, start.elapsed().as_nanos() as u64);
+    r
+}
+
+/// Counts one `step` of `ns` nanoseconds.
+pub fn record(step: Step, ns: u64) {
+    let c = &COUNTERS[step.index()];
+    c.count.fetch_add(1, Ordering::Relaxed);
+    c.total_ns.fetch_add(ns, Ordering::Relaxed);
+    c.longest_ns.fetch_max(ns, Ordering::Relaxed);
+}
+
+/// The figures of every kind of step since the last [`reset`].
+pub fn snapshot() -> Vec<(Step, StepStats)> {
+    Step::ALL
+        .iter()
+        .map(|&s| {
+            let c = &COUNTERS[s.index()];
+            (
+                s,
+                StepStats {
+                    count: c.count.load(Ordering::Relaxed),
+                    total_ms: c.total_ns.load(Ordering::Relaxed) as f64 / 1e6,
+                    longest_ms: c.longest_ns.load(Ordering::Relaxed) as f64 / 1e6,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Sets every counter back to zero (the bench does it before each part).
 pub fn reset() {
-    MAX_STEP_CPU_NS.store(0, Ordering::Relaxed);
-    MAX_STEP_NS.store(0, Ordering::Relaxed);
-    STEPS.store(0, Ordering::Relaxed);
-    TOTAL_NS.store(0, Ordering::Relaxed);
+    for c in &COUNTERS {
+        c.count.store(0, Ordering::Relaxed);
+        c.total_ns.store(0, Ordering::Relaxed);
+        c.longest_ns.store(0, Ordering::Relaxed);
+    }
 }
 
-/// Buffers written by Neovim's `:write` (`buffer_text`) in this process.
-static NVIM_WRITES: AtomicU64 = AtomicU64::new(0);
-/// Buffers written by lathe itself off the main thread (`direct_write`).
-static DIRECT_WRITES: AtomicU64 = AtomicU64::new(0);
-
-/// Counts one buffer saved by Neovim's `:write` for lathe.
-pub(crate) fn count_nvim_write() {
-    NVIM_WRITES.fetch_add(1, Ordering::Relaxed);
+/// `require("lathe.core").main_thread_stats([reset])`: a table with, per
+/// kind of step (`bridge`, `chat_frame`, `ask`), `{ count, total_ms,
+/// longest_ms }` since the last reset; `longest_ms`, the longest of them
+/// all; `runtime_started` (whether lathe's tokio runtime and its threads
+/// exist, see `nvim::runtime`); `chat_frames` and `chat_edits` (frames
+/// drawn, edits of the transcript's text made by them, since Neovim
+/// started); `bridge_cpu_longest_ms` (the most main-thread CPU time one
+/// bridge wake-up used, since the reset), `nvim_writes`/`direct_writes`
+/// (buffers saved with `:write` or without it, `:help lathe-save`) and
+/// `lines_read` (buffer lines lathe fetched), since lathe loaded. With `reset` true the step counters start again from zero
+/// after being read. Errors: Lua could not allocate.
+pub fn lua_stats(lua: &mlua::Lua, reset_after: Option<bool>) -> mlua::Result<mlua::Table> {
+    let t = lua.create_table()?;
+    let mut longest = 0.0f64;
+    for (step, v) in snapshot() {
+        let s = lua.create_table()?;
+        s.set("count", v.count)?;
+        s.set("total_ms", v.total_ms)?;
+        s.set("longest_ms", v.longest_ms)?;
+        t.set(step.name(), s)?;
+        longest = longest.max(v.longest_ms);
+    }
+    t.set("longest_ms", longest)?;
+    t.set("runtime_started", super::runtime::started())?;
+    let (frames, edits) = super::chat::edit_counts();
+    t.set("chat_frames", frames)?;
+    t.set("chat_edits", edits)?;
+    // The Edit figures (`nvim::save_stats`).
+    t.set(
+        "bridge_cpu_longest_ms",
+        super::save_stats::bridge_cpu_longest_ms(),
+    )?;
+    let (nvim_writes, direct_writes) = super::save_stats::write_counts();
+    t.set("nvim_writes", nvim_writes)?;
+    t.set("direct_writes", direct_writes)?;
+    t.set("lines_read", super::buffer_text::lines_read())?;
+    if reset_after == Some(true) {
+        reset();
+        super::save_stats::reset();
+    }
+    Ok(t)
 }
 
-/// Counts one buffer saved without `:write` (`direct_write`).
-pub(crate) fn count_direct_write() {
-    DIRECT_WRITES.fetch_add(1, Ordering::Relaxed);
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// `(saved by :write, saved directly by lathe)` since load: tests assert
-/// which path an edit took with it.
-pub fn write_counts() -> (u64, u64) {
-    (
-        NVIM_WRITES.load(Ordering::Relaxed),
-        DIRECT_WRITES.load(Ordering::Relaxed),
-    )
+    #[test]
+    fn steps_are_counted_with_their_longest_time() {
+        reset();
+        record(Step::ChatFrame, 2_000_000);
+        record(Step::ChatFrame, 5_000_000);
+        let chat = snapshot()
+            .into_iter()
+            .find(|(s, _)| *s == Step::ChatFrame)
+            .map(|(_, v)| v)
+            .unwrap_or_default();
+        assert_eq!(chat.count, 2);
+        assert_eq!(chat.longest_ms, 5.0);
+        assert_eq!(chat.total_ms, 7.0);
+        reset();
+        assert!(snapshot().iter().all(|(_, v)| v.count == 0));
+    }
 }

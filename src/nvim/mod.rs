@@ -17,6 +17,7 @@
 //! - [`status_sink`]: the session's sink in front of the chat's: live status, `User` events.
 //! - [`user_events`]: the `User` autocmds lathe fires.
 //! - [`user_tools`]: tools defined in Lua (`register_tool`), `:Lathe tools`.
+//! - [`main_stats`]: lathe's own main-thread time (for `make bench`).
 
 pub mod api;
 pub mod bridge;
@@ -35,6 +36,7 @@ pub mod lua_hooks;
 pub mod main_stats;
 pub mod notify;
 pub mod runtime;
+pub mod save_stats;
 pub mod sessions;
 pub mod state;
 pub mod status;

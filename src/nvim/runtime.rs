@@ -59,6 +59,17 @@ pub fn handle() -> Result<Handle, RuntimeError> {
     }
 }
 
+/// `true` once [`handle`] has started the runtime (its worker threads
+/// exist), also after [`shutdown`]. `setup()` does not start it; the first
+/// ask, tool call or MCP server does (tests and `make bench` check it
+/// through `main_thread_stats()`).
+pub fn started() -> bool {
+    !matches!(
+        *RUNTIME.lock().unwrap_or_else(|p| p.into_inner()),
+        State::NotStarted
+    )
+}
+
 /// Shuts the runtime down, waiting at most [`SHUTDOWN_TIMEOUT`] for its
 /// tasks; later [`handle`] calls fail with [`RuntimeError::ShutDown`].
 /// First SIGKILLs every background Bash command and what it started

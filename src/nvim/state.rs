@@ -223,12 +223,20 @@ pub fn project_sessions_dir() -> Option<PathBuf> {
 }
 
 /// Shows the problems found in Claude Code's settings files (and hooks
-/// lathe does not run) once per session, as one warning.
+/// lathe does not run) once per session, as one warning; MCP servers of
+/// `setup{ mcp_servers }` and `.mcp.json` that are not started, and why,
+/// as another (`config::mcp::MCP_SERVER_INVALID`).
 fn report_settings_problems(config: &Config) {
     if !config.settings_problems.is_empty() {
         super::guard::notify_warn(&format!(
             "lathe: problems in the settings (Claude Code settings files, setup hooks):\n{}",
             config.settings_problems.join("\n")
+        ));
+    }
+    if !config.mcp_problems.is_empty() {
+        super::guard::notify_warn(&format!(
+            "lathe: MCP servers not started (:checkhealth lathe, :help lathe-mcp):\n{}",
+            config.mcp_problems.join("\n")
         ));
     }
 }
@@ -266,8 +274,13 @@ pub fn state_dir() -> Option<std::path::PathBuf> {
 /// Starts the MCP servers of `config` on the runtime (their tools join the
 /// shared user-tool table as they list them; unchanged servers keep
 /// running, removed ones are stopped). Logs go to `<state>/mcp/`. Nothing
-/// happens when the runtime is shut down.
+/// happens when the runtime is shut down, nor (the runtime is not even
+/// started: `setup()` starts no thread) when no server is configured and
+/// none runs.
 fn start_mcp_servers(config: &Config) {
+    if config.mcp_servers.is_empty() && crate::mcp::statuses().is_empty() {
+        return;
+    }
     let Ok(rt) = super::runtime::handle() else {
         return;
     };

@@ -78,13 +78,26 @@ impl EventSink for StatusSink {
                         notify_error(&format!("lathe: User {pattern} autocmd failed: {e}"));
                     }
                     // Statuslines show the new state without waiting for
-                    // the next redraw.
-                    let _ = nvim_oxi::api::command("redrawstatus");
+                    // the next redraw, drawn right after this step.
+                    redraw_statuslines();
                 });
             });
         }
         self.inner.emit(event);
     }
+}
+
+/// Has every statusline redrawn (`:redrawstatus!`) in a step of its own,
+/// queued after this one (`vim.schedule`): `:redrawstatus` updates the
+/// whole screen, which after a chat edit means the chat's tree-sitter
+/// parse and the measuring of its wrapped lines; done inside lathe's step
+/// it made that step as long. With a UI, Neovim's own redraw after this
+/// step has done that work by the time the statuslines are drawn. Main
+/// thread.
+fn redraw_statuslines() {
+    let _ = super::chat::lua()
+        .load("vim.schedule(function() vim.cmd('redrawstatus!') end)")
+        .exec();
 }
 
 thread_local! {

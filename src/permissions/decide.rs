@@ -210,6 +210,10 @@ pub fn decide(rules: &Rules, req: &Request<'_>) -> Decision {
             ReasonKind::Default,
             "read-only inside the project",
         )),
+        (true, false) if reads_saved_output(rules, req) => Decision::Allow(Reason::new(
+            ReasonKind::Default,
+            "read-only in lathe's saved tool output",
+        )),
         (true, false) => Decision::Ask(Reason::new(
             ReasonKind::Default,
             "it reads outside the project",
@@ -223,6 +227,18 @@ pub fn decide(rules: &Rules, req: &Request<'_>) -> Decision {
             format!("{} may change files or run programs", req.tool),
         )),
     }
+}
+
+/// `true` when `req` is a file tool's read of a path inside one of
+/// `rules.output_dirs` (Bash commands are not covered: they name no single
+/// path the gate can vouch for).
+fn reads_saved_output(rules: &Rules, req: &Request<'_>) -> bool {
+    req.read_only
+        && req.command.is_none()
+        && is_file_tool(req.tool)
+        && req
+            .path
+            .is_some_and(|p| rules.output_dirs.iter().any(|d| p.starts_with(d)))
 }
 
 /// The rules of `kind` that apply to `req`.
@@ -437,6 +453,7 @@ mod tests {
                 })
                 .collect(),
             additional_dirs: vec![PathBuf::from("/w/shared")],
+            output_dirs: Vec::new(),
         }
     }
 
@@ -516,6 +533,63 @@ mod tests {
         for (what, req, want) in cases {
             assert_eq!(verdict(&decide(&none, &req)), want, "{what}");
         }
+    }
+
+    #[test]
+    fn saved_tool_output_is_read_without_asking_by_file_tools_only() {
+        let mut with_out = rules(
+            Mode::Default,
+            &[(
+                RuleKind::Deny,
+                "Read(//s/bash-output/secret.log)",
+                RuleSource::Setup,
+            )],
+        );
+        with_out.output_dirs = vec![PathBuf::from("/s/bash-output")];
+        let cat = [PathBuf::from("/s/bash-output/1.log")];
+        let cases: Vec<(&str, Request<'_>, &str)> = vec![
+            (
+                "Read a saved output",
+                file("Read", true, "/s/bash-output/1.log"),
+                "allow",
+            ),
+            (
+                "Grep a saved output",
+                file("Grep", true, "/s/bash-output/1.log"),
+                "allow",
+            ),
+            (
+                "Read next to it",
+                file("Read", true, "/s/bash-output-x/1.log"),
+                "ask",
+            ),
+            (
+                "Read elsewhere in the state dir",
+                file("Read", true, "/s/sessions/a.jsonl"),
+                "ask",
+            ),
+            (
+                "Edit a saved output",
+                file("Edit", false, "/s/bash-output/1.log"),
+                "ask",
+            ),
+            (
+                "Bash cat of a saved output",
+                bash("cat /s/bash-output/1.log", true, &cat),
+                "ask",
+            ),
+            (
+                "a deny rule still denies",
+                file("Read", true, "/s/bash-output/secret.log"),
+                "deny",
+            ),
+        ];
+        for (what, req, want) in cases {
+            assert_eq!(verdict(&decide(&with_out, &req)), want, "{what}");
+        }
+        let without = rules(Mode::Default, &[]);
+        let read = file("Read", true, "/s/bash-output/1.log");
+        assert_eq!(verdict(&decide(&without, &read)), "ask");
     }
 
     #[test]

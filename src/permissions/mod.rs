@@ -136,9 +136,26 @@ pub struct Rules {
     /// Folders outside the root that count as inside
     /// (`additionalDirectories`), canonical.
     pub additional_dirs: Vec<PathBuf>,
+    /// Folders of lathe's own saved tool output, canonical: Bash output cut
+    /// from a result (`<state>/bash-output`) and this session's large
+    /// results (`<state>/tool-results/<session>`). A read-only file tool
+    /// (Read, Grep, Glob) reads there without the default "outside the
+    /// project" ask: the model was handed the path in a `tool_result` and
+    /// told to read it (Claude Code likewise lets the model read its saved
+    /// tool results). Deny and ask rules and protected paths still apply.
+    /// Set by the session ([`Rules::with_output_dirs`]).
+    pub output_dirs: Vec<PathBuf>,
 }
 
 impl Rules {
+    /// These rules with `dirs` as [`Rules::output_dirs`], each made canonical
+    /// ([`resolve_for_rules`]: a folder not created yet resolves below its
+    /// deepest existing parent).
+    pub fn with_output_dirs(mut self, dirs: &[PathBuf]) -> Self {
+        self.output_dirs = dirs.iter().map(|d| resolve_for_rules(d)).collect();
+        self
+    }
+
     /// Adds `rule` to the `kind` list from `source`.
     pub fn push(&mut self, kind: RuleKind, rule: Rule, source: RuleSource) {
         self.entries.push(SourcedRule {

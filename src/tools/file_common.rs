@@ -38,7 +38,9 @@ pub const FILE_IO_ERROR: &str = "Could not access {path}: {detail}. Nothing was 
 /// The path is a FIFO, a device or a socket ([`EditorError::NotAFile`]).
 pub const FILE_NOT_REGULAR: &str = "{path} is {kind}, not a regular file, so it was not opened: reading it could block or never end. Read, Edit and Write work on regular files only.";
 /// The file is over [`crate::editor::MAX_FILE_BYTES`] ([`EditorError::TooLarge`]).
-pub const FILE_TOO_LARGE: &str = "{path} is {size} bytes, more than the {max} bytes lathe loads, so lathe did not open it (nothing was read or changed). Use Grep to find the lines you need (it streams the file), or Bash (e.g. `sed -n '100,200p' {path}`) to see one part.";
+/// Read streams such a file instead (`tools::read::large`), so this is what
+/// Edit and Write answer.
+pub const FILE_TOO_LARGE: &str = "{path} is {size} bytes, more than the {max} bytes lathe loads whole, so it was not opened and nothing was changed. Edit and Write change only files up to that size: Read shows a larger file in parts, never enough to change it safely. Change it with Bash (e.g. `sed -i`) instead.";
 /// Neovim or the bridge to it is gone.
 pub const EDITOR_UNAVAILABLE: &str =
     "The editor is not available ({detail}), so nothing was changed. Try the call again.";
@@ -446,7 +448,7 @@ mod tests {
         );
         assert_eq!(
             msg(EditorError::TooLarge { path: path.clone(), size: 10_737_418_240, max: 67_108_864 }),
-            "src/a.rs is 10737418240 bytes, more than the 67108864 bytes lathe loads, so lathe did not open it (nothing was read or changed). Use Grep to find the lines you need (it streams the file), or Bash (e.g. `sed -n '100,200p' src/a.rs`) to see one part."
+            "src/a.rs is 10737418240 bytes, more than the 67108864 bytes lathe loads whole, so it was not opened and nothing was changed. Edit and Write change only files up to that size: Read shows a larger file in parts, never enough to change it safely. Change it with Bash (e.g. `sed -i`) instead."
         );
         assert_eq!(
             BUFFER_LEFT_MODIFIED,

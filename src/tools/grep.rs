@@ -128,6 +128,10 @@ Usage:
 - A file open in the user's Neovim with unsaved changes is searched as the user sees it (the buffer's text), and a buffer not yet written counts as a file; the result says which matches come from unsaved text.
 - Large results are cut; use `head_limit` and `offset` to page through them.";
 
+/// Error when `path` is a FIFO, a device or a socket: opening it could block
+/// (a FIFO without a writer) or never end (`/dev/zero`), as Read refuses it
+/// (`FILE_NOT_REGULAR`). `{kind}` is e.g. "a FIFO (named pipe)".
+pub const GREP_PATH_NOT_REGULAR: &str = "{path} is {kind}, not a regular file or a directory, so it was not searched: reading it could block or never end. Pass a file or a folder as path, or omit path to search the whole project.";
 /// Error when `path` does not exist. `{path}` is what the model asked for.
 pub const GREP_PATH_NOT_FOUND: &str =
     "Path does not exist: {path}. Check the path (Glob can find files by name), or omit path to search the whole project.";
@@ -221,6 +225,15 @@ impl TypedTool for GrepTool {
         let exists = match input.path.as_deref() {
             Some(p) => {
                 let search = paths::resolve(&ctx.root, p);
+                if let Some(kind) = special_kind(&search) {
+                    return Err(ToolError::new(fill(
+                        GREP_PATH_NOT_REGULAR,
+                        &[
+                            ("path", &paths::display(&ctx.root, &search)),
+                            ("kind", kind),
+                        ],
+                    )));
+                }
                 // A path that is not on disk may be a buffer never written
                 // (or a folder of such): that costs a main-thread trip,
                 // only on this path.
@@ -268,6 +281,29 @@ impl TypedTool for GrepTool {
 
     fn describe(&self, input: &GrepInput, root: &Path) -> String {
         search_walk::describe_search(&shorten(&input.pattern, 60), input.path.as_deref(), root)
+    }
+}
+
+/// What `path` is when it is neither a regular file nor a directory (after
+/// symlinks): "a FIFO (named pipe)", "a character device", "a block
+/// device", "a socket" (the words of Read's `FILE_NOT_REGULAR`); `None`
+/// for files, directories and paths that cannot be stat'ed. One `stat`,
+/// nothing opened.
+fn special_kind(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = std::fs::metadata(path).ok()?.file_type();
+    if t.is_file() || t.is_dir() {
+        None
+    } else if t.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a regular file")
     }
 }
 
@@ -777,6 +813,7 @@ mod tests {
 
     #[test]
     fn golden_grep_messages() {
+        assert_eq!(GREP_PATH_NOT_REGULAR, "{path} is {kind}, not a regular file or a directory, so it was not searched: reading it could block or never end. Pass a file or a folder as path, or omit path to search the whole project.");
         assert_eq!(
             GREP_PATH_NOT_FOUND,
             "Path does not exist: {path}. Check the path (Glob can find files by name), or omit path to search the whole project."

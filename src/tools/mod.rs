@@ -30,6 +30,7 @@ pub mod lsp_hover;
 pub mod lsp_references;
 pub mod lsp_symbols;
 pub mod read;
+pub mod retention;
 pub mod write;
 
 pub mod bash_output;
@@ -175,7 +176,10 @@ fn is_list_item(line: &str) -> bool {
 pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
     // One set of background shells per set of tools (per session), shared
     // by Bash, BashOutput and KillShell.
-    let shells = bash::shells::Shells::new(config.state_dir.join("bash-output"));
+    let shells = bash::shells::Shells::new(config.state_dir.join(retention::BASH_OUTPUT_DIR));
+    // Old saved outputs no running process names go, once per process, on
+    // a thread of their own (docs/architecture.md, "Saved outputs").
+    retention::start(&config.state_dir);
     vec![
         Arc::new(read::ReadTool),
         Arc::new(grep::GrepTool),

@@ -15,6 +15,7 @@
 //! decide, as for images.
 
 pub mod image;
+pub mod large;
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +25,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::task;
 
-use crate::editor::{EditorError, TextHash};
+use crate::editor::{EditorError, TextHash, MAX_FILE_BYTES};
 use crate::protocol::{ContentBlock, ImageSource, ToolResultContent};
 
 use super::file_common::{editor_error, file_preview, resolve_file_path, shown};
@@ -36,6 +37,7 @@ use crate::text::{fill, plural};
 
 use self::image::{ImageKind, ImageLimits, ImageProblem, PreparedImage};
 pub use self::image::{MAX_DECODE_PIXELS, MAX_IMAGE_BYTES, MAX_LONG_EDGE_PX};
+use self::large::{Ended, Opened, ScanBudget};
 
 /// Lines shown when the call gives no `limit`.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -54,6 +56,7 @@ Usage:
 - file_path should be an absolute path. A relative path is resolved against the project root, and a leading ~/ means the home directory.
 - By default it reads up to 2000 lines from the start of the file. For long files, give offset (the 1-based line number to start at) and limit (how many lines) to read one part; reading the whole file is usually best when it is short.
 - Lines longer than 2000 characters are cut.
+- A file over 64 MiB (a large log, a saved command output) is not loaded whole: read it in parts with offset and limit, or search it with Grep.
 - Results are in cat -n format: the line number, a TAB, then the line. The line-number prefix is not part of the file: never copy it into Edit's old_string or new_string.
 - When the file is open in the user's Neovim, you get the buffer's text, including changes the user has not saved yet.
 - Images (PNG, JPEG, GIF, WebP) are returned as images for you to look at. Other binary files are reported with their kind and size.
@@ -92,6 +95,20 @@ pub const READ_IMAGE_REENCODED: &str = "[{path} is {original_size} bytes, more t
 /// Note when the file is an animated GIF or WebP: only its first frame is
 /// sent, as a still PNG.
 pub const READ_IMAGE_FIRST_FRAME: &str = "[{path} is an animated {kind}; this is its first frame only, sent as a still {media_type}. To see other frames, extract them to image files with Bash and Read those.]";
+
+/// Error for Read without `offset`/`limit` of a file over
+/// [`MAX_FILE_BYTES`]: it is read in parts ([`large`]).
+pub const READ_LARGE_NEEDS_RANGE: &str = "{path} is {size} bytes, more than the {max} bytes Read loads whole, so it was not read. Read it in parts: call Read with offset=1 and limit={limit} for its first {limit} lines, then with offset set to the next line for the next part; or use Grep to find the lines you need (it searches the whole file).";
+/// Trailer of a streamed Read that reached the end of the file.
+pub const READ_LARGE_SHOWN_END: &str = "[{path} is a large file ({size} bytes, {total}), streamed rather than loaded: these are lines {first}-{last}, the end of the file.]";
+/// Trailer of a streamed Read when the file goes on and its lines were
+/// counted.
+pub const READ_LARGE_SHOWN_MORE: &str = "[{path} is a large file ({size} bytes, {total}), streamed rather than loaded: showing lines {first}-{last}. The file continues: call Read with offset={next} to read more, or Grep it to find lines.]";
+/// Trailer of a streamed Read when the file goes on past what one call
+/// counts ([`large::MAX_SCAN_BYTES`], [`large::MAX_SCAN_TIME`]).
+pub const READ_LARGE_SHOWN_UNCOUNTED: &str = "[{path} is a large file ({size} bytes), streamed rather than loaded: showing lines {first}-{last}. It has at least {seen} lines (one Read scans at most {budget} bytes or {secs} s of a file, so the rest was not counted). Call Read with offset={next} to read more, or Grep it to find lines.]";
+/// Error when a streamed Read ran out of its scan budget before `offset`.
+pub const READ_LARGE_NOT_REACHED: &str = "Line {offset} of {path} was not reached: Read scanned {scanned} of its {size} bytes ({lines}) and one Read scans at most {budget} bytes or {secs} s of a file. Use Grep to find the lines you need (it searches the whole file), or Bash (e.g. `tail -n 100 {path}`) to see its end.";
 
 /// What the first bytes of the regular file at `path` look like
 /// ([`crate::editor::codec::sniff_kind`]); `""` when it cannot be read.
@@ -335,6 +352,154 @@ pub fn render(text: &str, first: usize, limit: usize) -> (String, usize) {
     (out, numbered.shown)
 }
 
+/// Read of the file at `path` (shown as `shown`, `size` bytes), too large
+/// to load: without `offset` and `limit` the [`READ_LARGE_NEEDS_RANGE`]
+/// error; else the lines streamed by [`large::scan`] within `budget`, with a
+/// trailer saying the file is large and, when counted, how many lines it
+/// has. Records no read in `FileState` (the model saw a part, and no text
+/// is kept), so Edit and Write refuse the file from its size. Errors: the
+/// file is binary ([`READ_BINARY`]), `offset` is past the end
+/// ([`READ_PAST_END`]) or beyond the budget ([`READ_LARGE_NOT_REACHED`]),
+/// I/O ([`FILE_IO_ERROR`](super::file_common::FILE_IO_ERROR)).
+pub async fn read_large(
+    input: &ReadInput,
+    path: &Path,
+    shown: &str,
+    size: u64,
+    ctx: &ToolContext,
+    budget: ScanBudget,
+) -> Result<ToolOutput, ToolError> {
+    if input.offset.is_none() && input.limit.is_none() {
+        return Err(ToolError::new(fill(
+            READ_LARGE_NEEDS_RANGE,
+            &[
+                ("path", shown),
+                ("size", &size.to_string()),
+                ("max", &MAX_FILE_BYTES.to_string()),
+                ("limit", &DEFAULT_LIMIT.to_string()),
+            ],
+        )));
+    }
+    let first = input.offset.unwrap_or(1).max(1);
+    let limit = input.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+    // Whatever the model read of this file before no longer stands for it.
+    ctx.file_state.forget(path);
+    let cancel = ctx.cancel.clone();
+    let file = path.to_path_buf();
+    let scanned = task::spawn_blocking(move || match large::open(&file)? {
+        Opened::Binary(kind) => Ok(Err(kind)),
+        Opened::Text(mut reader) => {
+            large::scan(&mut reader, first, limit, budget, &|| cancel.is_cancelled()).map(Ok)
+        }
+    })
+    .await
+    .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
+    .map_err(|e| {
+        ToolError::new(fill(
+            super::file_common::FILE_IO_ERROR,
+            &[("path", shown), ("detail", &e.to_string())],
+        ))
+    })?;
+    let scanned = match scanned {
+        Ok(scanned) => scanned,
+        Err(kind) => {
+            return Err(ToolError::new(fill(
+                READ_BINARY,
+                &[("path", shown), ("kind", kind), ("size", &size.to_string())],
+            )))
+        }
+    };
+    let size_text = size.to_string();
+    let budget_bytes = budget.bytes.to_string();
+    let secs = budget.time.as_secs().to_string();
+    if scanned.shown == 0 {
+        let msg = match scanned.ended {
+            Ended::Eof { total } => fill(
+                READ_PAST_END,
+                &[
+                    ("offset", &first.to_string()),
+                    ("total", &plural(total, "line", "lines")),
+                    ("path", shown),
+                ],
+            ),
+            Ended::Budget { scanned, lines } => fill(
+                READ_LARGE_NOT_REACHED,
+                &[
+                    ("offset", &first.to_string()),
+                    ("path", shown),
+                    ("scanned", &scanned.to_string()),
+                    ("size", &size_text),
+                    ("lines", &plural(lines, "line", "lines")),
+                    ("budget", &budget_bytes),
+                    ("secs", &secs),
+                ],
+            ),
+        };
+        return Err(ToolError::new(msg));
+    }
+    let last = first + scanned.shown - 1;
+    let mut out = scanned.text;
+    if scanned.cut > 0 {
+        out.push_str("\n\n");
+        out.push_str(&fill(
+            READ_LINES_CUT,
+            &[
+                ("count", &plural(scanned.cut, "line", "lines")),
+                ("max", &MAX_LINE_CHARS.to_string()),
+            ],
+        ));
+    }
+    let (first_s, last_s, next_s) = (first.to_string(), last.to_string(), (last + 1).to_string());
+    let (trailer, summary) = match scanned.ended {
+        Ended::Eof { total } if last >= total => (
+            fill(
+                READ_LARGE_SHOWN_END,
+                &[
+                    ("path", shown),
+                    ("size", &size_text),
+                    ("total", &plural(total, "line", "lines")),
+                    ("first", &first_s),
+                    ("last", &last_s),
+                ],
+            ),
+            format!("lines {first}-{last} of {total} (large file, streamed)"),
+        ),
+        Ended::Eof { total } => (
+            fill(
+                READ_LARGE_SHOWN_MORE,
+                &[
+                    ("path", shown),
+                    ("size", &size_text),
+                    ("total", &plural(total, "line", "lines")),
+                    ("first", &first_s),
+                    ("last", &last_s),
+                    ("next", &next_s),
+                ],
+            ),
+            format!("lines {first}-{last} of {total} (large file, streamed)"),
+        ),
+        Ended::Budget { lines, .. } => (
+            fill(
+                READ_LARGE_SHOWN_UNCOUNTED,
+                &[
+                    ("path", shown),
+                    ("size", &size_text),
+                    ("first", &first_s),
+                    ("last", &last_s),
+                    ("seen", &lines.to_string()),
+                    ("budget", &budget_bytes),
+                    ("secs", &secs),
+                    ("next", &next_s),
+                ],
+            ),
+            format!("lines {first}-{last} of at least {lines} (large file, streamed)"),
+        ),
+    };
+    out.push_str("\n\n");
+    out.push_str(&trailer);
+    Ok(ToolOutput::text(out, summary))
+}
+
 #[async_trait]
 impl TypedTool for ReadTool {
     type Input = ReadInput;
@@ -388,13 +553,14 @@ impl TypedTool for ReadTool {
             Err(EditorError::NotText { kind, size, .. }) => {
                 return self.read_image(&path, &p, &kind, size).await
             }
-            // An image over the load limit gets the image's own message.
-            Err(e @ EditorError::TooLarge { size, .. }) => {
+            // An image over the load limit gets the image's own message;
+            // text is streamed (docs/architecture.md, "Hostile input").
+            Err(EditorError::TooLarge { size, .. }) => {
                 let kind = head_kind(&path).await;
                 if kind.ends_with(" image") {
                     return self.read_image(&path, &p, kind, size).await;
                 }
-                return Err(editor_error(&ctx.root, &path, &e));
+                return read_large(&input, &path, &p, size, ctx, ScanBudget::DEFAULT).await;
             }
             Err(e) => return Err(editor_error(&ctx.root, &path, &e)),
         };
@@ -507,6 +673,11 @@ mod tests {
         assert_eq!(READ_IMAGE_SCALED, "[{path} is {width}×{height} pixels; it was scaled down to {new_width}×{new_height} and sent as {media_type} ({size} bytes) to fit the API's image limits (long edge at most {max_edge} pixels, at most {max} bytes). Positions and sizes you see are in the scaled image: multiply them by {factor} for the file's pixels.]");
         assert_eq!(READ_IMAGE_REENCODED, "[{path} is {original_size} bytes, more than the {max} bytes an image may have; it was re-encoded as {media_type} at its full {width}×{height} pixels ({size} bytes).]");
         assert_eq!(READ_IMAGE_FIRST_FRAME, "[{path} is an animated {kind}; this is its first frame only, sent as a still {media_type}. To see other frames, extract them to image files with Bash and Read those.]");
+        assert_eq!(READ_LARGE_NEEDS_RANGE, "{path} is {size} bytes, more than the {max} bytes Read loads whole, so it was not read. Read it in parts: call Read with offset=1 and limit={limit} for its first {limit} lines, then with offset set to the next line for the next part; or use Grep to find the lines you need (it searches the whole file).");
+        assert_eq!(READ_LARGE_SHOWN_END, "[{path} is a large file ({size} bytes, {total}), streamed rather than loaded: these are lines {first}-{last}, the end of the file.]");
+        assert_eq!(READ_LARGE_SHOWN_MORE, "[{path} is a large file ({size} bytes, {total}), streamed rather than loaded: showing lines {first}-{last}. The file continues: call Read with offset={next} to read more, or Grep it to find lines.]");
+        assert_eq!(READ_LARGE_SHOWN_UNCOUNTED, "[{path} is a large file ({size} bytes), streamed rather than loaded: showing lines {first}-{last}. It has at least {seen} lines (one Read scans at most {budget} bytes or {secs} s of a file, so the rest was not counted). Call Read with offset={next} to read more, or Grep it to find lines.]");
+        assert_eq!(READ_LARGE_NOT_REACHED, "Line {offset} of {path} was not reached: Read scanned {scanned} of its {size} bytes ({lines}) and one Read scans at most {budget} bytes or {secs} s of a file. Use Grep to find the lines you need (it searches the whole file), or Bash (e.g. `tail -n 100 {path}`) to see its end.");
         assert!(READ_DESCRIPTION.starts_with("Reads a file from the local filesystem."));
     }
 
@@ -702,6 +873,201 @@ mod tests {
             "call Read with offset={} to read more.]",
             shown + 1
         )));
+    }
+
+    /// A file of `lines` text lines ("line N") made larger than
+    /// [`MAX_FILE_BYTES`] by a sparse hole after them (no disk used): the
+    /// hole reads as one last line of NUL bytes.
+    fn large_file(dir: &Path, lines: usize) -> PathBuf {
+        let path = dir.join("big.log");
+        let text: String = (1..=lines).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&path, text).expect("write");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        file.set_len(MAX_FILE_BYTES + 1).expect("set_len");
+        path
+    }
+
+    fn err(out: Result<ToolOutput, ToolError>) -> String {
+        match out {
+            Ok(o) => panic!("expected an error, got {}", o.content.as_text()),
+            Err(e) => e.message,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_file_over_the_load_limit_is_paged_with_offset_and_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        large_file(dir.path(), 3000);
+        let c = ctx(dir.path());
+        // Through the tool's default budget, a page whose trailer depends
+        // on how far the scan got in 2 s:
+        let out = text(
+            read(
+                &c,
+                serde_json::json!({"file_path": "big.log", "offset": 1500, "limit": 3}),
+            )
+            .await,
+        );
+        assert!(out.starts_with("  1500\tline 1500\n  1501\tline 1501\n  1502\tline 1502\n\n[big.log is a large file (67108865 bytes"), "{out}");
+        // Without a time limit, the whole file is counted.
+        let read = |input: serde_json::Value| {
+            let input: ReadInput = serde_json::from_value(input).expect("input");
+            let path = dir.path().join(&input.file_path);
+            let c = &c;
+            async move {
+                read_large(
+                    &input,
+                    &path,
+                    "big.log",
+                    MAX_FILE_BYTES + 1,
+                    c,
+                    large::tests::UNTIMED,
+                )
+                .await
+            }
+        };
+        let out = read(serde_json::json!({"file_path": "big.log", "offset": 1500, "limit": 3}))
+            .await
+            .expect("streamed");
+        assert_eq!(
+            out.content.as_text(),
+            "  1500\tline 1500\n  1501\tline 1501\n  1502\tline 1502\n\n[big.log is a large file (67108865 bytes, 3001 lines), streamed rather than loaded: showing lines 1500-1502. The file continues: call Read with offset=1503 to read more, or Grep it to find lines.]"
+        );
+        assert_eq!(
+            out.summary,
+            "lines 1500-1502 of 3001 (large file, streamed)"
+        );
+        // Only `limit`: from the first line.
+        let out = text(read(serde_json::json!({"file_path": "big.log", "limit": 1})).await);
+        assert!(
+            out.starts_with("     1\tline 1\n\n[big.log is a large file"),
+            "{out}"
+        );
+        // The last line is the hole's NUL bytes, cut like any long line.
+        let out = text(
+            read(serde_json::json!({"file_path": "big.log", "offset": 3001, "limit": 5})).await,
+        );
+        assert!(
+            out.contains(" chars in full]\n\n[1 line longer than 2000"),
+            "{out}"
+        );
+        assert!(
+            out.ends_with("these are lines 3001-3001, the end of the file.]"),
+            "{out}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_file_over_the_load_limit_without_a_range_says_how_to_read_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        large_file(dir.path(), 10);
+        let msg = err(read(
+            &ctx(dir.path()),
+            serde_json::json!({"file_path": "big.log"}),
+        )
+        .await);
+        assert_eq!(msg, "big.log is 67108865 bytes, more than the 67108864 bytes Read loads whole, so it was not read. Read it in parts: call Read with offset=1 and limit=2000 for its first 2000 lines, then with offset set to the next line for the next part; or use Grep to find the lines you need (it searches the whole file).");
+    }
+
+    #[tokio::test]
+    async fn an_offset_past_the_end_of_a_large_file_says_so() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        large_file(dir.path(), 2000);
+        let path = dir.path().join("big.log");
+        let input = ReadInput {
+            file_path: path.display().to_string(),
+            offset: Some(5000),
+            limit: Some(5),
+        };
+        let c = ctx(dir.path());
+        let msg = err(read_large(
+            &input,
+            &path,
+            "big.log",
+            MAX_FILE_BYTES + 1,
+            &c,
+            large::tests::UNTIMED,
+        )
+        .await);
+        assert_eq!(msg, "offset 5000 is past the end (2001 lines) of big.log. Call Read with a smaller offset, or without offset to read from the start.");
+    }
+
+    #[tokio::test]
+    async fn the_scan_budget_bounds_a_large_read_and_says_how_far_it_got() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = large_file(dir.path(), 3000);
+        let c = ctx(dir.path());
+        let budget = ScanBudget {
+            bytes: 10_000,
+            time: large::tests::UNTIMED.time,
+        };
+        let input = |offset: usize| ReadInput {
+            file_path: path.display().to_string(),
+            offset: Some(offset),
+            limit: Some(2),
+        };
+        let msg = err(read_large(
+            &input(2000),
+            &path,
+            "big.log",
+            MAX_FILE_BYTES + 1,
+            &c,
+            budget,
+        )
+        .await);
+        // "line N\n" is 7 bytes up to 9, 8 up to 99, 9 up to 999, then 10.
+        assert_eq!(msg, "Line 2000 of big.log was not reached: Read scanned 10000 of its 67108865 bytes (1111 lines) and one Read scans at most 10000 bytes or 600 s of a file. Use Grep to find the lines you need (it searches the whole file), or Bash (e.g. `tail -n 100 big.log`) to see its end.");
+        let out =
+            text(read_large(&input(5), &path, "big.log", MAX_FILE_BYTES + 1, &c, budget).await);
+        assert_eq!(out, "     5\tline 5\n     6\tline 6\n\n[big.log is a large file (67108865 bytes), streamed rather than loaded: showing lines 5-6. It has at least 1111 lines (one Read scans at most 10000 bytes or 600 s of a file, so the rest was not counted). Call Read with offset=7 to read more, or Grep it to find lines.]");
+    }
+
+    #[tokio::test]
+    async fn a_partial_read_of_a_large_file_keeps_no_record_and_edit_refuses_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let c = ctx(dir.path());
+        let f = dir.path().join("big.log");
+        std::fs::write(&f, "line 1\n").expect("write");
+        text(read(&c, serde_json::json!({"file_path": "big.log"})).await);
+        assert!(c.file_state.get(&f).is_some());
+        large_file(dir.path(), 2000);
+        text(
+            read(
+                &c,
+                serde_json::json!({"file_path": "big.log", "offset": 1, "limit": 1}),
+            )
+            .await,
+        );
+        assert!(
+            c.file_state.get(&f).is_none(),
+            "a part of the file is no read of it"
+        );
+        let msg = err(
+            run(
+                Arc::new(crate::tools::edit::EditTool),
+                &c,
+                serde_json::json!({"file_path": "big.log", "old_string": "line 1\n", "new_string": "x\n"}),
+            )
+            .await,
+        );
+        assert_eq!(msg, "big.log is 67108865 bytes, more than the 67108864 bytes lathe loads whole, so it was not opened and nothing was changed. Edit and Write change only files up to that size: Read shows a larger file in parts, never enough to change it safely. Change it with Bash (e.g. `sed -i`) instead.");
+    }
+
+    #[tokio::test]
+    async fn a_large_binary_file_is_reported_not_streamed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("disk.img");
+        let file = std::fs::File::create(&path).expect("create");
+        file.set_len(MAX_FILE_BYTES + 1).expect("set_len");
+        let msg = err(read(
+            &ctx(dir.path()),
+            serde_json::json!({"file_path": "disk.img", "offset": 1, "limit": 1}),
+        )
+        .await);
+        assert_eq!(msg, "disk.img is a binary file (binary, 67108865 bytes), so Read does not show its bytes. Read shows text files and images (PNG, JPEG, GIF, WebP).");
     }
 
     #[test]

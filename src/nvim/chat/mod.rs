@@ -117,6 +117,42 @@ impl ChatSink {
     }
 }
 
+/// Frames [`render`] drew (main thread).
+static FRAMES: AtomicU64 = AtomicU64::new(0);
+/// Edits of the transcript's text (`nvim_buf_set_text` and friends) made
+/// while drawing frames.
+static EDITS: AtomicU64 = AtomicU64::new(0);
+
+/// Reads of the transcript's text back from the buffer (`line_at`).
+static READS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one read of a transcript line.
+pub(super) fn read_back() {
+    READS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How many times the chat read a transcript line back from the buffer
+/// since Neovim started (tests: streaming reads nothing back, however long
+/// the line it grows).
+pub fn reads() -> u64 {
+    READS.load(Ordering::Relaxed)
+}
+
+/// Counts one edit of the transcript's text.
+pub(super) fn edited() {
+    EDITS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Frames drawn and edits of the transcript's text since Neovim started
+/// (`main_thread_stats()`): streaming costs one edit per frame, however
+/// many deltas arrived in it.
+pub fn edit_counts() -> (u64, u64) {
+    (
+        FRAMES.load(Ordering::Relaxed),
+        EDITS.load(Ordering::Relaxed),
+    )
+}
+
 /// Turns whose start any [`ChatSink`] was given (counted when emitted).
 static TURNS_STARTED: AtomicU64 = AtomicU64::new(0);
 /// Turns whose end [`render`] has drawn (counted on the main thread).
@@ -177,6 +213,11 @@ pub fn render(events: Vec<AgentEvent>) {
     if events.is_empty() {
         return;
     }
+    super::main_stats::timed(super::main_stats::Step::ChatFrame, || render_frame(events));
+}
+
+fn render_frame(events: Vec<AgentEvent>) {
+    FRAMES.fetch_add(1, Ordering::Relaxed);
     let events = coalesce(events);
     let ended = events
         .iter()
@@ -288,6 +329,7 @@ pub fn clear() {
                 return;
             };
             let ns = view.ns();
+            view.resume_highlighting(&buf);
             let _ = buf.clear_namespace(ns, ..);
             let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
             let _ = buf.set_lines(.., false, Vec::<String>::new());
@@ -309,6 +351,12 @@ pub fn chat_buffer() -> Option<Buffer> {
 /// The chat buffer, created when needed. Main thread. Errors: the API's.
 pub(crate) fn ensure_buffer() -> Result<Buffer, String> {
     VIEW.with(|v| v.borrow_mut().buffer())
+}
+
+/// `true` while tree-sitter highlighting of the chat is paused: an answer
+/// streams into a chat longer than 16 KiB (`:help lathe-chat`).
+pub fn highlighting_paused() -> bool {
+    VIEW.with(|v| v.borrow().highlighting_paused)
 }
 
 /// `true` while the "working" indicator is shown (a turn is being rendered

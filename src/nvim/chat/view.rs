@@ -77,7 +77,20 @@ pub(super) struct ChatView {
     text_open: bool,
     /// An error notice was shown in this turn.
     error_shown: bool,
+    /// Where the buffer ends (row, byte length of the last line) and the
+    /// `changedtick` that was true for (see [`ChatView::end`]).
+    end: Option<(u32, usize, usize)>,
+    /// Tree-sitter highlighting is stopped while this turn streams (the
+    /// chat is longer than [`HIGHLIGHT_WHILE_STREAMING_BYTES`]).
+    pub highlighting_paused: bool,
 }
+
+/// Up to this size (bytes) the chat keeps its tree-sitter highlighting
+/// while an answer streams. Neovim re-parses the whole markdown buffer
+/// after every change (measured: 20–110 ms of parsing per frame at
+/// 100–200 KB, in 3 ms slices that start over at each frame), so past
+/// this the highlighting pauses until the turn ends.
+pub(super) const HIGHLIGHT_WHILE_STREAMING_BYTES: usize = 16 * 1024;
 
 impl ChatView {
     pub fn ns(&mut self) -> u32 {
@@ -99,6 +112,8 @@ impl ChatView {
         self.usage.clear();
         self.text_open = false;
         self.error_shown = false;
+        self.end = None;
+        self.highlighting_paused = false;
     }
 
     /// The chat buffer, created on first use.
@@ -109,41 +124,71 @@ impl ChatView {
         self.tools.clear();
         self.working = None;
         self.text_open = false;
+        self.end = None;
+        self.highlighting_paused = false;
         let buf = super::window::create_chat_buffer()?;
         self.buf = Some(buf.clone());
         Ok(buf)
     }
 
-    fn last_line(buf: &Buffer) -> (usize, String) {
+    /// Where the buffer ends: the last line's row (0-based) and its length
+    /// in bytes. Remembered from the last append (with the `changedtick`
+    /// it left), so streaming never reads the growing last line back; any
+    /// other change of the buffer moves the tick and the end is read once.
+    fn end(&mut self, buf: &Buffer) -> (usize, usize) {
+        let tick = buf.get_changedtick().ok();
+        if let Some((t, row, col)) = self.end {
+            if Some(t) == tick {
+                return (row, col);
+            }
+        }
         let n = buf.line_count().unwrap_or(1).max(1);
-        (n - 1, line_at(buf, n - 1))
+        let end = (n - 1, line_at(buf, n - 1).len());
+        self.end = tick.map(|t| (t, end.0, end.1));
+        end
     }
 
-    /// Appends `text` at the very end of the buffer (it may hold newlines).
-    fn append(buf: &mut Buffer, text: &str) {
-        let (row, last) = Self::last_line(buf);
-        let _ = buf.set_text(row..row, last.len(), last.len(), text.split('\n'));
+    /// Appends `text` at the very end of the buffer (it may hold
+    /// newlines): one `nvim_buf_set_text`, nothing read back.
+    fn append(&mut self, buf: &mut Buffer, text: &str) {
+        let (row, col) = self.end(buf);
+        if buf.set_text(row..row, col, col, text.split('\n')).is_err() {
+            self.end = None;
+            return;
+        }
+        super::edited();
+        let breaks = text.matches('\n').count();
+        let tail = text.rsplit('\n').next().map_or(0, str::len);
+        let new_end = if breaks == 0 {
+            (row, col + tail)
+        } else {
+            (row + breaks, tail)
+        };
+        self.end = buf
+            .get_changedtick()
+            .ok()
+            .map(|t| (t, new_end.0, new_end.1));
     }
 
     /// Starts a fresh line unless the last line is empty; returns its row.
-    fn fresh_line(buf: &mut Buffer) -> usize {
-        let (row, last) = Self::last_line(buf);
-        if last.is_empty() {
+    fn fresh_line(&mut self, buf: &mut Buffer) -> usize {
+        let (row, len) = self.end(buf);
+        if len == 0 {
             row
         } else {
-            Self::append(buf, "\n");
+            self.append(buf, "\n");
             row + 1
         }
     }
 
-    fn is_blank(buf: &Buffer) -> bool {
-        buf.line_count().unwrap_or(0) <= 1 && Self::last_line(buf).1.is_empty()
+    fn is_blank(&mut self, buf: &Buffer) -> bool {
+        self.end(buf) == (0, 0)
     }
 
     /// Appends a whole line (on a fresh line) highlighted with `hl`.
     fn append_line(&mut self, buf: &mut Buffer, line: &str, hl: &str) {
-        let row = Self::fresh_line(buf);
-        Self::append(buf, &format!("{line}\n"));
+        let row = self.fresh_line(buf);
+        self.append(buf, &format!("{line}\n"));
         let ns = self.ns();
         let opts = SetExtmarkOpts::builder()
             .end_row(row)
@@ -159,8 +204,8 @@ impl ChatView {
         match ev {
             AgentEvent::TurnStarted { prompt } => {
                 let mut block = String::new();
-                if !Self::is_blank(&buf) {
-                    Self::fresh_line(&mut buf);
+                if !self.is_blank(&buf) {
+                    self.fresh_line(&mut buf);
                     block.push('\n');
                 }
                 block.push_str(YOU_HEADING);
@@ -169,19 +214,19 @@ impl ChatView {
                 block.push_str("\n\n");
                 block.push_str(LATHE_HEADING);
                 block.push_str("\n\n");
-                Self::append(&mut buf, &block);
+                self.append(&mut buf, &block);
                 self.working = Some(0);
                 self.running = true;
                 self.text_open = false;
                 self.error_shown = false;
             }
             AgentEvent::AssistantStarted => {
-                let (row, last) = Self::last_line(&buf);
+                let (row, col) = self.end(&buf);
                 let ns = self.ns();
                 // Left gravity: text streamed at the mark goes after it, so
                 // the mark keeps pointing at where the answer began.
                 let opts = SetExtmarkOpts::builder().right_gravity(false).build();
-                self.answer_start = buf.set_extmark(ns, row, last.len(), &opts).ok();
+                self.answer_start = buf.set_extmark(ns, row, col, &opts).ok();
             }
             AgentEvent::AssistantWithdrawn { reason } => {
                 // The failed answer is not part of the conversation: remove
@@ -190,8 +235,9 @@ impl ChatView {
                     let ns = self.ns();
                     if let Ok((row, col, _)) = buf.get_extmark_by_id(ns, mark, &Default::default())
                     {
-                        let (end_row, end_text) = Self::last_line(&buf);
-                        let _ = buf.set_text(row..end_row, col, end_text.len(), [""]);
+                        let (end_row, end_col) = self.end(&buf);
+                        let _ = buf.set_text(row..end_row, col, end_col, [""]);
+                        super::edited();
                     }
                 }
                 self.tools.retain(|_, t| !t.open());
@@ -201,10 +247,17 @@ impl ChatView {
                 if !self.text_open {
                     // Text after a tool line or a notice starts a line of
                     // its own, never glued onto it.
-                    Self::fresh_line(&mut buf);
+                    self.fresh_line(&mut buf);
                 }
-                Self::append(&mut buf, &text);
+                self.append(&mut buf, &text);
                 self.text_open = true;
+                if !self.highlighting_paused {
+                    let n = buf.line_count().unwrap_or(0);
+                    if buf.get_offset(n).unwrap_or(0) > HIGHLIGHT_WHILE_STREAMING_BYTES {
+                        super::window::pause_treesitter(&buf);
+                        self.highlighting_paused = true;
+                    }
+                }
             }
             AgentEvent::ToolQueued { id, name, detail } => {
                 self.new_tool(&mut buf, id, name, detail, LineState::Queued, None);
@@ -296,8 +349,8 @@ impl ChatView {
                     }
                     self.redraw_tool(&mut buf, &id);
                 }
-                Self::fresh_line(&mut buf);
-                Self::append(&mut buf, "\n");
+                self.fresh_line(&mut buf);
+                self.append(&mut buf, "\n");
                 let usage = std::mem::take(&mut self.usage);
                 let end = turn_end_line(&outcome, self.error_shown);
                 let end = if usage.is_empty() {
@@ -306,6 +359,7 @@ impl ChatView {
                     format!("{end} {usage}")
                 };
                 self.append_line(&mut buf, &end, "LatheTurnEnd");
+                self.resume_highlighting(&buf);
                 if let (Some(id), Some(ns)) = (self.working.take(), self.ns) {
                     if id != 0 {
                         let _ = buf.del_extmark(ns, id);
@@ -326,13 +380,13 @@ impl ChatView {
         state: LineState,
         input: Option<serde_json::Value>,
     ) {
-        let row = Self::fresh_line(buf);
-        Self::append(buf, &tool_line(&name, &detail, state.word(), ""));
+        let row = self.fresh_line(buf);
+        self.append(buf, &tool_line(&name, &detail, state.word(), ""));
         let ns = self.ns();
         let mark = buf
             .set_extmark(ns, row, 0, &SetExtmarkOpts::default())
             .unwrap_or(0);
-        Self::append(buf, "\n");
+        self.append(buf, "\n");
         self.text_open = false;
         self.tools.insert(
             id.clone(),
@@ -374,6 +428,7 @@ impl ChatView {
         if buf.set_text(row..row, 0, old_len, [line.as_str()]).is_err() {
             return false;
         }
+        super::edited();
         let hl = t.state.hl_group();
         let opts = SetExtmarkOpts::builder()
             .id(t.mark)
@@ -410,6 +465,7 @@ impl ChatView {
         if buf.set_text(row..row, len, len, text).is_err() {
             return;
         }
+        super::edited();
         let start = buf
             .set_extmark(ns, row + 1, 0, &SetExtmarkOpts::default())
             .ok();
@@ -478,7 +534,7 @@ impl ChatView {
         let Some(text) = self.waiting_text.clone() else {
             return;
         };
-        let (row, _) = Self::last_line(&buf);
+        let (row, _) = self.end(&buf);
         let opts = SetExtmarkOpts::builder()
             .virt_lines([[(text.as_str(), "LatheWaiting")]])
             .build();
@@ -515,7 +571,7 @@ impl ChatView {
     /// Moves the "working" indicator to the last line.
     pub fn place_working(&mut self, buf: &Buffer) {
         let mut buf = buf.clone();
-        let (row, _) = Self::last_line(&buf);
+        let (row, _) = self.end(&buf);
         if let Some(id) = self.working {
             let ns = self.ns();
             let mut b = SetExtmarkOpts::builder();
@@ -529,6 +585,13 @@ impl ChatView {
         }
     }
 
+    /// Starts tree-sitter highlighting again if a stream paused it.
+    pub fn resume_highlighting(&mut self, buf: &Buffer) {
+        if std::mem::take(&mut self.highlighting_paused) {
+            super::window::start_treesitter(buf);
+        }
+    }
+
     /// `true` while the "working" indicator is shown.
     pub fn working_shown(&self) -> bool {
         self.working.is_some()
@@ -537,6 +600,7 @@ impl ChatView {
 
 /// The text of line `row` (0-based) of `buf`, or "".
 pub(super) fn line_at(buf: &Buffer, row: usize) -> String {
+    super::read_back();
     buf.get_lines(row..row + 1, false)
         .ok()
         .and_then(|mut l| l.next())

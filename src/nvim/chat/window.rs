@@ -126,6 +126,15 @@ pub(super) fn start_treesitter(buf: &Buffer) {
         .call::<()>(buf.handle());
 }
 
+/// Stops tree-sitter highlighting of `buf` while an answer streams into a
+/// long chat (`vim.treesitter.stop`; Vim's markdown syntax shows instead
+/// when `:syntax` is on). [`start_treesitter`] resumes it.
+pub(super) fn pause_treesitter(buf: &Buffer) {
+    let _ = lua()
+        .load("local b = ...; pcall(vim.treesitter.stop, b)")
+        .call::<()>(buf.handle());
+}
+
 /// When the last transcript window of a tab closes (`:q`, `<C-w>c`), the
 /// prompt area docked under it closes too, so no prompt without its chat
 /// is left behind.
@@ -371,10 +380,16 @@ pub(super) fn following(buf: &Buffer) -> Vec<Window> {
         .collect()
 }
 
-/// Moves the cursor of `wins` to the last line (they scroll with it).
+/// Moves the cursor of `wins` to the last line (they scroll with it). A
+/// window already there is left alone: moving a cursor makes Neovim
+/// measure the line on screen, which for a long streamed line costs the
+/// main loop on every frame.
 pub(super) fn follow(buf: &Buffer, wins: &[Window]) {
     let n = buf.line_count().unwrap_or(1).max(1);
     for w in wins {
+        if w.get_cursor().is_ok_and(|c| c == (n, 0)) {
+            continue;
+        }
         let mut w = w.clone();
         let _ = w.set_cursor(n, 0);
     }

@@ -270,3 +270,140 @@ fn many_small_deltas_in_one_frame_are_one_buffer_edit() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Streaming never reads the transcript back (issue 12: the main loop's
+/// cost of a frame must not grow with the answer): 200 frames of deltas
+/// growing one line to 200 KB are 200 edits and no read of a line, and the
+/// text is whole. The chat remembers where the buffer ends.
+#[nvim_oxi::test]
+fn streaming_frames_append_without_reading_the_growing_line_back() -> Result<(), String> {
+    use lathe::events::AgentEvent;
+    load();
+    let render = lathe::nvim::chat::render;
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "stream".into(),
+    }]);
+    render(vec![AgentEvent::AssistantStarted]);
+    render(vec![AgentEvent::TextDelta {
+        text: "start ".into(),
+    }]);
+    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let piece = "x".repeat(1000);
+    let reads = lathe::nvim::chat::reads();
+    let (_, edits) = lathe::nvim::chat::edit_counts();
+    for _ in 0..200 {
+        render(vec![AgentEvent::TextDelta {
+            text: piece.clone(),
+        }]);
+    }
+    check_eq(
+        "transcript lines read back while streaming",
+        lathe::nvim::chat::reads() - reads,
+        0,
+    )?;
+    check_eq(
+        "transcript edits for 200 frames",
+        lathe::nvim::chat::edit_counts().1 - edits,
+        200,
+    )?;
+    let last = crate::common::lines(&buf)
+        .last()
+        .cloned()
+        .unwrap_or_default();
+    check_eq("the streamed line's length", last.len(), 6 + 200 * 1000)?;
+    // Anything else that changes the buffer is noticed: the end is read
+    // once again and the next delta still lands at the very end.
+    lathe::nvim::chat::clear();
+    render(vec![AgentEvent::TextDelta {
+        text: "after".into(),
+    }]);
+    check_eq(
+        "the chat after a clear",
+        crate::common::lines(&buf).join("\n").as_str(),
+        "after",
+    )
+}
+
+/// A `User` event lathe fires (here `LatheTurnStart`) has the statuslines
+/// redrawn in a step of their own, after lathe's: `:redrawstatus` inside
+/// it redrew the whole screen, chat and tree-sitter included, as part of
+/// lathe's step (issue 12). A decoration provider's `on_start` counts
+/// screen updates; the autocmd queues a callback that runs right after
+/// lathe's step, before the statusline redraw lathe queued.
+#[nvim_oxi::test]
+fn a_user_event_redraws_no_screen_inside_lathes_step() -> Result<(), String> {
+    use std::sync::Arc;
+
+    use lathe::events::{AgentEvent, EventSink};
+    use lathe::nvim::status_sink::{LiveStatus, StatusSink};
+
+    struct Nothing;
+    impl EventSink for Nothing {
+        fn emit(&self, _: AgentEvent) {}
+    }
+
+    let main = load();
+    crate::common::lua_test(
+        r#"
+        REDRAWS, FIRED_AT, AFTER_STEP = 0, nil, nil
+        vim.api.nvim_set_decoration_provider(vim.api.nvim_create_namespace("redraws"), {
+          on_start = function() REDRAWS = REDRAWS + 1 end,
+        })
+        vim.api.nvim_create_autocmd("User", {
+          pattern = "LatheTurnStart",
+          callback = function()
+            FIRED_AT = REDRAWS
+            vim.schedule(function() AFTER_STEP = REDRAWS end)
+          end,
+        })
+        "#,
+    )?;
+    let sink = StatusSink::new(Arc::new(Nothing), Arc::new(LiveStatus::default()), main);
+    sink.emit(AgentEvent::TurnStarted {
+        prompt: "hello".into(),
+    });
+    crate::common::lua_test(
+        r#"
+        T.eq("the event fired", vim.wait(5000, function() return AFTER_STEP ~= nil end, 5), true)
+        T.eq("screen updates inside lathe's step", AFTER_STEP - FIRED_AT, 0)
+        vim.wait(50)
+        T.eq("the statuslines are redrawn after it", REDRAWS - FIRED_AT, 1)
+        "#,
+    )
+}
+
+/// Neovim re-parses the whole markdown chat after every change, so while
+/// an answer streams into a chat longer than 16 KiB, tree-sitter
+/// highlighting pauses (no parser work per frame) and it resumes when the
+/// turn ends; a short chat stays highlighted while it streams.
+#[nvim_oxi::test]
+fn highlighting_pauses_while_a_long_chat_streams_and_resumes_at_the_end() -> Result<(), String> {
+    use lathe::events::{AgentEvent, TurnOutcome};
+    load();
+    let render = lathe::nvim::chat::render;
+    let active = || -> Result<bool, String> {
+        let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+        lathe::nvim::state::lua()
+            .load("return vim.treesitter.highlighter.active[...] ~= nil")
+            .call::<bool>(buf.handle())
+            .map_err(|e| e.to_string())
+    };
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "stream".into(),
+    }]);
+    render(vec![AgentEvent::AssistantStarted]);
+    render(vec![AgentEvent::TextDelta {
+        text: "A short answer.\n".into(),
+    }]);
+    check_eq("highlighted while a short chat streams", active()?, true)?;
+    check_eq("paused", lathe::nvim::chat::highlighting_paused(), false)?;
+    let long = "A line of a long answer, streamed in small pieces.\n".repeat(400);
+    render(vec![AgentEvent::TextDelta { text: long }]);
+    check_eq("highlighted while a long chat streams", active()?, false)?;
+    check_eq("paused", lathe::nvim::chat::highlighting_paused(), true)?;
+    render(vec![AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    }]);
+    check_eq("highlighted after the turn", active()?, true)?;
+    check_eq("paused", lathe::nvim::chat::highlighting_paused(), false)
+}

@@ -255,3 +255,64 @@ fn setup_compiles_no_validator_and_builds_no_http_client() -> Result<(), String>
         1,
     )
 }
+
+/// `setup()` starts no thread (issue 12, load ≤ 3 ms and ≤ +4 MB until
+/// the first tool call): neither lathe's tokio runtime and its workers nor
+/// the session log's writer. The first tool call starts the runtime;
+/// `main_thread_stats()` says so to Lua (what `make bench` prints).
+#[nvim_oxi::test]
+fn setup_starts_no_runtime_and_no_thread() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"
+        T.setup(T.project())
+        T.eq("runtime started by setup, as Lua sees it", require("lathe.core").main_thread_stats().runtime_started, false)
+        "#,
+    )?;
+    crate::common::check_eq(
+        "runtime started by setup",
+        lathe::nvim::runtime::started(),
+        false,
+    )?;
+    crate::common::check_eq(
+        "session-log writer threads started by setup",
+        lathe::agent::session_log::writers_started(),
+        0,
+    )?;
+    crate::common::lua_test(
+        r#"
+        T.ok("Glob", { pattern = "*.none" })
+        T.eq("runtime started by the first tool call", require("lathe.core").main_thread_stats().runtime_started, true)
+        "#,
+    )
+}
+
+/// The first `ask()` starts the runtime and, with the first prompt it
+/// records, the session log's writer thread (the model here is
+/// unreachable: the turn ends with an error).
+#[nvim_oxi::test]
+fn the_first_ask_starts_the_runtime_and_the_session_log() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"T.setup(T.project(), { base_url = "http://127.0.0.1:9", max_retries = 0 })"#,
+    )?;
+    crate::common::check_eq(
+        "runtime started by setup",
+        lathe::nvim::runtime::started(),
+        false,
+    )?;
+    crate::common::lua_test(
+        r#"
+        T.lathe.ask("hello")
+        T.eq("the turn ends (the model is unreachable)", T.lathe.wait(10000) ~= "timeout", true)
+        "#,
+    )?;
+    crate::common::check_eq(
+        "runtime started by ask",
+        lathe::nvim::runtime::started(),
+        true,
+    )?;
+    crate::common::check_eq(
+        "session-log writer threads after the first prompt",
+        lathe::agent::session_log::writers_started(),
+        1,
+    )
+}

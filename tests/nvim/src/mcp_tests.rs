@@ -1,7 +1,10 @@
 //! MCP servers inside Neovim: the project's `.mcp.json` starts a stdio
 //! server at setup, its tools are listed by `tools()` and called in a
 //! model turn next to a Lua tool, and `:checkhealth lathe` shows each
-//! server's state (running, or failed with the reason).
+//! server's state (running, or failed with the reason); an HTTP server of
+//! `.mcp.json` is used the same way and shown with its URL, a bad
+//! `setup{ mcp_servers }` entry only warns, and `stop()` ends a running
+//! `tool()` call.
 
 use crate::common::lua_test_with_model;
 
@@ -47,7 +50,7 @@ fn a_turn_calls_a_lua_tool_and_an_mcp_tool_and_checkhealth_shows_the_servers() -
         T.eq("turn", T.lathe.wait(10000), "done")
         vim.cmd("checkhealth lathe")
         local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-        T.has("checkhealth", text, "MCP server test: running, 5 tools (log: ")
+        T.has("checkhealth", text, "MCP server test: running, 8 tools (log: ")
         -- A second setup adds a server that cannot start; the project's keeps running.
         T.setup(dir, {{ base_url = MOCK_URL, mcp_servers = {{ bad = {{ command = "/nonexistent/mcp-server" }} }} }})
         T.wait_for("the bad server failed", 10000, function()
@@ -57,8 +60,117 @@ fn a_turn_calls_a_lua_tool_and_an_mcp_tool_and_checkhealth_shows_the_servers() -
         end)
         vim.cmd("checkhealth lathe")
         text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-        T.has("still running", text, "MCP server test: running, 5 tools")
+        T.has("still running", text, "MCP server test: running, 8 tools")
         "#
         ),
     )
+}
+
+/// Starts tests/mcp/mock_mcp.py serving streamable HTTP on a free local
+/// port; the process (killed on drop) and its URL.
+fn http_mock(dir: &std::path::Path) -> Result<(KillOnDrop, String), String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let port_file = dir.join("port");
+    let child = std::process::Command::new(root.join(".venv/bin/python"))
+        .arg(root.join("tests/mcp/mock_mcp.py"))
+        .arg("--http")
+        .arg(&port_file)
+        .env("MOCK_MCP_EVENTS", dir.join("events"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let child = KillOnDrop(child);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if let Ok(port) = std::fs::read_to_string(&port_file) {
+            return Ok((child, format!("http://127.0.0.1:{port}/mcp")));
+        }
+        if std::time::Instant::now() > deadline {
+            return Err("the HTTP mock did not start".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A child process killed when dropped.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[nvim_oxi::test]
+fn an_http_server_from_mcp_json_is_used_a_bad_setup_entry_only_warns_and_stop_ends_a_tool_call(
+) -> Result<(), String> {
+    let tmp = std::env::temp_dir().join(format!("lathe-mcp-http-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
+    let (_mock, url) = http_mock(&tmp)?;
+    let mcp_json = serde_json::json!({ "mcpServers": { "web": {
+        "type": "http", "url": url, "headers": { "X-Team": "lathe" },
+    } } })
+    .to_string();
+    let result = lua_test_with_model(
+        r#"{ "responses": [] }"#,
+        &format!(
+            r#"
+        require("vim.lsp") -- loaded here, not first inside checkhealth
+        local dir = T.project()
+        vim.fn.writefile({{ [==[{mcp_json}]==] }}, dir .. "/.mcp.json")
+        vim.cmd("runtime plugin/lathe.lua")
+        -- An invalid entry costs only itself: setup() works, warns, and checkhealth names it.
+        local warnings = {{}}
+        local notify = vim.notify
+        vim.notify = function(msg, level)
+          if level == vim.log.levels.WARN then table.insert(warnings, msg) end
+        end
+        T.setup(dir, {{ base_url = MOCK_URL, permissions = {{ mode = "bypassPermissions" }},
+          mcp_servers = {{ x = {{ type = "http" }} }} }})
+        vim.notify = notify
+        T.eq("warning", warnings, {{ 'lathe: MCP servers not started (:checkhealth lathe, :help lathe-mcp):\nMCP server x in setup{{ mcp_servers }} is not valid: url is missing (an http server needs url = "https://…/mcp"); it is not started (the other servers are)' }})
+        local function find(name)
+          for _, t in ipairs(T.lathe.tools()) do
+            if t.name == name then return t end
+          end
+        end
+        T.wait_for("the HTTP server's tools", 15000, function() return find("mcp__web__boom") ~= nil end)
+        T.eq("source", find("mcp__web__echo").source, "mcp:web")
+        T.eq("echo", T.ok("mcp__web__echo", {{ text = "hi" }}).content, "echo: hi")
+        vim.cmd("checkhealth lathe")
+        local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+        T.has("checkhealth", text, "MCP server web ({url}): running, 8 tools (log: ")
+        T.has("checkhealth", text, 'MCP server x in setup{{ mcp_servers }} is not valid: url is missing (an http server needs url = "https://…/mcp"); it is not started (the other servers are)')
+        -- stop() ends a running lathe.tool() call of an MCP tool.
+        local result
+        T.lathe.tool("mcp__web__slow", {{}}, function(r) result = r end)
+        T.wait_for("the slow call", 10000, function()
+          return vim.fn.filereadable("{events}") == 1
+            and table.concat(vim.fn.readfile("{events}"), "\n"):find("call slow", 1, true) ~= nil
+        end)
+        T.lathe.stop()
+        T.wait_for("the call's end", 3000, function() return result ~= nil end)
+        T.eq("is_error", result.is_error, true)
+        T.has("interrupted", result.content, "The user interrupted mcp__web__slow while it ran")
+        -- So does a Lua tool that never answers, and a built-in (Bash).
+        T.lathe.register_tool({{ name = "Never", description = "Never answers.",
+          input_schema = {{ type = "object", properties = {{}} }}, call = function() end }})
+        local lua_result, bash_result
+        T.lathe.tool("Never", {{}}, function(r) lua_result = r end)
+        T.lathe.tool("Bash", {{ command = "sleep 30" }}, function(r) bash_result = r end)
+        vim.wait(300)
+        T.lathe.stop()
+        T.wait_for("both calls' end", 3000, function() return lua_result ~= nil and bash_result ~= nil end)
+        T.has("Lua tool", lua_result.content, "The user interrupted Never while it ran")
+        T.eq("Lua tool is_error", lua_result.is_error, true)
+        -- (Either the pipeline's or Bash's own text, depending on whether the command had started.)
+        T.eq("Bash is_error", bash_result.is_error, true)
+        T.eq("Bash", bash_result.content:sub(1, 24), "Interrupted by the user:")
+        "#,
+            events = tmp.join("events").display()
+        ),
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+    result
 }
