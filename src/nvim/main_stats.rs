@@ -119,8 +119,8 @@ pub fn reset() {
 /// drawn, edits of the transcript's text made by them, since Neovim
 /// started); `bridge_cpu_longest_ms` (the most main-thread CPU time one
 /// bridge wake-up used, since the reset), `nvim_writes`/`direct_writes`
-/// (buffers saved with `:write` or without it, `:help lathe-save`) and
-/// `lines_read` (buffer lines lathe fetched), since lathe loaded. With `reset` true the step counters start again from zero
+/// (buffers saved with `:write` or without it, `:help lathe-save`, since
+/// lathe loaded). With `reset` true the step counters start again from zero
 /// after being read. Errors: Lua could not allocate.
 pub fn lua_stats(lua: &mlua::Lua, reset_after: Option<bool>) -> mlua::Result<mlua::Table> {
     let t = lua.create_table()?;
@@ -146,7 +146,6 @@ pub fn lua_stats(lua: &mlua::Lua, reset_after: Option<bool>) -> mlua::Result<mlu
     let (nvim_writes, direct_writes) = super::save_stats::write_counts();
     t.set("nvim_writes", nvim_writes)?;
     t.set("direct_writes", direct_writes)?;
-    t.set("lines_read", super::buffer_text::lines_read())?;
     if reset_after == Some(true) {
         reset();
         super::save_stats::reset();
