@@ -224,7 +224,8 @@ fn write_blocking(path: &Path, req: WriteRequest) -> Result<WriteOutcome, Editor
         encoding: e.encoding.to_string(),
         detail: e.detail,
     })?;
-    replace_atomically(path, &real, &bytes, permissions).map_err(|e| io_error(path, &e))?;
+    replace_atomically(path, &real, &bytes, permissions, true, true)
+        .map_err(|e| io_error(path, &e))?;
     let meta = fs::metadata(&real).map_err(|e| io_error(path, &e))?;
     let new_doc = decode_doc(path, &bytes, &meta)?;
     Ok(WriteOutcome {
@@ -245,6 +246,8 @@ fn replace_atomically(
     real: &Path,
     bytes: &[u8],
     permissions: Option<fs::Permissions>,
+    sync: bool,
+    sync_dir: bool,
 ) -> io::Result<()> {
     let dir = real
         .parent()
@@ -267,13 +270,34 @@ fn replace_atomically(
     if let Some(perms) = permissions {
         tmp.as_file().set_permissions(perms)?;
     }
-    tmp.as_file().sync_all()?;
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(real).map_err(|e| e.error)?;
     // Make the rename itself durable; not every platform can open a directory.
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
+    if sync_dir {
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
     }
     Ok(())
+}
+
+/// Replaces the existing file at `path` (symlinks followed, as
+/// [`real_target`]) with `bytes` the way every lathe write does: a temp
+/// file beside it with the old file's permission bits, `fsync` of the file
+/// when `sync` (`'fsync'`: as Neovim's `:write`, which does not sync the
+/// directory), renamed over it. Returns the new file's metadata. For the
+/// direct write of a loaded buffer (`nvim::direct_write`), which has
+/// already encoded the buffer's text (`codec::encode`).
+///
+/// Errors: the I/O error (the old file is then untouched); a missing file is
+/// `NotFound` (this never creates one).
+pub(crate) fn replace_existing(path: &Path, bytes: &[u8], sync: bool) -> io::Result<fs::Metadata> {
+    let real = real_target(path).map_err(|e| io::Error::other(e.to_string()))?;
+    let old = fs::metadata(&real)?;
+    replace_atomically(path, &real, bytes, Some(old.permissions()), sync, false)?;
+    fs::metadata(&real)
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ pub mod lsp_result;
 
 pub use codec::{Encoding, LineEnding, TextFormat};
 pub use diagnostics::{Diagnostic, DiagnosticList, DiagnosticWatch, Settled, Severity};
+pub(crate) use disk::replace_existing;
 pub use disk::DiskEditor;
 pub use lsp::{Location, LspAnswer, LspFailure, LspNavigator, LspQuery, LspSymbol, SymbolAt};
 
@@ -395,11 +396,17 @@ pub fn changed_line_span(old: &str, new: &str) -> Option<(usize, usize)> {
     if old == new {
         return None;
     }
-    let (prefix, old_mid, new_mid) = codec::common_affixes(old, new);
-    let _ = old_mid;
-    let first = new[..prefix].matches('\n').count() + 1;
-    let last = first + new[prefix..prefix + new_mid].matches('\n').count();
-    Some((first, last))
+    let (prefix, _, new_mid) = codec::common_affixes(old, new);
+    Some(line_span_of(new, prefix, new_mid))
+}
+
+/// The 1-based first and last line of `new` that the bytes
+/// `prefix..prefix + new_mid` touch ([`changed_line_span`] when the common
+/// affixes are already known).
+pub fn line_span_of(new: &str, prefix: usize, new_mid: usize) -> (usize, usize) {
+    let first = codec::count_newlines(&new[..prefix]) + 1;
+    let last = first + codec::count_newlines(&new[prefix..prefix + new_mid]);
+    (first, last)
 }
 
 #[cfg(test)]

@@ -112,9 +112,11 @@ impl MainThread {
 }
 
 fn run_jobs(jobs: Vec<Job>) {
+    let cpu = super::save_stats::thread_cpu_ns();
     super::main_stats::timed(super::main_stats::Step::Bridge, || {
         for job in jobs {
             let _ = guarded("main-thread task", job);
         }
     });
+    super::save_stats::record_bridge_cpu(super::save_stats::thread_cpu_ns().saturating_sub(cpu));
 }

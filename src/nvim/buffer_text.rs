@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
 
 use super::guard::guarded;
-use crate::editor::codec::{common_affixes, encode};
+use crate::editor::codec::{common_affixes, count_newlines, encode};
 use crate::editor::{
     changed_line_span, Document, EditorError, Encoding, Fresh, LineEnding, Stamp, TextFormat,
     TextHash, UnsavedText, Version, WriteOutcome, WriteRequest,
@@ -27,6 +27,7 @@ static LINES_READ: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn lines_read() -> u64 {
     LINES_READ.load(Ordering::Relaxed)
 }
+
 use crate::permissions::resolve_for_rules;
 
 /// The loaded, file-backed buffer (`'buftype'` empty or `acwrite`) whose
@@ -313,8 +314,9 @@ pub(crate) fn write_loaded(
 
 /// A write to a buffer worked out off the main thread from the text the
 /// change was planned against (`WriteRequest::base_text`) and the new text:
-/// where the changed span is, what replaces it, and the new text's hash. It
-/// holds only while the buffer is at the base `changedtick`.
+/// where the changed span is and what replaces it (the new text's hash is
+/// the caller's, [`take_owed_hash`]). It holds only while the buffer is at
+/// the base `changedtick`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SpanEdit {
     bufnr: i64,
@@ -332,8 +334,10 @@ pub(crate) struct SpanEdit {
     replacement: Option<Vec<String>>,
     old_eol: bool,
     new_eol: bool,
-    /// Hash of the new logical text (the stamp after the write).
-    hash: TextHash,
+    /// Hash of the new logical text (the stamp after the write); `None`:
+    /// the caller hashes it meanwhile and puts it in the outcome
+    /// ([`take_owed_hash`]).
+    hash: Option<TextHash>,
     changed_lines: Option<(usize, usize)>,
 }
 
@@ -355,13 +359,17 @@ impl SpanEdit {
         }
         let (prefix, old_mid, new_mid) = common_affixes(old_body, new_body);
         let start = row_col(old_body, prefix);
-        let end = row_col(old_body, prefix + old_mid);
-        let old_lines = old_body
-            .split('\n')
-            .skip(start.0)
-            .take(end.0 - start.0 + 1)
-            .map(str::to_string)
-            .collect();
+        let end = (
+            start.0 + count_newlines(&old_body[prefix..prefix + old_mid]),
+            row_col_within(old_body, prefix + old_mid),
+        );
+        // The old lines of the span: from the start of its first line to
+        // the end of its last, without splitting the rest of the text.
+        let from = prefix - start.1;
+        let to = old_body[prefix + old_mid..]
+            .find('\n')
+            .map_or(old_body.len(), |i| prefix + old_mid + i);
+        let old_lines = old_body[from..to].split('\n').map(str::to_string).collect();
         let replacement = (old_body != new_body).then(|| {
             new_body[prefix..prefix + new_mid]
                 .split('\n')
@@ -371,14 +379,14 @@ impl SpanEdit {
         Some(SpanEdit {
             bufnr,
             tick: changedtick,
-            line_count: old_body.bytes().filter(|&b| b == b'\n').count() + 1,
+            line_count: count_newlines(old_body) + 1,
             start,
             end,
             old_lines,
             replacement,
             old_eol,
             new_eol,
-            hash: TextHash::of(&req.text),
+            hash: None,
             changed_lines: changed_line_span(old, &req.text),
         })
     }
@@ -390,6 +398,32 @@ fn split_eol(text: &str) -> (&str, bool) {
         Some(body) => (body, true),
         None => (text, false),
     }
+}
+
+/// The stamp hash of a span write: the span's, or a placeholder the caller
+/// replaces when it hashes the text itself ([`take_owed_hash`]).
+fn span_hash(span: &SpanEdit) -> TextHash {
+    match span.hash {
+        Some(h) => h,
+        None => {
+            OWED_HASH.with(|o| o.set(true));
+            TextHash([0; 32])
+        }
+    }
+}
+
+thread_local! {
+    /// Set when the last [`write_loaded`] stamped its outcome with a
+    /// placeholder hash (main thread only; taken by [`take_owed_hash`]).
+    static OWED_HASH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `true` when the outcome of the last [`write_loaded`] carries a
+/// placeholder hash that the caller must replace with the hash of the
+/// request's text (which it computes meanwhile, off the main thread). Main
+/// thread; call it in the step that wrote.
+pub(crate) fn take_owed_hash() -> bool {
+    OWED_HASH.with(|o| o.replace(false))
 }
 
 /// Applies `span` when `buf` is still exactly what it was planned against:
@@ -432,6 +466,26 @@ fn write_span(
         return None;
     }
     let modified = opt_bool(buf, "modified").ok()?;
+    // Saving without `:write` (`direct_write`): decided before the change,
+    // and its `:checktime` may reload a buffer whose file changed behind
+    // Neovim's back, so the tick is checked again.
+    let direct = if save && !modified {
+        let name = buf.get_name().ok()?;
+        let prepared = super::direct_write::prepare(buf, &name, &format);
+        if buf.get_changedtick().ok()? as u64 != span.tick {
+            return None;
+        }
+        prepared
+    } else {
+        None
+    };
+    if direct.is_some() {
+        // The undo step records the buffer as changed, so `u` leaves it
+        // modified: the file will hold the new text.
+        if let Err(e) = api::set_option_value("modified", true, &buf_opts(buf)) {
+            return Some(Err(unavailable(e)));
+        }
+    }
     close_undo_block(buf);
     if let Some(replacement) = &span.replacement {
         let lines = replacement.iter().map(String::as_str);
@@ -452,6 +506,25 @@ fn write_span(
         Ok(t) => t as u64,
         Err(e) => return Some(Err(unavailable(e))),
     };
+    if let Some(prepared) = direct {
+        // Saved off the main thread by the caller ([`take_owed_direct`]);
+        // `saved` is its answer.
+        let write = super::direct_write::DirectWrite::new(span.bufnr, tick, prepared);
+        OWED_DIRECT.with(|o| *o.borrow_mut() = Some(write));
+        return Some(Ok(WriteOutcome {
+            stamp: Stamp {
+                version: Version::Buffer {
+                    bufnr: span.bufnr,
+                    changedtick: tick,
+                },
+                hash: span_hash(span),
+            },
+            in_buffer: true,
+            saved: false,
+            changed_lines: span.changed_lines,
+            exact: true,
+        }));
+    }
     let saved = save && !modified && write_to_disk(buf, span.new_eol, path);
     if saved {
         // `:help b:changedtick`: resetting 'modified' when writing counts as
@@ -470,7 +543,7 @@ fn write_span(
                 bufnr: span.bufnr,
                 changedtick: tick,
             },
-            hash: span.hash,
+            hash: span_hash(span),
         },
         in_buffer: true,
         saved,
@@ -580,11 +653,40 @@ fn close_undo_block(buf: &Buffer) {
 
 /// `(row, byte column)`, both 0-based, of byte offset `at` in `body`.
 fn row_col(body: &str, at: usize) -> (usize, usize) {
-    let before = &body[..at];
-    match before.rfind('\n') {
-        Some(nl) => (before.matches('\n').count(), at - nl - 1),
-        None => (0, at),
+    (count_newlines(&body[..at]), row_col_within(body, at))
+}
+
+/// The byte column (0-based) of offset `at` in `body`: bytes since the last
+/// `\n` before it.
+fn row_col_within(body: &str, at: usize) -> usize {
+    match body.as_bytes()[..at].iter().rposition(|&b| b == b'\n') {
+        Some(nl) => at - nl - 1,
+        None => at,
     }
+}
+
+thread_local! {
+    /// The direct save the last [`write_loaded`] left for the caller
+    /// (main thread only; taken by [`take_owed_direct`] in the same step).
+    static OWED_DIRECT: RefCell<Option<super::direct_write::DirectWrite>> =
+        const { RefCell::new(None) };
+}
+
+/// The save the last [`write_loaded`] left to the caller: write the text
+/// with [`direct_write::write_file`](super::direct_write::write_file) off
+/// the main thread, then [`direct_write::finish`](super::direct_write::finish)
+/// on it, whose answer is the outcome's `saved`. `None`: nothing owed (the
+/// buffer was saved by `:write`, or not at all). Main thread; call it in
+/// the step that wrote.
+pub(crate) fn take_owed_direct() -> Option<super::direct_write::DirectWrite> {
+    OWED_DIRECT.with(|o| o.borrow_mut().take())
+}
+
+/// Neovim's `:write` of `buf`, for a direct save that could not write the
+/// file ([`direct_write::finish`](super::direct_write::finish)'s fallback).
+pub(crate) fn write_with_nvim(buf: &Buffer, path: &Path) -> bool {
+    let eol = opt_bool(buf, "endofline").unwrap_or(true);
+    write_to_disk(buf, eol, path)
 }
 
 thread_local! {
@@ -620,6 +722,7 @@ fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
     }
     let result: Rc<RefCell<Option<Result<(), String>>>> = Rc::default();
     let slot = result.clone();
+    super::save_stats::count_nvim_write();
     let called = buf.call(move |()| {
         let _ = guarded(":write", || {
             *slot.borrow_mut() = Some(api::command("silent write").map_err(|e| e.to_string()));

@@ -10,13 +10,14 @@ use async_trait::async_trait;
 
 use super::bridge::MainThread;
 use super::buffer_text::{
-    canonical, read_loaded, read_unless_loaded, take_owed_sync, unsaved_texts, write_loaded,
-    SpanEdit,
+    canonical, read_loaded, read_unless_loaded, take_owed_direct, take_owed_hash, take_owed_sync,
+    unsaved_texts, write_loaded, write_with_nvim, SpanEdit,
 };
+use super::direct_write::{self, DirectWrite};
 use super::lsp::{self, LspWatch};
 use super::lsp_nav::NvimLsp;
 use crate::editor::{
-    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, Fresh, LspNavigator,
+    DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, Fresh, LspNavigator, TextHash,
     UnsavedText, Version, WriteOutcome, WriteRequest,
 };
 
@@ -76,6 +77,13 @@ impl NvimEditor {
     pub fn lines_read() -> u64 {
         super::buffer_text::lines_read()
     }
+
+    /// `(saved by :write, saved without it)`: how many buffers all
+    /// `NvimEditor`s of this process saved each way (`:help lathe-save`);
+    /// tests assert which way an edit went with it.
+    pub fn write_counts() -> (u64, u64) {
+        super::save_stats::write_counts()
+    }
 }
 
 /// `fsync` of the file a buffer write left owed (`take_owed_sync`), on a
@@ -89,6 +97,80 @@ async fn sync_file(owed: Option<std::path::PathBuf>) {
         })
         .await;
     }
+}
+
+impl NvimEditor {
+    /// Completes a direct save the write step left owed
+    /// (`take_owed_direct`; docs/architecture.md, "Edits through buffers"):
+    /// `text` written to the file on a blocking thread, then one more
+    /// main-thread step makes Neovim take the file
+    /// (`direct_write::finish`). Sets the outcome's `saved`.
+    async fn save_directly(
+        &self,
+        owed: Option<DirectWrite>,
+        path: &Path,
+        req: &Arc<WriteRequest>,
+        applied: &mut Option<Result<WriteOutcome, EditorError>>,
+    ) {
+        let (Some(write), Some(Ok(outcome))) = (owed, applied.as_mut()) else {
+            return;
+        };
+        let req = req.clone();
+        let w = write.clone();
+        let written = tokio::task::spawn_blocking(move || direct_write::write_file(&w, &req.text))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+        let p = path.to_path_buf();
+        let finished = self
+            .main
+            .run(move || {
+                let saved = direct_write::finish(&write, written, |b| write_with_nvim(b, &p));
+                (saved, take_owed_sync())
+            })
+            .await;
+        if let Ok((saved, owed_sync)) = finished {
+            sync_file(owed_sync).await;
+            outcome.saved = saved;
+        }
+    }
+}
+
+/// Hashes the request's text on a blocking thread while the main thread
+/// applies it (`SpanEdit` leaves the hash to the caller).
+fn hash_meanwhile(req: &Arc<WriteRequest>) -> tokio::task::JoinHandle<TextHash> {
+    let r = req.clone();
+    tokio::task::spawn_blocking(move || TextHash::of(&r.text))
+}
+
+/// Puts the hash of the request's text into the outcome when the write step
+/// left it owed (`take_owed_hash`); else the hashing is left to finish
+/// unread.
+async fn stamp_hash(
+    owed: bool,
+    hashing: Option<tokio::task::JoinHandle<TextHash>>,
+    applied: &mut Option<Result<WriteOutcome, EditorError>>,
+) {
+    if !owed {
+        return;
+    }
+    if let Some(Ok(outcome)) = applied.as_mut() {
+        let hashed = match hashing {
+            Some(h) => h.await.ok(),
+            None => None,
+        };
+        match hashed {
+            Some(h) => outcome.stamp.hash = h,
+            // No hash: the stamp matches no text; the next edit then
+            // compares the buffer's text, and the text is not kept.
+            None => outcome.exact = false,
+        }
+    }
+}
+
+/// The request back from its `Arc` (a copy only when another holder is
+/// still alive, which the bridge's closures are not by then).
+fn unshare(req: Arc<WriteRequest>) -> WriteRequest {
+    Arc::try_unwrap(req).unwrap_or_else(|shared| (*shared).clone())
 }
 
 fn bridge_error(e: super::bridge::BridgeError) -> EditorError {
@@ -136,19 +218,28 @@ impl Editor for NvimEditor {
         let p = path.to_path_buf();
         let save = self.save_after_edit;
         let span = SpanEdit::prepare(&req);
+        let req = Arc::new(req);
+        let hashing = span.is_some().then(|| hash_meanwhile(&req));
         let r = req.clone();
-        let (applied, owed) = self
+        let (mut applied, owed, direct, owed_hash) = self
             .main
             .run(move || {
                 let applied = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref());
-                (applied, take_owed_sync())
+                (
+                    applied,
+                    take_owed_sync(),
+                    take_owed_direct(),
+                    take_owed_hash(),
+                )
             })
             .await
             .map_err(bridge_error)?;
         sync_file(owed).await;
+        stamp_hash(owed_hash, hashing, &mut applied).await;
+        self.save_directly(direct, path, &req, &mut applied).await;
         match applied {
             Some(outcome) => outcome,
-            None => self.inner.write(path, req).await,
+            None => self.inner.write(path, unshare(req)).await,
         }
     }
 
@@ -167,6 +258,8 @@ impl Editor for NvimEditor {
         let p = path.to_path_buf();
         let save = self.save_after_edit;
         let span = SpanEdit::prepare(&req);
+        let req = Arc::new(req);
+        let hashing = span.is_some().then(|| hash_meanwhile(&req));
         let r = req.clone();
         let applied = self
             .main
@@ -177,14 +270,23 @@ impl Editor for NvimEditor {
                     (Ok(_), Some(b)) => lsp::start(b),
                     _ => None,
                 };
-                Some((written, started, take_owed_sync()))
+                Some((
+                    written,
+                    started,
+                    take_owed_sync(),
+                    take_owed_direct(),
+                    take_owed_hash(),
+                ))
             })
             .await
             .map_err(bridge_error)?;
         let applied = match applied {
-            Some((written, started, owed)) => {
+            Some((written, started, owed, direct, owed_hash)) => {
                 sync_file(owed).await;
-                Some((written, started))
+                let mut written = Some(written);
+                stamp_hash(owed_hash, hashing, &mut written).await;
+                self.save_directly(direct, path, &req, &mut written).await;
+                written.map(|w| (w, started))
             }
             None => None,
         };
@@ -196,7 +298,7 @@ impl Editor for NvimEditor {
                 });
                 Ok((outcome?, watch))
             }
-            None => Ok((self.inner.write(path, req).await?, None)),
+            None => Ok((self.inner.write(path, unshare(req)).await?, None)),
         }
     }
 

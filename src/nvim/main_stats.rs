@@ -117,7 +117,10 @@ pub fn reset() {
 /// all; `runtime_started` (whether lathe's tokio runtime and its threads
 /// exist, see `nvim::runtime`); `chat_frames` and `chat_edits` (frames
 /// drawn, edits of the transcript's text made by them, since Neovim
-/// started). With `reset` true the step counters start again from zero
+/// started); `bridge_cpu_longest_ms` (the most main-thread CPU time one
+/// bridge wake-up used, since the reset), `nvim_writes`/`direct_writes`
+/// (buffers saved with `:write` or without it, `:help lathe-save`, since
+/// lathe loaded). With `reset` true the step counters start again from zero
 /// after being read. Errors: Lua could not allocate.
 pub fn lua_stats(lua: &mlua::Lua, reset_after: Option<bool>) -> mlua::Result<mlua::Table> {
     let t = lua.create_table()?;
@@ -135,8 +138,17 @@ pub fn lua_stats(lua: &mlua::Lua, reset_after: Option<bool>) -> mlua::Result<mlu
     let (frames, edits) = super::chat::edit_counts();
     t.set("chat_frames", frames)?;
     t.set("chat_edits", edits)?;
+    // The Edit figures (`nvim::save_stats`).
+    t.set(
+        "bridge_cpu_longest_ms",
+        super::save_stats::bridge_cpu_longest_ms(),
+    )?;
+    let (nvim_writes, direct_writes) = super::save_stats::write_counts();
+    t.set("nvim_writes", nvim_writes)?;
+    t.set("direct_writes", direct_writes)?;
     if reset_after == Some(true) {
         reset();
+        super::save_stats::reset();
     }
     Ok(t)
 }

@@ -11,7 +11,7 @@ use crate::editor::{Document, EditorError, Fresh, Stamp, TextFormat, TextHash, W
 
 use super::diff::unified_diff;
 use super::file_state::ReadRecord;
-use super::numbered::{number_lines, split_lines};
+use super::numbered::{line_count, line_start, number_lines};
 use super::{paths, ToolContext, ToolError};
 use crate::permissions::{PermissionPreview, Revision};
 use crate::text::fill;
@@ -221,7 +221,7 @@ impl FileChange {
                 out.push_str(&report);
             }
         }
-        Ok((out, split_lines(&new_text).len()))
+        Ok((out, line_count(&new_text)))
     }
 }
 
@@ -270,18 +270,17 @@ pub fn editor_error(root: &Path, path: &Path, err: &EditorError) -> ToolError {
 /// `cat -n` lines of `text` around the 1-based line span `changed`: four
 /// lines of context each side, at most 40 lines, then [`SNIPPET_CUT`].
 pub fn snippet(text: &str, changed: (usize, usize)) -> String {
-    let lines = split_lines(text);
-    if lines.is_empty() {
+    // O(span) but for counting newlines: only the shown lines are split.
+    let total = line_count(text);
+    if total == 0 {
         return String::new();
     }
-    let first = changed
-        .0
-        .saturating_sub(SNIPPET_CONTEXT)
-        .max(1)
-        .min(lines.len());
-    let last = (changed.1 + SNIPPET_CONTEXT).min(lines.len()).max(first);
+    let first = changed.0.saturating_sub(SNIPPET_CONTEXT).max(1).min(total);
+    let last = (changed.1 + SNIPPET_CONTEXT).min(total).max(first);
     let end = last.min(first + SNIPPET_MAX_LINES - 1);
-    let numbered = number_lines(&lines[first - 1..end], first, SNIPPET_BUDGET);
+    let from = line_start(text, first - 1);
+    let lines: Vec<&str> = text[from..].split('\n').take(end - first + 1).collect();
+    let numbered = number_lines(&lines, first, SNIPPET_BUDGET);
     let hidden = last - (first - 1 + numbered.shown);
     if hidden == 0 {
         numbered.text
@@ -475,5 +474,29 @@ mod tests {
         assert_eq!(cut.lines().count(), 41);
         assert!(cut.ends_with("[… 60 more changed lines not shown; Read the file to see them]"));
         assert_eq!(snippet("a\nb", (3, 3)), "     1\ta\n     2\tb");
+        // Deep in a large text (past several of line_start's blocks).
+        let big: String = (1..=10_000).map(|i| format!("line {i}\n")).collect();
+        let s = snippet(&big, (9_000, 9_000));
+        assert_eq!(s.lines().next(), Some("  8996\tline 8996"));
+        assert_eq!(s.lines().last(), Some("  9004\tline 9004"));
+        assert_eq!(
+            snippet(&big, (10_000, 10_000)).lines().last(),
+            Some(" 10000\tline 10000")
+        );
+    }
+
+    #[test]
+    fn line_start_and_line_count_agree_with_split_lines() {
+        use crate::tools::numbered::{line_count, line_start, split_lines};
+        for text in ["", "a", "a\n", "a\nb", "a\n\nb\n", &"xy\n".repeat(5000)] {
+            let lines = split_lines(text);
+            assert_eq!(line_count(text), lines.len(), "{text:?}");
+            let mut at = 0;
+            for (i, l) in lines.iter().enumerate() {
+                assert_eq!(line_start(text, i), at, "line {i} of {text:?}");
+                at += l.len() + 1;
+            }
+        }
+        assert_eq!(line_start("a\nb", 5), 3);
     }
 }

@@ -11,6 +11,7 @@ mod chat_tests;
 mod chat_ui_tests;
 mod common;
 mod context_tests;
+mod direct_write_tests;
 mod editor_tests;
 mod float_tests;
 mod jobs_tests;

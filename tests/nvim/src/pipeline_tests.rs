@@ -207,12 +207,14 @@ fn relative_paths_ignore_a_window_local_lcd() -> Result<(), String> {
     )
 }
 
-/// An Edit of a loaded buffer through the whole pipeline costs two trips to
-/// Neovim's main thread: one to read the buffer when the Edit is planned,
-/// one to apply the plan (stale check + `nvim_buf_set_text` + `:write`).
-/// The preview and the call reuse the plan instead of reading again.
+/// An Edit of a loaded buffer through the whole pipeline costs three trips
+/// to Neovim's main thread: one to read the buffer when the Edit is
+/// planned, one to apply the plan (stale check + `nvim_buf_set_text`), one
+/// to make Neovim take the file lathe wrote off the main thread
+/// (`:help lathe-save`). The preview and the call reuse the plan instead of
+/// reading again.
 #[nvim_oxi::test]
-fn an_edit_of_a_loaded_buffer_makes_two_main_thread_trips(t: nvim_oxi::tests::TestTerminator) {
+fn an_edit_of_a_loaded_buffer_makes_three_main_thread_trips(t: nvim_oxi::tests::TestTerminator) {
     use std::sync::Arc;
 
     use lathe::config::Config;
@@ -276,7 +278,7 @@ fn an_edit_of_a_loaded_buffer_makes_two_main_thread_trips(t: nvim_oxi::tests::Te
         .await;
         let trips = main.trips() - before;
         check_eq("Edit is an error", edit.result.is_error, false)?;
-        check_eq("main-thread trips of one Edit", trips, 2)?;
+        check_eq("main-thread trips of one Edit", trips, 3)?;
         let lines = main
             .run(move || crate::common::lines(&nvim_oxi::api::Buffer::from(bufnr)))
             .await
@@ -403,7 +405,7 @@ fn an_edit_after_a_read_of_a_large_buffer_fetches_only_the_changed_lines(
 
     use crate::common::{check_eq, edit, editor, load, run_async, temp_file};
 
-    const LINES: usize = 20_000;
+    const LINES: usize = 100_000;
     let main = load();
     let text: String = (1..=LINES).map(|i| format!("line {i}\n")).collect();
     let path = temp_file("large.txt", text.as_bytes());
@@ -443,6 +445,7 @@ fn an_edit_after_a_read_of_a_large_buffer_fetches_only_the_changed_lines(
         check_eq("Read is an error", read.result.is_error, false)?;
 
         let (lines0, trips0) = (NvimEditor::lines_read(), main.trips());
+        let writes0 = NvimEditor::write_counts();
         let first = run_tool_use(
             &call("Edit", edit_input("line 10000\n", "line ten thousand\n")),
             &env,
@@ -454,11 +457,22 @@ fn an_edit_after_a_read_of_a_large_buffer_fetches_only_the_changed_lines(
             NvimEditor::lines_read() - lines0,
             1,
         )?;
-        check_eq("main-thread trips of that Edit", main.trips() - trips0, 2)?;
+        // Read's tick check, the span edit, taking the file lathe wrote off
+        // the main thread: no `:write` of the whole buffer.
+        check_eq("main-thread trips of that Edit", main.trips() - trips0, 3)?;
+        let writes1 = NvimEditor::write_counts();
+        check_eq(
+            "(:write, direct) saves of that Edit",
+            (writes1.0 - writes0.0, writes1.1 - writes0.1),
+            (0, 1),
+        )?;
 
         let lines1 = NvimEditor::lines_read();
         let second = run_tool_use(
-            &call("Edit", edit_input("line 20000\n", "the end\nreally\n")),
+            &call(
+                "Edit",
+                edit_input(&format!("line {LINES}\n"), "the end\nreally\n"),
+            ),
             &env,
         )
         .await;
