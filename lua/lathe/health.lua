@@ -137,10 +137,8 @@ function M.check()
   end
 
   -- Language servers: Edit and Write report their new diagnostics.
-  local names = {}
-  for _, c in ipairs(vim.lsp.get_clients()) do
-    names[#names + 1] = c.name
-  end
+  -- Through lathe.lsp, which never loads vim.lsp (nor reads it while it loads).
+  local names = require("lathe.lsp").names()
   if #names > 0 then
     h.ok(
       ("language servers running: %s (Edit and Write report the new diagnostics of a change; the Diagnostics tool lists them)"):format(

@@ -5,12 +5,42 @@
 ---@class lathe.lsp
 local M = {}
 
+--- Neovim's `vim.lsp` once something loaded it completely, else nil.
+--- Lathe never loads it itself: no language server runs before it is
+--- loaded (starting one loads it), loading it costs milliseconds, and
+--- reading `vim.lsp` while Neovim is still loading it (`package.loaded`
+--- then holds the loader's sentinel, a truthy userdata) would re-enter the
+--- load and fail with "loop or previous error loading module 'vim.lsp'",
+--- an error LuaJIT then repeats for every later `require("vim.lsp")`.
+--- Every reader here goes through it.
+---@return table?
+function M.loaded()
+  local lsp = package.loaded["vim.lsp"]
+  return type(lsp) == "table" and lsp or nil
+end
+
+--- `get_clients(filter)`, or none when `vim.lsp` is not loaded.
+---@param filter table?
+---@return vim.lsp.Client[]
+local function get_clients(filter)
+  local lsp = M.loaded()
+  return lsp and lsp.get_clients(filter) or {}
+end
+
+--- `vim.lsp.get_client_by_id(id)`, nil when `vim.lsp` is not loaded.
+---@param id integer
+---@return vim.lsp.Client?
+local function client_by_id(id)
+  local lsp = M.loaded()
+  return lsp and lsp.get_client_by_id(id) or nil
+end
+
 --- Language-server clients attached to buffer `bufnr` (0 when none), or
 --- running at all when `bufnr` is nil.
 ---@param bufnr integer?
 ---@return integer
 function M.clients(bufnr)
-  return #vim.lsp.get_clients(bufnr and { bufnr = bufnr } or nil)
+  return #get_clients(bufnr and { bufnr = bufnr } or nil)
 end
 
 --- The diagnostics of buffer `bufnr` (every buffer when nil), as
@@ -96,12 +126,12 @@ end
 ---@return table
 function M.state(bufnr, method, line)
   local out = { attached = {}, clients = {}, line_count = vim.api.nvim_buf_line_count(bufnr), starting = false }
-  for _, c in ipairs(vim.lsp.get_clients()) do
+  for _, c in ipairs(get_clients()) do
     if not c.initialized then
       out.starting = true
     end
   end
-  for _, c in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do
+  for _, c in ipairs(get_clients({ bufnr = bufnr })) do
     out.attached[#out.attached + 1] = c.name
     if c:supports_method(method, bufnr) then
       out.clients[#out.clients + 1] = { id = c.id, name = c.name, encoding = c.offset_encoding or "utf-16" }
@@ -119,7 +149,7 @@ end
 ---@return table
 function M.workspace_state(method)
   local out = { attached = {}, clients = {}, line_count = 0 }
-  for _, c in ipairs(vim.lsp.get_clients()) do
+  for _, c in ipairs(get_clients()) do
     out.attached[#out.attached + 1] = c.name
     if c:supports_method(method) then
       out.clients[#out.clients + 1] = { id = c.id, name = c.name, encoding = c.offset_encoding or "utf-16" }
@@ -150,7 +180,7 @@ end
 --- the request id, nil when it could not be sent.
 ---@return integer?
 function M.request(client_id, method, bufnr, line, character, query, handler)
-  local client = vim.lsp.get_client_by_id(client_id)
+  local client = client_by_id(client_id)
   if not client then
     return nil
   end
@@ -176,7 +206,7 @@ end
 ---@param client_id integer
 ---@param request_id integer
 function M.cancel(client_id, request_id)
-  local client = vim.lsp.get_client_by_id(client_id)
+  local client = client_by_id(client_id)
   if client then
     pcall(client.cancel_request, client, request_id)
   end
@@ -186,7 +216,7 @@ end
 ---@return integer
 function M.running()
   local n = 0
-  for _, c in ipairs(vim.lsp.get_clients()) do
+  for _, c in ipairs(get_clients()) do
     if not c:is_stopped() then
       n = n + 1
     end
@@ -196,7 +226,8 @@ end
 
 --- Calls `on_count(n)` with `M.running()` now and after every `LspAttach`
 --- and `LspDetach` (again on the next loop, when a stopping client is
---- gone). Idempotent: one augroup.
+--- gone). Idempotent: one augroup. Never loads `vim.lsp` (0 until
+--- something loads it: starting a server does).
 ---@param on_count fun(n: integer)
 function M.track(on_count)
   local group = vim.api.nvim_create_augroup("lathe_lsp_tools", { clear = true })
@@ -211,13 +242,18 @@ function M.track(on_count)
       vim.schedule(count)
     end,
   })
-  if package.loaded["vim.lsp"] then
-    count()
-  else
-    -- No client runs before vim.lsp is loaded (starting one loads it):
-    -- loading it here would cost every setup() milliseconds.
-    on_count(0)
+  count()
+end
+
+--- The names of the running language-server clients (`:checkhealth
+--- lathe`); none while `vim.lsp` is not loaded.
+---@return string[]
+function M.names()
+  local names = {}
+  for _, c in ipairs(get_clients()) do
+    names[#names + 1] = c.name
   end
+  return names
 end
 
 return M

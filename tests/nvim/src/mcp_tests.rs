@@ -116,7 +116,6 @@ fn an_http_server_from_mcp_json_is_used_a_bad_setup_entry_only_warns_and_stop_en
         r#"{ "responses": [] }"#,
         &format!(
             r#"
-        require("vim.lsp") -- loaded here, not first inside checkhealth
         local dir = T.project()
         vim.fn.writefile({{ [==[{mcp_json}]==] }}, dir .. "/.mcp.json")
         vim.cmd("runtime plugin/lathe.lua")
