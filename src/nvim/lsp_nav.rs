@@ -10,6 +10,7 @@
 //! ([`ensure_tracking`]). Main-thread functions call `lua/lathe/lsp.lua`.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -138,29 +139,55 @@ struct Outgoing {
     position: Option<(usize, usize)>,
 }
 
-/// Requests sent and not answered yet; dropping it cancels them with
-/// their servers (the call ended early: timeout, cancellation, or the
-/// pipeline dropped it).
+/// Requests sent and not answered yet, as `(client id, request id)` by
+/// outgoing index; dropping it cancels them with their servers (the call
+/// ended early: timeout, cancellation, or the pipeline dropped it).
+///
+/// The ids are written by the main-thread step that sends the requests, and
+/// the cancel step reads them on the main thread too, queued after the send
+/// (the bridge runs closures in order): a call dropped while the send is
+/// queued or running, before its ids reach this side, still cancels them.
 struct Pending {
     main: MainThread,
-    open: Vec<Option<(i64, i64)>>,
+    open: OpenRequests,
 }
 
+/// `(client id, request id)` of each outgoing request by index; `None` once
+/// answered, or when it could not be sent.
+type OpenRequests = Arc<Mutex<Vec<Option<(i64, i64)>>>>;
+
 impl Pending {
-    fn answered(&mut self, i: usize) {
-        if let Some(slot) = self.open.get_mut(i) {
-            *slot = None;
+    fn slots(&self) -> std::sync::MutexGuard<'_, Vec<Option<(i64, i64)>>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks request `i` answered; `true` when it was still open (each
+    /// index counts once).
+    fn answered(&self, i: usize) -> bool {
+        match self.slots().get_mut(i) {
+            Some(slot) if slot.is_some() => {
+                *slot = None;
+                true
+            }
+            _ => false,
         }
     }
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        let left: Vec<(i64, i64)> = self.open.iter().flatten().copied().collect();
-        if left.is_empty() {
-            return;
-        }
+        let open = self.open.clone();
         let _ = self.main.post(move || {
+            let left: Vec<(i64, i64)> = open
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
+            if left.is_empty() {
+                return;
+            }
             if let Ok(m) = module() {
                 if let Ok(cancel) = m.get::<Function>("cancel") {
                     for (client, request) in left {
@@ -202,14 +229,19 @@ impl NvimLsp {
     ) -> Result<Vec<Json>, LspFailure> {
         let names: Vec<String> = out.iter().map(|o| o.client.name.clone()).collect();
         let (tx, mut rx) = mpsc::unbounded_channel::<(usize, Result<Json, String>)>();
+        let pending = Pending {
+            main: self.main.clone(),
+            open: Arc::default(),
+        };
+        let open = pending.open.clone();
         let sent = self
             .main
-            .run(move || -> Result<Vec<Option<(i64, i64)>>, LspFailure> {
+            .run(move || -> Result<usize, LspFailure> {
                 let lua = lua();
                 let request = module()
                     .and_then(|m| m.get::<Function>("request"))
                     .map_err(lua_err)?;
-                let mut ids = Vec::new();
+                let mut sent = 0usize;
                 for (i, o) in out.into_iter().enumerate() {
                     let tx = tx.clone();
                     let handler = lua
@@ -228,6 +260,9 @@ impl NvimLsp {
                         })
                         .map_err(lua_err)?;
                     let (line, character) = o.position.unzip();
+                    // The slot exists before the request goes: a server
+                    // that answers at once finds it.
+                    open.lock().unwrap_or_else(|e| e.into_inner()).push(None);
                     let id: Option<i64> = request
                         .call((
                             o.client.id,
@@ -239,23 +274,26 @@ impl NvimLsp {
                             handler,
                         ))
                         .map_err(lua_err)?;
-                    ids.push(id.map(|id| (o.client.id, id)));
+                    if let Some(id) = id {
+                        if let Some(slot) =
+                            open.lock().unwrap_or_else(|e| e.into_inner()).get_mut(i)
+                        {
+                            *slot = Some((o.client.id, id));
+                        }
+                        sent += 1;
+                    }
                 }
-                Ok(ids)
+                Ok(sent)
             })
             .await
             .map_err(bridge)??;
-        let expected = sent.iter().filter(|s| s.is_some()).count();
+        let expected = sent;
         if expected == 0 {
             return Err(LspFailure::Unavailable(format!(
                 "the request could not be sent to {}",
                 names.join(", ")
             )));
         }
-        let mut pending = Pending {
-            main: self.main.clone(),
-            open: sent,
-        };
         let mut answers: Vec<Json> = Vec::new();
         let mut errors: Vec<(String, String)> = Vec::new();
         let mut got = 0;
@@ -267,8 +305,7 @@ impl NvimLsp {
                     Some((i, answer)) => {
                         // A synchronous answer may come before the slot is
                         // known; count each index once.
-                        if pending.open.get(i).is_some_and(Option::is_some) {
-                            pending.answered(i);
+                        if pending.answered(i) {
                             got += 1;
                             match answer {
                                 Ok(v) => answers.push(v),

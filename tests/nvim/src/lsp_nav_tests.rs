@@ -77,6 +77,7 @@ fn prelude() -> String {
                   vim.schedule(function() callback(nil, answers[method]) end)
                 else
                   table.insert(SLOW.requests, method)
+                  if SLOW.on_request then SLOW.on_request(method) end
                 end
                 return true, id
               end,
@@ -294,6 +295,31 @@ fn stopping_the_turn_ends_a_pending_request_at_once() -> Result<(), String> {
         T.eq("the turn ended", T.lathe.wait(5000), "stopped")
         assert(ms_since(t0) < 3000, "stopped promptly: " .. ms_since(t0))
         T.wait_for("$/cancelRequest", 2000, function() return vim.tbl_contains(SLOW.notes, "$/cancelRequest") end)
+        "#
+        ),
+    )
+}
+
+/// The turn stopped inside the main-thread step that sends the request
+/// (before the request's id reaches the waiting side, which is then
+/// dropped): the request is still cancelled with the server.
+#[nvim_oxi::test]
+fn a_turn_stopped_while_its_request_is_being_sent_still_cancels_it() -> Result<(), String> {
+    crate::common::lua_test_with_model(
+        STOP_SCRIPT,
+        &format!(
+            "{}\n{}",
+            prelude(),
+            r#"
+        local dir = project()
+        T.setup(dir, { base_url = MOCK_URL, lsp_timeout_ms = 30000 })
+        local main = T.open(dir .. "/main.py")
+        start_slow(dir, main, { definitionProvider = true })
+        SLOW.on_request = function() T.lathe.stop() end
+        T.lathe.ask("where is helper defined?")
+        T.eq("the turn ended", T.lathe.wait(5000), "stopped")
+        T.eq("the request reached the server", SLOW.requests, { "textDocument/definition" })
+        T.wait_for("$/cancelRequest", 5000, function() return vim.tbl_contains(SLOW.notes, "$/cancelRequest") end)
         "#
         ),
     )
