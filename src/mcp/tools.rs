@@ -164,7 +164,7 @@ pub fn output_of(tool: &str, result: &Value) -> Result<ToolOutput, ToolError> {
     let lines = content.as_text().lines().count();
     Ok(ToolOutput {
         content,
-        summary: format!("{lines} lines"),
+        summary: crate::text::plural(lines, "line", "lines"),
     })
 }
 
@@ -282,6 +282,16 @@ mod tests {
     fn results_become_text_images_or_errors() {
         let out = output_of("t", &json!({ "content": [{ "type": "text", "text": "a" }, { "type": "text", "text": "b" }] })).unwrap();
         assert_eq!(out.content, ToolResultContent::Text("a\nb".into()));
+        assert_eq!(out.summary, "2 lines");
+        let one = output_of(
+            "t",
+            &json!({ "content": [{ "type": "text", "text": "a" }] }),
+        )
+        .unwrap();
+        assert_eq!(
+            one.summary, "1 line",
+            "the chat's summary of a one-line result"
+        );
         let out = output_of(
             "t",
             &json!({ "content": [{ "type": "image", "data": "AAA=", "mimeType": "image/png" }] }),
