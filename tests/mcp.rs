@@ -135,6 +135,31 @@ impl Fixture {
         std::fs::read_to_string(self.dir.path().join("events")).unwrap_or_default()
     }
 
+    /// Waits (polling every 20 ms) until the test server's event log
+    /// contains `what`; fails with `why` and the log once `deadline` passes.
+    async fn wait_event(&self, what: &str, deadline: Instant, why: &str) {
+        while !self.events().contains(what) {
+            assert!(Instant::now() < deadline, "{why}: {}", self.events());
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Stops `session` while its turn waits on a slow tool: the turn ends
+    /// within 3 s and the server gets `notifications/cancelled` before
+    /// `deadline`.
+    async fn stop_and_see_cancelled(&self, session: &Session, deadline: Instant) {
+        let stopped = Instant::now();
+        session.stop();
+        common::wait_idle(session).await;
+        assert!(
+            stopped.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            stopped.elapsed()
+        );
+        self.wait_event("cancelled", deadline, "no notifications/cancelled")
+            .await;
+    }
+
     async fn session(&self, script: &Value) -> (Arc<Session>, mock_llm::MockServer) {
         self.session_with(self.table.clone(), script).await
     }
@@ -275,30 +300,9 @@ async fn stopping_the_turn_cancels_a_slow_call_at_once() {
         .ask("go", &tokio::runtime::Handle::current())
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !f.events().contains("call slow") {
-        assert!(
-            Instant::now() < deadline,
-            "slow never called: {}",
-            f.events()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let stopped = Instant::now();
-    session.stop();
-    common::wait_idle(&session).await;
-    assert!(
-        stopped.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        stopped.elapsed()
-    );
-    while !f.events().contains("cancelled") {
-        assert!(
-            Instant::now() < deadline,
-            "no notifications/cancelled: {}",
-            f.events()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    f.wait_event("call slow", deadline, "slow never called")
+        .await;
+    f.stop_and_see_cancelled(&session, deadline).await;
     f.server.kill();
 }
 
@@ -324,14 +328,8 @@ async fn a_call_past_the_servers_timeout_is_cancelled_with_a_clear_error() {
         started.elapsed()
     );
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !f.events().contains("cancelled") {
-        assert!(
-            Instant::now() < deadline,
-            "no notifications/cancelled: {}",
-            f.events()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    f.wait_event("cancelled", deadline, "no notifications/cancelled")
+        .await;
     f.server.kill();
 }
 
@@ -471,10 +469,7 @@ async fn stop_cancels_a_running_tool_call_outside_a_turn() {
         .await
     });
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !f.events().contains("call slow") {
-        assert!(Instant::now() < deadline, "{}", f.events());
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    f.wait_event("call slow", deadline, "no call slow").await;
     let stopped = Instant::now();
     session.stop();
     let result = tokio::time::timeout(Duration::from_secs(3), call)
@@ -662,26 +657,8 @@ async fn stopping_the_turn_cancels_a_slow_http_call() {
         .ask("go", &tokio::runtime::Handle::current())
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !f.events().contains("call slow") {
-        assert!(Instant::now() < deadline, "{}", f.events());
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let stopped = Instant::now();
-    session.stop();
-    common::wait_idle(&session).await;
-    assert!(
-        stopped.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        stopped.elapsed()
-    );
-    while !f.events().contains("cancelled") {
-        assert!(
-            Instant::now() < deadline,
-            "no notifications/cancelled: {}",
-            f.events()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    f.wait_event("call slow", deadline, "no call slow").await;
+    f.stop_and_see_cancelled(&session, deadline).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -743,12 +720,6 @@ async fn an_http_call_past_the_servers_timeout_is_cancelled_with_a_clear_error()
     common::wait_idle(&session).await;
     assert_eq!(mock.served(), 2, "{:#?}", mock.requests());
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !f.events().contains("cancelled") {
-        assert!(
-            Instant::now() < deadline,
-            "no notifications/cancelled: {}",
-            f.events()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    f.wait_event("cancelled", deadline, "no notifications/cancelled")
+        .await;
 }
