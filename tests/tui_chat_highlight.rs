@@ -157,19 +157,7 @@ end
         ),
     )
     .unwrap();
-    let name = format!("lathe-tui-hl-{}", std::process::id());
-    let nvim = std::env::var("NVIM").unwrap_or_else(|_| "nvim".into());
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &name,
-        "-x",
-        "150",
-        "-y",
-        "40",
-        &format!("{nvim} -u {} -i NONE -n", init.display()),
-    ]);
+    let name = start_nvim("hl", 150, 40, &init, "");
     let _kill = Kill(name.clone());
     wait_long(&name, "Neovim shows the file", |s| s.contains("my notes"));
 

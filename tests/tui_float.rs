@@ -83,19 +83,7 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
             ),
         )
         .unwrap();
-        let name = format!("lathe-tui-{tag}-{}", std::process::id());
-        let nvim = std::env::var("NVIM").unwrap_or_else(|_| "nvim".into());
-        tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            &name,
-            "-x",
-            &cols.to_string(),
-            "-y",
-            &rows.to_string(),
-            &format!("{nvim} -u {} -i NONE -n", init.display()),
-        ]);
+        let name = start_nvim(tag, cols, rows, &init, "");
         let me = Self {
             name,
             project,

@@ -50,19 +50,7 @@ vim.cmd("edit " .. vim.fn.fnameescape({notes:?}))
         ),
     )
     .unwrap();
-    let name = format!("lathe-tui-keys-{}", std::process::id());
-    let nvim = std::env::var("NVIM").unwrap_or_else(|_| "nvim".into());
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &name,
-        "-x",
-        "120",
-        "-y",
-        "36",
-        &format!("{nvim} -u {} -i NONE -n", init.display()),
-    ]);
+    let name = start_nvim("keys", 120, 36, &init, "");
     let _session = Kill(name.clone());
     wait_for(&name, "Neovim shows notes.txt", |s| {
         s.contains("see greeting.py for greet")

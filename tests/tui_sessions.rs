@@ -81,23 +81,13 @@ vim.o.statusline = "%f %= [%{{v:lua.require'lathe'.statusline_component()}}]"
         ),
     )
     .unwrap();
-    let name = format!("lathe-tui-resume-{}", std::process::id());
-    let nvim = std::env::var("NVIM").unwrap_or_else(|_| "nvim".into());
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &name,
-        "-x",
-        "120",
-        "-y",
-        "30",
-        &format!(
-            "env XDG_STATE_HOME={} {nvim} -u {} -i NONE -n",
-            state.display(),
-            init.display()
-        ),
-    ]);
+    let name = start_nvim(
+        "resume",
+        120,
+        30,
+        &init,
+        &format!("env XDG_STATE_HOME={} ", state.display()),
+    );
     let _kill = Kill(name.clone());
     wait_for(&name, "the statusline component shows", |s| {
         s.contains("[lathe: idle]")

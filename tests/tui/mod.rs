@@ -62,6 +62,28 @@ pub fn wait_for(session: &str, what: &str, cond: impl Fn(&str) -> bool) -> Strin
     }
 }
 
+/// Starts Neovim (`$NVIM`, else `nvim` on `PATH`) with `-u init -i NONE -n`
+/// in a detached tmux session of `cols` × `rows` named
+/// `lathe-tui-<tag>-<pid>`, its command prefixed by `prefix` (e.g.
+/// `env XDG_STATE_HOME=… `; empty for none). Returns the session's name;
+/// hold a [`Kill`] of it to end it.
+pub fn start_nvim(tag: &str, cols: u16, rows: u16, init: &Path, prefix: &str) -> String {
+    let name = format!("lathe-tui-{tag}-{}", std::process::id());
+    let nvim = std::env::var("NVIM").unwrap_or_else(|_| "nvim".into());
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &name,
+        "-x",
+        &cols.to_string(),
+        "-y",
+        &rows.to_string(),
+        &format!("{prefix}{nvim} -u {} -i NONE -n", init.display()),
+    ]);
+    name
+}
+
 /// Ends the tmux session of that name when dropped.
 pub struct Kill(pub String);
 
