@@ -28,13 +28,14 @@ lathe.setup({ cwd = os.getenv("LATHE_BENCH_WORK"), claude_settings = false })
 local t2 = hr()
 local r2 = rss_kb()
 io.stdout:write(
-  ("require %.2f ms, setup %.2f ms, together %.2f ms, RSS +%.1f MB, threads +%d, runtime started: %s\n"):format(
+  ("require %.2f ms, setup %.2f ms, together %.2f ms, RSS +%.1f MB, threads +%d, runtime started: %s, sessions made: %d\n"):format(
     (t1 - t0) / 1e6,
     (t2 - t1) / 1e6,
     (t2 - t0) / 1e6,
     (r2 - r0) / 1024,
     threads() - th0,
-    require("lathe.core").main_thread_stats().runtime_started and "yes" or "no"
+    require("lathe.core").main_thread_stats().runtime_started and "yes" or "no",
+    require("lathe.core").main_thread_stats().sessions_made
   )
 )
 vim.cmd("qa!")

@@ -9,5 +9,5 @@ pub mod system_prompt;
 mod transcript;
 mod turn;
 
-pub use session::{AskError, Resumed, Session, SessionParts, Status, ToolInfo};
+pub use session::{sessions_built, AskError, Resumed, Session, SessionParts, Status, ToolInfo};
 pub use transcript::repair_pairing;

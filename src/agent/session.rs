@@ -135,6 +135,17 @@ pub struct Resumed {
     pub repaired: bool,
 }
 
+/// Sessions made by this process (every [`Session`] constructor).
+static SESSIONS_BUILT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many sessions this process has made (new, resumed, for tests):
+/// Neovim's `setup()` makes none, the first request does (issue 12: a
+/// session builds the tools, the provider and the session log; a test and
+/// `make bench` read it).
+pub fn sessions_built() -> u64 {
+    SESSIONS_BUILT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 impl Session {
     /// A new, empty conversation with the built-in tools for its config.
     /// Errors: as [`Session::with_extra_tools`].
@@ -207,6 +218,7 @@ impl Session {
         resumed: Option<(String, std::path::PathBuf)>,
         user: Option<Arc<UserTools>>,
     ) -> Result<Arc<Self>, RegistryError> {
+        SESSIONS_BUILT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut tools = builtin_tools(&parts.config);
         tools.extend(extra);
         let mut registry = ToolRegistry::new(tools)?;

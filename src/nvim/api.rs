@@ -182,7 +182,6 @@ fn setup(lua: &Lua, opts: Value) -> mlua::Result<()> {
 /// Lua hooks (`:Lathe reload`). Errors: as `setup`.
 fn reload_settings(_: &Lua, (): ()) -> mlua::Result<()> {
     state::reload_settings()
-        .map(drop)
         .or_else(|e| fail(format!("lathe.reload_settings: {e}")))
 }
 
@@ -355,8 +354,8 @@ thread_local! {
 /// variable is set and not empty; `local_server` when `base_url` is a
 /// loopback address (no key needed).
 fn info(lua: &Lua, (): ()) -> mlua::Result<Table> {
-    let config = match state::session() {
-        Some(s) => s.config().clone(),
+    let config = match state::with_config(Clone::clone) {
+        Some(c) => c,
         None => {
             // What the first request would use: setup()'s defaults and
             // the settings files.

@@ -114,7 +114,8 @@ pub fn reset() {
 /// `require("lathe.core").main_thread_stats([reset])`: a table with, per
 /// kind of step (`bridge`, `chat_frame`, `ask`), `{ count, total_ms,
 /// longest_ms }` since the last reset; `longest_ms`, the longest of them
-/// all; `runtime_started` (whether lathe's tokio runtime and its threads
+/// all; `sessions_made` (sessions made since lathe loaded: `setup()`
+/// makes none, the first request does); `runtime_started` (whether lathe's tokio runtime and its threads
 /// exist, see `nvim::runtime`); `chat_frames` and `chat_edits` (frames
 /// drawn, edits of the transcript's text made by them, since Neovim
 /// started); `bridge_cpu_longest_ms` (the most main-thread CPU time one
@@ -135,6 +136,7 @@ pub fn lua_stats(lua: &mlua::Lua, reset_after: Option<bool>) -> mlua::Result<mlu
     }
     t.set("longest_ms", longest)?;
     t.set("runtime_started", super::runtime::started())?;
+    t.set("sessions_made", crate::agent::sessions_built())?;
     let (frames, edits) = super::chat::edit_counts();
     t.set("chat_frames", frames)?;
     t.set("chat_edits", edits)?;

@@ -82,9 +82,7 @@ fn try_install() -> Result<(), String> {
     }
     state::init_main_thread()?;
     chat::on_interrupt(state::stop_turn);
-    chat::on_state(state::lua, || {
-        state::session().map(|s| s.config().cwd.clone())
-    });
+    chat::on_state(state::lua, || state::with_config(|c| c.cwd.clone()));
     let exports = api::exports(&lua).map_err(|e| e.to_string())?;
     loaded
         .set(CORE_MODULE, exports)

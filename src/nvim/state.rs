@@ -21,6 +21,9 @@ static USER_TOOLS: OnceLock<Arc<crate::execution::UserTools>> = OnceLock::new();
 thread_local! {
     static LUA: OnceCell<mlua::Lua> = const { OnceCell::new() };
     static SESSION: RefCell<Option<Arc<Session>>> = const { RefCell::new(None) };
+    /// `setup()`'s configuration, read and checked, until the first call
+    /// that needs the session makes it ([`session_or_default`]).
+    static PENDING: RefCell<Option<Config>> = const { RefCell::new(None) };
     static SETUP: RefCell<Option<SetupArgs>> = const { RefCell::new(None) };
 }
 
@@ -39,17 +42,43 @@ pub struct SetupArgs {
     pub hooks: CodeHooks,
 }
 
-/// Makes a session from `args` (reading the settings files), makes it the
-/// current one (stopping a running turn of the old one) and remembers
-/// `args` for [`reload_settings`]. Errors: the options are invalid (the
-/// message names the key), or as [`build_session`].
-pub fn start_session(args: SetupArgs) -> Result<Arc<Session>, String> {
+/// Reads and checks the configuration of `args` (the settings files too),
+/// shows its problems, starts its MCP servers, stops and drops the current
+/// session (its running turn too) and remembers `args` for
+/// [`reload_settings`]. The new session itself is made by the first call
+/// that needs it ([`session_or_default`]: an ask, a tool call, a mode
+/// change), so `setup()` builds no tools, provider or session log (issue
+/// 12: `setup()` does no work the first request does not need). Errors:
+/// the options are invalid (the message names the key).
+pub fn start_session(args: SetupArgs) -> Result<(), String> {
     let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
     start_mcp_servers(&config);
-    let session = build_session(config, args.hooks.clone())?;
-    set_session(session.clone());
+    report_settings_problems(&config);
+    super::chat::set_mode_winbar(config.permissions.mode.as_str());
+    super::chat::set_model(&config.model);
+    let old = SESSION.with(|s| s.borrow_mut().take());
+    if let Some(old) = old {
+        old.stop();
+    }
+    PENDING.with(|p| p.replace(Some(config)));
     SETUP.with(|s| s.replace(Some(args)));
-    Ok(session)
+    Ok(())
+}
+
+/// `f` of the configuration in effect: the current session's, else the
+/// one `setup()` read for the session not made yet; `None` before either.
+/// Main thread.
+pub fn with_config<R>(f: impl FnOnce(&Config) -> R) -> Option<R> {
+    if let Some(s) = session() {
+        return Some(f(s.config()));
+    }
+    PENDING.with(|p| p.borrow().as_ref().map(f))
+}
+
+/// `true` once `setup()` (or a first request) chose a configuration: a
+/// session exists or is waiting to be made.
+pub fn configured() -> bool {
+    session().is_some() || PENDING.with(|p| p.borrow().is_some())
 }
 
 /// Reads Claude Code's settings files again and starts a new session with
@@ -57,7 +86,7 @@ pub fn start_session(args: SetupArgs) -> Result<Arc<Session>, String> {
 /// default session the first request made; before either, the defaults in
 /// the current directory). Like `setup()`, it starts a new conversation.
 /// Errors: as [`start_session`].
-pub fn reload_settings() -> Result<Arc<Session>, String> {
+pub fn reload_settings() -> Result<(), String> {
     start_session(current_args()?)
 }
 
@@ -93,7 +122,8 @@ pub fn lua() -> mlua::Lua {
     })
 }
 
-/// The current session, if `setup` or an `ask` created one.
+/// The current session, if a request made one since the last `setup()`
+/// (see [`start_session`]; [`with_config`] for the configuration either way).
 pub fn session() -> Option<Arc<Session>> {
     SESSION.with(|s| s.borrow().clone())
 }
@@ -136,7 +166,6 @@ fn session_parts(
     }
     let main = main_thread().ok_or("lathe is not loaded (the main-thread bridge is missing)")?;
     let guard_ms = config.permission_guard_ms;
-    report_settings_problems(&config);
     super::chat::set_mode_winbar(config.permissions.mode.as_str());
     super::chat::set_model(&config.model);
     let provider = crate::provider::from_config(&config)
@@ -185,7 +214,7 @@ fn current_args() -> Result<SetupArgs, String> {
 /// Starts a new, empty conversation with the configuration of the last
 /// `setup()` (`:Lathe new`); the old one stays saved. Errors: as
 /// [`start_session`].
-pub fn new_conversation() -> Result<Arc<Session>, String> {
+pub fn new_conversation() -> Result<(), String> {
     start_session(current_args()?)
 }
 
@@ -196,9 +225,11 @@ pub fn new_conversation() -> Result<Arc<Session>, String> {
 pub fn resume_session(path: &std::path::Path) -> Result<crate::agent::Resumed, String> {
     let args = current_args()?;
     let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
+    report_settings_problems(&config);
     let (parts, live) = session_parts(config, args.hooks.clone())?;
     let resumed = Session::resume_with_user_tools(parts, path, Some(user_tools()))?;
     super::status_sink::register(&resumed.session, live);
+    PENDING.with(|p| p.replace(None));
     set_session(resumed.session.clone());
     SETUP.with(|s| s.replace(Some(args)));
     Ok(resumed)
@@ -210,8 +241,8 @@ pub fn resume_session(path: &std::path::Path) -> Result<crate::agent::Resumed, S
 /// `None` when Neovim cannot name its state directory.
 pub fn project_sessions_dir() -> Option<PathBuf> {
     let sessions = state_dir()?.join("sessions");
-    let root = match session() {
-        Some(s) => s.config().cwd.clone(),
+    let root = match with_config(|c| c.cwd.clone()) {
+        Some(cwd) => cwd,
         None => {
             let args = current_args().ok()?;
             Config::from_setup(&args.opts, &args.cwd)
@@ -241,21 +272,32 @@ fn report_settings_problems(config: &Config) {
     }
 }
 
-/// The current session, creating one with default options (cwd = Neovim's
-/// current directory, the Claude Code settings files read) when there is
-/// none.
+/// The current session; else the one `setup()` configured, made now;
+/// else one with default options (cwd = Neovim's current directory, the
+/// Claude Code settings files read), as `setup()` with no options would.
+/// Errors: as [`start_session`] and [`build_session`] (the configuration
+/// stays pending, so the next call tries again).
 pub fn session_or_default() -> Result<Arc<Session>, String> {
     if let Some(s) = session() {
         return Ok(s);
     }
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    // As `setup()` with no options: the settings files apply too.
-    start_session(SetupArgs {
-        opts: serde_json::Value::Null,
-        cwd,
-        hooks: Vec::new(),
-    })
+    if PENDING.with(|p| p.borrow().is_none()) {
+        let cwd = std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?;
+        start_session(SetupArgs {
+            opts: serde_json::Value::Null,
+            cwd,
+            hooks: Vec::new(),
+        })?;
+    }
+    let config = PENDING
+        .with(|p| p.borrow().clone())
+        .ok_or("lathe: no configuration (setup() did not finish)")?;
+    let hooks = SETUP.with(|s| s.borrow().as_ref().map(|a| a.hooks.clone()));
+    let session = build_session(config, hooks.unwrap_or_default())?;
+    PENDING.with(|p| p.replace(None));
+    set_session(session.clone());
+    Ok(session)
 }
 
 /// The editor for files that are not loaded in a buffer.

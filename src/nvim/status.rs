@@ -42,14 +42,14 @@ pub fn status_json() -> Value {
         .map(|((id, name, detail), n)| {
             json!({ "id": id, "name": name, "detail": detail, "running": n })
         });
-    let mode = session
-        .as_ref()
-        .map(|s| s.mode())
-        .unwrap_or_default()
-        .as_str();
-    let model = session
-        .as_ref()
-        .map(|s| s.config().model.clone())
+    // Before the first request after `setup()` there is no session yet:
+    // what it will be made with.
+    let mode = match &session {
+        Some(s) => s.mode(),
+        None => super::state::with_config(|c| c.permissions.mode).unwrap_or_default(),
+    }
+    .as_str();
+    let model = super::state::with_config(|c| c.model.clone())
         .unwrap_or_else(|| crate::config::DEFAULT_MODEL.to_string());
     let usage = session.as_ref().map(|s| s.usage()).unwrap_or_default();
     let mut out = json!({
@@ -79,7 +79,10 @@ pub fn status_json() -> Value {
 /// Main thread; reads only lathe's own state.
 pub fn component() -> String {
     let Some(session) = super::state::session() else {
-        return String::new();
+        // Configured by `setup()`, its session not made yet: idle, nothing
+        // used.
+        return super::state::with_config(|c| idle_component(c.permissions.mode))
+            .unwrap_or_default();
     };
     let running = session.status() == Status::Running;
     let mut text = if let Some((_, title, n)) = super::float::first_ask() {
@@ -106,12 +109,23 @@ pub fn component() -> String {
         }
         t
     };
-    let mode = session.mode();
+    push_mode(&mut text, session.mode());
+    text
+}
+
+/// `lathe: idle`, with `mode` unless it is the default.
+fn idle_component(mode: crate::permissions::Mode) -> String {
+    let mut text = "lathe: idle".to_string();
+    push_mode(&mut text, mode);
+    text
+}
+
+/// Appends ` · <mode>` unless `mode` is the default.
+fn push_mode(text: &mut String, mode: crate::permissions::Mode) {
     if mode != crate::permissions::Mode::default() {
         text.push_str(" · ");
         text.push_str(mode.as_str());
     }
-    text
 }
 
 /// `detail` cut to [`COMPONENT_DETAIL_CHARS`] with "…".

@@ -296,6 +296,38 @@ fn setup_starts_no_runtime_and_no_thread() -> Result<(), String> {
     )
 }
 
+/// `setup()` reads and checks the configuration but makes no session (no
+/// tools, provider or session log; issue 12, load ≤ +4 MB until the first
+/// tool call): what Lua reads in the meantime — the status, the statusline
+/// component, `info()`, the transcript — comes from the configuration, and
+/// the first tool call makes the session with `setup()`'s options.
+#[nvim_oxi::test]
+fn setup_makes_the_session_at_the_first_request() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"
+        T.setup(T.project(), { model = "claude-test-lazy", permissions = { mode = "plan" } })
+        local core = require("lathe.core")
+        T.eq("sessions made by setup", core.main_thread_stats().sessions_made, 0)
+        T.eq("component after setup", T.lathe.statusline_component(), "lathe: idle · plan")
+        local st = T.lathe.status()
+        T.eq("status state", st.state, "idle")
+        T.eq("status mode", st.mode, "plan")
+        T.eq("status model", st.model, "claude-test-lazy")
+        T.eq("info model", core.info().model, "claude-test-lazy")
+        T.eq("info mode", core.info().mode, "plan")
+        T.eq("transcript", #T.lathe.transcript(), 0)
+        T.eq("sessions made by reading the status", core.main_thread_stats().sessions_made, 0)
+        T.ok("Glob", { pattern = "*.none" })
+        T.eq("sessions made by the first tool call", core.main_thread_stats().sessions_made, 1)
+        T.eq("the session has setup's mode", T.lathe.status().mode, "plan")
+        T.eq("and setup's model", T.lathe.status().model, "claude-test-lazy")
+        T.setup(T.project())
+        T.eq("a second setup makes none either", core.main_thread_stats().sessions_made, 1)
+        T.eq("and drops the old session's mode", T.lathe.status().mode, "default")
+        "#,
+    )
+}
+
 /// The first `ask()` starts the runtime and, with the first prompt it
 /// records, the session log's writer thread (the model here is
 /// unreachable: the turn ends with an error).
