@@ -181,8 +181,7 @@ fn setup(lua: &Lua, opts: Value) -> mlua::Result<()> {
 /// a new conversation with the last `setup()`'s options, project root and
 /// Lua hooks (`:Lathe reload`). Errors: as `setup`.
 fn reload_settings(_: &Lua, (): ()) -> mlua::Result<()> {
-    state::reload_settings()
-        .or_else(|e| fail(format!("lathe.reload_settings: {e}")))
+    state::reload_settings().or_else(|e| fail(format!("lathe.reload_settings: {e}")))
 }
 
 fn session() -> mlua::Result<Arc<Session>> {
