@@ -630,9 +630,18 @@ async fn http_servers_are_listed_and_called_and_errors_name_the_url() {
     let boom = result_of(&requests[1], "t3");
     assert_eq!(boom["is_error"], true);
     let boom = text_of(&boom);
-    assert_eq!(boom, format!("The MCP server web at {url} could not be used (the request failed: HTTP 500). lathe connects again on the next call; try again once, then tell the user to check that the server runs at that URL and that its headers (e.g. a token) are right (its log is {log})."));
-    // The 500 ended the connection; the next call connected again.
+    assert_eq!(boom, format!("mcp__web__boom failed: the MCP server web at {url} answered it with an error (HTTP 500). The server is still connected; try the call again once if the error looks temporary, otherwise tell the user (its log is {log})."));
+    // The 500 was this call's alone: the log says so, and the next call
+    // went over the same connection (the tools were not listed again).
+    let server_log = std::fs::read_to_string(&f.server.log_path).unwrap();
+    assert!(
+        server_log.contains("mcp__web__boom failed: HTTP 500"),
+        "{server_log}"
+    );
     assert!(f.events().contains("call crash"), "{}", f.events());
+    let events = f.events();
+    let after_boom = events.split("call boom").nth(1).unwrap_or_default();
+    assert!(!after_boom.contains("list"), "{events}");
     // The server is gone after the crash: the next call cannot reach it.
     let gone = text_of(&result_of(&requests[3], "t5"));
     assert!(

@@ -44,6 +44,12 @@ pub const REQUEST_FAILED: &str =
 pub const HTTP_SERVER_UNREACHABLE: &str =
     "The MCP server {server} at {url} could not be used ({why}). lathe connects again on the next call; try again once, then tell the user to check that the server runs at that URL and that its headers (e.g. a token) are right (its log is {log}).";
 
+/// Model-facing: an HTTP server answered this call with an HTTP error
+/// (a 500, a 403…); its connection stays up for other calls. `{tool}`,
+/// `{server}`, `{url}`, `{why}`, `{log}`.
+pub const HTTP_CALL_FAILED: &str =
+    "{tool} failed: the MCP server {server} at {url} answered it with an error ({why}). The server is still connected; try the call again once if the error looks temporary, otherwise tell the user (its log is {log}).";
+
 /// Model-facing (gate 1): an `mcp__<server>__…` name whose server is not
 /// configured. `{name}`, `{server}`, `{servers}` (the configured ones, or
 /// `none`).
@@ -390,6 +396,19 @@ mod tests {
         assert_eq!(
             fill(REQUEST_FAILED, &[("tool", "mcp__docs__find"), ("error", "Mcp error: -32602: bad")]),
             "mcp__docs__find failed: its MCP server answered with an error: Mcp error: -32602: bad. Check the input against the tool's schema; if it looks right, tell the user."
+        );
+        assert_eq!(
+            fill(
+                HTTP_CALL_FAILED,
+                &[
+                    ("tool", "mcp__web__boom"),
+                    ("server", "web"),
+                    ("url", "http://127.0.0.1:8/mcp"),
+                    ("why", "HTTP 500"),
+                    ("log", "/s/mcp/web.log")
+                ]
+            ),
+            "mcp__web__boom failed: the MCP server web at http://127.0.0.1:8/mcp answered it with an error (HTTP 500). The server is still connected; try the call again once if the error looks temporary, otherwise tell the user (its log is /s/mcp/web.log)."
         );
     }
 }

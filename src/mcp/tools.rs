@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::server::{McpServer, ServerTool};
 use super::{
-    CALL_INTERRUPTED, CALL_TIMED_OUT, EMPTY_ERROR, HTTP_SERVER_UNREACHABLE, SERVER_NOT_RUNNING,
+    CALL_INTERRUPTED, CALL_TIMED_OUT, EMPTY_ERROR, HTTP_CALL_FAILED, HTTP_SERVER_UNREACHABLE,
+    SERVER_NOT_RUNNING,
 };
 use crate::protocol::{ContentBlock, ImageSource, ToolResultContent};
 use crate::text::fill;
@@ -214,12 +215,30 @@ impl UserToolBackend for McpBackend {
                     Err(not_running(&self.server.lost().await))
                 }
                 Err(rmcp::service::ServiceError::TransportSend(e)) => {
+                    let reason = super::http::reason(&e.to_string());
+                    let url = self.server.config.url();
+                    // An HTTP server that answered this one request with an
+                    // error status is still there: rmcp's connection goes
+                    // on, and so do the server's other tools.
+                    if let Some(url) = url.filter(|_| {
+                        !peer.is_transport_closed()
+                            && !reason.contains(super::http::CONNECTION_FAILED)
+                    }) {
+                        self.server.note(&format!("{tool} failed: {reason}"));
+                        return Err(ToolError::new(fill(
+                            HTTP_CALL_FAILED,
+                            &[
+                                ("tool", tool),
+                                ("server", server),
+                                ("url", url),
+                                ("why", &reason),
+                                ("log", &log),
+                            ],
+                        )));
+                    }
                     let why = self.server.lost().await;
-                    Err(not_running(&match self.server.config.url() {
-                        Some(_) => format!(
-                            "the request failed: {}",
-                            super::http::reason(&e.to_string())
-                        ),
+                    Err(not_running(&match url {
+                        Some(_) => format!("the request failed: {reason}"),
                         None => why,
                     }))
                 }
