@@ -97,6 +97,10 @@ pub struct FileChange {
     pub base: Option<Stamp>,
     /// The whole new logical text.
     pub after: String,
+    /// `before`'s text as `FileState`'s text cache shares it, when the plan
+    /// took it from there: the write's `base_text` is then that `Arc`, not
+    /// a new copy.
+    base_shared: Option<Arc<str>>,
 }
 
 impl FileChange {
@@ -108,6 +112,7 @@ impl FileChange {
             before,
             base,
             after,
+            base_shared: None,
         }
     }
 
@@ -120,6 +125,7 @@ impl FileChange {
             before: Some(current.doc),
             base: Some(base),
             after,
+            base_shared: current.shared,
         }
     }
 
@@ -166,22 +172,26 @@ impl FileChange {
         headline: String,
     ) -> Result<(String, usize), ToolError> {
         let path = self.path;
+        let is_buffer = self.before.as_ref().is_some_and(Document::is_buffer);
+        let base_text = match (self.base_shared, &self.before) {
+            (Some(shared), _) if is_buffer => Some(shared),
+            (_, Some(d)) if is_buffer => Some(Arc::from(d.text.as_str())),
+            _ => None,
+        };
+        // The one copy of the new text: the editor, the stamp's hash, the
+        // file write and FileState's cache share it.
+        let new_text: Arc<str> = Arc::from(self.after);
         let req = WriteRequest {
             base: self.base,
-            base_text: self
-                .before
-                .as_ref()
-                .filter(|d| d.is_buffer())
-                .map(|d| Arc::from(d.text.as_str())),
-            text: self.after,
+            base_text,
+            text: new_text.clone(),
             format: TextFormat::default(),
         };
         let (outcome, watch) = ctx
             .editor
-            .write_watched(&path, req.clone())
+            .write_watched(&path, req)
             .await
             .map_err(|e| editor_error(&ctx.root, &path, &e))?;
-        let new_text = req.text;
         ctx.file_state.record(
             &path,
             ReadRecord {
@@ -192,7 +202,7 @@ impl FileChange {
         );
         if outcome.in_buffer && outcome.exact {
             ctx.file_state
-                .remember_text(&path, &outcome.stamp, Arc::from(new_text.as_str()));
+                .remember_text(&path, &outcome.stamp, new_text.clone());
         }
         let mut out = headline;
         if let (Some(span), Some(_)) = (outcome.changed_lines, &self.before) {
@@ -301,6 +311,8 @@ pub(crate) struct Current {
     /// Its stamp when already known (the text came from `FileState`'s text
     /// cache), so it need not be hashed again; `None`: compute it.
     pub stamp: Option<Stamp>,
+    /// The cache's `Arc` of that text (then the same as `doc.text`).
+    pub shared: Option<Arc<str>>,
 }
 
 /// The document at `path` as it is now, for Edit and Write to plan against.
@@ -318,6 +330,7 @@ pub(crate) async fn current(ctx: &ToolContext, path: &Path) -> Result<Current, E
         return Ok(Current {
             doc: ctx.editor.read(path).await?,
             stamp: None,
+            shared: None,
         });
     };
     match ctx.editor.read_unless(path, &stamp.version).await? {
@@ -330,8 +343,13 @@ pub(crate) async fn current(ctx: &ToolContext, path: &Path) -> Result<Current, E
                 modified,
             },
             stamp: Some(stamp),
+            shared: Some(text),
         }),
-        Fresh::Changed(doc) => Ok(Current { doc, stamp: None }),
+        Fresh::Changed(doc) => Ok(Current {
+            doc,
+            stamp: None,
+            shared: None,
+        }),
     }
 }
 
