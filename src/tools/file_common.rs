@@ -412,6 +412,128 @@ mod tests {
     use super::*;
     use std::path::PathBuf;
 
+    /// A buffer editor in memory: one buffer at `path`, `changedtick` up by
+    /// one per write; keeps every write request.
+    struct OneBuffer {
+        path: PathBuf,
+        state: std::sync::Mutex<(String, u64, Vec<WriteRequest>)>,
+    }
+
+    #[async_trait::async_trait]
+    impl crate::editor::Editor for OneBuffer {
+        async fn read(&self, path: &Path) -> Result<Document, EditorError> {
+            let s = self.state.lock().expect("lock");
+            Ok(Document {
+                path: path.to_path_buf(),
+                text: s.0.clone(),
+                version: crate::editor::Version::Buffer {
+                    bufnr: 1,
+                    changedtick: s.1,
+                },
+                format: TextFormat::default(),
+                modified: false,
+            })
+        }
+        async fn read_unless(
+            &self,
+            path: &Path,
+            known: &crate::editor::Version,
+        ) -> Result<Fresh, EditorError> {
+            let tick = self.state.lock().expect("lock").1;
+            match known {
+                crate::editor::Version::Buffer { changedtick, .. } if *changedtick == tick => {
+                    Ok(Fresh::Unchanged {
+                        format: TextFormat::default(),
+                        modified: false,
+                    })
+                }
+                _ => Ok(Fresh::Changed(self.read(path).await?)),
+            }
+        }
+        async fn write(
+            &self,
+            path: &Path,
+            req: WriteRequest,
+        ) -> Result<crate::editor::WriteOutcome, EditorError> {
+            assert_eq!(path, self.path);
+            let mut s = self.state.lock().expect("lock");
+            s.0 = req.text.to_string();
+            s.1 += 1;
+            let stamp = Stamp {
+                version: crate::editor::Version::Buffer {
+                    bufnr: 1,
+                    changedtick: s.1,
+                },
+                hash: TextHash::of(&req.text),
+            };
+            s.2.push(req);
+            Ok(crate::editor::WriteOutcome {
+                stamp,
+                in_buffer: true,
+                saved: true,
+                changed_lines: Some((2, 2)),
+                exact: true,
+            })
+        }
+    }
+
+    /// Two Edits of a buffer in a row (docs/architecture.md, "Edits through
+    /// buffers"): the second plans on the text the first left in
+    /// `FileState`, and neither copies the whole text on its way to the
+    /// editor — the write's `base_text` is the cache's own `Arc`, and the
+    /// text the cache keeps afterwards is the very `Arc` the editor got.
+    #[tokio::test]
+    async fn an_edit_of_a_buffer_shares_its_texts_with_the_cache_and_the_editor() {
+        use crate::tools::edit::EditTool;
+        let path = PathBuf::from("/project/big.txt");
+        let editor = Arc::new(OneBuffer {
+            path: path.clone(),
+            state: std::sync::Mutex::new(("one\ntwo\nthree\n".into(), 5, Vec::new())),
+        });
+        let mut ctx = testing::disk_ctx(Path::new("/project"));
+        ctx.editor = editor.clone();
+        let doc = crate::editor::Editor::read(editor.as_ref(), &path)
+            .await
+            .expect("read");
+        let read_text: Arc<str> = Arc::from(doc.text.as_str());
+        ctx.file_state.record(
+            &path,
+            ReadRecord {
+                stamp: doc.stamp(),
+                offset: None,
+                limit: None,
+            },
+        );
+        ctx.file_state
+            .remember_text(&path, &doc.stamp(), read_text.clone());
+        let edit = |old: &str, new: &str| serde_json::json!({"file_path": "/project/big.txt", "old_string": old, "new_string": new});
+        testing::run(Arc::new(EditTool), &ctx, edit("two", "TWO"))
+            .await
+            .expect("first edit");
+        testing::run(Arc::new(EditTool), &ctx, edit("three", "THREE"))
+            .await
+            .expect("second edit");
+        let writes = editor.state.lock().expect("lock").2.clone();
+        assert_eq!(writes.len(), 2);
+        let shared =
+            |a: &Option<Arc<str>>, b: &Arc<str>| a.as_ref().is_some_and(|a| Arc::ptr_eq(a, b));
+        assert!(
+            shared(&writes[0].base_text, &read_text),
+            "first base is the Read's text"
+        );
+        assert!(
+            shared(&writes[1].base_text, &writes[0].text),
+            "second base is the first edit's text, not a copy"
+        );
+        let stamp = ctx.file_state.get(&path).expect("recorded").stamp;
+        let kept = ctx.file_state.text_at(&path, &stamp).expect("kept");
+        assert!(
+            Arc::ptr_eq(&kept, &writes[1].text),
+            "the cache keeps the editor's text"
+        );
+        assert_eq!(&*kept, "one\nTWO\nTHREE\n");
+    }
+
     #[test]
     fn golden_messages() {
         let root = PathBuf::from("/p");
