@@ -99,12 +99,15 @@ async fn sync_file(owed: Option<std::path::PathBuf>) {
     }
 }
 
-/// The file write of a direct save the write step left owed
-/// (`take_owed_direct`), started on a blocking thread as soon as the step
-/// is back, so it runs while the stamp's hash is still being computed;
-/// `None` when there is nothing to save directly or the write failed.
+/// A direct save's file write under way on a blocking thread: what `stat`
+/// says of the file it wrote, or the failure as text
+/// ([`direct_write::write_file`]).
 type Writing = tokio::task::JoinHandle<Result<direct_write::FileStamp, String>>;
 
+/// Starts the file write of the direct save the write step left owed
+/// (`take_owed_direct`) as soon as the step is back, so it runs while the
+/// stamp's hash (`hash_meanwhile`) is still being computed instead of after
+/// it. `None` when nothing is owed or the step did not apply the change.
 fn start_direct_write(
     owed: Option<&DirectWrite>,
     req: &Arc<WriteRequest>,
