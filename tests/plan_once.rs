@@ -156,7 +156,7 @@ async fn an_edit_reads_once_writes_once_and_writes_the_diff_it_showed() {
     );
     assert_eq!(
         std::fs::read_to_string(s.root.join("greet.py")).expect("read"),
-        writes[0].text
+        &*writes[0].text
     );
 }
 

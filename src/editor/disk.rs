@@ -233,7 +233,7 @@ fn write_blocking(path: &Path, req: WriteRequest) -> Result<WriteOutcome, Editor
         stamp: new_doc.stamp(),
         in_buffer: false,
         saved: true,
-        exact: new_doc.text == req.text,
+        exact: *new_doc.text == *req.text,
     })
 }
 
@@ -308,7 +308,7 @@ mod tests {
     fn req(base: Option<Stamp>, text: &str) -> WriteRequest {
         WriteRequest {
             base,
-            text: text.to_string(),
+            text: std::sync::Arc::from(text),
             format: TextFormat::default(),
             base_text: None,
         }

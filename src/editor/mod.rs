@@ -158,8 +158,11 @@ pub struct WriteRequest {
     /// What the writer based its change on; `None` creates a new file and
     /// fails with [`EditorError::AlreadyExists`] when something appeared there.
     pub base: Option<Stamp>,
-    /// The new logical text.
-    pub text: String,
+    /// The new logical text, shared (`Arc`): the editor, the hash of the
+    /// outcome's stamp, the file write and `FileState`'s text cache all
+    /// hold the one copy the caller made (a 2.6 MB text is never copied
+    /// again on the way to the result).
+    pub text: Arc<str>,
     /// Format for disk writes when the file is new; an existing file or buffer
     /// keeps its own format.
     pub format: TextFormat,

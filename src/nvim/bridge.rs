@@ -38,6 +38,7 @@ pub struct MainThread {
     wake: AsyncHandle,
     closed: Arc<AtomicBool>,
     trips: Arc<AtomicU64>,
+    waited: Arc<AtomicU64>,
 }
 
 impl MainThread {
@@ -63,6 +64,7 @@ impl MainThread {
             wake,
             closed: Arc::new(AtomicBool::new(false)),
             trips: Arc::new(AtomicU64::new(0)),
+            waited: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -89,6 +91,7 @@ impl MainThread {
         F: FnOnce() -> R + Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
+        self.waited.fetch_add(1, Ordering::Relaxed);
         self.post(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
                 .map_err(|p| BridgeError::Panicked(panic_text(&*p)));
@@ -103,6 +106,14 @@ impl MainThread {
     /// one tool call costs.
     pub fn trips(&self) -> u64 {
         self.trips.load(Ordering::Relaxed)
+    }
+
+    /// How many of those [`trips`](Self::trips) a task waited for
+    /// ([`run`](Self::run): a round trip; [`post`](Self::post) waits for
+    /// nothing). Tests bound the round trips on a tool call's way to its
+    /// result with it.
+    pub fn round_trips(&self) -> u64 {
+        self.waited.load(Ordering::Relaxed)
     }
 
     /// Stops accepting work (called on `VimLeavePre`).

@@ -601,7 +601,7 @@ fn write_buffer(
     }
     let (new_body, new_eol) = match req.text.strip_suffix('\n') {
         Some(b) => (b, true),
-        None => (req.text.as_str(), false),
+        None => (&*req.text, false),
     };
     // Typing just before (or after) the edit would otherwise join its undo
     // block, and one `u` would undo the user's change with the model's.
@@ -635,7 +635,7 @@ fn write_buffer(
         in_buffer: true,
         saved,
         changed_lines: changed_line_span(&old_text, &new_text),
-        exact: new_text == req.text,
+        exact: *new_text == *req.text,
     })
 }
 

@@ -99,27 +99,60 @@ async fn sync_file(owed: Option<std::path::PathBuf>) {
     }
 }
 
+/// A direct save's file write under way on a blocking thread: what `stat`
+/// says of the file it wrote, or the failure as text
+/// ([`direct_write::write_file`]).
+type Writing = tokio::task::JoinHandle<Result<direct_write::FileStamp, String>>;
+
+/// Starts the file write of the direct save the write step left owed
+/// (`take_owed_direct`) as soon as the step is back, so it runs while the
+/// stamp's hash (`hash_meanwhile`) is still being computed instead of after
+/// it. `None` when nothing is owed or the step did not apply the change.
+fn start_direct_write(
+    owed: Option<&DirectWrite>,
+    req: &Arc<WriteRequest>,
+    applied: &Option<Result<WriteOutcome, EditorError>>,
+) -> Option<Writing> {
+    let write = owed?.clone();
+    if !matches!(applied, Some(Ok(_))) {
+        return None;
+    }
+    let text = req.text.clone();
+    Some(tokio::task::spawn_blocking(move || {
+        direct_write::write_file(&write, &text)
+    }))
+}
+
 impl NvimEditor {
-    /// Completes a direct save the write step left owed
-    /// (`take_owed_direct`; docs/architecture.md, "Edits through buffers"):
-    /// `text` written to the file on a blocking thread, then one more
-    /// main-thread step makes Neovim take the file
-    /// (`direct_write::finish`). Sets the outcome's `saved`.
+    /// Completes a direct save (docs/architecture.md, "Edits through
+    /// buffers"): waits for the file write `writing` started
+    /// ([`start_direct_write`]), then makes Neovim take the file
+    /// (`direct_write::finish`) in one more main-thread step. When the file
+    /// was written that step is queued, not waited for: the file already
+    /// holds the edit, the step cannot fail, and the main thread runs it
+    /// before any later lathe work (the bridge is first in, first out) — the
+    /// result needs no third round trip. Only a failed write waits, for
+    /// Neovim's `:write` in its place. Sets the outcome's `saved`.
     async fn save_directly(
         &self,
         owed: Option<DirectWrite>,
+        writing: Option<Writing>,
         path: &Path,
-        req: &Arc<WriteRequest>,
         applied: &mut Option<Result<WriteOutcome, EditorError>>,
     ) {
-        let (Some(write), Some(Ok(outcome))) = (owed, applied.as_mut()) else {
+        let (Some(write), Some(writing), Some(Ok(outcome))) = (owed, writing, applied.as_mut())
+        else {
             return;
         };
-        let req = req.clone();
-        let w = write.clone();
-        let written = tokio::task::spawn_blocking(move || direct_write::write_file(&w, &req.text))
-            .await
-            .unwrap_or_else(|e| Err(e.to_string()));
+        let written = writing.await.unwrap_or_else(|e| Err(e.to_string()));
+        if written.is_ok() {
+            // `finish` never falls back to `:write` for a written file.
+            let _ = self.main.post(move || {
+                direct_write::finish(&write, written, |_| false);
+            });
+            outcome.saved = true;
+            return;
+        }
         let p = path.to_path_buf();
         let finished = self
             .main
@@ -167,8 +200,8 @@ async fn stamp_hash(
     }
 }
 
-/// The request back from its `Arc` (a copy only when another holder is
-/// still alive, which the bridge's closures are not by then).
+/// The request back from its `Arc` (its texts are shared `Arc`s, so even a
+/// copy, when another holder is still alive, copies no text).
 fn unshare(req: Arc<WriteRequest>) -> WriteRequest {
     Arc::try_unwrap(req).unwrap_or_else(|shared| (*shared).clone())
 }
@@ -234,9 +267,11 @@ impl Editor for NvimEditor {
             })
             .await
             .map_err(bridge_error)?;
+        let writing = start_direct_write(direct.as_ref(), &req, &applied);
         sync_file(owed).await;
         stamp_hash(owed_hash, hashing, &mut applied).await;
-        self.save_directly(direct, path, &req, &mut applied).await;
+        self.save_directly(direct, writing, path, &mut applied)
+            .await;
         match applied {
             Some(outcome) => outcome,
             None => self.inner.write(path, unshare(req)).await,
@@ -282,10 +317,12 @@ impl Editor for NvimEditor {
             .map_err(bridge_error)?;
         let applied = match applied {
             Some((written, started, owed, direct, owed_hash)) => {
-                sync_file(owed).await;
                 let mut written = Some(written);
+                let writing = start_direct_write(direct.as_ref(), &req, &written);
+                sync_file(owed).await;
                 stamp_hash(owed_hash, hashing, &mut written).await;
-                self.save_directly(direct, path, &req, &mut written).await;
+                self.save_directly(direct, writing, path, &mut written)
+                    .await;
                 written.map(|w| (w, started))
             }
             None => None,

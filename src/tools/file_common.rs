@@ -97,6 +97,10 @@ pub struct FileChange {
     pub base: Option<Stamp>,
     /// The whole new logical text.
     pub after: String,
+    /// `before`'s text as `FileState`'s text cache shares it, when the plan
+    /// took it from there: the write's `base_text` is then that `Arc`, not
+    /// a new copy.
+    base_shared: Option<Arc<str>>,
 }
 
 impl FileChange {
@@ -108,6 +112,7 @@ impl FileChange {
             before,
             base,
             after,
+            base_shared: None,
         }
     }
 
@@ -120,6 +125,7 @@ impl FileChange {
             before: Some(current.doc),
             base: Some(base),
             after,
+            base_shared: current.shared,
         }
     }
 
@@ -166,22 +172,26 @@ impl FileChange {
         headline: String,
     ) -> Result<(String, usize), ToolError> {
         let path = self.path;
+        let is_buffer = self.before.as_ref().is_some_and(Document::is_buffer);
+        let base_text = match (self.base_shared, &self.before) {
+            (Some(shared), _) if is_buffer => Some(shared),
+            (_, Some(d)) if is_buffer => Some(Arc::from(d.text.as_str())),
+            _ => None,
+        };
+        // The one copy of the new text: the editor, the stamp's hash, the
+        // file write and FileState's cache share it.
+        let new_text: Arc<str> = Arc::from(self.after);
         let req = WriteRequest {
             base: self.base,
-            base_text: self
-                .before
-                .as_ref()
-                .filter(|d| d.is_buffer())
-                .map(|d| Arc::from(d.text.as_str())),
-            text: self.after,
+            base_text,
+            text: new_text.clone(),
             format: TextFormat::default(),
         };
         let (outcome, watch) = ctx
             .editor
-            .write_watched(&path, req.clone())
+            .write_watched(&path, req)
             .await
             .map_err(|e| editor_error(&ctx.root, &path, &e))?;
-        let new_text = req.text;
         ctx.file_state.record(
             &path,
             ReadRecord {
@@ -192,7 +202,7 @@ impl FileChange {
         );
         if outcome.in_buffer && outcome.exact {
             ctx.file_state
-                .remember_text(&path, &outcome.stamp, Arc::from(new_text.as_str()));
+                .remember_text(&path, &outcome.stamp, new_text.clone());
         }
         let mut out = headline;
         if let (Some(span), Some(_)) = (outcome.changed_lines, &self.before) {
@@ -301,6 +311,8 @@ pub(crate) struct Current {
     /// Its stamp when already known (the text came from `FileState`'s text
     /// cache), so it need not be hashed again; `None`: compute it.
     pub stamp: Option<Stamp>,
+    /// The cache's `Arc` of that text (then the same as `doc.text`).
+    pub shared: Option<Arc<str>>,
 }
 
 /// The document at `path` as it is now, for Edit and Write to plan against.
@@ -318,6 +330,7 @@ pub(crate) async fn current(ctx: &ToolContext, path: &Path) -> Result<Current, E
         return Ok(Current {
             doc: ctx.editor.read(path).await?,
             stamp: None,
+            shared: None,
         });
     };
     match ctx.editor.read_unless(path, &stamp.version).await? {
@@ -330,8 +343,13 @@ pub(crate) async fn current(ctx: &ToolContext, path: &Path) -> Result<Current, E
                 modified,
             },
             stamp: Some(stamp),
+            shared: Some(text),
         }),
-        Fresh::Changed(doc) => Ok(Current { doc, stamp: None }),
+        Fresh::Changed(doc) => Ok(Current {
+            doc,
+            stamp: None,
+            shared: None,
+        }),
     }
 }
 
@@ -393,6 +411,128 @@ pub(crate) mod testing {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    /// A buffer editor in memory: one buffer at `path`, `changedtick` up by
+    /// one per write; keeps every write request.
+    struct OneBuffer {
+        path: PathBuf,
+        state: std::sync::Mutex<(String, u64, Vec<WriteRequest>)>,
+    }
+
+    #[async_trait::async_trait]
+    impl crate::editor::Editor for OneBuffer {
+        async fn read(&self, path: &Path) -> Result<Document, EditorError> {
+            let s = self.state.lock().expect("lock");
+            Ok(Document {
+                path: path.to_path_buf(),
+                text: s.0.clone(),
+                version: crate::editor::Version::Buffer {
+                    bufnr: 1,
+                    changedtick: s.1,
+                },
+                format: TextFormat::default(),
+                modified: false,
+            })
+        }
+        async fn read_unless(
+            &self,
+            path: &Path,
+            known: &crate::editor::Version,
+        ) -> Result<Fresh, EditorError> {
+            let tick = self.state.lock().expect("lock").1;
+            match known {
+                crate::editor::Version::Buffer { changedtick, .. } if *changedtick == tick => {
+                    Ok(Fresh::Unchanged {
+                        format: TextFormat::default(),
+                        modified: false,
+                    })
+                }
+                _ => Ok(Fresh::Changed(self.read(path).await?)),
+            }
+        }
+        async fn write(
+            &self,
+            path: &Path,
+            req: WriteRequest,
+        ) -> Result<crate::editor::WriteOutcome, EditorError> {
+            assert_eq!(path, self.path);
+            let mut s = self.state.lock().expect("lock");
+            s.0 = req.text.to_string();
+            s.1 += 1;
+            let stamp = Stamp {
+                version: crate::editor::Version::Buffer {
+                    bufnr: 1,
+                    changedtick: s.1,
+                },
+                hash: TextHash::of(&req.text),
+            };
+            s.2.push(req);
+            Ok(crate::editor::WriteOutcome {
+                stamp,
+                in_buffer: true,
+                saved: true,
+                changed_lines: Some((2, 2)),
+                exact: true,
+            })
+        }
+    }
+
+    /// Two Edits of a buffer in a row (docs/architecture.md, "Edits through
+    /// buffers"): the second plans on the text the first left in
+    /// `FileState`, and neither copies the whole text on its way to the
+    /// editor — the write's `base_text` is the cache's own `Arc`, and the
+    /// text the cache keeps afterwards is the very `Arc` the editor got.
+    #[tokio::test]
+    async fn an_edit_of_a_buffer_shares_its_texts_with_the_cache_and_the_editor() {
+        use crate::tools::edit::EditTool;
+        let path = PathBuf::from("/project/big.txt");
+        let editor = Arc::new(OneBuffer {
+            path: path.clone(),
+            state: std::sync::Mutex::new(("one\ntwo\nthree\n".into(), 5, Vec::new())),
+        });
+        let mut ctx = testing::disk_ctx(Path::new("/project"));
+        ctx.editor = editor.clone();
+        let doc = crate::editor::Editor::read(editor.as_ref(), &path)
+            .await
+            .expect("read");
+        let read_text: Arc<str> = Arc::from(doc.text.as_str());
+        ctx.file_state.record(
+            &path,
+            ReadRecord {
+                stamp: doc.stamp(),
+                offset: None,
+                limit: None,
+            },
+        );
+        ctx.file_state
+            .remember_text(&path, &doc.stamp(), read_text.clone());
+        let edit = |old: &str, new: &str| serde_json::json!({"file_path": "/project/big.txt", "old_string": old, "new_string": new});
+        testing::run(Arc::new(EditTool), &ctx, edit("two", "TWO"))
+            .await
+            .expect("first edit");
+        testing::run(Arc::new(EditTool), &ctx, edit("three", "THREE"))
+            .await
+            .expect("second edit");
+        let writes = editor.state.lock().expect("lock").2.clone();
+        assert_eq!(writes.len(), 2);
+        let shared =
+            |a: &Option<Arc<str>>, b: &Arc<str>| a.as_ref().is_some_and(|a| Arc::ptr_eq(a, b));
+        assert!(
+            shared(&writes[0].base_text, &read_text),
+            "first base is the Read's text"
+        );
+        assert!(
+            shared(&writes[1].base_text, &writes[0].text),
+            "second base is the first edit's text, not a copy"
+        );
+        let stamp = ctx.file_state.get(&path).expect("recorded").stamp;
+        let kept = ctx.file_state.text_at(&path, &stamp).expect("kept");
+        assert!(
+            Arc::ptr_eq(&kept, &writes[1].text),
+            "the cache keeps the editor's text"
+        );
+        assert_eq!(&*kept, "one\nTWO\nTHREE\n");
+    }
 
     #[test]
     fn golden_messages() {

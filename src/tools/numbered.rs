@@ -41,7 +41,7 @@ pub fn line_start(text: &str, line: usize) -> usize {
     let (mut seen, mut i) = (0, 0);
     while seen < line && i < b.len() {
         let end = (i + BLOCK).min(b.len());
-        let here = b[i..end].iter().filter(|&&x| x == b'\n').count();
+        let here = crate::editor::codec::count_byte_newlines(&b[i..end]);
         if seen + here < line {
             seen += here;
             i = end;

@@ -47,10 +47,19 @@ pub enum MatchError {
 
 /// Byte offsets of every occurrence of `needle` in `text`, overlapping ones
 /// included. `needle` must not be empty.
+///
+/// Searched with `memchr::memmem` (SIMD, chosen at run time), several times
+/// faster than `str::find` on a large text; a UTF-8 needle only matches at
+/// char boundaries, as with `str::find`.
 pub fn occurrences(text: &str, needle: &str) -> Vec<usize> {
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
     let mut found = Vec::new();
     let mut from = 0;
-    while let Some(pos) = text.get(from..).and_then(|rest| rest.find(needle)) {
+    while let Some(pos) = text
+        .as_bytes()
+        .get(from..)
+        .and_then(|rest| finder.find(rest))
+    {
         let start = from + pos;
         found.push(start);
         // Step one char, not one match, so overlapping occurrences count.
@@ -61,7 +70,7 @@ pub fn occurrences(text: &str, needle: &str) -> Vec<usize> {
 
 /// 1-based line number of byte offset `at` in `text`.
 pub fn line_of(text: &str, at: usize) -> usize {
-    text[..at].matches('\n').count() + 1
+    crate::editor::codec::count_newlines(&text[..at]) + 1
 }
 
 /// Plans replacing `old` (non-empty) by `new` in `text`: exactly one

@@ -129,3 +129,132 @@ fn typing_between_the_edit_and_the_save_is_kept() -> Result<(), String> {
         "#,
     )
 }
+
+/// The result of an Edit saved directly (`:help lathe-save`) waits for two
+/// main-thread round trips, the plan's read and the change: the file is
+/// already replaced (a new inode: temp file renamed over it, no temp file
+/// left) and holds the buffer's text when the result arrives, and the step
+/// that makes Neovim take the file, queued before the result, has run
+/// before any later main-thread work (not modified, counted as a direct
+/// save). A second Edit right after reads only the line it replaces: the
+/// save left the buffer at the tick the first Edit recorded.
+#[nvim_oxi::test]
+fn an_edit_result_waits_for_two_round_trips_and_the_file_is_already_written(
+    t: nvim_oxi::tests::TestTerminator,
+) {
+    use std::os::unix::fs::MetadataExt;
+    use std::sync::Arc;
+
+    use lathe::config::Config;
+    use lathe::events::NullSink;
+    use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
+    use lathe::nvim::NvimEditor;
+    use lathe::permissions::{Mode, PermissionState, Rules, ScriptedPrompter};
+    use lathe::protocol::ToolUse;
+    use lathe::tools::{builtin_tools, FileState, ToolContext};
+    use tokio_util::sync::CancellationToken;
+
+    use crate::common::{check_eq, edit, editor, load, run_async, temp_file};
+
+    let main = load();
+    let text: String = (1..=2000).map(|n| format!("line {n}\n")).collect();
+    let path = temp_file("round_trips.txt", text.as_bytes());
+    let root = path.parent().expect("temp dir").to_path_buf();
+    let buf = edit(&path);
+    let config = Config::new(&root);
+    let env = ExecEnv {
+        registry: Arc::new(ToolRegistry::new(builtin_tools(&config)).expect("unique names")),
+        ctx: ToolContext {
+            root: root.clone(),
+            editor: editor(&main),
+            file_state: Arc::new(FileState::new()),
+            cancel: CancellationToken::new(),
+            progress: None,
+        },
+        permissions: Arc::new(PermissionState::new(Rules {
+            mode: Mode::AcceptEdits,
+            ..Rules::default()
+        })),
+        prompter: Arc::new(ScriptedPrompter::default()),
+        sink: Arc::new(NullSink),
+        results: Arc::new(ResultStore::new(root.join(".results"), "t")),
+        interactive: true,
+        hooks: Default::default(),
+        turn_stop: Default::default(),
+    };
+    let use_of = |input: serde_json::Value| {
+        let name = if input.get("old_string").is_some() {
+            "Edit"
+        } else {
+            "Read"
+        };
+        PendingToolUse::from(ToolUse {
+            id: format!("toolu_{name}"),
+            name: name.into(),
+            input,
+        })
+    };
+    let bufnr = buf.handle();
+    run_async(t, async move {
+        let read = run_tool_use(&use_of(serde_json::json!({"file_path": path})), &env).await;
+        check_eq("Read is an error", read.result.is_error, false)?;
+        let inode = std::fs::metadata(&path).map_err(|e| e.to_string())?.ino();
+        let (trips, round_trips) = (main.trips(), main.round_trips());
+        let (_, direct_before) = NvimEditor::write_counts();
+        let edit_1000 = serde_json::json!({
+            "file_path": path, "old_string": "line 1000\n", "new_string": "line 1000 edited\n"
+        });
+        let done = run_tool_use(&use_of(edit_1000), &env).await;
+        check_eq("Edit is an error", done.result.is_error, false)?;
+        // Nothing has run on the main thread since the result: what the
+        // disk holds now is what the model's next Bash call would see.
+        let want = text.replace("line 1000\n", "line 1000 edited\n");
+        let on_disk = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        check_eq("file when the result arrives", on_disk == want, true)?;
+        let now = std::fs::metadata(&path).map_err(|e| e.to_string())?.ino();
+        check_eq("replaced by a rename (new inode)", now != inode, true)?;
+        let leftovers = std::fs::read_dir(&root)
+            .map_err(|e| e.to_string())?
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".lathe-tmp"))
+            .count();
+        check_eq("temp files left", leftovers, 0)?;
+        check_eq(
+            "round trips waited for",
+            main.round_trips() - round_trips,
+            2,
+        )?;
+        check_eq("trips queued", main.trips() - trips, 3)?;
+        let (modified, lines) = main
+            .run(move || {
+                let b = nvim_oxi::api::Buffer::from(bufnr);
+                let opts = nvim_oxi::api::opts::OptionOpts::builder()
+                    .buffer(b.clone())
+                    .build();
+                let modified = nvim_oxi::api::get_option_value::<bool>("modified", &opts);
+                (modified.ok(), crate::common::lines(&b))
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        check_eq("modified after the save step", modified, Some(false))?;
+        check_eq(
+            "saved directly",
+            NvimEditor::write_counts().1 - direct_before,
+            1,
+        )?;
+        let buffer_text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        check_eq("buffer is the file", buffer_text == want, true)?;
+
+        let lines_before = NvimEditor::lines_read();
+        let edit_1500 = serde_json::json!({
+            "file_path": path, "old_string": "line 1500\n", "new_string": "line 1500 edited\n"
+        });
+        let again = run_tool_use(&use_of(edit_1500), &env).await;
+        check_eq("second Edit is an error", again.result.is_error, false)?;
+        check_eq(
+            "lines the second Edit read",
+            NvimEditor::lines_read() - lines_before,
+            1,
+        )
+    });
+}

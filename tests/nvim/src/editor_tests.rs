@@ -10,7 +10,7 @@ use crate::common::{check_eq, edit, editor, lines, load, run_async, temp_file};
 fn write_req(base: &lathe::editor::Document, text: &str) -> WriteRequest {
     WriteRequest {
         base: Some(base.stamp()),
-        text: text.to_string(),
+        text: std::sync::Arc::from(text),
         format: TextFormat::default(),
         base_text: None,
     }
