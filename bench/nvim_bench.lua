@@ -174,20 +174,28 @@ local function stream_row(name, n, answer_file)
   -- The turn's end starts the chat's tree-sitter highlighting again (it
   -- pauses while a long answer streams); Neovim re-parses the answer at
   -- the next redraw in ~3 ms steps chained with vim.schedule, which this
-  -- script's vim.wait runs back to back. Measured here, until the chat's
-  -- markdown tree is valid again (at most 3 s), so it is counted for the
-  -- answer that caused it, not for the next row.
+  -- script's vim.wait runs back to back (Neovim's own loop runs timers
+  -- and keys between them). Measured here, until the chat's markdown tree
+  -- is valid again (at most 3 s), so it counts for the answer that caused
+  -- it, not for the next row.
   local settle = lateness(function(done)
     local chat = vim.fn.bufnr("lathe://chat")
-    local t0 = uv.hrtime()
+    local t0, redrawn = uv.hrtime(), false
     local poll, over = uv.new_timer(), false
     poll:start(5, 5, function()
       vim.schedule(function()
         if over then
           return
         end
+        -- The turn's end reaches the chat a moment after the session is
+        -- idle; then a screen would redraw (this headless run only does
+        -- when asked), and the highlighter parses.
+        if not redrawn and vim.treesitter.highlighter.active[chat] then
+          redrawn = true
+          vim.cmd("redraw")
+        end
         local ok, parser = pcall(vim.treesitter.get_parser, chat, "markdown", { error = false })
-        local valid = ok and parser and parser:is_valid(true)
+        local valid = redrawn and ok and parser and parser:is_valid(true)
         if valid or uv.hrtime() - t0 > 3e9 then
           over = true
           poll:stop()

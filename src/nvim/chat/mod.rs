@@ -370,8 +370,8 @@ pub(crate) fn ensure_buffer() -> Result<Buffer, String> {
     VIEW.with(|v| v.borrow_mut().buffer())
 }
 
-/// `true` while tree-sitter highlighting of the chat is paused: an answer
-/// streams into a chat longer than 16 KiB (`:help lathe-chat`).
+/// `true` while tree-sitter highlighting of the chat is paused: a turn
+/// runs in a chat longer than 16 KiB (`:help lathe-chat`).
 pub fn highlighting_paused() -> bool {
     VIEW.with(|v| v.borrow().highlighting_paused)
 }

@@ -81,8 +81,8 @@ pub(super) struct ChatView {
     /// Where the buffer ends (row, byte length of the last line) and the
     /// `changedtick` that was true for (see [`ChatView::end`]).
     end: Option<(u32, usize, usize)>,
-    /// Tree-sitter highlighting is stopped while this turn streams (the
-    /// chat is longer than [`HIGHLIGHT_WHILE_STREAMING_BYTES`]).
+    /// Tree-sitter highlighting is stopped while this turn runs (the chat
+    /// is longer than [`HIGHLIGHT_WHILE_STREAMING_BYTES`]).
     pub highlighting_paused: bool,
     /// Whether the streamed text's last character was a space (where the
     /// next over-long line may be continued, [`continue_long_lines`]).
@@ -221,6 +221,10 @@ impl ChatView {
                 block.push_str(LATHE_HEADING);
                 block.push_str("\n\n");
                 self.append(&mut buf, &block);
+                // Any edit makes Neovim re-parse the whole markdown chat
+                // (not only what changed), so a long chat pauses from the
+                // turn's first edit, not only from its first text.
+                self.pause_highlighting_if_long(&buf);
                 self.working = Some(0);
                 self.running = true;
                 self.text_open = false;
@@ -272,13 +276,7 @@ impl ChatView {
                 self.line_end = wrapped.end;
                 self.mark_continued(&mut buf, row, &wrapped.continued);
                 self.text_open = true;
-                if !self.highlighting_paused {
-                    let n = buf.line_count().unwrap_or(0);
-                    if buf.get_offset(n).unwrap_or(0) > HIGHLIGHT_WHILE_STREAMING_BYTES {
-                        super::window::pause_treesitter(&buf);
-                        self.highlighting_paused = true;
-                    }
-                }
+                self.pause_highlighting_if_long(&buf);
             }
             AgentEvent::ToolQueued { id, name, detail } => {
                 self.new_tool(&mut buf, id, name, detail, LineState::Queued, None);
@@ -629,6 +627,19 @@ impl ChatView {
             if let Ok(new_id) = buf.set_extmark(ns, row, 0, &b.build()) {
                 self.working = Some(new_id);
             }
+        }
+    }
+
+    /// Stops tree-sitter highlighting for the rest of the turn once the
+    /// chat is longer than [`HIGHLIGHT_WHILE_STREAMING_BYTES`].
+    fn pause_highlighting_if_long(&mut self, buf: &Buffer) {
+        if self.highlighting_paused {
+            return;
+        }
+        let n = buf.line_count().unwrap_or(0);
+        if buf.get_offset(n).unwrap_or(0) > HIGHLIGHT_WHILE_STREAMING_BYTES {
+            super::window::pause_treesitter(buf);
+            self.highlighting_paused = true;
         }
     }
 

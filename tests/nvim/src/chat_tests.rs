@@ -382,7 +382,8 @@ fn a_user_event_redraws_no_screen_inside_lathes_step() -> Result<(), String> {
 /// Neovim re-parses the whole markdown chat after every change, so while
 /// an answer streams into a chat longer than 16 KiB, tree-sitter
 /// highlighting pauses (no parser work per frame) and it resumes when the
-/// turn ends; a short chat stays highlighted while it streams.
+/// turn ends; a short chat stays highlighted while it streams. A turn
+/// starting in a long chat pauses at once (its heading is an edit too).
 #[nvim_oxi::test]
 fn highlighting_pauses_while_a_long_chat_streams_and_resumes_at_the_end() -> Result<(), String> {
     use lathe::events::{AgentEvent, TurnOutcome};
@@ -412,7 +413,17 @@ fn highlighting_pauses_while_a_long_chat_streams_and_resumes_at_the_end() -> Res
         outcome: TurnOutcome::Done,
     }]);
     check_eq("highlighted after the turn", active()?, true)?;
-    check_eq("paused", lathe::nvim::chat::highlighting_paused(), false)
+    check_eq("paused", lathe::nvim::chat::highlighting_paused(), false)?;
+    // Any edit re-parses the whole chat, so the next turn in a long chat
+    // pauses at its start, before any text.
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "again".into(),
+    }]);
+    check_eq("highlighted once the next turn starts", active()?, false)?;
+    render(vec![AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    }]);
+    check_eq("highlighted after that turn", active()?, true)
 }
 
 /// One over-long streamed line (200 KB, no newline; issue 12) never
