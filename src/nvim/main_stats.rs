@@ -118,7 +118,9 @@ pub fn reset() {
 /// makes none, the first request does); `runtime_started` (whether lathe's tokio runtime and its threads
 /// exist, see `nvim::runtime`); `chat_frames` and `chat_edits` (frames
 /// drawn, edits of the transcript's text made by them, since Neovim
-/// started); `bridge_cpu_longest_ms` (the most main-thread CPU time one
+/// started); `chat_continued` (chat lines that continue an over-long
+/// streamed line, `:help lathe-chat-long-lines`, since Neovim started);
+/// `bridge_cpu_longest_ms` (the most main-thread CPU time one
 /// bridge wake-up used, since the reset), `nvim_writes`/`direct_writes`
 /// (buffers saved with `:write` or without it, `:help lathe-save`, since
 /// lathe loaded). With `reset` true the step counters start again from zero
@@ -140,6 +142,7 @@ pub fn lua_stats(lua: &mlua::Lua, reset_after: Option<bool>) -> mlua::Result<mlu
     let (frames, edits) = super::chat::edit_counts();
     t.set("chat_frames", frames)?;
     t.set("chat_edits", edits)?;
+    t.set("chat_continued", super::chat::continued_lines())?;
     // The Edit figures (`nvim::save_stats`).
     t.set(
         "bridge_cpu_longest_ms",

@@ -90,7 +90,77 @@ pub const HIGHLIGHTS: &[(&str, &str)] = &[
     ("LatheTurnEnd", "Comment"),
     ("LatheWorking", "Comment"),
     ("LatheWaiting", "WarningMsg"),
+    ("LatheContinued", "NonText"),
 ];
+
+/// A streamed line longer than this (bytes) goes on in a new chat line at
+/// the next word (a letter after a space), see [`continue_long_lines`].
+pub const SOFT_LINE_BYTES: usize = 2048;
+/// No chat line of streamed text grows past this (bytes): a line without a
+/// word break goes on in a new chat line at a character boundary.
+pub const HARD_LINE_BYTES: usize = 4096;
+/// The sign of a chat line that continues the line above it (a line break
+/// the chat added, not the model; `:help lathe-chat-long-lines`).
+pub const CONTINUED_SIGN: &str = "↪";
+
+/// Where the streamed text stands: the last chat line's length in bytes and
+/// whether its last character is a space or tab.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineEnd {
+    /// Bytes in the last chat line.
+    pub len: usize,
+    /// Its last character is a space or a tab.
+    pub after_space: bool,
+}
+
+/// What [`continue_long_lines`] returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Continued {
+    /// The text with a line break added wherever a line would grow too long.
+    pub text: String,
+    /// The lines of `text` (0-based, as `text.split('\n')` counts them)
+    /// that continue the line above them.
+    pub continued: Vec<usize>,
+    /// Where the last line stands after `text`.
+    pub end: LineEnd,
+}
+
+/// `text`, appended to a chat line that stands at `end`, with a line break
+/// added (never a character removed or changed) wherever a line would grow
+/// past [`SOFT_LINE_BYTES`] and a word starts (a letter after a space), or
+/// past [`HARD_LINE_BYTES`] in any case (at a character boundary), so no
+/// chat line of streamed text is longer than [`HARD_LINE_BYTES`] however
+/// long the model's line: Neovim measures, draws and parses a line as a
+/// whole, so one 200 KB line cost milliseconds in every redraw (issue 12).
+/// Removing the added breaks gives `text` back. Pure.
+pub fn continue_long_lines(end: LineEnd, text: &str) -> Continued {
+    let mut out = String::with_capacity(text.len() + text.len() / SOFT_LINE_BYTES + 1);
+    let mut continued = Vec::new();
+    let (mut len, mut after_space, mut line) = (end.len, end.after_space, 0);
+    for ch in text.chars() {
+        if ch == '\n' {
+            out.push(ch);
+            (len, after_space, line) = (0, false, line + 1);
+            continue;
+        }
+        let w = ch.len_utf8();
+        let soft = len >= SOFT_LINE_BYTES && after_space && ch.is_alphabetic();
+        if len > 0 && (soft || len + w > HARD_LINE_BYTES) {
+            out.push('\n');
+            line += 1;
+            continued.push(line);
+            len = 0;
+        }
+        out.push(ch);
+        len += w;
+        after_space = ch == ' ' || ch == '\t';
+    }
+    Continued {
+        text: out,
+        continued,
+        end: LineEnd { len, after_space },
+    }
+}
 
 /// The chat line of a tool call: `- Name(detail): status` plus ` — summary`
 /// (its first line). Returns the line and the byte range of the status word.
@@ -290,6 +360,61 @@ pub fn winbar(model: &str, mode: &str, state: &str, session: &Usage) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The added breaks removed, the text is whole.
+    fn unbroken(c: &Continued) -> String {
+        let mut out = String::new();
+        for (i, l) in c.text.split('\n').enumerate() {
+            if i > 0 && !c.continued.contains(&i) {
+                out.push('\n');
+            }
+            out.push_str(l);
+        }
+        out
+    }
+
+    #[test]
+    fn a_long_line_goes_on_in_new_lines_at_words_and_no_line_passes_the_bound() {
+        let words = "lathe streams this answer in small deltas ".repeat(5000);
+        let c = continue_long_lines(LineEnd::default(), &words);
+        assert_eq!(unbroken(&c), words);
+        assert!(c.continued.len() >= words.len() / HARD_LINE_BYTES);
+        for l in c.text.split('\n') {
+            assert!(l.len() <= HARD_LINE_BYTES, "{}", l.len());
+            // Each break comes after a space and before a word.
+            assert!(l.starts_with(char::is_alphabetic));
+        }
+        // No space at all (minified code, base64): cut at the bound, on a
+        // character boundary.
+        let dense = "é".repeat(10_000);
+        let c = continue_long_lines(LineEnd::default(), &dense);
+        assert_eq!(unbroken(&c), dense);
+        assert!(c.text.split('\n').all(|l| l.len() <= HARD_LINE_BYTES));
+        // Short lines and the model's own breaks stay as they are.
+        let short = "a\nshort answer\n\n";
+        let c = continue_long_lines(LineEnd::default(), short);
+        assert_eq!((c.text.as_str(), c.continued.len()), (short, 0));
+        assert_eq!(c.end, LineEnd::default());
+    }
+
+    #[test]
+    fn streaming_in_small_deltas_breaks_where_one_piece_would() {
+        let words = "word ".repeat(3000);
+        let whole = continue_long_lines(LineEnd::default(), &words);
+        let (mut end, mut text) = (LineEnd::default(), String::new());
+        let mut rows = Vec::new();
+        let mut lines_before = 0;
+        for piece in words.as_bytes().chunks(8) {
+            let c = continue_long_lines(end, std::str::from_utf8(piece).unwrap());
+            rows.extend(c.continued.iter().map(|r| r + lines_before));
+            lines_before += c.text.matches('\n').count();
+            text.push_str(&c.text);
+            end = c.end;
+        }
+        assert_eq!(text, whole.text);
+        assert_eq!(rows, whole.continued);
+        assert_eq!(end, whole.end);
+    }
 
     #[test]
     fn errors_show_their_first_sentence_without_the_advice_for_the_model() {

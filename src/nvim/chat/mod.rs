@@ -153,6 +153,22 @@ pub fn edit_counts() -> (u64, u64) {
     )
 }
 
+/// Chat lines that continue an over-long streamed line (a break the chat
+/// added, `:help lathe-chat-long-lines`).
+static CONTINUED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `n` added line breaks.
+pub(super) fn continued(n: usize) {
+    CONTINUED.fetch_add(n as u64, Ordering::Relaxed);
+}
+
+/// How many times since Neovim started the chat went on with an over-long
+/// streamed line in a new chat line (tests: a 200 KB line without a newline
+/// becomes lines of at most `lines::HARD_LINE_BYTES`).
+pub fn continued_lines() -> u64 {
+    CONTINUED.load(Ordering::Relaxed)
+}
+
 /// Turns whose start any [`ChatSink`] was given (counted when emitted).
 static TURNS_STARTED: AtomicU64 = AtomicU64::new(0);
 /// Turns whose end [`render`] has drawn (counted on the main thread).
@@ -236,7 +252,8 @@ fn render_frame(events: Vec<AgentEvent>) {
             view.mark_waiting_tools(&buf);
             view.place_waiting(&buf);
             view.place_working(&buf);
-            window::follow(&buf, &following);
+            let (_, end_col) = view.last_line_end(&buf);
+            window::follow(&buf, &following, end_col);
         });
         window::refresh_winbar();
     });
@@ -353,8 +370,8 @@ pub(crate) fn ensure_buffer() -> Result<Buffer, String> {
     VIEW.with(|v| v.borrow_mut().buffer())
 }
 
-/// `true` while tree-sitter highlighting of the chat is paused: an answer
-/// streams into a chat longer than 16 KiB (`:help lathe-chat`).
+/// `true` while tree-sitter highlighting of the chat is paused: a turn
+/// runs in a chat longer than 16 KiB (`:help lathe-chat`).
 pub fn highlighting_paused() -> bool {
     VIEW.with(|v| v.borrow().highlighting_paused)
 }

@@ -16,8 +16,9 @@ use std::collections::{HashMap, HashSet};
 use nvim_oxi::api::{self, opts::SetExtmarkOpts, Buffer, Window};
 
 use super::lines::{
-    fold_lines, notice_line, progress_line, status_range, tool_line, turn_end_line, usage_line,
-    user_summary, withdrawn_line, LineState, LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
+    continue_long_lines, fold_lines, notice_line, progress_line, status_range, tool_line,
+    turn_end_line, usage_line, user_summary, withdrawn_line, LineEnd, LineState, CONTINUED_SIGN,
+    LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
 };
 use super::{buf_opts, NAMESPACE};
 use crate::events::{AgentEvent, ToolStatus};
@@ -80,9 +81,15 @@ pub(super) struct ChatView {
     /// Where the buffer ends (row, byte length of the last line) and the
     /// `changedtick` that was true for (see [`ChatView::end`]).
     end: Option<(u32, usize, usize)>,
-    /// Tree-sitter highlighting is stopped while this turn streams (the
-    /// chat is longer than [`HIGHLIGHT_WHILE_STREAMING_BYTES`]).
+    /// Tree-sitter highlighting is stopped while this turn runs (the chat
+    /// is longer than [`HIGHLIGHT_WHILE_STREAMING_BYTES`]).
     pub highlighting_paused: bool,
+    /// Whether the streamed text's last character was a space (where the
+    /// next over-long line may be continued, [`continue_long_lines`]).
+    line_end: LineEnd,
+    /// The `↪` sign marks of the answer being streamed (a withdrawn
+    /// answer's go with it).
+    continued_marks: Vec<u32>,
 }
 
 /// Up to this size (bytes) the chat keeps its tree-sitter highlighting
@@ -114,6 +121,8 @@ impl ChatView {
         self.error_shown = false;
         self.end = None;
         self.highlighting_paused = false;
+        self.line_end = LineEnd::default();
+        self.continued_marks.clear();
     }
 
     /// The chat buffer, created on first use.
@@ -136,7 +145,7 @@ impl ChatView {
     /// it left), so streaming never reads the growing last line back; any
     /// other change of the buffer moves the tick and the end is read once.
     fn end(&mut self, buf: &Buffer) -> (usize, usize) {
-        let tick = buf.get_changedtick().ok();
+        let tick = changedtick(buf);
         if let Some((t, row, col)) = self.end {
             if Some(t) == tick {
                 return (row, col);
@@ -164,10 +173,7 @@ impl ChatView {
         } else {
             (row + breaks, tail)
         };
-        self.end = buf
-            .get_changedtick()
-            .ok()
-            .map(|t| (t, new_end.0, new_end.1));
+        self.end = changedtick(buf).map(|t| (t, new_end.0, new_end.1));
     }
 
     /// Starts a fresh line unless the last line is empty; returns its row.
@@ -215,6 +221,10 @@ impl ChatView {
                 block.push_str(LATHE_HEADING);
                 block.push_str("\n\n");
                 self.append(&mut buf, &block);
+                // Any edit makes Neovim re-parse the whole markdown chat
+                // (not only what changed), so a long chat pauses from the
+                // turn's first edit, not only from its first text.
+                self.pause_highlighting_if_long(&buf);
                 self.working = Some(0);
                 self.running = true;
                 self.text_open = false;
@@ -227,6 +237,7 @@ impl ChatView {
                 // the mark keeps pointing at where the answer began.
                 let opts = SetExtmarkOpts::builder().right_gravity(false).build();
                 self.answer_start = buf.set_extmark(ns, row, col, &opts).ok();
+                self.continued_marks.clear();
             }
             AgentEvent::AssistantWithdrawn { reason } => {
                 // The failed answer is not part of the conversation: remove
@@ -236,6 +247,9 @@ impl ChatView {
                     if let Ok((row, col, _)) = buf.get_extmark_by_id(ns, mark, &Default::default())
                     {
                         let (end_row, end_col) = self.end(&buf);
+                        for id in std::mem::take(&mut self.continued_marks) {
+                            let _ = buf.del_extmark(ns, id);
+                        }
                         let _ = buf.set_text(row..end_row, col, end_col, [""]);
                         super::edited();
                     }
@@ -248,16 +262,21 @@ impl ChatView {
                     // Text after a tool line or a notice starts a line of
                     // its own, never glued onto it.
                     self.fresh_line(&mut buf);
+                    self.line_end = LineEnd::default();
                 }
-                self.append(&mut buf, &text);
+                // An over-long line goes on in new chat lines, each marked
+                // with a sign (`:help lathe-chat-long-lines`).
+                let (row, len) = self.end(&buf);
+                let at = LineEnd {
+                    len,
+                    after_space: len > 0 && self.line_end.after_space,
+                };
+                let wrapped = continue_long_lines(at, &text);
+                self.append(&mut buf, &wrapped.text);
+                self.line_end = wrapped.end;
+                self.mark_continued(&mut buf, row, &wrapped.continued);
                 self.text_open = true;
-                if !self.highlighting_paused {
-                    let n = buf.line_count().unwrap_or(0);
-                    if buf.get_offset(n).unwrap_or(0) > HIGHLIGHT_WHILE_STREAMING_BYTES {
-                        super::window::pause_treesitter(&buf);
-                        self.highlighting_paused = true;
-                    }
-                }
+                self.pause_highlighting_if_long(&buf);
             }
             AgentEvent::ToolQueued { id, name, detail } => {
                 self.new_tool(&mut buf, id, name, detail, LineState::Queued, None);
@@ -368,6 +387,32 @@ impl ChatView {
                 self.running = false;
             }
         }
+    }
+
+    /// Puts [`CONTINUED_SIGN`] on the chat lines `row + k` (for each `k` in
+    /// `continued`): they go on from the line above (a break the chat added).
+    fn mark_continued(&mut self, buf: &mut Buffer, row: usize, continued: &[usize]) {
+        if continued.is_empty() {
+            return;
+        }
+        let ns = self.ns();
+        let opts = SetExtmarkOpts::builder()
+            .sign_text(CONTINUED_SIGN)
+            .sign_hl_group("LatheContinued")
+            .build();
+        for k in continued {
+            if let Ok(id) = buf.set_extmark(ns, row + k, 0, &opts) {
+                self.continued_marks.push(id);
+            }
+        }
+        super::continued(continued.len());
+    }
+
+    /// Where the buffer ends: the last line's row (0-based) and its length
+    /// in bytes, as [`ChatView::end`] knows it (nothing read back while
+    /// streaming).
+    pub fn last_line_end(&mut self, buf: &Buffer) -> (usize, usize) {
+        self.end(buf)
     }
 
     /// Adds the line of a new tool call at the end.
@@ -585,6 +630,19 @@ impl ChatView {
         }
     }
 
+    /// Stops tree-sitter highlighting for the rest of the turn once the
+    /// chat is longer than [`HIGHLIGHT_WHILE_STREAMING_BYTES`].
+    fn pause_highlighting_if_long(&mut self, buf: &Buffer) {
+        if self.highlighting_paused {
+            return;
+        }
+        let n = buf.line_count().unwrap_or(0);
+        if buf.get_offset(n).unwrap_or(0) > HIGHLIGHT_WHILE_STREAMING_BYTES {
+            super::window::pause_treesitter(buf);
+            self.highlighting_paused = true;
+        }
+    }
+
     /// Starts tree-sitter highlighting again if a stream paused it.
     pub fn resume_highlighting(&mut self, buf: &Buffer) {
         if std::mem::take(&mut self.highlighting_paused) {
@@ -596,6 +654,16 @@ impl ChatView {
     pub fn working_shown(&self) -> bool {
         self.working.is_some()
     }
+}
+
+/// `buf`'s `changedtick`, `None` when it is gone (nvim-oxi's
+/// `get_changedtick` panics on the -1 Neovim returns for a buffer wiped,
+/// e.g. by a frame that runs while Neovim exits).
+fn changedtick(buf: &Buffer) -> Option<u32> {
+    if !buf.is_valid() {
+        return None;
+    }
+    buf.get_changedtick().ok()
 }
 
 /// The text of line `row` (0-based) of `buf`, or "".

@@ -380,18 +380,22 @@ pub(super) fn following(buf: &Buffer) -> Vec<Window> {
         .collect()
 }
 
-/// Moves the cursor of `wins` to the last line (they scroll with it). A
-/// window already there is left alone: moving a cursor makes Neovim
-/// measure the line on screen, which for a long streamed line costs the
-/// main loop on every frame.
-pub(super) fn follow(buf: &Buffer, wins: &[Window]) {
+/// Moves the cursor of `wins` to the end of the last line (column `col`,
+/// bytes), so they scroll with it and show the newest text even when the
+/// last line wraps over more rows than the window has. A window already
+/// there is left alone. Moving a cursor makes Neovim measure the line on
+/// screen; streamed lines are at most `lines::HARD_LINE_BYTES` long, so
+/// that costs the same however long the answer's line.
+pub(super) fn follow(buf: &Buffer, wins: &[Window], col: usize) {
     let n = buf.line_count().unwrap_or(1).max(1);
+    // Normal mode puts the cursor on the last character, not after it.
+    let col = col.saturating_sub(1);
     for w in wins {
-        if w.get_cursor().is_ok_and(|c| c == (n, 0)) {
+        if w.get_cursor().is_ok_and(|c| c == (n, col)) {
             continue;
         }
         let mut w = w.clone();
-        let _ = w.set_cursor(n, 0);
+        let _ = w.set_cursor(n, col);
     }
 }
 
