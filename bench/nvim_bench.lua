@@ -1,8 +1,10 @@
 -- Main-loop lateness and Edit latency inside the real Neovim binary
 -- (issue 12, `make bench` parts b and c). Run by bench/run.sh:
 --
---   nvim --headless -u NONE -i NONE -n --cmd "set rtp^=ROOT" -l bench/nvim_bench.lua
+--   nvim --headless -u NONE -i NONE -n --cmd "set rtp^=ROOT" -c "lua ..."
 --
+-- where the `lua ...` runs this file as a coroutine once Neovim's main loop
+-- runs (see `wait` below; not `-l`, which runs a script before that loop).
 -- with LATHE_LIB (the release library), LATHE_BENCH_TREE (bench/tree.sh),
 -- LATHE_BENCH_RG (rg), LATHE_BENCH_BASE_URL (mock-llm serving the 200 KB
 -- answer in 8-character deltas), LATHE_BENCH_WORK (a scratch directory).
@@ -24,8 +26,42 @@ end
 local tree, rg, work = env("LATHE_BENCH_TREE"), env("LATHE_BENCH_RG"), env("LATHE_BENCH_WORK")
 local base_url = env("LATHE_BENCH_BASE_URL")
 
-package.loadlib(env("LATHE_LIB"), "luaopen_lathe")()
+-- Opened on the main thread (this file runs as a coroutine; the library
+-- keeps the thread it is opened on, see lua/lathe/init.lua).
+vim.fn.luaeval("package.loadlib(_A, \"luaopen_lathe\")()", env("LATHE_LIB"))
 local lathe = require("lathe")
+
+--- Waits until `cond()` is true (at most `timeout_ms`, default 10 min) by
+--- yielding this coroutine to Neovim's own main loop, which resumes it from
+--- a 1 ms poll: the editor idles as a user's does. `vim.wait` would drain
+--- Neovim's event queue back to back instead, so work Neovim splits into
+--- chained `vim.schedule` steps (tree-sitter's async parse after a turn)
+--- would show as one stall that the real loop splits with timers and keys.
+local function wait(cond, timeout_ms)
+  if cond() then
+    return
+  end
+  local co = coroutine.running()
+  assert(co, "nvim_bench.lua runs as a coroutine (see bench/run.sh)")
+  local deadline = uv.hrtime() + (timeout_ms or 600000) * 1e6
+  local timer, resumed = uv.new_timer(), false
+  timer:start(1, 1, function()
+    vim.schedule(function()
+      if resumed or not (cond() or uv.hrtime() > deadline) then
+        return
+      end
+      resumed = true
+      timer:stop()
+      timer:close()
+      local ok, err = coroutine.resume(co)
+      if not ok then
+        io.stderr:write("nvim_bench.lua: " .. tostring(err) .. "\n")
+        vim.cmd("cquit 1")
+      end
+    end)
+  end)
+  coroutine.yield()
+end
 
 local function out(s)
   io.stdout:write(s .. "\n")
@@ -64,9 +100,9 @@ local function lateness(start)
       finished = true
     end)
   end)
-  vim.wait(600000, function()
+  wait(function()
     return finished
-  end, 1)
+  end)
   ticking = false
   timer:stop()
   timer:close()
@@ -148,7 +184,7 @@ end
 -- Warm-up, not measured: the first ask opens the chat (its window, the
 -- markdown parser), a one-time cost that is not streaming.
 lathe.ask("warm up")
-vim.wait(60000, ended(2), 5)
+wait(ended(2), 60000)
 local core = require("lathe.core")
 
 --- One streaming row: the `n`th answer of the script (transcript length
@@ -173,9 +209,9 @@ local function stream_row(name, n, answer_file)
   end)
   -- The turn's end starts the chat's tree-sitter highlighting again (it
   -- pauses while a long answer streams); Neovim re-parses the answer at
-  -- the next redraw in ~3 ms steps chained with vim.schedule, which this
-  -- script's vim.wait runs back to back (Neovim's own loop runs timers
-  -- and keys between them). Measured here, until the chat's markdown tree
+  -- the next redraw in ~3 ms steps chained with vim.schedule (Neovim's own
+  -- loop, where this bench waits, runs timers and keys between them; a
+  -- vim.wait would run them back to back). Measured here, until the chat's markdown tree
   -- is valid again (at most 3 s), so it counts for the answer that caused
   -- it, not for the next row.
   local settle = lateness(function(done)
@@ -299,9 +335,9 @@ local read_done = false
 tool("Read", { file_path = big, limit = 10 }, function()
   read_done = true
 end)
-vim.wait(60000, function()
+wait(function()
   return read_done
-end, 1)
+end, 60000)
 core.main_thread_stats(true)
 local ours = lateness(function(done)
   tool("Edit", {
@@ -346,9 +382,9 @@ read_done = false
 tool("Read", { file_path = big, limit = 10 }, function()
   read_done = true
 end)
-vim.wait(60000, function()
+wait(function()
   return read_done
-end, 1)
+end, 60000)
 local steps, cpus = {}, {}
 for i = 1, 7 do
   -- Each Edit follows the last (FileState keeps its text): no new Read.
@@ -364,9 +400,9 @@ for i = 1, 7 do
     lat[#lat + 1] = ms(uv.hrtime() - t)
     finished = true
   end)
-  vim.wait(60000, function()
+  wait(function()
     return finished
-  end, 1)
+  end, 60000)
   local st = core.main_thread_stats(true)
   steps[#steps + 1] = st.bridge.longest_ms
   cpus[#cpus + 1] = st.bridge_cpu_longest_ms

@@ -81,7 +81,8 @@ base_url=$(sed -n 's/^listening on //p' "$work/mock.out" | head -n 1)
 echo
 XDG_STATE_HOME=$work/state ANTHROPIC_API_KEY=bench LATHE_LIB=$lib LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg \
   LATHE_BENCH_WORK=$work LATHE_BENCH_BASE_URL=$base_url \
-  "$nvim" --headless -u NONE -i NONE -n --cmd "set rtp^=$root" -l "$root/bench/nvim_bench.lua"
+  "$nvim" --headless -u NONE -i NONE -n --cmd "set rtp^=$root" \
+  -c "lua vim.schedule(function() local ok, err = coroutine.resume(coroutine.create(assert(loadfile('$root/bench/nvim_bench.lua')))) if not ok then io.stderr:write(tostring(err) .. '\\n') vim.cmd('cquit 1') end end)"
 
 echo
 echo "== require(\"lathe\") + setup() in the real nvim binary (in-process, $runs runs)"

@@ -581,3 +581,43 @@ out.finished = vim.wait(30000, function() return #out.notes >= 3 end, 20)
     assert_eq!(out["ok"], true, "{out}");
     assert_eq!(out["version"], VERSION);
 }
+
+/// `require("lathe")` inside a coroutine (a config or plugin manager that
+/// loads plugins from one): the library is still opened on Neovim's main
+/// Lua thread, so a tool's callback that comes while the coroutine waits
+/// (suspended) runs. Opened on the coroutine's thread, nvim-oxi and mlua
+/// called into that thread and Neovim aborted ("lua_call: thread called in
+/// wrong state").
+#[test]
+fn lathe_required_inside_a_coroutine_calls_back_while_it_waits() {
+    let p = plugin(None);
+    std::os::unix::fs::symlink(library(), p.root.join("lua/lathe/lathe.so")).unwrap();
+    let out = p.drive(
+        "http://127.0.0.1:9",
+        &format!(
+            r#"
+local co = coroutine.create(function()
+  local lathe = require("lathe")
+  lathe.setup({{ cwd = {root:?}, claude_settings = false, permission_guard_ms = 0 }})
+  lathe.tool("Glob", {{ pattern = "lua/lathe/*.lua" }}, function(r) out.result = r end)
+  coroutine.yield()
+  out.resumed = true
+end)
+assert(coroutine.resume(co))
+out.suspended = coroutine.status(co) == "suspended"
+vim.wait(10000, function() return out.result ~= nil end, 10)
+assert(coroutine.resume(co))
+"#,
+            root = p.root()
+        ),
+    );
+    assert_eq!(out["suspended"], true, "{out}");
+    assert_eq!(out["resumed"], true, "{out}");
+    assert_eq!(out["result"]["is_error"], false, "{out}");
+    assert!(
+        out["result"]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("lua/lathe/init.lua")),
+        "{out}"
+    );
+}

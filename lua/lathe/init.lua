@@ -162,7 +162,16 @@ local function load_core()
   if not open then
     error(("lathe: cannot load %s: %s"):format(path, tostring(err)), 0)
   end
-  open()
+  local co, is_main = coroutine.running()
+  if co and not is_main then
+    -- The library keeps the Lua thread it is opened on for every later
+    -- call into Lua (nvim-oxi, mlua); opened inside a coroutine (a config
+    -- or plugin manager loading lathe from one), that thread is suspended
+    -- or dead by then and Neovim aborts. luaeval() runs on the main thread.
+    vim.fn.luaeval("package.loadlib(_A, \"luaopen_lathe\")()", path)
+  else
+    open()
+  end
   core = package.loaded["lathe.core"]
   if not core then
     error(("lathe: %s loaded but did not register lathe.core"):format(path), 0)
