@@ -292,8 +292,8 @@ function M.status()
 end
 
 --- A short text for a statusline ("lathe: Bash(npm test)", "lathe: waiting
---- for you (Edit a.py)", "lathe: idle · 4.3k tokens"; "" before the first
---- request). Cheap: call it on every redraw (lualine, heirline, 'statusline').
+--- for you (Edit a.py)", "lathe: idle · 4.3k tokens"; "" until `setup()` or
+--- the first request). Cheap: call it on every redraw (lualine, heirline, 'statusline').
 ---@return string text
 function M.statusline_component()
   return call("statusline_component")

@@ -220,6 +220,9 @@ def http_main(port_file):
 
 
 def main():
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__)
+        return
     event("start")
     sys.stderr.write("mock-mcp: started\n")
     sys.stderr.flush()
