@@ -187,6 +187,22 @@ lathe.ask("warm up")
 wait(ended(2), 60000)
 local core = require("lathe.core")
 
+--- Calls `done()` once `check()` (run on the main loop every 5 ms) is
+--- true; `check` is not called again after that.
+local function poll_until(check, done)
+  local poll, over = uv.new_timer(), false
+  poll:start(5, 5, function()
+    vim.schedule(function()
+      if not over and check() then
+        over = true
+        poll:stop()
+        poll:close()
+        done()
+      end
+    end)
+  end)
+end
+
 --- One streaming row: the `n`th answer of the script (transcript length
 --- `2 * n` once it ended) vs the Lua way on `answer_file`; then lathe's own
 --- main-thread time during the stream (the timer also counts the
@@ -195,51 +211,30 @@ local function stream_row(name, n, answer_file)
   local before = core.main_thread_stats(true)
   local ours = lateness(function(done)
     lathe.ask("stream")
-    local poll, over = uv.new_timer(), false
-    poll:start(5, 5, function()
-      vim.schedule(function()
-        if not over and ended(2 * n)() then
-          over = true
-          poll:stop()
-          poll:close()
-          done()
-        end
-      end)
-    end)
+    poll_until(ended(2 * n), done)
   end)
   -- The turn's end starts the chat's tree-sitter highlighting again (it
   -- pauses while a long answer streams); Neovim re-parses the answer at
   -- the next redraw in ~3 ms steps chained with vim.schedule (Neovim's own
   -- loop, where this bench waits, runs timers and keys between them; a
-  -- vim.wait would run them back to back). Measured here, until the chat's markdown tree
-  -- is valid again (at most 3 s), so it counts for the answer that caused
-  -- it, not for the next row.
+  -- vim.wait would run them back to back). Measured here, until the
+  -- chat's markdown tree is valid again (at most 3 s), so it counts for
+  -- the answer that caused it, not for the next row.
   local settle = lateness(function(done)
     local chat = vim.fn.bufnr("lathe://chat")
     local t0, redrawn = uv.hrtime(), false
-    local poll, over = uv.new_timer(), false
-    poll:start(5, 5, function()
-      vim.schedule(function()
-        if over then
-          return
-        end
-        -- The turn's end reaches the chat a moment after the session is
-        -- idle; then a screen would redraw (this headless run only does
-        -- when asked), and the highlighter parses.
-        if not redrawn and vim.treesitter.highlighter.active[chat] then
-          redrawn = true
-          vim.cmd("redraw")
-        end
-        local ok, parser = pcall(vim.treesitter.get_parser, chat, "markdown", { error = false })
-        local valid = redrawn and ok and parser and parser:is_valid(true)
-        if valid or uv.hrtime() - t0 > 3e9 then
-          over = true
-          poll:stop()
-          poll:close()
-          done()
-        end
-      end)
-    end)
+    poll_until(function()
+      -- The turn's end reaches the chat a moment after the session is
+      -- idle; then a screen would redraw (this headless run only does
+      -- when asked), and the highlighter parses.
+      if not redrawn and vim.treesitter.highlighter.active[chat] then
+        redrawn = true
+        vim.cmd("redraw")
+      end
+      local ok, parser = pcall(vim.treesitter.get_parser, chat, "markdown", { error = false })
+      local valid = redrawn and ok and parser and parser:is_valid(true)
+      return valid or uv.hrtime() - t0 > 3e9
+    end, done)
   end)
   local st = core.main_thread_stats()
   local ref = lateness(function(done)

@@ -506,24 +506,26 @@ fn write_span(
         Ok(t) => t as u64,
         Err(e) => return Some(Err(unavailable(e))),
     };
+    // What the Edit left: the buffer at `tick`, saved or not.
+    let outcome = |tick: u64, saved: bool| WriteOutcome {
+        stamp: Stamp {
+            version: Version::Buffer {
+                bufnr: span.bufnr,
+                changedtick: tick,
+            },
+            hash: span_hash(span),
+        },
+        in_buffer: true,
+        saved,
+        changed_lines: span.changed_lines,
+        exact: true,
+    };
     if let Some(prepared) = direct {
         // Saved off the main thread by the caller ([`take_owed_direct`]);
         // `saved` is its answer.
         let write = super::direct_write::DirectWrite::new(span.bufnr, tick, prepared);
         OWED_DIRECT.with(|o| *o.borrow_mut() = Some(write));
-        return Some(Ok(WriteOutcome {
-            stamp: Stamp {
-                version: Version::Buffer {
-                    bufnr: span.bufnr,
-                    changedtick: tick,
-                },
-                hash: span_hash(span),
-            },
-            in_buffer: true,
-            saved: false,
-            changed_lines: span.changed_lines,
-            exact: true,
-        }));
+        return Some(Ok(outcome(tick, false)));
     }
     let saved = save && !modified && write_to_disk(buf, span.new_eol, path);
     if saved {
@@ -537,19 +539,7 @@ fn write_span(
             tick += 1;
         }
     }
-    Some(Ok(WriteOutcome {
-        stamp: Stamp {
-            version: Version::Buffer {
-                bufnr: span.bufnr,
-                changedtick: tick,
-            },
-            hash: span_hash(span),
-        },
-        in_buffer: true,
-        saved,
-        changed_lines: span.changed_lines,
-        exact: true,
-    }))
+    Some(Ok(outcome(tick, saved)))
 }
 
 /// [`EditorError::NotModifiable`] for a `'nomodifiable'` or `'readonly'` buffer.
