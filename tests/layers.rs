@@ -191,6 +191,29 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
     None
 }
 
+/// Every child process is forked by `process::spawner`, at the priority of
+/// the thread that started the runtime (Neovim's), never from a runtime
+/// thread running nicer: no other file calls a command's `.spawn()`.
+#[test]
+fn only_the_spawner_forks_children() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let tests = test_module_files(&files);
+    let spawner = src().join("process").join("spawner.rs");
+    let forking: Vec<_> = files
+        .iter()
+        .filter(|f| **f != spawner && !tests.contains(*f))
+        .filter(|f| {
+            let flat: String = non_test_text(f).split_whitespace().collect();
+            flat.contains(".spawn()")
+        })
+        .collect();
+    assert!(
+        forking.is_empty(),
+        "fork through process::spawner::spawn: {forking:?}"
+    );
+}
+
 #[test]
 fn no_cycle_between_top_level_modules() {
     assert_eq!(find_cycle(&top_level_graph()), None);

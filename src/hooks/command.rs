@@ -31,7 +31,7 @@ use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::process::{new_session, GroupGuard};
+use crate::process::{new_session, spawner, GroupGuard};
 
 /// Bytes kept of each of stdout and stderr (1 MiB); the rest is read and
 /// dropped, so a chatty hook never blocks on a full pipe.
@@ -96,7 +96,8 @@ pub async fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let mut child = new_session(&mut cmd).spawn()?;
+    new_session(&mut cmd);
+    let mut child = spawner::spawn(cmd)?;
     let mut guard = GroupGuard::new(child.id());
 
     let deadline = Instant::now() + timeout;

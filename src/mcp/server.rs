@@ -244,7 +244,8 @@ impl McpServer {
         }
     }
 
-    async fn spawn(&self) -> Result<Conn, String> {
+    /// Starts the server (stdio) or connects to it (HTTP).
+    async fn connect(&self) -> Result<Conn, String> {
         match &self.config.transport {
             McpTransport::Stdio { command, args, env } => {
                 self.spawn_stdio(command, args, env).await
@@ -282,8 +283,7 @@ impl McpServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log))
             .kill_on_drop(true);
-        let mut child = cmd
-            .spawn()
+        let mut child = crate::process::spawner::spawn(cmd)
             .map_err(|e| format!("{command} could not be run: {e}"))?;
         self.pid.store(child.id().unwrap_or(0), Ordering::SeqCst);
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
@@ -353,7 +353,7 @@ impl McpServer {
             .replacen("[lathe] ", "", 1),
         );
         self.note(&format!("starting {}", self.config.location()));
-        match self.spawn().await {
+        match self.connect().await {
             Ok(c) => {
                 let peer = c.client.peer().clone();
                 *conn = Some(c);

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use tokio::runtime::{Handle, Runtime};
 
+use crate::process::spawner;
+
 /// How long [`shutdown`] waits for running tasks before leaving them behind.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(200);
 
@@ -36,7 +38,10 @@ pub enum RuntimeError {
 }
 
 /// A handle to the runtime, starting it on first use (a multi-thread
-/// runtime with I/O and timers, threads named `lathe-worker`).
+/// runtime with I/O and timers, threads named `lathe-worker`, each
+/// [`spawner::WORKER_NICE_INCREMENT`] nicer than the calling thread so
+/// Neovim's main thread wins a busy CPU; children are forked at the
+/// caller's priority by [`spawner::spawn`]).
 ///
 /// Errors: [`RuntimeError::ShutDown`] after [`shutdown`],
 /// [`RuntimeError::Start`] when the OS refuses threads.
@@ -46,9 +51,14 @@ pub fn handle() -> Result<Handle, RuntimeError> {
         State::Running(rt) => Ok(rt.handle().clone()),
         State::ShutDown => Err(RuntimeError::ShutDown),
         State::NotStarted => {
+            // From this (Neovim's main) thread, before any runtime thread
+            // exists: children get this thread's priority, not the
+            // workers' lower one.
+            spawner::start().map_err(|e| RuntimeError::Start(e.to_string()))?;
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(WORKER_THREADS)
                 .thread_name("lathe-worker")
+                .on_thread_start(spawner::lower_this_thread)
                 .enable_all()
                 .build()
                 .map_err(|e| RuntimeError::Start(e.to_string()))?;

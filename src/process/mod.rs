@@ -10,9 +10,12 @@
 //! - [`JobMarker`] is an environment variable every descendant inherits, so
 //!   the ones that left the group (`setsid`, double fork) are found in
 //!   `/proc` and stopped too.
+//! - [`spawner::spawn`] forks every child on a thread at Neovim's priority,
+//!   while lathe's runtime threads run lower ([`spawner::lower_this_thread`]).
 
 mod group;
 mod marker;
+pub mod spawner;
 
 pub use group::GroupGuard;
 pub use marker::{kill_everything_marked_by_this_process, JobMarker, MARKER_VAR};

@@ -42,7 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::output_cap::CappedText;
 use super::spill::{OutputSink, Saved};
-use crate::process::{new_session, GroupGuard, JobMarker, MARKER_VAR};
+use crate::process::{new_session, spawner, GroupGuard, JobMarker, MARKER_VAR};
 
 /// Variables added to the command's environment, so that nothing waits for
 /// a terminal that is not there:
@@ -207,10 +207,11 @@ pub fn start(command: &str, cwd: &Path) -> io::Result<Started> {
     for (key, value) in CHILD_ENV {
         cmd.env(key, value);
     }
-    let child = new_session(&mut cmd).spawn()?;
-    // The Command holds the write ends; dropping it leaves bash (and what
-    // it starts) as the only writers, so EOF means they all closed it.
-    drop(cmd);
+    new_session(&mut cmd);
+    // The Command holds the write ends; `spawn` drops it right after the
+    // fork, leaving bash (and what it starts) as the only writers, so EOF
+    // means they all closed it.
+    let child = spawner::spawn(cmd)?;
     let output = Receiver::from_owned_fd(OwnedFd::from(reader))?;
     let stopper = Stopper::new(child.id(), marker);
     Ok(Started {

@@ -20,6 +20,7 @@ mod lsp_tests;
 mod lua_api_tests;
 mod mcp_tests;
 mod pipeline_tests;
+mod priority_tests;
 mod scenario_tests;
 mod search_tests;
 mod session_tests;
