@@ -64,6 +64,7 @@ fn setup(hooks: Value, rules: Rules, answers: Vec<PromptAnswer>) -> Setup {
             config: HookConfig::from_json(&hooks).expect("hooks"),
             extra: Vec::new(),
             session_id: "s1".into(),
+            transcript_path: PathBuf::new(),
         }),
         turn_stop: Default::default(),
     };

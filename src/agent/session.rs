@@ -259,6 +259,10 @@ impl Session {
             config: hook_config,
             extra: parts.hooks,
             session_id: sid.clone(),
+            transcript_path: log
+                .as_ref()
+                .map(|l| l.path().to_path_buf())
+                .unwrap_or_default(),
         });
         let system = system_prompt::build(&parts.config.cwd, &system_prompt::today());
         let results = Arc::new(ResultStore::new(parts.config.state_dir.clone(), &sid));

@@ -54,6 +54,10 @@ pub struct Hooks {
     pub extra: CodeHooks,
     /// The session id hooks are told.
     pub session_id: String,
+    /// The session file hooks are told as `transcript_path` (Claude Code's
+    /// hook input field): lathe's session log, JSON Lines
+    /// (`agent::session_log`). Empty when sessions are not saved.
+    pub transcript_path: PathBuf,
 }
 
 impl Hooks {
@@ -99,7 +103,7 @@ pub(super) async fn run(
     }
     let hook_input = HookInput {
         session_id: env.hooks.session_id.clone(),
-        transcript_path: PathBuf::new(),
+        transcript_path: env.hooks.transcript_path.clone(),
         cwd: env.ctx.root.clone(),
         permission_mode: env.permissions.mode().as_str().to_string(),
         hook_event_name: event,

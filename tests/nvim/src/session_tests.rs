@@ -314,3 +314,39 @@ fn checkhealth_checks_the_endpoint_hooks_and_state_directory() -> Result<(), Str
         "###,
     )
 }
+
+/// The model runs one Bash; a PreToolUse hook keeps its input.
+const HOOK_SCRIPT: &str = r###"{ "responses": [
+  { "content": [
+      { "type": "tool_use", "id": "toolu_01", "name": "Bash", "input": { "command": "true" } } ] },
+  { "content": [ { "type": "text", "text": "Done." } ] }
+] }"###;
+
+/// A command hook is told the session file as `transcript_path` (Claude
+/// Code's hook input): the JSON Lines file the conversation is saved in,
+/// which `:Lathe resume` loads.
+#[nvim_oxi::test]
+fn hooks_are_told_the_session_file_as_transcript_path() -> Result<(), String> {
+    lua_test_with_model(
+        HOOK_SCRIPT,
+        r###"
+        local dir = T.project()
+        vim.cmd.cd(dir)
+        vim.cmd("runtime plugin/lathe.lua")
+        T.setup(dir, {
+          base_url = MOCK_URL,
+          permissions = { mode = "bypassPermissions" },
+          hooks = { PreToolUse = { { matcher = "Bash", hooks = {
+            { type = "command", command = "cat > hook-input.json" },
+          } } } },
+        })
+        vim.cmd("Lathe run true")
+        T.eq("turn", T.lathe.wait(15000), "done")
+        local input = vim.json.decode(table.concat(vim.fn.readfile(dir .. "/hook-input.json"), "\n"))
+        local files = vim.fn.glob(vim.fn.stdpath("state") .. "/lathe/sessions/*/*.jsonl", false, true)
+        T.eq("the session's file", vim.tbl_contains(files, input.transcript_path), true)
+        local first = vim.json.decode(vim.fn.readfile(input.transcript_path)[1])
+        T.eq("a session file", first.type, "session")
+        "###,
+    )
+}
