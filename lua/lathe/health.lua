@@ -188,6 +188,16 @@ function M.check()
       h.ok(("MCP server %s: %s, %d tools (log: %s)"):format(name, s.state, s.tools, s.log))
     end
   end
+  -- Configured (setup{ mcp_servers } or .mcp.json) but not started: before setup() and the first request.
+  local started = {}
+  for _, s in ipairs(info.mcp_servers or {}) do
+    started[s.name] = true
+  end
+  for _, name in ipairs(info.mcp_configured or {}) do
+    if not started[name] then
+      h.info(("MCP server %s: not started yet (it starts with setup() or the first request)"):format(name))
+    end
+  end
   for _, p in ipairs(info.mcp_problems or {}) do
     h.warn(p, { "See :help lathe-setup.mcp_servers" })
   end

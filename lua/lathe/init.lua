@@ -71,6 +71,9 @@
 ---@field settings_files { path: string, found: boolean }[] Claude Code's settings files, in precedence order (empty when not read).
 ---@field hook_commands { event: string, command: string, problem?: string }[] Each command hook; `problem` says why its program cannot start.
 ---@field lsp_servers integer Language servers running now; the LSP tools are offered to the model only when it is not 0.
+---@field mcp_servers { name: string, state: "running"|"starting"|"failed", error?: string, last_log_line?: string, log: string, tools: integer, url?: string }[] The MCP servers started (`:help lathe-mcp`).
+---@field mcp_problems string[] Configured MCP servers not started, and why.
+---@field mcp_configured string[] The valid configured MCP servers' names, started or not (none starts before `setup()` or the first request).
 
 --- Token counts, as `status()` returns them.
 ---@class lathe.Usage

@@ -20,8 +20,10 @@ pub const MAX_PROBE_MS: u64 = 10_000;
 /// count as running (they are offered to the model only when it is not 0),
 /// `mcp_servers` (`{ { name, state, error?, last_log_line?, log, tools,
 /// url? } }`, `state` `running`, `starting` or `failed`, `tools` how many
-/// were registered, `url` an HTTP server's) and `mcp_problems`
-/// (`setup{ mcp_servers }` and `.mcp.json` servers not started, why).
+/// were registered, `url` an HTTP server's), `mcp_problems`
+/// (`setup{ mcp_servers }` and `.mcp.json` servers not started, why) and
+/// `mcp_configured` (the names of the valid configured servers, started or
+/// not: before `setup()` and the first request none is).
 /// Errors: Lua could not allocate.
 pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
     let home = dirs::home_dir();
@@ -67,6 +69,8 @@ pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
     }
     t.set("mcp_servers", servers)?;
     t.set("mcp_problems", config.mcp_problems.clone())?;
+    let configured: Vec<&str> = config.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+    t.set("mcp_configured", configured)?;
     Ok(())
 }
 

@@ -173,3 +173,23 @@ fn an_http_server_from_mcp_json_is_used_a_bad_setup_entry_only_warns_and_stop_en
     let _ = std::fs::remove_dir_all(&tmp);
     result
 }
+
+/// Before `setup()` and the first request no MCP server runs; `:checkhealth
+/// lathe` names each one `.mcp.json` configures and says when it starts,
+/// next to the entries that are not valid.
+#[nvim_oxi::test]
+fn checkhealth_before_setup_names_the_servers_that_will_start() -> Result<(), String> {
+    crate::common::lua_test(
+        r###"
+        local dir = T.project()
+        vim.cmd.cd(dir)
+        vim.fn.writefile({ [==[{"mcpServers": {"docs": {"command": "docs-server"}, "bad": {"type": "nope"}}}]==] }, dir .. "/.mcp.json")
+        vim.cmd("runtime plugin/lathe.lua")
+        vim.cmd("checkhealth lathe")
+        local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+        T.has("configured", text, "MCP server docs: not started yet (it starts with setup() or the first request)")
+        T.has("invalid", text, 'MCP server bad in ' .. dir .. '/.mcp.json is not valid: type must be "stdio" or "http", got "nope"')
+        T.lacks("the invalid one is not announced", text, "MCP server bad: not started yet")
+        "###,
+    )
+}
