@@ -14,6 +14,13 @@
 -- a piece of work, then while the usual Lua way does the same work; prints
 -- p50/p99/max of both and the ratio of the maxima. Timings are printed,
 -- never asserted.
+--
+-- With LATHE_BENCH_UI=1 (bench/ui_bench.sh: the same binary with its TUI in
+-- tmux, a file open, LATHE_BENCH_OUT naming where to write) it runs only
+-- the idle and streaming rows, with the chat split next to the file as a
+-- user has it and the Lua way's buffer shown in the chat's window; then
+-- quits. Neovim then redraws the screen after every frame, which the
+-- headless run never does.
 
 local uv = vim.uv
 local env = function(name)
@@ -25,6 +32,8 @@ local env = function(name)
 end
 local tree, rg, work = env("LATHE_BENCH_TREE"), env("LATHE_BENCH_RG"), env("LATHE_BENCH_WORK")
 local base_url = env("LATHE_BENCH_BASE_URL")
+local ui = os.getenv("LATHE_BENCH_UI") == "1"
+local out_file = ui and assert(io.open(env("LATHE_BENCH_OUT"), "a")) or io.stdout
 
 -- Opened on the main thread (this file runs as a coroutine; the library
 -- keeps the thread it is opened on, see lua/lathe/init.lua).
@@ -56,6 +65,8 @@ local function wait(cond, timeout_ms)
       local ok, err = coroutine.resume(co)
       if not ok then
         io.stderr:write("nvim_bench.lua: " .. tostring(err) .. "\n")
+        out_file:write("nvim_bench.lua: " .. tostring(err) .. "\n")
+        out_file:flush()
         vim.cmd("cquit 1")
       end
     end)
@@ -64,8 +75,8 @@ local function wait(cond, timeout_ms)
 end
 
 local function out(s)
-  io.stdout:write(s .. "\n")
-  io.stdout:flush()
+  out_file:write(s .. "\n")
+  out_file:flush()
 end
 
 local function ms(ns)
@@ -103,6 +114,9 @@ local function lateness(start)
   wait(function()
     return finished
   end)
+  if not finished then
+    error("a measured piece of work did not end within 10 min")
+  end
   ticking = false
   timer:stop()
   timer:close()
@@ -152,24 +166,30 @@ lathe.setup({
   diagnostics_wait_ms = 0,
 })
 
-out("== main-loop lateness (1 ms vim.uv timer), lathe vs the usual Lua way")
+out(
+  ui and "== the same with a real UI: nvim's TUI in tmux 200x50, the chat split next to a file (bench/ui_bench.sh)"
+    or "== main-loop lateness (1 ms vim.uv timer), lathe vs the usual Lua way"
+)
 local idle = lateness(function(done)
   vim.defer_fn(done, 300)
 end)
 out(("%-34s p50 %5.1f p99 %6.1f max %6.1f ms"):format("idle (300 ms)", idle.p50, idle.p99, idle.max))
 
--- (a) a whole-tree Grep vs systemlist(rg).
+-- (a) a whole-tree Grep vs systemlist(rg) (not with the UI: only the
+-- streaming rows redraw much).
 local pattern = "def __init_subclass__"
-row(
-  "whole-tree Grep (count)",
-  lateness(function(done)
-    tool("Grep", { pattern = pattern, path = tree, output_mode = "count" }, done)
-  end),
-  lateness(function(done)
-    vim.fn.systemlist({ rg, "--hidden", "--no-require-git", "-c", pattern, tree })
-    done()
-  end)
-)
+if not ui then
+  row(
+    "whole-tree Grep (count)",
+    lateness(function(done)
+      tool("Grep", { pattern = pattern, path = tree, output_mode = "count" }, done)
+    end),
+    lateness(function(done)
+      vim.fn.systemlist({ rg, "--hidden", "--no-require-git", "-c", pattern, tree })
+      done()
+    end)
+  )
+end
 
 -- (b) a 200 KB answer streamed in 8-character deltas vs the same deltas
 -- each put into a buffer as they arrive (vim.system + nvim_buf_set_text):
@@ -207,7 +227,7 @@ end
 --- `2 * n` once it ended) vs the Lua way on `answer_file`; then lathe's own
 --- main-thread time during the stream (the timer also counts the
 --- machine's load): its longest single step, per kind.
-local function stream_row(name, n, answer_file)
+local function stream_row(name, n, answer_file, paced)
   local before = core.main_thread_stats(true)
   local ours = lateness(function(done)
     lathe.ask("stream")
@@ -237,26 +257,66 @@ local function stream_row(name, n, answer_file)
     end, done)
   end)
   local st = core.main_thread_stats()
+  -- With the UI, the Lua way's buffer shows in the chat's window (same
+  -- size and options) and follows the end as the chat does.
+  local chat_win = ui and vim.fn.bufwinid(vim.fn.bufnr("lathe://chat")) or -1
+  assert(not ui or chat_win > 0, "the chat window is not open")
+  local ref_buf
   local ref = lateness(function(done)
     local buf = vim.api.nvim_create_buf(false, true)
-    vim.system({ "cat", answer_file }, {
-      stdout = function(_, data)
-        if not data then
-          return
-        end
+    ref_buf = buf
+    if ui then
+      vim.api.nvim_win_set_buf(chat_win, buf)
+    end
+    local function put(data)
+      for i = 1, #data, 8 do
+        local piece = vim.split(data:sub(i, i + 7), "\n", { plain = true })
+        local last = vim.api.nvim_buf_line_count(buf) - 1
+        local col = #vim.api.nvim_buf_get_lines(buf, last, last + 1, false)[1]
+        vim.api.nvim_buf_set_text(buf, last, col, last, col, piece)
+      end
+      if ui then
+        vim.api.nvim_win_set_cursor(chat_win, { vim.api.nvim_buf_line_count(buf), 0 })
+      end
+    end
+    if paced then
+      -- As the model's answer came: `paced.chars` every `paced.ms`.
+      local f = assert(io.open(answer_file))
+      local text = f:read("a")
+      f:close()
+      local at, timer = 1, uv.new_timer()
+      timer:start(paced.ms, paced.ms, function()
         vim.schedule(function()
-          for i = 1, #data, 8 do
-            local piece = vim.split(data:sub(i, i + 7), "\n", { plain = true })
-            local last = vim.api.nvim_buf_line_count(buf) - 1
-            local col = #vim.api.nvim_buf_get_lines(buf, last, last + 1, false)[1]
-            vim.api.nvim_buf_set_text(buf, last, col, last, col, piece)
+          if at > #text then
+            return
+          end
+          put(text:sub(at, at + paced.chars - 1))
+          at = at + paced.chars
+          if at > #text then
+            timer:stop()
+            timer:close()
+            done()
           end
         end)
+      end)
+      return
+    end
+    vim.system({ "cat", answer_file }, {
+      stdout = function(_, data)
+        if data then
+          vim.schedule(function()
+            put(data)
+          end)
+        end
       end,
     }, function()
       vim.schedule(done)
     end)
   end)
+  if ui then
+    vim.api.nvim_win_set_buf(chat_win, vim.fn.bufnr("lathe://chat"))
+    vim.api.nvim_buf_delete(ref_buf, { force = true })
+  end
   row(name, ours, ref)
   out(
     ("%-34s p50 %5.1f p99 %6.1f max %6.1f ms (%.0f ms)"):format(
@@ -285,6 +345,16 @@ end
 -- measured in the next row otherwise.
 stream_row("stream 200 KB in lines, paragraphs", 2, work .. "/answer_paragraphs.txt")
 stream_row("stream 200 KB in 8-char deltas", 3, work .. "/answer.txt")
+if ui then
+  -- As a model streams (and as the fresh user's run had it): a 100 KB
+  -- one-line answer in 100-character deltas every 10 ms (bench/ui_bench.sh
+  -- adds it to the script).
+  stream_row("paced: 100 KB, 100 chars / 10 ms", 4, work .. "/ui/answer_paced.txt", { chars = 100, ms = 10 })
+  -- bench/ui_bench.sh waits for this line, then ends tmux.
+  out("ui bench done")
+  vim.cmd("qa!")
+  return
+end
 
 -- (c) ten concurrent Reads vs ten vim.system cat + a buffer each.
 local files = {}
