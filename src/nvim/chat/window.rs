@@ -425,7 +425,10 @@ pub(super) fn follow(buf: &Buffer, wins: &[Window], col: usize) {
     }
 }
 
-/// Sets the winbar of every transcript window (`:help 'winbar'`).
+/// Sets the winbar of every transcript window (`:help 'winbar'`) where it
+/// changed. Setting 'winbar' makes Neovim redraw every window's status
+/// line and winbar, and every frame calls this while the winbar stays the
+/// same through a streamed answer; counted by [`super::winbar_sets`].
 pub fn refresh_winbar() {
     let Some(buf) = super::chat_buffer() else {
         return;
@@ -433,6 +436,10 @@ pub fn refresh_winbar() {
     let bar = super::winbar();
     for w in chat_windows(&buf) {
         let o = OptionOpts::builder().win(w.clone()).build();
+        if api::get_option_value::<String>("winbar", &o).is_ok_and(|now| now == bar) {
+            continue;
+        }
         let _ = api::set_option_value("winbar", bar.as_str(), &o);
+        super::winbar_set();
     }
 }

@@ -426,6 +426,49 @@ fn highlighting_pauses_while_a_long_chat_streams_and_resumes_at_the_end() -> Res
     check_eq("highlighted after that turn", active()?, true)
 }
 
+/// A frame of streamed text leaves the winbar alone (issue 12, the UI row
+/// of `make bench`): setting 'winbar' makes Neovim redraw every window's
+/// status line and winbar, and every frame set it to the same text. It is
+/// set when it changes: the turn's end sets "idle" once.
+#[nvim_oxi::test]
+fn streaming_frames_leave_the_winbar_alone() -> Result<(), String> {
+    use lathe::events::{AgentEvent, TurnOutcome};
+    load();
+    let render = lathe::nvim::chat::render;
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "stream".into(),
+    }]);
+    lathe::nvim::chat::open_window()?;
+    render(vec![AgentEvent::AssistantStarted]);
+    render(vec![AgentEvent::TextDelta {
+        text: "start ".into(),
+    }]);
+    let sets = lathe::nvim::chat::winbar_sets();
+    for _ in 0..20 {
+        render(vec![AgentEvent::TextDelta {
+            text: "more of the answer ".into(),
+        }]);
+    }
+    check_eq(
+        "winbar sets for 20 frames of text",
+        lathe::nvim::chat::winbar_sets() - sets,
+        0,
+    )?;
+    render(vec![AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    }]);
+    check_eq(
+        "winbar sets at the turn's end",
+        lathe::nvim::chat::winbar_sets() - sets,
+        1,
+    )?;
+    let bar = lathe::nvim::state::lua()
+        .load("return vim.wo[vim.fn.bufwinid('lathe://chat')].winbar")
+        .eval::<String>()
+        .map_err(|e| e.to_string())?;
+    check_eq("the winbar says idle", bar.contains(" · idle"), true)
+}
+
 /// The pause ends a parse Neovim had in flight (issue 12, the UI row of
 /// `make bench`): the highlighter parses in 3 ms steps chained with
 /// `vim.schedule`, and a step that finds the chat changed starts over, so
