@@ -227,12 +227,47 @@ end
 --- `2 * n` once it ended) vs the Lua way on `answer_file`; then lathe's own
 --- main-thread time during the stream (the timer also counts the
 --- machine's load): its longest single step, per kind.
+--- With the UI: times Neovim's redraw after each change of `buf` (a frame
+--- of the stream): the first change in a turn of the loop schedules a
+--- `:redraw`, which runs before the loop would redraw by itself, so it
+--- does that same work, timed. Returns `stop()`, which gives { median,
+--- max, n } (ms) and detaches.
+local function time_redraws(buf)
+  local times, pending, stopped = {}, false, false
+  vim.api.nvim_buf_attach(buf, false, {
+    on_bytes = function()
+      if stopped then
+        return true
+      end
+      if not pending then
+        pending = true
+        vim.schedule(function()
+          pending = false
+          local t = uv.hrtime()
+          vim.cmd("redraw")
+          times[#times + 1] = ms(uv.hrtime() - t)
+        end)
+      end
+    end,
+  })
+  return function()
+    stopped = true
+    table.sort(times)
+    return { median = times[math.max(1, math.ceil(#times / 2))] or 0, max = times[#times] or 0, n = #times }
+  end
+end
+
 local function stream_row(name, n, answer_file, paced)
   local before = core.main_thread_stats(true)
+  local chat_redraws
   local ours = lateness(function(done)
+    if ui then
+      chat_redraws = time_redraws(vim.fn.bufnr("lathe://chat"))
+    end
     lathe.ask("stream")
     poll_until(ended(2 * n), done)
   end)
+  local ours_redraw = chat_redraws and chat_redraws()
   -- The turn's end starts the chat's tree-sitter highlighting again (it
   -- pauses while a long answer streams); Neovim re-parses the answer at
   -- the next redraw in ~3 ms steps chained with vim.schedule (Neovim's own
@@ -261,12 +296,13 @@ local function stream_row(name, n, answer_file, paced)
   -- size and options) and follows the end as the chat does.
   local chat_win = ui and vim.fn.bufwinid(vim.fn.bufnr("lathe://chat")) or -1
   assert(not ui or chat_win > 0, "the chat window is not open")
-  local ref_buf
+  local ref_buf, ref_redraws
   local ref = lateness(function(done)
     local buf = vim.api.nvim_create_buf(false, true)
     ref_buf = buf
     if ui then
       vim.api.nvim_win_set_buf(chat_win, buf)
+      ref_redraws = time_redraws(buf)
     end
     local function put(data)
       for i = 1, #data, 8 do
@@ -313,11 +349,25 @@ local function stream_row(name, n, answer_file, paced)
       vim.schedule(done)
     end)
   end)
+  local ref_redraw = ref_redraws and ref_redraws()
   if ui then
     vim.api.nvim_win_set_buf(chat_win, vim.fn.bufnr("lathe://chat"))
     vim.api.nvim_buf_delete(ref_buf, { force = true })
   end
   row(name, ours, ref)
+  if ui then
+    out(
+      ("%-34s lathe median %5.2f max %5.2f ms (%d redraws) | Lua way median %5.2f max %5.2f ms (%d redraws)"):format(
+        "  Neovim's redraw after a change",
+        ours_redraw.median,
+        ours_redraw.max,
+        ours_redraw.n,
+        ref_redraw.median,
+        ref_redraw.max,
+        ref_redraw.n
+      )
+    )
+  end
   out(
     ("%-34s p50 %5.1f p99 %6.1f max %6.1f ms (%.0f ms)"):format(
       "  then highlighting back (Neovim)",
