@@ -16,7 +16,8 @@
 -- never asserted.
 --
 -- With LATHE_BENCH_UI=1 (bench/ui_bench.sh: the same binary with its TUI in
--- tmux, a file open, LATHE_BENCH_OUT naming where to write) it runs only
+-- tmux, a file open, LATHE_BENCH_OUT naming where to write, LATHE_BENCH_PID
+-- where to write this Neovim's process id) it runs only
 -- the idle and streaming rows, with the chat split next to the file as a
 -- user has it and the Lua way's buffer shown in the chat's window; then
 -- quits. Neovim then redraws the screen after every frame, which the
@@ -34,6 +35,13 @@ local tree, rg, work = env("LATHE_BENCH_TREE"), env("LATHE_BENCH_RG"), env("LATH
 local base_url = env("LATHE_BENCH_BASE_URL")
 local ui = os.getenv("LATHE_BENCH_UI") == "1"
 local out_file = ui and assert(io.open(env("LATHE_BENCH_OUT"), "a")) or io.stdout
+if ui then
+  -- bench/ui_bench.sh ends this process when it must (the TUI runs this
+  -- Neovim as a detached child, out of the pane's process group).
+  local f = assert(io.open(env("LATHE_BENCH_PID"), "w"))
+  f:write(vim.fn.getpid())
+  f:close()
+end
 
 -- Opened on the main thread (this file runs as a coroutine; the library
 -- keeps the thread it is opened on, see lua/lathe/init.lua).
@@ -223,10 +231,6 @@ local function poll_until(check, done)
   end)
 end
 
---- One streaming row: the `n`th answer of the script (transcript length
---- `2 * n` once it ended) vs the Lua way on `answer_file`; then lathe's own
---- main-thread time during the stream (the timer also counts the
---- machine's load): its longest single step, per kind.
 --- With the UI: times Neovim's redraw after each change of `buf` (a frame
 --- of the stream): the first change in a turn of the loop schedules a
 --- `:redraw`, which runs before the loop would redraw by itself, so it
@@ -257,6 +261,15 @@ local function time_redraws(buf)
   end
 end
 
+--- One streaming row: the `n`th answer of the script (transcript length
+--- `2 * n` once it ended) vs the Lua way on `answer_file`; then lathe's own
+--- main-thread time during the stream (the timer also counts the
+--- machine's load): its longest single step, per kind. With `paced`
+--- ({ chars, ms }) the Lua way appends `chars` of the file every `ms` from
+--- a timer, as the paced answer arrives, instead of as `cat` writes it.
+--- With the UI, Neovim's redraws after each change are timed too (the Lua
+--- way's bursts of cat's output redraw once or not at all before the row
+--- ends; its paced row redraws at every piece).
 local function stream_row(name, n, answer_file, paced)
   local before = core.main_thread_stats(true)
   local chat_redraws

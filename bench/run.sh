@@ -46,9 +46,9 @@ echo "# tree: $tree ($(find "$tree" -type f | wc -l) files), rg: $("$rg" --versi
 
 only=${LATHE_BENCH_ONLY:-}
 if [ -z "$only" ]; then
-echo
-LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg LATHE_BENCH_RUNS=$runs \
-  "$cargo" bench -q --bench grep_vs_rg
+  echo
+  LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg LATHE_BENCH_RUNS=$runs \
+    "$cargo" bench -q --bench grep_vs_rg
 fi
 
 # The scratch project of parts b-d: a 200 KB answer, ten 5000-line files,
@@ -77,7 +77,16 @@ for i in range(1, 11):
     open(f"{work}/read{i}.txt", "w").write("".join(f"read file {i} line {n}\n" for n in range(1, 5001)))
 open(f"{work}/big.txt", "w").write("".join(f"line {n} of the big file\n" for n in range(1, 100_001)))
 EOF
-if [ -z "$only" ]; then
+# Part f (bench/ui_bench.sh starts its own mock-llm).
+ui_rows() {
+  echo
+  LATHE_BENCH_NVIM=$nvim LATHE_LIB=$lib LATHE_BENCH_MOCK=$mock LATHE_BENCH_WORK=$work \
+    LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg "$root/bench/ui_bench.sh"
+}
+if [ "$only" = ui ]; then
+  ui_rows
+  exit 0
+fi
 "$mock" --script "$work/script.json" --port 0 >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
 for _ in $(seq 1 100); do
@@ -107,8 +116,5 @@ LATHE_LIB=$lib LATHE_BENCH_WORK=$work python3 "$root/bench/proc.py" "$((runs * 3
 echo
 echo "== streaming tool executor on vs off"
 "$cargo" bench -q --bench streaming_executor
-fi
 
-echo
-LATHE_BENCH_NVIM=$nvim LATHE_LIB=$lib LATHE_BENCH_MOCK=$mock LATHE_BENCH_WORK=$work \
-  LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg "$root/bench/ui_bench.sh"
+ui_rows

@@ -30,6 +30,16 @@ mkdir -p "$ui"
 sock=$ui/tmux.sock
 mock_pid=""
 cleanup() {
+  # The pane's shell leads its process group (tmux starts it with setsid),
+  # the TUI is in it; the Neovim it runs (--embed) is detached, so
+  # nvim_bench.lua wrote its pid. Both go, even when they ignore the hangup
+  # that ending tmux sends.
+  if [ -s "$ui/pid" ]; then
+    kill -TERM -- "-$(cat "$ui/pid")" 2>/dev/null || true
+  fi
+  if [ -s "$ui/nvim.pid" ]; then
+    kill -TERM "$(cat "$ui/nvim.pid")" 2>/dev/null || true
+  fi
   tmux -S "$sock" kill-server 2>/dev/null || true
   if [ -n "$mock_pid" ]; then
     kill "$mock_pid" 2>/dev/null || true
@@ -64,12 +74,13 @@ base_url=$(sed -n 's/^listening on //p' "$ui/mock.out" | head -n 1)
 q() { printf "'%s'" "$(printf %s "$1" | sed "s/'/'\\\\''/g")"; }
 lua_start="lua vim.schedule(function() local ok, err = coroutine.resume(coroutine.create(assert(loadfile('$root/bench/nvim_bench.lua')))) if not ok then local f = io.open(os.getenv('LATHE_BENCH_OUT'), 'a') f:write('nvim_bench.lua: ' .. tostring(err) .. '\\n') f:close() vim.cmd('cquit 1') end end)"
 cat >"$ui/run-nvim.sh" <<EOF
+echo \$\$ >$(q "$ui/pid")
 export XDG_STATE_HOME=$(q "$ui/state") ANTHROPIC_API_KEY=bench LATHE_LIB=$(q "$LATHE_LIB")
 export LATHE_BENCH_TREE=$(q "$LATHE_BENCH_TREE") LATHE_BENCH_RG=$(q "$LATHE_BENCH_RG")
 export LATHE_BENCH_WORK=$(q "$work") LATHE_BENCH_BASE_URL=$(q "$base_url")
-export LATHE_BENCH_UI=1 LATHE_BENCH_OUT=$(q "$ui/out")
+export LATHE_BENCH_UI=1 LATHE_BENCH_OUT=$(q "$ui/out") LATHE_BENCH_PID=$(q "$ui/nvim.pid")
 cd $(q "$work")
-$(q "$LATHE_BENCH_NVIM") -u NONE -i NONE -n --cmd $(q "set rtp^=$root") -c $(q "$lua_start") read1.txt 2>$(q "$ui/nvim.err")
+$(q "$LATHE_BENCH_NVIM") -u NONE -i NONE -n --cmd $(q "set rtp^=$root") -c $(q "$lua_start") read1.txt
 echo \$? >$(q "$ui/rc")
 EOF
 tmux -S "$sock" -f /dev/null new-session -d -x 200 -y 50 "sh $(q "$ui/run-nvim.sh")"
@@ -78,8 +89,6 @@ fail() {
   echo "ui bench: $1"
   echo "-- what nvim_bench.lua wrote:"
   cat "$ui/out" 2>/dev/null || true
-  echo "-- nvim's stderr:"
-  cat "$ui/nvim.err" 2>/dev/null || true
   echo "-- the screen:"
   tmux -S "$sock" capture-pane -p 2>/dev/null | sed '/^$/d' | tail -n 20 || true
   exit 1
