@@ -14,6 +14,14 @@
 -- a piece of work, then while the usual Lua way does the same work; prints
 -- p50/p99/max of both and the ratio of the maxima. Timings are printed,
 -- never asserted.
+--
+-- With LATHE_BENCH_UI=1 (bench/ui_bench.sh: the same binary with its TUI in
+-- tmux, a file open, LATHE_BENCH_OUT naming where to write, LATHE_BENCH_PID
+-- where to write this Neovim's process id) it runs only
+-- the idle and streaming rows, with the chat split next to the file as a
+-- user has it and the Lua way's buffer shown in the chat's window; then
+-- quits. Neovim then redraws the screen after every frame, which the
+-- headless run never does.
 
 local uv = vim.uv
 local env = function(name)
@@ -25,6 +33,15 @@ local env = function(name)
 end
 local tree, rg, work = env("LATHE_BENCH_TREE"), env("LATHE_BENCH_RG"), env("LATHE_BENCH_WORK")
 local base_url = env("LATHE_BENCH_BASE_URL")
+local ui = os.getenv("LATHE_BENCH_UI") == "1"
+local out_file = ui and assert(io.open(env("LATHE_BENCH_OUT"), "a")) or io.stdout
+if ui then
+  -- bench/ui_bench.sh ends this process when it must (the TUI runs this
+  -- Neovim as a detached child, out of the pane's process group).
+  local f = assert(io.open(env("LATHE_BENCH_PID"), "w"))
+  f:write(vim.fn.getpid())
+  f:close()
+end
 
 -- Opened on the main thread (this file runs as a coroutine; the library
 -- keeps the thread it is opened on, see lua/lathe/init.lua).
@@ -56,6 +73,8 @@ local function wait(cond, timeout_ms)
       local ok, err = coroutine.resume(co)
       if not ok then
         io.stderr:write("nvim_bench.lua: " .. tostring(err) .. "\n")
+        out_file:write("nvim_bench.lua: " .. tostring(err) .. "\n")
+        out_file:flush()
         vim.cmd("cquit 1")
       end
     end)
@@ -64,8 +83,8 @@ local function wait(cond, timeout_ms)
 end
 
 local function out(s)
-  io.stdout:write(s .. "\n")
-  io.stdout:flush()
+  out_file:write(s .. "\n")
+  out_file:flush()
 end
 
 local function ms(ns)
@@ -103,6 +122,9 @@ local function lateness(start)
   wait(function()
     return finished
   end)
+  if not finished then
+    error("a measured piece of work did not end within 10 min")
+  end
   ticking = false
   timer:stop()
   timer:close()
@@ -152,24 +174,30 @@ lathe.setup({
   diagnostics_wait_ms = 0,
 })
 
-out("== main-loop lateness (1 ms vim.uv timer), lathe vs the usual Lua way")
+out(
+  ui and "== the same with a real UI: nvim's TUI in tmux 200x50, the chat split next to a file (bench/ui_bench.sh)"
+    or "== main-loop lateness (1 ms vim.uv timer), lathe vs the usual Lua way"
+)
 local idle = lateness(function(done)
   vim.defer_fn(done, 300)
 end)
 out(("%-34s p50 %5.1f p99 %6.1f max %6.1f ms"):format("idle (300 ms)", idle.p50, idle.p99, idle.max))
 
--- (a) a whole-tree Grep vs systemlist(rg).
+-- (a) a whole-tree Grep vs systemlist(rg) (not with the UI: only the
+-- streaming rows redraw much).
 local pattern = "def __init_subclass__"
-row(
-  "whole-tree Grep (count)",
-  lateness(function(done)
-    tool("Grep", { pattern = pattern, path = tree, output_mode = "count" }, done)
-  end),
-  lateness(function(done)
-    vim.fn.systemlist({ rg, "--hidden", "--no-require-git", "-c", pattern, tree })
-    done()
-  end)
-)
+if not ui then
+  row(
+    "whole-tree Grep (count)",
+    lateness(function(done)
+      tool("Grep", { pattern = pattern, path = tree, output_mode = "count" }, done)
+    end),
+    lateness(function(done)
+      vim.fn.systemlist({ rg, "--hidden", "--no-require-git", "-c", pattern, tree })
+      done()
+    end)
+  )
+end
 
 -- (b) a 200 KB answer streamed in 8-character deltas vs the same deltas
 -- each put into a buffer as they arrive (vim.system + nvim_buf_set_text):
@@ -213,16 +241,56 @@ local function poll_until(check, done)
   end)
 end
 
+--- With the UI: times Neovim's redraw after each change of `buf` (a frame
+--- of the stream): the first change in a turn of the loop schedules a
+--- `:redraw`, which runs before the loop would redraw by itself, so it
+--- does that same work, timed. Returns `stop()`, which gives { median,
+--- max, n } (ms) and detaches.
+local function time_redraws(buf)
+  local times, pending, stopped = {}, false, false
+  vim.api.nvim_buf_attach(buf, false, {
+    on_bytes = function()
+      if stopped then
+        return true
+      end
+      if not pending then
+        pending = true
+        vim.schedule(function()
+          pending = false
+          local t = uv.hrtime()
+          vim.cmd("redraw")
+          times[#times + 1] = ms(uv.hrtime() - t)
+        end)
+      end
+    end,
+  })
+  return function()
+    stopped = true
+    table.sort(times)
+    return { median = times[math.max(1, math.ceil(#times / 2))] or 0, max = times[#times] or 0, n = #times }
+  end
+end
+
 --- One streaming row: the `n`th answer of the script (transcript length
 --- `2 * n` once it ended) vs the Lua way on `answer_file`; then lathe's own
 --- main-thread time during the stream (the timer also counts the
---- machine's load): its longest single step, per kind.
-local function stream_row(name, n, answer_file)
+--- machine's load): its longest single step, per kind. With `paced`
+--- ({ chars, ms }) the Lua way appends `chars` of the file every `ms` from
+--- a timer, as the paced answer arrives, instead of as `cat` writes it.
+--- With the UI, Neovim's redraws after each change are timed too (the Lua
+--- way's bursts of cat's output redraw once or not at all before the row
+--- ends; its paced row redraws at every piece).
+local function stream_row(name, n, answer_file, paced)
   local before = core.main_thread_stats(true)
+  local chat_redraws
   local ours = lateness(function(done)
+    if ui then
+      chat_redraws = time_redraws(vim.fn.bufnr("lathe://chat"))
+    end
     lathe.ask("stream")
     poll_until(ended(2 * n), done)
   end)
+  local ours_redraw = chat_redraws and chat_redraws()
   -- The turn's end starts the chat's tree-sitter highlighting again (it
   -- pauses while a long answer streams); Neovim re-parses the answer at
   -- the next redraw in ~3 ms steps chained with vim.schedule (Neovim's own
@@ -247,27 +315,82 @@ local function stream_row(name, n, answer_file)
     end, done)
   end)
   local st = core.main_thread_stats()
+  -- With the UI, the Lua way's buffer shows in the chat's window (same
+  -- size and options) and follows the end as the chat does.
+  local chat_win = ui and vim.fn.bufwinid(vim.fn.bufnr("lathe://chat")) or -1
+  assert(not ui or chat_win > 0, "the chat window is not open")
+  local ref_buf, ref_redraws
   local ref = lateness(function(done)
     local buf = vim.api.nvim_create_buf(false, true)
-    vim.system({ "cat", answer_file }, {
-      stdout = function(_, data)
-        if not data then
-          return
-        end
+    ref_buf = buf
+    if ui then
+      vim.api.nvim_win_set_buf(chat_win, buf)
+      ref_redraws = time_redraws(buf)
+    end
+    local function put(data)
+      for i = 1, #data, 8 do
+        local piece = vim.split(data:sub(i, i + 7), "\n", { plain = true })
+        local last = vim.api.nvim_buf_line_count(buf) - 1
+        local col = #vim.api.nvim_buf_get_lines(buf, last, last + 1, false)[1]
+        vim.api.nvim_buf_set_text(buf, last, col, last, col, piece)
+      end
+      if ui then
+        vim.api.nvim_win_set_cursor(chat_win, { vim.api.nvim_buf_line_count(buf), 0 })
+      end
+    end
+    if paced then
+      -- As the model's answer came: `paced.chars` every `paced.ms`.
+      local f = assert(io.open(answer_file))
+      local text = f:read("a")
+      f:close()
+      local at, timer = 1, uv.new_timer()
+      timer:start(paced.ms, paced.ms, function()
         vim.schedule(function()
-          for i = 1, #data, 8 do
-            local piece = vim.split(data:sub(i, i + 7), "\n", { plain = true })
-            local last = vim.api.nvim_buf_line_count(buf) - 1
-            local col = #vim.api.nvim_buf_get_lines(buf, last, last + 1, false)[1]
-            vim.api.nvim_buf_set_text(buf, last, col, last, col, piece)
+          if at > #text then
+            return
+          end
+          put(text:sub(at, at + paced.chars - 1))
+          at = at + paced.chars
+          if at > #text then
+            timer:stop()
+            timer:close()
+            done()
           end
         end)
+      end)
+      return
+    end
+    vim.system({ "cat", answer_file }, {
+      stdout = function(_, data)
+        if data then
+          vim.schedule(function()
+            put(data)
+          end)
+        end
       end,
     }, function()
       vim.schedule(done)
     end)
   end)
+  local ref_redraw = ref_redraws and ref_redraws()
+  if ui then
+    vim.api.nvim_win_set_buf(chat_win, vim.fn.bufnr("lathe://chat"))
+    vim.api.nvim_buf_delete(ref_buf, { force = true })
+  end
   row(name, ours, ref)
+  if ui then
+    out(
+      ("%-34s lathe median %5.2f max %5.2f ms (%d redraws) | Lua way median %5.2f max %5.2f ms (%d redraws)"):format(
+        "  Neovim's redraw after a change",
+        ours_redraw.median,
+        ours_redraw.max,
+        ours_redraw.n,
+        ref_redraw.median,
+        ref_redraw.max,
+        ref_redraw.n
+      )
+    )
+  end
   out(
     ("%-34s p50 %5.1f p99 %6.1f max %6.1f ms (%.0f ms)"):format(
       "  then highlighting back (Neovim)",
@@ -295,6 +418,16 @@ end
 -- measured in the next row otherwise.
 stream_row("stream 200 KB in lines, paragraphs", 2, work .. "/answer_paragraphs.txt")
 stream_row("stream 200 KB in 8-char deltas", 3, work .. "/answer.txt")
+if ui then
+  -- As a model streams (and as the fresh user's run had it): a 100 KB
+  -- one-line answer in 100-character deltas every 10 ms (bench/ui_bench.sh
+  -- adds it to the script).
+  stream_row("paced: 100 KB, 100 chars / 10 ms", 4, work .. "/ui/answer_paced.txt", { chars = 100, ms = 10 })
+  -- bench/ui_bench.sh waits for this line, then ends tmux.
+  out("ui bench done")
+  vim.cmd("qa!")
+  return
+end
 
 -- (c) ten concurrent Reads vs ten vim.system cat + a buffer each.
 local files = {}

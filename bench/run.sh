@@ -12,6 +12,11 @@
 #      (b and c: bench/nvim_bench.lua)
 #   d. require + setup time and RSS vs `nvim -u NONE` (bench/load.lua)
 #   e. the streaming tool executor on vs off (bench/streaming_executor.rs)
+#   f. b's streaming rows again with a real UI attached: the same nvim with
+#      its TUI in tmux 200x50, a file open and the chat split next to it;
+#      the Lua way's buffer shown in the chat's window (bench/ui_bench.sh
+#      runs bench/nvim_bench.lua with LATHE_BENCH_UI=1). Needs tmux.
+# LATHE_BENCH_ONLY=ui runs only f (and the scratch project it needs).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,9 +44,12 @@ trap cleanup EXIT
 echo "# lathe bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "# tree: $tree ($(find "$tree" -type f | wc -l) files), rg: $("$rg" --version | head -n 1), nvim: $("$nvim" --version | head -n 1)"
 
-echo
-LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg LATHE_BENCH_RUNS=$runs \
-  "$cargo" bench -q --bench grep_vs_rg
+only=${LATHE_BENCH_ONLY:-}
+if [ -z "$only" ]; then
+  echo
+  LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg LATHE_BENCH_RUNS=$runs \
+    "$cargo" bench -q --bench grep_vs_rg
+fi
 
 # The scratch project of parts b-d: a 200 KB answer, ten 5000-line files,
 # one 100 000-line file.
@@ -69,6 +77,16 @@ for i in range(1, 11):
     open(f"{work}/read{i}.txt", "w").write("".join(f"read file {i} line {n}\n" for n in range(1, 5001)))
 open(f"{work}/big.txt", "w").write("".join(f"line {n} of the big file\n" for n in range(1, 100_001)))
 EOF
+# Part f (bench/ui_bench.sh starts its own mock-llm).
+ui_rows() {
+  echo
+  LATHE_BENCH_NVIM=$nvim LATHE_LIB=$lib LATHE_BENCH_MOCK=$mock LATHE_BENCH_WORK=$work \
+    LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg "$root/bench/ui_bench.sh"
+}
+if [ "$only" = ui ]; then
+  ui_rows
+  exit 0
+fi
 "$mock" --script "$work/script.json" --port 0 >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
 for _ in $(seq 1 100); do
@@ -98,3 +116,5 @@ LATHE_LIB=$lib LATHE_BENCH_WORK=$work python3 "$root/bench/proc.py" "$((runs * 3
 echo
 echo "== streaming tool executor on vs off"
 "$cargo" bench -q --bench streaming_executor
+
+ui_rows

@@ -153,6 +153,21 @@ pub fn edit_counts() -> (u64, u64) {
     )
 }
 
+/// Times the chat set a transcript window's 'winbar'.
+static WINBAR_SETS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one 'winbar' set.
+pub(super) fn winbar_set() {
+    WINBAR_SETS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How many times since Neovim started the chat set a transcript window's
+/// 'winbar' (tests: a frame of streamed text sets none, the winbar only
+/// changes with the turn's state, mode, model or tokens).
+pub fn winbar_sets() -> u64 {
+    WINBAR_SETS.load(Ordering::Relaxed)
+}
+
 /// Chat lines that continue an over-long streamed line (a break the chat
 /// added, `:help lathe-chat-long-lines`).
 static CONTINUED: AtomicU64 = AtomicU64::new(0);

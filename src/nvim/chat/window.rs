@@ -118,20 +118,46 @@ pub(super) fn create_chat_buffer() -> Result<Buffer, String> {
 }
 
 /// Starts tree-sitter highlighting of `buf` as markdown (`:help
-/// treesitter-highlight`; Neovim ships the markdown parsers). Without a
-/// parser the chat stays plain text.
+/// treesitter-highlight`; Neovim ships the markdown parsers), parsing
+/// again if [`pause_treesitter`] held its parser. Without a parser the chat
+/// stays plain text.
 pub(super) fn start_treesitter(buf: &Buffer) {
     let _ = lua()
-        .load("local b = ...; pcall(vim.treesitter.start, b, 'markdown')")
+        .load(
+            r#"local b = ...
+            local ok, tree = pcall(vim.treesitter.get_parser, b, 'markdown', { error = false })
+            if ok and tree then
+              tree._parse = nil
+            end
+            pcall(vim.treesitter.start, b, 'markdown')"#,
+        )
         .call::<()>(buf.handle());
 }
 
+/// Lua: the held parse that [`pause_treesitter`] gives the buffer's
+/// parser (`LanguageTree`) — its trees as they are, finished.
+const HELD_PARSE: &str = "function(self) return self._trees, true end";
+
 /// Stops tree-sitter highlighting of `buf` while an answer streams into a
 /// long chat (`vim.treesitter.stop`; Vim's markdown syntax shows instead
-/// when `:syntax` is on). [`start_treesitter`] resumes it.
+/// when `:syntax` is on), and holds its parser until
+/// [`start_treesitter`]: `stop()` leaves the parser attached, and a parse
+/// the highlighter had started (`LanguageTree:parse` with a callback, in
+/// 3 ms steps chained with `vim.schedule`) went on, starting over at every
+/// edit — while an answer streamed it never ended and kept Neovim's main
+/// loop busy (issue 12, the UI row of `make bench`). Held, such a parse
+/// ends at its next step, and a sync `parse()` by another plugin returns
+/// the last trees instead of re-parsing the whole chat.
 pub(super) fn pause_treesitter(buf: &Buffer) {
     let _ = lua()
-        .load("local b = ...; pcall(vim.treesitter.stop, b)")
+        .load(format!(
+            r#"local b = ...
+            local h = vim.treesitter.highlighter.active[b]
+            pcall(vim.treesitter.stop, b)
+            if h and h.tree then
+              h.tree._parse = {HELD_PARSE}
+            end"#
+        ))
         .call::<()>(buf.handle());
 }
 
@@ -399,7 +425,10 @@ pub(super) fn follow(buf: &Buffer, wins: &[Window], col: usize) {
     }
 }
 
-/// Sets the winbar of every transcript window (`:help 'winbar'`).
+/// Sets the winbar of every transcript window (`:help 'winbar'`) where it
+/// changed. Setting 'winbar' makes Neovim redraw every window's status
+/// line and winbar, and every frame calls this while the winbar stays the
+/// same through a streamed answer; counted by [`super::winbar_sets`].
 pub fn refresh_winbar() {
     let Some(buf) = super::chat_buffer() else {
         return;
@@ -407,6 +436,10 @@ pub fn refresh_winbar() {
     let bar = super::winbar();
     for w in chat_windows(&buf) {
         let o = OptionOpts::builder().win(w.clone()).build();
+        if api::get_option_value::<String>("winbar", &o).is_ok_and(|now| now == bar) {
+            continue;
+        }
         let _ = api::set_option_value("winbar", bar.as_str(), &o);
+        super::winbar_set();
     }
 }

@@ -426,6 +426,144 @@ fn highlighting_pauses_while_a_long_chat_streams_and_resumes_at_the_end() -> Res
     check_eq("highlighted after that turn", active()?, true)
 }
 
+/// A frame of streamed text leaves the winbar alone (issue 12, the UI row
+/// of `make bench`): setting 'winbar' makes Neovim redraw every window's
+/// status line and winbar, and every frame set it to the same text. It is
+/// set when it changes: the turn's end sets "idle" once.
+#[nvim_oxi::test]
+fn streaming_frames_leave_the_winbar_alone() -> Result<(), String> {
+    use lathe::events::{AgentEvent, TurnOutcome};
+    load();
+    let render = lathe::nvim::chat::render;
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "stream".into(),
+    }]);
+    lathe::nvim::chat::open_window()?;
+    render(vec![AgentEvent::AssistantStarted]);
+    render(vec![AgentEvent::TextDelta {
+        text: "start ".into(),
+    }]);
+    let sets = lathe::nvim::chat::winbar_sets();
+    for _ in 0..20 {
+        render(vec![AgentEvent::TextDelta {
+            text: "more of the answer ".into(),
+        }]);
+    }
+    check_eq(
+        "winbar sets for 20 frames of text",
+        lathe::nvim::chat::winbar_sets() - sets,
+        0,
+    )?;
+    render(vec![AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    }]);
+    check_eq(
+        "winbar sets at the turn's end",
+        lathe::nvim::chat::winbar_sets() - sets,
+        1,
+    )?;
+    let bar = lathe::nvim::state::lua()
+        .load("return vim.wo[vim.fn.bufwinid('lathe://chat')].winbar")
+        .eval::<String>()
+        .map_err(|e| e.to_string())?;
+    check_eq("the winbar says idle", bar.contains(" · idle"), true)
+}
+
+/// The pause ends a parse Neovim had in flight (issue 12, the UI row of
+/// `make bench`): the highlighter parses in 3 ms steps chained with
+/// `vim.schedule`, and a step that finds the chat changed starts over, so
+/// such a parse left running when the chat paused went on through the
+/// whole answer, one step after every frame, and never ended. Here the
+/// parse in flight is the test's own `parse(true, callback)` over a chat
+/// holding a 100 KB paragraph (~100 ms of parsing); frames come every 5 ms
+/// from lathe's runtime with Neovim's own loop between them (where the
+/// steps run), and the callback must be called (the parse ended) while
+/// the answer still streams. After the turn the chat parses again.
+#[nvim_oxi::test]
+fn a_parse_in_flight_when_the_chat_pauses_ends_while_the_answer_streams(t: TestTerminator) {
+    use lathe::events::{AgentEvent, TurnOutcome};
+    let main = load();
+    let render = lathe::nvim::chat::render;
+    let lua = lathe::nvim::state::lua();
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "long".into(),
+    }]);
+    render(vec![AgentEvent::AssistantStarted]);
+    // One 100 KB paragraph (the chat's lines of it are one paragraph).
+    let words = "Some *markdown* text with `code` and a [link](x) ";
+    render(vec![AgentEvent::TextDelta {
+        text: words.repeat(100 * 1024 / words.len()),
+    }]);
+    render(vec![AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    }]);
+    let buf = lathe::nvim::chat::chat_buffer().expect("chat buffer");
+    let in_flight = lua
+        .load(
+            r#"local b = ...
+            LATHE_TEST_PARSE_ENDED = false
+            local p = vim.treesitter.get_parser(b, "markdown")
+            return p:parse(true, function() LATHE_TEST_PARSE_ENDED = true end) == nil"#,
+        )
+        .call::<bool>(buf.handle())
+        .expect("parse");
+    assert!(in_flight, "a parse of the whole chat is in flight");
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "again".into(),
+    }]);
+    render(vec![AgentEvent::AssistantStarted]);
+    let handle = buf.handle();
+    run_async(t, async move {
+        let ended = || {
+            lathe::nvim::state::lua()
+                .load("return LATHE_TEST_PARSE_ENDED")
+                .eval::<bool>()
+                .unwrap_or(false)
+        };
+        let mut frames = 0;
+        while frames < 60 {
+            let done = main
+                .run(move || {
+                    render(vec![AgentEvent::TextDelta {
+                        text: "more of the answer ".into(),
+                    }]);
+                    ended()
+                })
+                .await
+                .map_err(|e| e.to_string())?;
+            if done {
+                break;
+            }
+            frames += 1;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let parsed = main
+            .run(move || {
+                let was_ended = ended();
+                render(vec![AgentEvent::TurnEnded {
+                    outcome: TurnOutcome::Done,
+                }]);
+                let parsed = lathe::nvim::state::lua()
+                    .load(
+                        r#"local p = vim.treesitter.get_parser(..., "markdown")
+                        p:parse(true)
+                        return p:is_valid()"#,
+                    )
+                    .call::<bool>(handle)
+                    .unwrap_or(false);
+                (was_ended, parsed)
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        check_eq(
+            "the parse in flight ended while the answer streamed (frames)",
+            (parsed.0, frames < 60),
+            (true, true),
+        )?;
+        check_eq("the chat parses again after the turn", parsed.1, true)
+    });
+}
+
 /// One over-long streamed line (200 KB, no newline; issue 12) never
 /// becomes one chat line: Neovim measures, draws and parses a line as a
 /// whole on every redraw, so the chat goes on in new lines of at most
