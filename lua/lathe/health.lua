@@ -199,7 +199,8 @@ function M.check()
     end
   end
   for _, p in ipairs(info.mcp_problems or {}) do
-    h.warn(p, { "See :help lathe-setup.mcp_servers" })
+    -- From .mcp.json or setup{ mcp_servers }: lathe-mcp covers both (and links the option).
+    h.warn(p, { "See :help lathe-mcp (.mcp.json) and :help lathe-setup.mcp_servers" })
   end
 
   -- State directory: oversized tool results and saved conversations.
