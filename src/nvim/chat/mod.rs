@@ -153,6 +153,25 @@ pub fn edit_counts() -> (u64, u64) {
     )
 }
 
+/// Times a following transcript window's view had to be scrolled to show
+/// the last line ([`window::follow`]).
+static VIEW_FIXES: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one scrolled view.
+pub(super) fn view_fixed() {
+    VIEW_FIXES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How many times since Neovim started a transcript window that follows
+/// the answer (cursor on the last line) did not show the last line after
+/// a frame and was scrolled to it with `zb` (tests: a window whose view is
+/// already right costs no scroll; one left on an old view, as
+/// `nvim_buf_set_text` leaves a window whose cursor it carried along,
+/// costs one).
+pub fn view_fixes() -> u64 {
+    VIEW_FIXES.load(Ordering::Relaxed)
+}
+
 /// Times the chat set a transcript window's 'winbar'.
 static WINBAR_SETS: AtomicU64 = AtomicU64::new(0);
 

@@ -408,20 +408,52 @@ pub(super) fn following(buf: &Buffer) -> Vec<Window> {
 
 /// Moves the cursor of `wins` to the end of the last line (column `col`,
 /// bytes), so they scroll with it and show the newest text even when the
-/// last line wraps over more rows than the window has. A window already
-/// there is left alone. Moving a cursor makes Neovim measure the line on
-/// screen; streamed lines are at most `lines::HARD_LINE_BYTES` long, so
-/// that costs the same however long the answer's line.
+/// last line wraps over more rows than the window has, then makes sure
+/// each shows the last line ([`show_end`]). Moving a cursor makes Neovim
+/// measure the line on screen; streamed lines are at most
+/// `lines::HARD_LINE_BYTES` long, so that costs the same however long the
+/// answer's line.
 pub(super) fn follow(buf: &Buffer, wins: &[Window], col: usize) {
     let n = buf.line_count().unwrap_or(1).max(1);
     // Normal mode puts the cursor on the last character, not after it.
     let col = col.saturating_sub(1);
     for w in wins {
-        if w.get_cursor().is_ok_and(|c| c == (n, col)) {
-            continue;
+        if !w.get_cursor().is_ok_and(|c| c == (n, col)) {
+            let mut w = w.clone();
+            let _ = w.set_cursor(n, col);
         }
-        let mut w = w.clone();
-        let _ = w.set_cursor(n, col);
+        show_end(w, n);
+    }
+}
+
+/// Lua: in window `w` (`nvim_win_call`), scrolls with `zb` when its last
+/// fully shown line (`line("w$")`, computed from the window's topline, no
+/// redraw needed) is above line `n` and the last line does not start the
+/// view (a line taller than the window); `true` when it scrolled.
+const SHOW_END: &str = r#"local w, n = ...
+return vim.api.nvim_win_call(w, function()
+  if vim.fn.line("w$") >= n or vim.fn.line("w0") >= n then
+    return false
+  end
+  vim.cmd("normal! zb")
+  return true
+end)"#;
+
+/// Makes transcript window `w`, whose cursor is on the last line `n`
+/// (1-based), show that line. Neovim scrolls a window that is not the
+/// current one only inside `nvim_win_set_cursor`, and a redraw never fixes
+/// its topline; but `nvim_buf_set_text` carries a cursor that is past the
+/// insert point (on an empty last line) along with appended text without
+/// scrolling, so a window could stay at its old view (even its first line)
+/// with the cursor on the last line. Costs two line lookups when the view
+/// is right; a scroll is counted by [`super::view_fixes`].
+fn show_end(w: &Window, n: usize) {
+    let scrolled = lua()
+        .load(SHOW_END)
+        .call::<bool>((w.handle(), n))
+        .unwrap_or(false);
+    if scrolled {
+        super::view_fixed();
     }
 }
 

@@ -681,3 +681,71 @@ fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Res
         .map_err(|e| e.to_string())?;
     check_eq("↪ marks left after the answer was withdrawn", left, 0)
 }
+
+/// A chat window that is not the current one follows an answer whose frame
+/// starts on an empty last line (`nvim_buf_set_text` carries that window's
+/// cursor to the new end without scrolling): after the frame it shows the
+/// last line (`line("w$")`, computed from its topline), one scroll counted
+/// by `view_fixes()`. Frames after that, with the view already right, cost
+/// no scroll.
+#[nvim_oxi::test]
+fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<(), String> {
+    use lathe::events::AgentEvent;
+    load();
+    let render = lathe::nvim::chat::render;
+    let file = nvim_oxi::api::get_current_win();
+    lathe::nvim::chat::open_window()?;
+    check_eq(
+        "the cursor stays in the file window",
+        nvim_oxi::api::get_current_win() == file,
+        true,
+    )?;
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "stream".into(),
+    }]);
+    render(vec![AgentEvent::AssistantStarted]);
+    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let win = nvim_oxi::api::list_wins()
+        .find(|w| w.get_buf().is_ok_and(|b| b == buf))
+        .ok_or("no chat window")?;
+    let last_shown = || -> Result<(usize, usize), String> {
+        let shown: usize = lathe::nvim::state::lua()
+            .load(r#"return vim.fn.line("w$", ...)"#)
+            .call(win.handle())
+            .map_err(|e| e.to_string())?;
+        Ok((shown, buf.line_count().map_err(|e| e.to_string())?))
+    };
+    let fixes = lathe::nvim::chat::view_fixes();
+    // The answer so far ends in an empty line; the next frame brings 300
+    // paragraphs at once.
+    render(vec![AgentEvent::TextDelta {
+        text: "Intro.\n\n".into(),
+    }]);
+    let paragraphs: String = (1..=300).map(|i| format!("Paragraph {i}.\n\n")).collect();
+    render(vec![AgentEvent::TextDelta { text: paragraphs }]);
+    let (shown, n) = last_shown()?;
+    check_eq("the last line shown after a long frame", shown, n)?;
+    let after_long = lathe::nvim::chat::view_fixes() - fixes;
+    if after_long == 0 {
+        return Err("the long frame needed a scroll, none was counted".into());
+    }
+    // Frames whose view is right already: no scroll, the end still shown.
+    let fixes = lathe::nvim::chat::view_fixes();
+    for i in 0..20 {
+        render(vec![AgentEvent::TextDelta {
+            text: format!("word{i} "),
+        }]);
+        let (shown, n) = last_shown()?;
+        check_eq(&format!("the last line shown after frame {i}"), shown, n)?;
+    }
+    check_eq(
+        "scrolls for frames already showing the end",
+        lathe::nvim::chat::view_fixes() - fixes,
+        0,
+    )?;
+    render(vec![AgentEvent::TurnEnded {
+        outcome: lathe::events::TurnOutcome::Done,
+    }]);
+    let (shown, n) = last_shown()?;
+    check_eq("the last line shown at the turn's end", shown, n)
+}
