@@ -426,18 +426,27 @@ pub(super) fn follow(buf: &Buffer, wins: &[Window], col: usize) {
     }
 }
 
-/// Lua: in window `w` (`nvim_win_call`), scrolls with `zb` when its last
-/// fully shown line (`line("w$")`, computed from the window's topline, no
-/// redraw needed) is above line `n` and the last line does not start the
-/// view (a line taller than the window); `true` when it scrolled.
-const SHOW_END: &str = r#"local w, n = ...
-return vim.api.nvim_win_call(w, function()
-  if vim.fn.line("w$") >= n or vim.fn.line("w0") >= n then
-    return false
-  end
-  vim.cmd("normal! zb")
-  return true
-end)"#;
+/// Lua: a function of window `w` and line `n` that, in `w`
+/// (`nvim_win_call`), scrolls with `zb` when its last fully shown line
+/// (`line("w$")`, computed from the window's topline, no redraw needed) is
+/// above line `n` and the last line does not start the view (a line taller
+/// than the window); `true` when it scrolled. Compiled once ([`SHOW_END_FN`]):
+/// it runs at every frame.
+const SHOW_END: &str = r#"return function(w, n)
+  return vim.api.nvim_win_call(w, function()
+    if vim.fn.line("w$") >= n or vim.fn.line("w0") >= n then
+      return false
+    end
+    vim.cmd("normal! zb")
+    return true
+  end)
+end"#;
+
+thread_local! {
+    /// [`SHOW_END`], compiled on first use (main thread).
+    static SHOW_END_FN: std::cell::OnceCell<Option<mlua::Function>> =
+        const { std::cell::OnceCell::new() };
+}
 
 /// Makes transcript window `w`, whose cursor is on the last line `n`
 /// (1-based), show that line. Neovim scrolls a window that is not the
@@ -448,9 +457,12 @@ end)"#;
 /// with the cursor on the last line. Costs two line lookups when the view
 /// is right; a scroll is counted by [`super::view_fixes`].
 fn show_end(w: &Window, n: usize) {
-    let scrolled = lua()
-        .load(SHOW_END)
-        .call::<bool>((w.handle(), n))
+    let show_end = SHOW_END_FN.with(|f| {
+        f.get_or_init(|| lua().load(SHOW_END).set_name("lathe.show_end").eval().ok())
+            .clone()
+    });
+    let scrolled = show_end
+        .and_then(|f| f.call::<bool>((w.handle(), n)).ok())
         .unwrap_or(false);
     if scrolled {
         super::view_fixed();
