@@ -20,6 +20,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/start_mock.sh
+. "$root/bench/start_mock.sh"
 target=${CARGO_TARGET_DIR:-$root/target}
 cargo=${CARGO:-cargo}
 runs=${LATHE_BENCH_RUNS:-3}
@@ -87,14 +89,7 @@ if [ "$only" = ui ]; then
   ui_rows
   exit 0
 fi
-"$mock" --script "$work/script.json" --port 0 >"$work/mock.out" 2>"$work/mock.err" &
-mock_pid=$!
-for _ in $(seq 1 100); do
-  grep -q "^listening on " "$work/mock.out" 2>/dev/null && break
-  sleep 0.05
-done
-base_url=$(sed -n 's/^listening on //p' "$work/mock.out" | head -n 1)
-[ -n "$base_url" ] || { echo "mock-llm did not start:"; cat "$work/mock.err"; exit 1; }
+start_mock "$mock" "$work/script.json" "$work" || exit 1
 
 echo
 XDG_STATE_HOME=$work/state ANTHROPIC_API_KEY=bench LATHE_LIB=$lib LATHE_BENCH_TREE=$tree LATHE_BENCH_RG=$rg \

@@ -18,6 +18,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/start_mock.sh
+. "$root/bench/start_mock.sh"
 : "${LATHE_BENCH_NVIM:?}" "${LATHE_LIB:?}" "${LATHE_BENCH_MOCK:?}" "${LATHE_BENCH_WORK:?}"
 : "${LATHE_BENCH_TREE:?}" "${LATHE_BENCH_RG:?}"
 work=$LATHE_BENCH_WORK
@@ -60,14 +62,7 @@ script["responses"].append({"content": [{"type": "text", "text": text}], "stop_r
                             "text_chunk_chars": 100, "event_delay_ms": 10})
 json.dump(script, open(f"{ui}/script.json", "w"))
 PY
-"$LATHE_BENCH_MOCK" --script "$ui/script.json" --port 0 >"$ui/mock.out" 2>"$ui/mock.err" &
-mock_pid=$!
-for _ in $(seq 1 100); do
-  grep -q "^listening on " "$ui/mock.out" 2>/dev/null && break
-  sleep 0.05
-done
-base_url=$(sed -n 's/^listening on //p' "$ui/mock.out" | head -n 1)
-[ -n "$base_url" ] || { echo "ui bench: mock-llm did not start:"; cat "$ui/mock.err"; exit 1; }
+start_mock "$LATHE_BENCH_MOCK" "$ui/script.json" "$ui" || exit 1
 
 # The command tmux runs: nvim with its TUI, read1.txt open, nvim_bench.lua
 # started as in run.sh's headless row but writing to ui/out.
