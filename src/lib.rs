@@ -17,6 +17,7 @@ pub mod permissions;
 pub mod process;
 pub mod protocol;
 pub mod provider;
+pub mod sandbox;
 pub mod text;
 pub mod tls;
 pub mod tools;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// Bottom to top; a module may use any module of a lower layer. The same
 /// list, with what each layer is for, is in docs/architecture.md.
 const LAYERS: &[&[&str]] = &[
-    &["protocol", "text", "editor", "process", "tls"],
+    &["protocol", "text", "editor", "process", "sandbox", "tls"],
     &["events", "permissions", "hooks"],
     &["config"],
     &["tools", "provider"],

@@ -1,0 +1,155 @@
+//! The operating-system sandbox Bash commands run in, so that what the
+//! permission decision assumed is held by the kernel, not only by the
+//! parser (docs/architecture.md, "The sandbox").
+//!
+//! A [`Policy`] says what one command may do: write nowhere
+//! ([`Tier::ReadOnly`]: the read-only auto-runs and plan mode) or only
+//! below [`Policy::writable`] ([`Tier::Workspace`]: commands a rule, a
+//! grant, a mode or the user allowed); use the network or not; and which
+//! existing paths it cannot open at all ([`Policy::hidden`]: what Read deny
+//! and ask rules and the secret protected names cover).
+//!
+//! On Linux: Landlock (the `landlock` crate) for file-system writes and,
+//! from ABI 4, TCP; a seccomp filter (the `seccompiler` crate) that refuses
+//! sockets other than Unix ones (UDP, raw, netlink, io_uring) when the
+//! network is off; a user and mount namespace in which each hidden path has
+//! an empty, unreadable, read-only file or folder mounted over it. All of it
+//! is prepared in the parent ([`prepare`]); the child only makes
+//! async-signal-safe system calls between `fork` and `exec`
+//! ([`Prepared::install`]).
+//!
+//! Pure mechanism: which policy a call gets is decided by the permission
+//! gate; this module knows nothing of rules.
+
+use std::path::PathBuf;
+
+/// How much a sandboxed command may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// No file-system writes anywhere (the terminal, `/dev/null` and the
+    /// command's own pipes excepted).
+    ReadOnly,
+    /// Writes only below [`Policy::writable`].
+    Workspace,
+}
+
+/// What one command may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// Read-only or workspace writes.
+    pub tier: Tier,
+    /// Folders (or files) below which a [`Tier::Workspace`] command may
+    /// create, write, rename and delete. Ignored for [`Tier::ReadOnly`].
+    /// Paths that do not exist are left out.
+    pub writable: Vec<PathBuf>,
+    /// Existing files and folders the command cannot open: each gets an
+    /// empty, unreadable, read-only file or folder mounted over it.
+    pub hidden: Vec<PathBuf>,
+    /// `true`: the network is open; `false`: only Unix sockets work.
+    pub network: bool,
+}
+
+/// What the kernel offers, probed once per process ([`support`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Support {
+    /// The Landlock ABI version, `None` when Landlock is not available.
+    pub landlock_abi: Option<i32>,
+    /// A seccomp filter can be installed.
+    pub seccomp: bool,
+    /// Unprivileged user and mount namespaces can be made (needed only
+    /// when a policy hides paths).
+    pub user_namespaces: bool,
+    /// Set when the sandbox was turned off on purpose (`LATHE_SANDBOX=off`
+    /// in the environment, for tests of the fallback): why.
+    pub forced_off: Option<String>,
+}
+
+impl Support {
+    /// `Some(why)` when commands cannot be sandboxed at all: no Landlock
+    /// (or an ABI too old), no seccomp, not Linux, or forced off.
+    pub fn unavailable(&self) -> Option<String> {
+        if let Some(why) = &self.forced_off {
+            return Some(why.clone());
+        }
+        if !cfg!(target_os = "linux") {
+            return Some("lathe's sandbox is built for Linux only".into());
+        }
+        match self.landlock_abi {
+            None => return Some("the kernel has no Landlock".into()),
+            Some(abi) if abi < MIN_LANDLOCK_ABI => {
+                return Some(format!(
+                    "the kernel's Landlock ABI {abi} is older than {MIN_LANDLOCK_ABI}"
+                ))
+            }
+            Some(_) => {}
+        }
+        if !self.seccomp {
+            return Some("seccomp filters cannot be installed".into());
+        }
+        None
+    }
+}
+
+/// The oldest Landlock ABI lathe uses: 2 (`REFER`, so a command can move
+/// files within the project).
+pub const MIN_LANDLOCK_ABI: i32 = 2;
+
+/// The environment variable that turns the sandbox off (`off`), for tests
+/// of the fallback and for users on a kernel that misbehaves.
+pub const FORCE_OFF_VAR: &str = "LATHE_SANDBOX";
+
+/// Why a policy could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    /// The sandbox is not available here ([`Support::unavailable`]).
+    #[error("{0}")]
+    Unavailable(String),
+    /// The policy hides paths and user namespaces cannot be made.
+    #[error("the sandbox cannot hide {path}: unprivileged user namespaces are not available")]
+    CannotHide {
+        /// The first hidden path.
+        path: String,
+    },
+    /// A system call failed while the policy was prepared.
+    #[error("the sandbox could not be prepared: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What the kernel offers, probed once (the first call) and kept.
+pub fn support() -> &'static Support {
+    todo_support()
+}
+
+fn todo_support() -> &'static Support {
+    static NONE: Support = Support {
+        landlock_abi: None,
+        seccomp: false,
+        user_namespaces: false,
+        forced_off: None,
+    };
+    &NONE
+}
+
+/// A policy made ready to install in a child: the Landlock ruleset's file
+/// descriptor, the seccomp program and the mounts, all built in the parent.
+#[derive(Debug)]
+pub struct Prepared {
+    _private: (),
+}
+
+/// Builds everything `policy` needs in the calling process (opens the
+/// paths, makes the ruleset and the filter). Errors: [`SandboxError`].
+pub fn prepare(policy: &Policy) -> Result<Prepared, SandboxError> {
+    let _ = policy;
+    Err(SandboxError::Unavailable("not built yet".into()))
+}
+
+impl Prepared {
+    /// Adds a `pre_exec` step to `cmd` that enters the sandbox between
+    /// `fork` and `exec` (async-signal-safe system calls only; the prepared
+    /// values move into the closure). Call it after any other `pre_exec`
+    /// step that must run outside the sandbox (`setsid`).
+    pub fn install(self, cmd: &mut tokio::process::Command) {
+        let _ = cmd;
+    }
+}
