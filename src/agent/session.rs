@@ -268,13 +268,18 @@ impl Session {
         let results = Arc::new(ResultStore::new(parts.config.state_dir.clone(), &sid));
         Ok(Arc::new(Self {
             permissions: Arc::new(PermissionState::new(
-                parts.config.permissions.clone().with_output_dirs(&[
-                    parts
-                        .config
-                        .state_dir
-                        .join(crate::tools::retention::BASH_OUTPUT_DIR),
-                    results.dir().to_path_buf(),
-                ]),
+                parts
+                    .config
+                    .permissions
+                    .clone()
+                    .with_output_dirs(&[
+                        parts
+                            .config
+                            .state_dir
+                            .join(crate::tools::retention::BASH_OUTPUT_DIR),
+                        results.dir().to_path_buf(),
+                    ])
+                    .with_sandbox_support(crate::sandbox::support().unavailable()),
             )),
             config: parts.config,
             provider: parts.provider,

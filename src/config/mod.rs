@@ -14,7 +14,10 @@ use crate::permissions::{Mode, Rule, RuleBase, RuleKind, RuleSource, Rules};
 
 pub mod keys;
 pub mod mcp;
+mod sandbox;
 pub mod settings_files;
+
+pub use sandbox::{DOMAINS_NOT_ENFORCED, SANDBOX_DISABLED};
 
 /// Model used when `setup{ model = ... }` is not given.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
@@ -275,12 +278,33 @@ impl Config {
         home: Option<&Path>,
     ) -> Result<Self, ConfigError> {
         let mut cfg = Self::from_setup_options(opts, cwd, home)?;
+        let mut sandbox_says: Vec<sandbox::SandboxSays> = Vec::new();
+        if let Some(v) = opts.get("sandbox").filter(|v| !is_empty_table(v)) {
+            let raw: sandbox::RawSandbox =
+                serde_path_to_error::deserialize(v.clone()).map_err(|e| {
+                    ConfigError(format!("setup(): sandbox.{}: {}", e.path(), e.inner()))
+                })?;
+            cfg.settings_problems.extend(raw.problem("setup()"));
+            sandbox_says.push(raw.into());
+        }
         if cfg.claude_settings {
             let mode_given = ["/permissions/mode", "/permissions/defaultMode"]
                 .iter()
                 .any(|p| opts.pointer(p).is_some());
-            settings_files::load(&mut cfg, home, mode_given);
+            sandbox_says.extend(settings_files::load(&mut cfg, home, mode_given));
         }
+        let (mut enabled, mut network) = (None, None);
+        for says in sandbox_says {
+            sandbox::merge(
+                &mut cfg.permissions.sandbox,
+                &mut enabled,
+                &mut network,
+                says,
+                &cfg.cwd,
+                home,
+            );
+        }
+        sandbox::settle(&mut cfg.permissions.sandbox, enabled, network);
         let (mut servers, problems) = crate::config::mcp::from_project(&cfg.cwd);
         servers.retain(|s| !cfg.mcp_servers.iter().any(|o| o.name == s.name));
         servers.append(&mut cfg.mcp_servers);
@@ -556,6 +580,10 @@ struct RawSetup {
     hooks: Option<Value>,
     lsp_timeout_ms: Option<Value>,
     mcp_servers: Option<Value>,
+    /// Parsed by `config::sandbox` (with the settings files' `sandbox`);
+    /// here so that `setup_keys` lists it and unknown keys stay errors.
+    #[allow(dead_code)]
+    sandbox: Option<Value>,
 }
 
 #[derive(Deserialize)]

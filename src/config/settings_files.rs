@@ -54,6 +54,8 @@ struct SettingsFile {
     permissions: FilePermissions,
     #[serde(default)]
     hooks: Option<Value>,
+    #[serde(default)]
+    sandbox: Option<super::sandbox::FileSandbox>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -106,7 +108,12 @@ pub fn candidates(root: &Path, home: Option<&Path>) -> Vec<(RuleSource, PathBuf,
 /// `cfg`: rules after `setup()`'s (all kinds, with their source), the first
 /// `defaultMode` found unless `setup_set_mode` (setup()'s mode wins),
 /// additional directories, hooks. Problems go to `cfg.settings_problems`.
-pub fn load(cfg: &mut Config, home: Option<&Path>, setup_set_mode: bool) {
+pub(super) fn load(
+    cfg: &mut Config,
+    home: Option<&Path>,
+    setup_set_mode: bool,
+) -> Vec<super::sandbox::SandboxSays> {
+    let mut sandbox = Vec::new();
     let root = cfg.cwd.clone();
     let mut mode: Option<Mode> = None;
     for (source, path, project) in candidates(&root, home) {
@@ -158,6 +165,11 @@ pub fn load(cfg: &mut Config, home: Option<&Path>, setup_set_mode: bool) {
         if let Some(hooks) = file.hooks {
             cfg.hook_settings.push((source.clone(), hooks));
         }
+        if let Some(s) = file.sandbox {
+            cfg.settings_problems
+                .extend(s.problem(&path.display().to_string()));
+            sandbox.push(s.into());
+        }
         mode = mode.or(file_mode);
         let base = RuleBase {
             root: root.clone(),
@@ -192,6 +204,7 @@ pub fn load(cfg: &mut Config, home: Option<&Path>, setup_set_mode: bool) {
             cfg.permissions.mode = m;
         }
     }
+    sandbox
 }
 
 fn unreadable(path: &Path, error: &str) -> String {

@@ -85,6 +85,17 @@ pub const RULE_NOT_SAVED: &str =
 pub const SCHEMA_BROKEN: &str =
     "Internal error: the input schema of {tool} could not be compiled, so the call was not run. Use another tool.";
 
+/// [`NEEDS_PERMISSION`] for a Bash call that would run outside the
+/// sandbox (`dangerouslyDisableSandbox`, or the sandbox is off here),
+/// which only the user can allow. `{tool}`, `{reason}`.
+pub const NEEDS_PERMISSION_UNSANDBOXED: &str =
+    "{tool} needs the user's permission for this call ({reason}), and lathe.tool_sync cannot ask while it waits. Use lathe.tool(name, input, callback), which lets the user answer, or run the command inside the sandbox.";
+
+/// Why a command runs outside the sandbox: the user allowed the model's
+/// `dangerouslyDisableSandbox`.
+pub const SANDBOX_OFF_ALLOWED: &str =
+    "the model asked to run it outside the sandbox (dangerouslyDisableSandbox)";
+
 #[cfg(test)]
 mod golden {
     use super::*;
@@ -193,6 +204,17 @@ mod golden {
         assert_eq!(
             fill(SCHEMA_BROKEN, &[("tool", "Edit")]),
             "Internal error: the input schema of Edit could not be compiled, so the call was not run. Use another tool."
+        );
+        assert_eq!(
+            fill(
+                NEEDS_PERMISSION_UNSANDBOXED,
+                &[("tool", "Bash"), ("reason", "the sandbox is off")]
+            ),
+            "Bash needs the user's permission for this call (the sandbox is off), and lathe.tool_sync cannot ask while it waits. Use lathe.tool(name, input, callback), which lets the user answer, or run the command inside the sandbox."
+        );
+        assert_eq!(
+            SANDBOX_OFF_ALLOWED,
+            "the model asked to run it outside the sandbox (dangerouslyDisableSandbox)"
         );
     }
 }

@@ -44,21 +44,25 @@ use crate::editor::TextHash;
 use crate::events::{AgentEvent, EventSink, ToolStatus};
 use crate::hooks::{HookDecision, HookEvent};
 use crate::permissions::{
-    command_reads, decide, expand_named_path, reach, resolve_for_rules, shell, suggest_rules,
-    Decision, PermissionPreview, PermissionState, PromptAnswer, Prompter, Reached, ReadFilter,
-    Reason, ReasonKind, Request, Revision, Rule, RuleBase, RuleKind, RuleSource, DENIED_BY_RULE,
-    DENIED_IN_PLAN_MODE, USER_DECLINED, USER_DECLINED_WITH_MESSAGE,
+    command_reads, decide, expand_named_path, hidden_paths, reach, resolve_for_rules, shell,
+    suggest_rules, wants_no_sandbox, Decision, PermissionPreview, PermissionState, PromptAnswer,
+    Prompter, Reached, ReadFilter, Reason, ReasonKind, Request, Revision, Rule, RuleBase, RuleKind,
+    RuleSource, DENIED_BY_RULE, DENIED_IN_PLAN_MODE, USER_DECLINED, USER_DECLINED_WITH_MESSAGE,
 };
 use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
+use crate::sandbox::{Policy, Tier};
 use crate::text::{fill, plural};
+use crate::tools::bash::messages::SANDBOX_NOT_PREPARED;
 use crate::tools::file_state::ReadRecord;
-use crate::tools::{FileState, PlannedCall, PreparedCall, ToolContext, ToolError, ToolOutput};
+use crate::tools::{
+    FileState, PlannedCall, PreparedCall, Sandboxing, ToolContext, ToolError, ToolOutput,
+};
 use hook_gates::{HOOK_BAD_INPUT, HOOK_BLOCKED, HOOK_DENIED, HOOK_STOPPED_CALL};
 
 use messages::{
     EDITED_BY_USER, INTERRUPTED, NEEDS_PERMISSION, NEEDS_PERMISSION_ASK_RULE,
-    NEEDS_PERMISSION_PROTECTED, NO_HOOK_REASON, REJECTED_HUNKS, REPLANNED, RULE_NOT_SAVED,
-    TOOL_PANICKED, USER_REVISED,
+    NEEDS_PERMISSION_PROTECTED, NEEDS_PERMISSION_UNSANDBOXED, NO_HOOK_REASON, REJECTED_HUNKS,
+    REPLANNED, RULE_NOT_SAVED, SANDBOX_OFF_ALLOWED, TOOL_PANICKED, USER_REVISED,
 };
 
 /// The reason the float shows when the plan made after `r` failed (the
@@ -235,6 +239,7 @@ impl Gates<'_> {
         let tool_name = planned.prepared().tool().name().to_string();
         let tool = tool_name.as_str();
         planned.limit_reads(self.read_filter(tool));
+        self.confine(&mut planned).await?;
         let input = planned.prepared().input_json.clone();
         let mut output = self.call_tool(planned).await?;
         self.post_tool_use_hooks(tool, &input, &output, &mut notes)
@@ -457,6 +462,9 @@ impl Gates<'_> {
             Decision::Ask(reason) => reason,
         };
         let mut preview = planned.preview(&self.env.ctx.root);
+        if let Some(c) = preview.command.as_mut() {
+            c.sandbox = self.sandbox_line(prepared);
+        }
         preview.hook_changed = self.hook_changed;
         preview.reason = reason.text.clone();
         preview.input = serde_json::to_string_pretty(&prepared.input_json).unwrap_or_default();
@@ -516,6 +524,30 @@ impl Gates<'_> {
         }
     }
 
+    /// What the float says of where an allowed command will run (the
+    /// policy without its hidden paths, which are worked out only if it
+    /// runs).
+    fn sandbox_line(&self, prepared: &PreparedCall) -> String {
+        let rules = self.env.permissions.rules();
+        let sandboxing = if wants_no_sandbox(&prepared.input_json.to_string()) {
+            Sandboxing::Off(SANDBOX_OFF_ALLOWED.to_string())
+        } else if let Some(why) = rules.sandbox.off {
+            Sandboxing::Off(why)
+        } else {
+            Sandboxing::On(Policy {
+                tier: if prepared.is_read_only() {
+                    Tier::ReadOnly
+                } else {
+                    Tier::Workspace
+                },
+                writable: Vec::new(),
+                hidden: Vec::new(),
+                network: rules.sandbox.network,
+            })
+        };
+        sandboxing.describe()
+    }
+
     /// `true` when granting `rules` for the session would let `req` run
     /// without asking (the rules in force plus them, then the hook's say).
     fn rules_would_allow(
@@ -549,6 +581,69 @@ impl Gates<'_> {
             Some(Decision::Ask(reason)) => filter.approving(reason.clone()),
             _ => filter,
         }
+    }
+
+    /// Where a call that runs a command (Bash) runs, as the decision
+    /// assumed (docs/architecture.md, "The sandbox"): outside the sandbox
+    /// when the user allowed `dangerouslyDisableSandbox` or the sandbox is
+    /// off here; otherwise inside it, read-only for a read-only command,
+    /// writing only in the project, the temp dir, lathe's folders and the
+    /// allowed ones for any other, with the network as the settings say and
+    /// the paths Read rules and secret names cover hidden (except those
+    /// the user just allowed by answering this call's ask).
+    async fn confine(&self, planned: &mut PlannedCall) -> Result<(), Stop> {
+        if planned.prepared().command_line().is_none() {
+            return Ok(());
+        }
+        let sandboxing = self.sandboxing(planned.prepared()).await?;
+        planned.confine(sandboxing);
+        Ok(())
+    }
+
+    /// The [`Sandboxing`] of [`Gates::confine`].
+    async fn sandboxing(&self, prepared: &PreparedCall) -> Result<Sandboxing, Stop> {
+        let rules = self.env.permissions.rules();
+        let approved = match &self.decision {
+            Some(Decision::Ask(reason)) => Some(reason.clone()),
+            _ => None,
+        };
+        if wants_no_sandbox(&prepared.input_json.to_string()) {
+            return Ok(Sandboxing::Off(SANDBOX_OFF_ALLOWED.to_string()));
+        }
+        if let Some(why) = &rules.sandbox.off {
+            return Ok(Sandboxing::Off(why.clone()));
+        }
+        let root = resolve_for_rules(&self.env.ctx.root);
+        let tier = if prepared.is_read_only() {
+            Tier::ReadOnly
+        } else {
+            Tier::Workspace
+        };
+        let mut writable = vec![root.clone(), resolve_for_rules(&std::env::temp_dir())];
+        for d in rules
+            .output_dirs
+            .iter()
+            .chain(&rules.additional_dirs)
+            .chain(&rules.sandbox.allow_write)
+        {
+            if !writable.contains(d) {
+                writable.push(d.clone());
+            }
+        }
+        let network = rules.sandbox.network;
+        let hidden = {
+            let root = root.clone();
+            tokio::task::spawn_blocking(move || hidden_paths(&rules, &root, approved.as_ref()))
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()))
+        }
+        .map_err(|e| Stop::error(fill(SANDBOX_NOT_PREPARED, &[("error", &e)])))?;
+        Ok(Sandboxing::On(Policy {
+            tier,
+            writable,
+            hidden,
+            network,
+        }))
     }
 
     /// Grants `rules` (as the float showed them) for the rest of the session.
@@ -765,6 +860,7 @@ async fn command_reach(
 fn needs_permission(tool: &str, reason: &Reason) -> String {
     let template = match reason.kind {
         ReasonKind::Protected => NEEDS_PERMISSION_PROTECTED,
+        ReasonKind::Sandbox => NEEDS_PERMISSION_UNSANDBOXED,
         ReasonKind::Rule | ReasonKind::InvalidRule => NEEDS_PERMISSION_ASK_RULE,
         ReasonKind::Default | ReasonKind::Mode => NEEDS_PERMISSION,
     };

@@ -66,6 +66,9 @@ pub enum ReasonKind {
     Mode,
     /// A protected path (`.git/`, `.env*`, settings files): always asks.
     Protected,
+    /// The sandbox: a Bash call that would run without it (the sandbox is
+    /// off here, or the model asked to run outside it) asks.
+    Sandbox,
 }
 
 impl fmt::Display for Reason {
@@ -166,6 +169,79 @@ enum Hit<'r> {
 /// 6. defaults: read-only calls inside the project (the root and
 ///    `rules.additional_dirs`) are allowed, everything else asks.
 pub fn decide(rules: &Rules, req: &Request<'_>) -> Decision {
+    held_by_the_sandbox(rules, req, decide_by_rules(rules, req))
+}
+
+/// The text of the ask when the model asked to run a command outside the
+/// sandbox (`dangerouslyDisableSandbox`); the float shows it.
+pub const ASKS_UNSANDBOXED: &str =
+    "the model asks to run it outside the sandbox (dangerouslyDisableSandbox), which always asks";
+
+/// The text of the ask for a Bash call that would run without asking, but
+/// the sandbox is off. `{why}`.
+pub const ASKS_SANDBOX_OFF: &str =
+    "the sandbox is off ({why}), so Bash asks unless an exact allow rule covers the command";
+
+/// A Bash call runs without asking only inside the sandbox
+/// (docs/architecture.md, "The sandbox"): one that asks to run outside it
+/// (`dangerouslyDisableSandbox: true`) asks in every mode, and while the
+/// sandbox is off ([`super::SandboxSettings::off`]) an allowed call asks
+/// unless every part of it is covered by an exact allow rule (no `*`, no
+/// `:*`) or the mode is bypassPermissions. Denies and asks stand.
+fn held_by_the_sandbox(rules: &Rules, req: &Request<'_>, decision: Decision) -> Decision {
+    let (Decision::Allow(_), Some(command)) = (&decision, req.command) else {
+        return decision;
+    };
+    if req.tool != "Bash" {
+        return decision;
+    }
+    if wants_no_sandbox(req.input_json) {
+        return Decision::Ask(Reason::new(ReasonKind::Sandbox, ASKS_UNSANDBOXED));
+    }
+    match &rules.sandbox.off {
+        Some(why) if rules.mode != Mode::BypassPermissions && !exactly_allowed(rules, command) => {
+            Decision::Ask(Reason::new(
+                ReasonKind::Sandbox,
+                crate::text::fill(ASKS_SANDBOX_OFF, &[("why", why)]),
+            ))
+        }
+        _ => decision,
+    }
+}
+
+/// `true` when the call's input sets `dangerouslyDisableSandbox: true`.
+pub fn wants_no_sandbox(input_json: &str) -> bool {
+    input_json.contains("dangerouslyDisableSandbox")
+        && serde_json::from_str::<serde_json::Value>(input_json)
+            .ok()
+            .and_then(|v| v.get("dangerouslyDisableSandbox")?.as_bool())
+            == Some(true)
+}
+
+/// `true` when every simple command of `command` is covered by an allow
+/// rule for Bash that names it exactly (no wildcard, no `:*` prefix) and
+/// none redirects into a file.
+fn exactly_allowed(rules: &Rules, command: &str) -> bool {
+    let Split::Commands(parts) = shell::split(command) else {
+        return false;
+    };
+    !parts.is_empty()
+        && parts.iter().all(|p| {
+            !writes_a_file(p)
+                && rules.entries.iter().any(|r| {
+                    r.kind == RuleKind::Allow
+                        && r.invalid.is_none()
+                        && r.rule.tool_name() == "Bash"
+                        && !r.rule.is_whole_tool()
+                        && !r.rule.to_string().contains('*')
+                        && r.rule.matches_command(p)
+                })
+        })
+}
+
+/// [`decide`] by the rules, the mode and the defaults, before the sandbox
+/// has its say.
+fn decide_by_rules(rules: &Rules, req: &Request<'_>) -> Decision {
     if let Hit::Any(r) | Hit::All(r) = hit(rules, RuleKind::Deny, req) {
         return Decision::Deny(Reason::rule(r, "denies"));
     }
@@ -454,6 +530,7 @@ mod tests {
                 .collect(),
             additional_dirs: vec![PathBuf::from("/w/shared")],
             output_dirs: Vec::new(),
+            sandbox: Default::default(),
         }
     }
 
@@ -923,5 +1000,148 @@ mod tests {
         assert_eq!(verdict(&decide(&r, &req)), "allow");
         req.input_json = r#"{"query":"x"}"#;
         assert_eq!(verdict(&decide(&r, &req)), "ask");
+    }
+
+    #[test]
+    fn bash_runs_without_asking_only_inside_the_sandbox() {
+        use RuleKind::{Allow, Deny};
+        let src = RuleSource::Setup;
+        let off = |mode: Mode, list: &[(RuleKind, &str, RuleSource)]| {
+            let mut r = rules(mode, list);
+            r.sandbox.off = Some("the kernel has no Landlock".into());
+            r
+        };
+        let flagged = r#"{"command":"ls","dangerouslyDisableSandbox":true}"#;
+        let unflagged = r#"{"command":"ls","dangerouslyDisableSandbox":false}"#;
+        let with_input = |command: &'static str, read_only: bool, json: &'static str| {
+            let mut req = bash(command, read_only, &[]);
+            req.input_json = json;
+            req
+        };
+        let cases: Vec<(&str, Rules, Request<'_>, &str)> = vec![
+            // The sandbox off: what would run without asking asks …
+            (
+                "off: read-only list",
+                off(Mode::Default, &[]),
+                bash("ls -la", true, &[]),
+                "ask",
+            ),
+            (
+                "off: plan mode read-only",
+                off(Mode::Plan, &[]),
+                bash("git status", true, &[]),
+                "ask",
+            ),
+            (
+                "off: a prefix rule",
+                off(
+                    Mode::Default,
+                    &[(Allow, "Bash(npm run test:*)", src.clone())],
+                ),
+                bash("npm run test", false, &[]),
+                "ask",
+            ),
+            (
+                "off: a wildcard rule",
+                off(Mode::Default, &[(Allow, "Bash(npm *)", src.clone())]),
+                bash("npm test", false, &[]),
+                "ask",
+            ),
+            (
+                "off: the whole tool",
+                off(Mode::Default, &[(Allow, "Bash", src.clone())]),
+                bash("make", false, &[]),
+                "ask",
+            ),
+            (
+                "off: one part not exact",
+                off(
+                    Mode::Default,
+                    &[
+                        (Allow, "Bash(npm test)", src.clone()),
+                        (Allow, "Bash(ls:*)", src.clone()),
+                    ],
+                ),
+                bash("npm test && ls", false, &[]),
+                "ask",
+            ),
+            // … except what an exact rule names, and bypassPermissions.
+            (
+                "off: an exact rule",
+                off(Mode::Default, &[(Allow, "Bash(npm test)", src.clone())]),
+                bash("npm test", false, &[]),
+                "allow",
+            ),
+            (
+                "off: bypass",
+                off(Mode::BypassPermissions, &[]),
+                bash("make", false, &[]),
+                "allow",
+            ),
+            (
+                "off: deny still denies",
+                off(
+                    Mode::BypassPermissions,
+                    &[(Deny, "Bash(rm:*)", src.clone())],
+                ),
+                bash("rm -rf x", false, &[]),
+                "deny",
+            ),
+            // The model asking to leave the sandbox always asks.
+            (
+                "flag: read-only",
+                rules(Mode::Default, &[]),
+                with_input("ls", true, flagged),
+                "ask",
+            ),
+            (
+                "flag: bypass",
+                rules(Mode::BypassPermissions, &[]),
+                with_input("ls", true, flagged),
+                "ask",
+            ),
+            (
+                "flag: allowed by rule",
+                rules(Mode::Default, &[(Allow, "Bash", src.clone())]),
+                with_input("ls", true, flagged),
+                "ask",
+            ),
+            (
+                "flag: deny still denies",
+                rules(Mode::Default, &[(Deny, "Bash(ls:*)", src.clone())]),
+                with_input("ls", true, flagged),
+                "deny",
+            ),
+            (
+                "flag false: as usual",
+                rules(Mode::Default, &[]),
+                with_input("ls", true, unflagged),
+                "allow",
+            ),
+            (
+                "on: read-only list",
+                rules(Mode::Default, &[]),
+                bash("ls -la", true, &[]),
+                "allow",
+            ),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter_map(|(name, rules, req, want)| {
+                let got = decide(rules, req);
+                (verdict(&got) != *want).then(|| format!("{name}: want {want}, got {got:?}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        let asked = decide(&off(Mode::Default, &[]), &bash("ls", true, &[]));
+        assert_eq!(
+            asked.reason().text,
+            "the sandbox is off (the kernel has no Landlock), so Bash asks unless an exact allow rule covers the command"
+        );
+        assert_eq!(asked.reason().kind, ReasonKind::Sandbox);
+        assert_eq!(
+            decide(&rules(Mode::Default, &[]), &with_input("ls", true, flagged)).reason().text,
+            "the model asks to run it outside the sandbox (dangerouslyDisableSandbox), which always asks"
+        );
     }
 }

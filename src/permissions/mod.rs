@@ -10,12 +10,14 @@ mod prompter;
 mod read_access;
 mod read_walk;
 mod rule;
+mod sandboxed;
 pub mod shell;
 mod suggest;
 
 pub use bash_reads::{command_reads, CommandReads, ReadPath};
 pub use decide::{
-    decide, is_inside, read_access, Decision, ReadAccess, Reason, ReasonKind, Request,
+    decide, is_inside, read_access, wants_no_sandbox, Decision, ReadAccess, Reason, ReasonKind,
+    Request, ASKS_SANDBOX_OFF, ASKS_UNSANDBOXED,
 };
 pub use paths::resolve_for_rules;
 pub use prompter::{
@@ -24,6 +26,7 @@ pub use prompter::{
 pub use read_access::ReadFilter;
 pub use read_walk::{expand_named_path, reach, Reached, READS_UNCHECKED, READ_CHECK_LIMIT};
 pub use rule::{covers, Rule, RuleBase, RuleParseError};
+pub use sandboxed::{hidden_paths, HIDE_CHECK_LIMIT};
 pub use suggest::suggest_rules;
 
 use std::fmt;
@@ -145,6 +148,31 @@ pub struct Rules {
     /// tool results). Deny and ask rules and protected paths still apply.
     /// Set by the session ([`Rules::with_output_dirs`]).
     pub output_dirs: Vec<PathBuf>,
+    /// The sandbox Bash commands run in (`setup{ sandbox }`, the settings
+    /// files' `sandbox`), and whether it can be had here.
+    pub sandbox: SandboxSettings,
+}
+
+/// What the sandbox settings say, and whether the sandbox is on
+/// (docs/architecture.md, "The sandbox").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// Why Bash commands cannot run in the sandbox (`sandbox.enabled =
+    /// false`, or what the kernel lacks), `None` when they can. While it is
+    /// off, every Bash call asks unless an exact allow rule covers it or
+    /// the mode is bypassPermissions.
+    pub off: Option<String>,
+    /// Commands run without asking may use the network
+    /// (`sandbox.network = true`). Default: no network.
+    pub network: bool,
+    /// Folders a command allowed to write may write besides the project,
+    /// the temp dir and lathe's output folders
+    /// (`sandbox.filesystem.allowWrite`), canonical.
+    pub allow_write: Vec<PathBuf>,
+    /// Paths no sandboxed command can open, besides those Read deny and ask
+    /// rules and the secret protected names cover
+    /// (`sandbox.filesystem.denyRead`), canonical.
+    pub deny_read: Vec<PathBuf>,
 }
 
 impl Rules {
@@ -153,6 +181,16 @@ impl Rules {
     /// deepest existing parent).
     pub fn with_output_dirs(mut self, dirs: &[PathBuf]) -> Self {
         self.output_dirs = dirs.iter().map(|d| resolve_for_rules(d)).collect();
+        self
+    }
+
+    /// These rules with the sandbox off for `unavailable` (what the kernel
+    /// lacks, `sandbox::support().unavailable()`), unless the settings
+    /// turned it off already.
+    pub fn with_sandbox_support(mut self, unavailable: Option<String>) -> Self {
+        if self.sandbox.off.is_none() {
+            self.sandbox.off = unavailable;
+        }
         self
     }
 

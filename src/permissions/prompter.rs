@@ -56,6 +56,9 @@ pub struct CommandPreview {
     pub cwd: PathBuf,
     /// Its timeout in milliseconds.
     pub timeout_ms: u64,
+    /// Where it runs if allowed: `sandbox: on · …` or `sandbox: off · why`
+    /// (`tools::Sandboxing::describe`); empty when not known.
+    pub sandbox: String,
 }
 
 /// How the user changed a proposed change before allowing it.

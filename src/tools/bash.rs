@@ -44,7 +44,10 @@ use crate::text::fill;
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 
 use crate::process::JobMarker;
+use crate::sandbox::{Policy, Tier};
+use crate::tools::Sandboxing;
 use output_cap::CappedText;
+use process::Jail;
 use process::{Ending, RunSpec};
 use shells::Shells;
 use spill::Saved;
@@ -133,6 +136,25 @@ pub struct BashInput {
     /// KillShell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_in_background: Option<bool>,
+    /// Set to true only to run again a command that failed because the
+    /// sandbox stopped it (a write outside the project, the network) and
+    /// must do that: it then runs outside the sandbox, and the user is
+    /// always asked first. Leave it out otherwise.
+    #[serde(
+        default,
+        rename = "dangerouslyDisableSandbox",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub dangerously_disable_sandbox: Option<bool>,
+}
+
+/// The plan of a Bash call: where gate 6 said it runs
+/// ([`TypedTool::confine`]); `None` when no gate ran (a direct call in a
+/// test), and the command then runs as lathe does.
+#[derive(Debug, Clone, Default)]
+pub struct BashPlan {
+    /// Inside the sandbox or outside it.
+    pub sandboxing: Option<Sandboxing>,
 }
 
 /// Where [`BashTool::default`] and [`BashTool::new`] keep cut output:
@@ -200,7 +222,7 @@ impl BashTool {
 #[async_trait]
 impl TypedTool for BashTool {
     type Input = BashInput;
-    type Plan = ();
+    type Plan = BashPlan;
     const NAME: &'static str = "Bash";
     const ALIASES: &'static [&'static str] = &["bash", "shell", "run_command", "execute_command"];
     /// A safety net: the tool keeps its own result under
@@ -237,7 +259,11 @@ impl TypedTool for BashTool {
 
     /// Errors: [`messages::EMPTY_COMMAND`], [`messages::TIMEOUT_ZERO`],
     /// [`messages::TIMEOUT_TOO_LARGE`].
-    async fn validate_input(&self, input: &BashInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+    async fn validate_input(
+        &self,
+        input: &BashInput,
+        _ctx: &ToolContext,
+    ) -> Result<BashPlan, ToolError> {
         let l = &self.limits;
         if input.command.trim().is_empty() {
             return Err(ToolError::new(messages::EMPTY_COMMAND));
@@ -257,14 +283,23 @@ impl TypedTool for BashTool {
                     ("max", &l.max_timeout_ms.to_string()),
                 ],
             ))),
-            _ => Ok(()),
+            _ => Ok(BashPlan::default()),
         }
+    }
+
+    fn confine(&self, plan: &mut BashPlan, sandboxing: Sandboxing) {
+        plan.sandboxing = Some(sandboxing);
     }
 
     /// Title `Bash: <whole command>` (newlines shown as `⏎`), so the user
     /// approves exactly what runs; `Bash (in the background): …` for
     /// `run_in_background`.
-    fn permission_preview(&self, input: &BashInput, _plan: &(), root: &Path) -> PermissionPreview {
+    fn permission_preview(
+        &self,
+        input: &BashInput,
+        _plan: &BashPlan,
+        root: &Path,
+    ) -> PermissionPreview {
         PermissionPreview {
             title: match input.run_in_background {
                 Some(true) => format!(
@@ -277,6 +312,7 @@ impl TypedTool for BashTool {
                 command: input.command.clone(),
                 cwd: root.to_path_buf(),
                 timeout_ms: input.timeout.unwrap_or(self.limits.default_timeout_ms),
+                sandbox: String::new(),
             }),
             ..PermissionPreview::default()
         }
@@ -292,12 +328,17 @@ impl TypedTool for BashTool {
     async fn call(
         &self,
         input: BashInput,
-        _plan: (),
+        plan: BashPlan,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let l = &self.limits;
+        let policy = match &plan.sandboxing {
+            Some(Sandboxing::On(p)) => Some(p),
+            _ => None,
+        };
+        let jail = jail_for(policy)?;
         if input.run_in_background == Some(true) {
-            return self.start_in_background(&input, ctx);
+            return self.start_in_background(&input, jail, ctx);
         }
         let timeout_ms = input.timeout.unwrap_or(l.default_timeout_ms);
         let spec = RunSpec {
@@ -313,7 +354,7 @@ impl TypedTool for BashTool {
                 .dir()
                 .join(format!("{}.log", JobMarker::new().value())),
         };
-        let outcome = process::run(&spec, &ctx.cancel, ctx.progress.as_ref())
+        let outcome = process::run(&spec, jail, &ctx.cancel, ctx.progress.as_ref())
             .await
             .map_err(|e| {
                 ToolError::new(fill(
@@ -328,7 +369,15 @@ impl TypedTool for BashTool {
         match outcome.ending {
             Ending::Exited(status) => {
                 let (footer, short) = exit_line(status);
-                Ok(ToolOutput::text(format!("{output}\n\n{footer}"), short))
+                let blocked = match policy {
+                    Some(p) if !status.success() => sandbox_note(&output, p, &ctx.root),
+                    _ => None,
+                };
+                let text = match blocked {
+                    Some(note) => format!("{output}\n\n{footer}\n\n{note}"),
+                    None => format!("{output}\n\n{footer}"),
+                };
+                Ok(ToolOutput::text(text, short))
             }
             Ending::TimedOut => Err(ToolError::new(fill(
                 messages::TIMED_OUT,
@@ -371,6 +420,7 @@ impl BashTool {
     fn start_in_background(
         &self,
         input: &BashInput,
+        jail: Jail,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         if ctx.cancel.is_cancelled() {
@@ -379,12 +429,15 @@ impl BashTool {
                 &[("output", messages::NO_OUTPUT)],
             )));
         }
-        let job = self.shells.start(&input.command, &ctx.root).map_err(|e| {
-            ToolError::new(fill(
-                job_messages::BACKGROUND_FAILED,
-                &[("error", &e.to_string())],
-            ))
-        })?;
+        let job = self
+            .shells
+            .start(&input.command, &ctx.root, jail)
+            .map_err(|e| {
+                ToolError::new(fill(
+                    job_messages::BACKGROUND_FAILED,
+                    &[("error", &e.to_string())],
+                ))
+            })?;
         Ok(ToolOutput::text(
             fill(
                 job_messages::BACKGROUND_STARTED,
@@ -396,6 +449,121 @@ impl BashTool {
             format!("started {}", job.id()),
         ))
     }
+}
+
+/// The sandbox prepared for `policy` (none without one), with read-only
+/// git's environment for a read-only command. Errors:
+/// [`messages::SANDBOX_NOT_PREPARED`] (the command does not run).
+fn jail_for(policy: Option<&Policy>) -> Result<Jail, ToolError> {
+    let Some(policy) = policy else {
+        return Ok(Jail::default());
+    };
+    let sandbox = crate::sandbox::prepare(policy).map_err(|e| {
+        ToolError::new(fill(
+            messages::SANDBOX_NOT_PREPARED,
+            &[("error", &e.to_string())],
+        ))
+    })?;
+    let env = match policy.tier {
+        Tier::ReadOnly => read_only_env(),
+        Tier::Workspace => Vec::new(),
+    };
+    Ok(Jail {
+        sandbox: Some(sandbox),
+        env,
+    })
+}
+
+/// Environment variables of a read-only command: git takes no
+/// `index.lock` (the sandbox would refuse the write anyway).
+fn read_only_env() -> Vec<(String, String)> {
+    vec![("GIT_OPTIONAL_LOCKS".into(), "0".into())]
+}
+
+/// The note after a failed sandboxed command's output when the output
+/// shows the sandbox stopping it ([`messages::SANDBOX_BLOCKED`]): the paths
+/// it could not write or open, or the network.
+pub fn sandbox_note(output: &str, policy: &Policy, cwd: &Path) -> Option<String> {
+    let mut what = Vec::new();
+    let mut paths: Vec<String> = Vec::new();
+    for line in output.lines() {
+        let refused = [
+            "Permission denied",
+            "Read-only file system",
+            "Operation not permitted",
+        ]
+        .iter()
+        .any(|e| line.contains(e));
+        if !refused {
+            continue;
+        }
+        if let Some(p) = path_in(line) {
+            if !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+    }
+    for p in paths.iter().take(3) {
+        let path = cwd.join(p);
+        let path = path.as_path();
+        let p = &path.display().to_string();
+        let hidden = policy.hidden.iter().any(|h| path.starts_with(h));
+        let writable =
+            policy.tier == Tier::Workspace && policy.writable.iter().any(|w| path.starts_with(w));
+        if hidden {
+            what.push(fill(messages::SANDBOX_HID, &[("path", p)]));
+        } else if !writable {
+            what.push(fill(messages::SANDBOX_NO_WRITE, &[("path", p)]));
+        }
+    }
+    let network_words = [
+        "Could not resolve host",
+        "Temporary failure in name resolution",
+        "Network is unreachable",
+        "socket: Operation not permitted",
+        "Failed to connect",
+        "Couldn't connect",
+        "Connection refused",
+        "Name or service not known",
+    ];
+    if !policy.network && network_words.iter().any(|w| output.contains(w)) {
+        what.push(messages::SANDBOX_NO_NETWORK.to_string());
+    }
+    if what.is_empty() {
+        return None;
+    }
+    Some(fill(
+        messages::SANDBOX_BLOCKED,
+        &[("what", &what.join("; "))],
+    ))
+}
+
+/// The path an error line names: quoted (`'…'`, `‘…’`, `"…"`) or a field
+/// between `: ` separators that looks like a path (`bash: /etc/x:
+/// Permission denied`, `cat: secret/s.txt: Permission denied`).
+fn path_in(line: &str) -> Option<String> {
+    for (open, close) in [('\'', '\''), ('‘', '’'), ('"', '"')] {
+        if let Some(start) = line.find(open) {
+            let rest = &line[start + open.len_utf8()..];
+            if let Some(end) = rest.find(close) {
+                let p = &rest[..end];
+                if !p.is_empty() && !p.contains(char::is_whitespace) {
+                    return Some(p.to_string());
+                }
+            }
+        }
+    }
+    let fields: Vec<&str> = line.split(": ").collect();
+    fields
+        .iter()
+        .skip(1)
+        .take(fields.len().saturating_sub(2))
+        .find(|f| {
+            !f.is_empty()
+                && !f.contains(char::is_whitespace)
+                && (f.contains('/') || f.contains('.'))
+        })
+        .map(|f| f.to_string())
 }
 
 /// The output as the model reads it: the whole text, or head, the
@@ -524,7 +692,8 @@ Runs a bash command in the project root and returns its output (stdout and stder
 - Output longer than about 30000 characters is cut in the middle: the start and the end are shown, and all of it is saved to a file the result names. Read (with offset and limit) or Grep that file to see the rest; never run a command again just to see its output.
 - The result ends with `Exit code N`, marked `(failure)` when N is not 0 (or the signal that killed the command). A non-zero exit code is reported, not treated as a failure of the tool: read the output to see what went wrong.
 - For files, prefer the Read, Grep, Glob, Edit and Write tools over `cat`, `grep`, `find`, `sed` and `echo >`: they are faster and show the user what changed. Quote paths that contain spaces.
-- Set `description` to a few words saying what the command does; the user sees it."
+- Set `description` to a few words saying what the command does; the user sees it.
+- Commands run in a sandbox: read-only commands can write nothing, others write only in the project and the temp dir, there is no network unless the user allowed it, and files the user's rules protect cannot be opened. When the sandbox stops a command, the result says what it stopped. Only if the command really must do that, run it again with `dangerouslyDisableSandbox: true`: the user is always asked first."
         );
     }
 
@@ -552,6 +721,10 @@ Runs a bash command in the project root and returns its output (stdout and stder
                     "run_in_background": {
                         "type": ["boolean", "null"],
                         "description": "Set to true to run the command in the background: the result is its ID at once; read its output with BashOutput and stop it with KillShell."
+                    },
+                    "dangerouslyDisableSandbox": {
+                        "type": ["boolean", "null"],
+                        "description": "Set to true only to run again a command that failed because the sandbox stopped it (a write outside the project, the network) and must do that: it then runs outside the sandbox, and the user is always asked first. Leave it out otherwise."
                     }
                 },
                 "required": ["command"],
@@ -578,6 +751,7 @@ Runs a bash command in the project root and returns its output (stdout and stder
             timeout: None,
             description: description.map(Into::into),
             run_in_background: None,
+            dangerously_disable_sandbox: None,
         };
         let describe = |i: &BashInput| TypedTool::describe(&tool, i, Path::new("/p"));
         assert_eq!(

@@ -15,6 +15,7 @@ pub mod lsp_common;
 pub mod new_diagnostics;
 pub mod numbered;
 pub mod paths;
+pub mod sandboxing;
 pub mod search_unsaved;
 pub mod search_walk;
 pub mod text_match;
@@ -38,6 +39,7 @@ pub mod kill_shell;
 pub mod user;
 
 pub use file_state::FileState;
+pub use sandboxing::Sandboxing;
 pub use tool::{
     PlannedCall, PreparedCall, ReadOnlyKind, Tool, ToolSource, TypedTool, INTERNAL_INPUT_MISMATCH,
     REVISION_UNSUPPORTED,

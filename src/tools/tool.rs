@@ -28,6 +28,7 @@ use serde_json::Value;
 
 use super::{schema_for, ToolContext, ToolError, ToolOutput};
 use crate::permissions::{PermissionPreview, ReadFilter, Revision};
+use crate::tools::Sandboxing;
 
 /// A tool with a typed input. Implement this; the pipeline uses [`Tool`]
 /// through the blanket impl below (Claude Code's tool contract: a name, a
@@ -128,6 +129,11 @@ pub trait TypedTool: Send + Sync + 'static {
     /// The default ignores it: other tools read only the path gate 6
     /// checked itself.
     fn limit_reads(&self, _plan: &mut Self::Plan, _filter: ReadFilter) {}
+
+    /// Gate 6 hands a call that runs a command (Bash) where it must run:
+    /// inside the sandbox with the policy the decision assumed, or outside
+    /// it. The default ignores it: other tools run no command.
+    fn confine(&self, _plan: &mut Self::Plan, _sandboxing: Sandboxing) {}
 
     /// Gate 7: carries out `plan` — the only place with side effects.
     async fn call(
@@ -244,6 +250,12 @@ impl PlannedCall {
         tool.limit_reads(self, filter);
     }
 
+    /// See [`TypedTool::confine`].
+    pub fn confine(&mut self, sandboxing: Sandboxing) {
+        let tool = self.prepared.tool.clone();
+        tool.confine(self, sandboxing);
+    }
+
     /// The prepared call without its plan, to plan it again (the document
     /// changed while the float was open).
     pub fn into_prepared(self) -> PreparedCall {
@@ -292,6 +304,8 @@ pub trait Tool: Send + Sync {
     fn revise(&self, call: &mut PlannedCall, revision: &Revision) -> Result<(), ToolError>;
     /// See [`TypedTool::limit_reads`].
     fn limit_reads(&self, call: &mut PlannedCall, filter: ReadFilter);
+    /// See [`TypedTool::confine`].
+    fn confine(&self, call: &mut PlannedCall, sandboxing: Sandboxing);
     /// See [`TypedTool::validate_input`].
     async fn validate_input(
         &self,
@@ -438,6 +452,11 @@ impl<T: TypedTool> Tool for T {
     fn limit_reads(&self, call: &mut PlannedCall, filter: ReadFilter) {
         if let Some(plan) = call.plan.downcast_mut::<T::Plan>() {
             TypedTool::limit_reads(self, plan, filter);
+        }
+    }
+    fn confine(&self, call: &mut PlannedCall, sandboxing: Sandboxing) {
+        if let Some(plan) = call.plan.downcast_mut::<T::Plan>() {
+            TypedTool::confine(self, plan, sandboxing);
         }
     }
     async fn validate_input(

@@ -299,6 +299,7 @@ impl Tool for UserTool {
         Err(ToolError::new(super::REVISION_UNSUPPORTED))
     }
     fn limit_reads(&self, _call: &mut PlannedCall, _filter: ReadFilter) {}
+    fn confine(&self, _call: &mut PlannedCall, _sandboxing: crate::tools::Sandboxing) {}
     async fn validate_input(
         &self,
         call: PreparedCall,

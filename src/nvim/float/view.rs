@@ -333,6 +333,9 @@ fn header(preview: &PermissionPreview, view: &AskView) -> Vec<HeaderLine> {
                 ("secs", &(c.timeout_ms.div_ceil(1000)).to_string()),
             ],
         )));
+        if !c.sandbox.is_empty() {
+            out.push(line(c.sandbox.clone()));
+        }
     }
     if view.edited.is_some() {
         out.push(line(EDITED_LINE.to_string()));
@@ -730,6 +733,7 @@ mod tests {
                 command: "npm test &&\n  npm run lint".into(),
                 cwd: PathBuf::from("/w/proj"),
                 timeout_ms: 120_000,
+                sandbox: "sandbox: off · the kernel has no Landlock".into(),
             }),
             ..PermissionPreview::default()
         };
@@ -741,6 +745,7 @@ mod tests {
                 "# Asks because: Bash may change files or run programs",
                 "# a: allow Bash(npm test:*), Bash(npm run lint:*) for this session · A: also save it to .claude/settings.local.json",
                 "# in /w/proj · timeout 120 s",
+                "# sandbox: off · the kernel has no Landlock",
                 "",
                 "npm test &&",
                 "  npm run lint",

@@ -14,7 +14,8 @@ Runs a bash command in the project root and returns its output (stdout and stder
 - Output longer than about {cap} characters is cut in the middle: the start and the end are shown, and all of it is saved to a file the result names. Read (with offset and limit) or Grep that file to see the rest; never run a command again just to see its output.
 - The result ends with `Exit code N`, marked `(failure)` when N is not 0 (or the signal that killed the command). A non-zero exit code is reported, not treated as a failure of the tool: read the output to see what went wrong.
 - For files, prefer the Read, Grep, Glob, Edit and Write tools over `cat`, `grep`, `find`, `sed` and `echo >`: they are faster and show the user what changed. Quote paths that contain spaces.
-- Set `description` to a few words saying what the command does; the user sees it.";
+- Set `description` to a few words saying what the command does; the user sees it.
+- Commands run in a sandbox: read-only commands can write nothing, others write only in the project and the temp dir, there is no network unless the user allowed it, and files the user's rules protect cannot be opened. When the sandbox stops a command, the result says what it stopped. Only if the command really must do that, run it again with `dangerouslyDisableSandbox: true`: the user is always asked first.";
 
 /// Line after the output: bash exited with 0. `{code}`.
 pub const EXIT_CODE: &str = "Exit code {code}";
@@ -64,10 +65,49 @@ pub const EMPTY_COMMAND: &str =
 /// bash could not be started. `{cwd}`: the project root; `{error}`: the OS error.
 pub const SPAWN_FAILED: &str = "Could not start bash in {cwd}: {error}. Nothing ran. Check that bash is installed and on PATH and that the project directory exists.";
 
+/// Added after the exit line of a failed sandboxed command whose output
+/// shows the sandbox stopping it. `{what}`: [`SANDBOX_NO_WRITE`],
+/// [`SANDBOX_HID`], [`SANDBOX_NO_NETWORK`], joined by `; `.
+pub const SANDBOX_BLOCKED: &str = "[lathe's sandbox stopped this command: {what}. If the command must do that, call Bash again with `dangerouslyDisableSandbox: true` (the user is asked first), or do it another way; the user can allow more for good with `sandbox.filesystem.allowWrite` or `sandbox.network` in setup() or .claude/settings.json.]";
+
+/// A write the sandbox refused. `{path}`.
+pub const SANDBOX_NO_WRITE: &str = "it may not write {path}";
+
+/// A path the sandbox hid (a Read rule or a protected name covers it).
+/// `{path}`.
+pub const SANDBOX_HID: &str = "{path} cannot be opened (a Read rule or a protected name covers it)";
+
+/// The network was off.
+pub const SANDBOX_NO_NETWORK: &str = "the network is off";
+
+/// The command did not run: its sandbox could not be set up. `{error}`.
+pub const SANDBOX_NOT_PREPARED: &str = "The command did not run: lathe's sandbox could not be set up for it ({error}). If it must run, call Bash again with `dangerouslyDisableSandbox: true`: the user is asked first.";
+
 #[cfg(test)]
 mod golden {
     use super::*;
     use crate::text::fill;
+
+    #[test]
+    fn sandbox_texts() {
+        assert_eq!(
+            fill(SANDBOX_BLOCKED, &[("what", "it may not write /etc/x; the network is off")]),
+            "[lathe's sandbox stopped this command: it may not write /etc/x; the network is off. If the command must do that, call Bash again with `dangerouslyDisableSandbox: true` (the user is asked first), or do it another way; the user can allow more for good with `sandbox.filesystem.allowWrite` or `sandbox.network` in setup() or .claude/settings.json.]"
+        );
+        assert_eq!(
+            fill(SANDBOX_NO_WRITE, &[("path", "/etc/x")]),
+            "it may not write /etc/x"
+        );
+        assert_eq!(
+            fill(SANDBOX_HID, &[("path", "/p/.env")]),
+            "/p/.env cannot be opened (a Read rule or a protected name covers it)"
+        );
+        assert_eq!(SANDBOX_NO_NETWORK, "the network is off");
+        assert_eq!(
+            fill(SANDBOX_NOT_PREPARED, &[("error", "no Landlock")]),
+            "The command did not run: lathe's sandbox could not be set up for it (no Landlock). If it must run, call Bash again with `dangerouslyDisableSandbox: true`: the user is asked first."
+        );
+    }
 
     #[test]
     fn result_lines() {

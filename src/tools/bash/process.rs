@@ -188,11 +188,24 @@ pub struct Started {
     pub stopper: Stopper,
 }
 
+/// What a command is held to besides its process group: the sandbox
+/// prepared for it (entered between `fork` and `exec`, after `setsid`) and
+/// variables added to its environment (read-only git's, for example).
+/// [`Jail::default`] is neither: the command runs as lathe does.
+#[derive(Debug, Default)]
+pub struct Jail {
+    /// The sandbox to enter, when the command runs in one.
+    pub sandbox: Option<crate::sandbox::Prepared>,
+    /// More environment variables, after [`CHILD_ENV`].
+    pub env: Vec<(String, String)>,
+}
+
 /// Starts `bash -c command` in `cwd` in a new session, with stdin
 /// `/dev/null`, stdout and stderr on one pipe, [`CHILD_ENV`] and a fresh
-/// [`JobMarker`]. Must run inside a tokio runtime. Errors: creating the
-/// pipe, spawning bash (not installed, `cwd` missing).
-pub fn start(command: &str, cwd: &Path) -> io::Result<Started> {
+/// [`JobMarker`], held to `jail`. Must run inside a tokio runtime. Errors:
+/// creating the pipe, spawning bash (not installed, `cwd` missing, the
+/// sandbox refused by the kernel).
+pub fn start(command: &str, cwd: &Path, jail: Jail) -> io::Result<Started> {
     let (reader, writer) = io::pipe()?;
     let marker = JobMarker::new();
     let mut cmd = Command::new("bash");
@@ -207,7 +220,13 @@ pub fn start(command: &str, cwd: &Path) -> io::Result<Started> {
     for (key, value) in CHILD_ENV {
         cmd.env(key, value);
     }
+    for (key, value) in &jail.env {
+        cmd.env(key, value);
+    }
     new_session(&mut cmd);
+    if let Some(sandbox) = jail.sandbox {
+        sandbox.install(&mut cmd);
+    }
     // The Command holds the write ends; `spawn` drops it right after the
     // fork, leaving bash (and what it starts) as the only writers, so EOF
     // means they all closed it.
@@ -221,11 +240,12 @@ pub fn start(command: &str, cwd: &Path) -> io::Result<Started> {
     })
 }
 
-/// Spawns `bash -c spec.command` and waits for it as described in the
+/// Spawns `bash -c spec.command` (held to `jail`) and waits for it as described in the
 /// module doc. Errors: the `io::Error` of spawning bash (not installed,
 /// `cwd` missing). Output read errors end the reading of the pipe.
 pub async fn run(
     spec: &RunSpec<'_>,
+    jail: Jail,
     cancel: &CancellationToken,
     progress: Option<&ProgressFn>,
 ) -> io::Result<RunOutcome> {
@@ -242,7 +262,7 @@ pub async fn run(
         mut child,
         output,
         mut stopper,
-    } = start(spec.command, spec.cwd)?;
+    } = start(spec.command, spec.cwd, jail)?;
     let mut pipe = Some(output);
     let mut buf = vec![0u8; 16 * 1024];
 

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use super::output_cap::{CappedText, OutputCap};
-use super::process::{read_some, sleep_until_opt, start, Started, Stopper};
+use super::process::{read_some, sleep_until_opt, start, Jail, Started, Stopper};
 
 /// How long after bash exited its job still counts as running while
 /// something it started holds the output pipe.
@@ -288,7 +288,7 @@ impl Shells {
     /// [`super::process::start`]) and returns its job at once; a task on
     /// the current tokio runtime copies its output to the file until the
     /// pipe closes. Errors: creating the file, spawning bash.
-    pub fn start(&self, command: &str, cwd: &Path) -> std::io::Result<Arc<Job>> {
+    pub fn start(&self, command: &str, cwd: &Path, jail: Jail) -> std::io::Result<Arc<Job>> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let id = format!("bash_{n}");
         std::fs::create_dir_all(&self.dir)?;
@@ -296,7 +296,7 @@ impl Shells {
             mut child,
             output,
             stopper,
-        } = start(command, cwd)?;
+        } = start(command, cwd, jail)?;
         let path = self
             .dir
             .join(format!("{id}-{}.log", stopper.marker_value()));
@@ -417,7 +417,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let shells = Shells::new(dir.path().join("out"));
         let job = shells
-            .start("echo a; echo b >&2; echo c; exit 3", dir.path())
+            .start(
+                "echo a; echo b >&2; echo c; exit 3",
+                dir.path(),
+                Jail::default(),
+            )
             .unwrap();
         assert_eq!(job.id(), "bash_1");
         wait_state(&job, |s| s != JobState::Running).await;
@@ -437,7 +441,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let shells = Shells::new(dir.path().to_path_buf());
         let job = shells
-            .start("printf 'ok 1\\nerror 2\\nok 3\\nerror 4'", dir.path())
+            .start(
+                "printf 'ok 1\\nerror 2\\nok 3\\nerror 4'",
+                dir.path(),
+                Jail::default(),
+            )
             .unwrap();
         wait_state(&job, |s| s != JobState::Running).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -450,7 +458,9 @@ mod tests {
     async fn dropping_the_shells_kills_the_jobs() {
         let dir = tempfile::tempdir().unwrap();
         let shells = Shells::new(dir.path().to_path_buf());
-        let job = shells.start("sleep 300", dir.path()).unwrap();
+        let job = shells
+            .start("sleep 300", dir.path(), Jail::default())
+            .unwrap();
         assert_eq!(shells.list().len(), 1);
         assert!(all_jobs().iter().any(|j| j.output_path == job.path));
         drop(shells);

@@ -1,0 +1,305 @@
+//! Which existing paths a sandboxed command cannot open
+//! (docs/architecture.md, "The sandbox"): what a Read deny rule covers,
+//! what a Read ask rule or a secret protected name covers (`.env*`,
+//! `.claude/settings*.json`) unless the user just approved that very ask,
+//! and `sandbox.filesystem.denyRead`. The sandbox mounts something empty
+//! and unreadable over each, so a command the parser misjudged still cannot
+//! read them.
+//!
+//! I/O: walks the project (and the other folders rules name) once per
+//! sandboxed command, by file names only (`d_type`, no `stat`); a folder
+//! that is hidden is not walked further. `.git` folders are readable (git
+//! needs them) and walked only when some Read rule could cover a path in
+//! them.
+
+use std::path::{Path, PathBuf};
+
+use super::read_access::ReadFilter;
+use super::{covers, Reason, ReasonKind, RuleKind, Rules};
+use crate::permissions::ReadAccess;
+
+/// How many folder entries [`hidden_paths`] looks at before it gives up
+/// (the command then cannot run in the sandbox without asking).
+pub const HIDE_CHECK_LIMIT: usize = 200_000;
+
+/// The error text when the walk passes [`HIDE_CHECK_LIMIT`]. `{limit}`,
+/// `{root}`.
+pub const HIDE_TOO_MANY: &str =
+    "more than {limit} files and folders under {root} would have to be checked for paths the sandbox must hide";
+
+/// The existing paths (canonical) a sandboxed command run for `root`
+/// (canonical) must not open under `rules`. `approved` is the ask the user
+/// just answered for this call, if any: paths that ask for that same
+/// reason stay readable. Errors: [`HIDE_TOO_MANY`].
+pub fn hidden_paths(
+    rules: &Rules,
+    root: &Path,
+    approved: Option<&Reason>,
+) -> Result<Vec<PathBuf>, String> {
+    let mut filter = ReadFilter::new(rules.clone(), "Read", root);
+    if let Some(reason) = approved {
+        filter = filter.approving(reason.clone());
+    }
+    let by_rules = rules.entries.iter().any(|r| {
+        matches!(r.kind, RuleKind::Deny | RuleKind::Ask) && covers(r.rule.tool_name(), "Read")
+    });
+    let mut walk = Walk {
+        filter: &filter,
+        by_rules,
+        seen: 0,
+        hidden: Vec::new(),
+    };
+    let mut starts = vec![root.to_path_buf()];
+    starts.extend(rules.additional_dirs.iter().cloned());
+    starts.extend(rule_starts(rules));
+    starts.sort();
+    starts.dedup();
+    // A start inside another start is walked with it.
+    let outer: Vec<PathBuf> = starts
+        .iter()
+        .filter(|s| !starts.iter().any(|o| o != *s && s.starts_with(o)))
+        .cloned()
+        .collect();
+    for start in &outer {
+        walk.visit(start, root)?;
+    }
+    for p in &rules.sandbox.deny_read {
+        if p.exists() && !walk.hidden.iter().any(|h| p.starts_with(h)) {
+            walk.hidden.push(p.clone());
+        }
+    }
+    Ok(walk.hidden)
+}
+
+/// The folders (or files) named by the literal start of Read deny and ask
+/// rules written as absolute (`//abs/…`) or home (`~/…`) patterns: those
+/// outside the project are walked too.
+fn rule_starts(rules: &Rules) -> Vec<PathBuf> {
+    let home = dirs::home_dir();
+    rules
+        .entries
+        .iter()
+        .filter(|r| matches!(r.kind, RuleKind::Deny | RuleKind::Ask))
+        .filter(|r| covers(r.rule.tool_name(), "Read"))
+        .filter_map(|r| {
+            let written = r.rule.to_string();
+            let spec = written.split_once('(')?.1.strip_suffix(')')?.to_string();
+            let path = if let Some(abs) = spec.strip_prefix("//") {
+                PathBuf::from("/").join(abs)
+            } else if let Some(rest) = spec.strip_prefix("~/") {
+                home.as_ref()?.join(rest)
+            } else {
+                return None;
+            };
+            let literal: PathBuf = path
+                .components()
+                .take_while(|c| {
+                    !c.as_os_str()
+                        .to_string_lossy()
+                        .contains(['*', '?', '[', '{'])
+                })
+                .collect();
+            // Never walk the whole file system for `//**/x`.
+            (literal.components().count() > 1).then(|| super::resolve_for_rules(&literal))
+        })
+        .filter(|p| p.exists())
+        .collect()
+}
+
+/// One walk's state.
+struct Walk<'a> {
+    filter: &'a ReadFilter,
+    /// Some Read deny or ask rule exists: every entry is checked, not only
+    /// protected names.
+    by_rules: bool,
+    seen: usize,
+    hidden: Vec<PathBuf>,
+}
+
+impl Walk<'_> {
+    /// Checks `start` and everything below it (depth first, symlinks not
+    /// followed), adding what must be hidden.
+    fn visit(&mut self, start: &Path, root: &Path) -> Result<(), String> {
+        let mut stack = vec![(start.to_path_buf(), start.is_dir())];
+        while let Some((path, is_dir)) = stack.pop() {
+            self.seen += 1;
+            if self.seen > HIDE_CHECK_LIMIT {
+                return Err(crate::text::fill(
+                    HIDE_TOO_MANY,
+                    &[
+                        ("limit", &HIDE_CHECK_LIMIT.to_string()),
+                        ("root", &root.display().to_string()),
+                    ],
+                ));
+            }
+            if self.must_hide(&path) {
+                self.hidden.push(path);
+                continue;
+            }
+            let is_git = path.file_name().is_some_and(|n| n == ".git");
+            if !is_dir || (is_git && !self.by_rules) {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&path) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                stack.push((entry.path(), dir));
+            }
+        }
+        Ok(())
+    }
+
+    /// `true` when reading `path` is not free: a deny rule, or an ask (a
+    /// rule or a secret protected name) the user did not just approve.
+    /// `.git` stays readable unless a rule covers it.
+    fn must_hide(&self, path: &Path) -> bool {
+        if !self.by_rules && !secret_name(path) {
+            return false;
+        }
+        match self.filter.access(path) {
+            ReadAccess::Free => false,
+            ReadAccess::Denied(_) => true,
+            ReadAccess::Asks(r) => !(r.kind == ReasonKind::Protected && in_git(path)),
+        }
+    }
+}
+
+/// `true` for the protected names whose content is secret or grants
+/// permissions: `.env*`, `.claude/settings*.json`.
+fn secret_name(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let in_claude = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == ".claude");
+    name.starts_with(".env")
+        || (in_claude && name.starts_with("settings") && name.ends_with(".json"))
+}
+
+/// `true` when a component of `path` is `.git`.
+fn in_git(path: &Path) -> bool {
+    path.components().any(|c| c.as_os_str() == ".git")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permissions::{Mode, Rule, RuleBase, RuleSource};
+    use std::fs;
+
+    fn rules(root: &Path, list: &[(RuleKind, &str)]) -> Rules {
+        let base = RuleBase::at_root(root, None);
+        let mut r = Rules {
+            mode: Mode::Default,
+            ..Rules::default()
+        };
+        for (kind, text) in list {
+            r.push(*kind, Rule::parse(text, &base).unwrap(), RuleSource::Setup);
+        }
+        r
+    }
+
+    fn project() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(dir.path()).unwrap();
+        for f in [
+            "src/main.rs",
+            "secret/s.txt",
+            "secret/deep/t.txt",
+            ".env",
+            "app/.env.local",
+            ".git/config",
+            ".claude/settings.local.json",
+            "notes/n.txt",
+        ] {
+            let p = root.join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(&p, "x").unwrap();
+        }
+        (dir, root)
+    }
+
+    fn shown(root: &Path, hidden: &[PathBuf]) -> Vec<String> {
+        let mut v: Vec<String> = hidden
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn secrets_and_rule_paths_are_hidden_git_is_not() {
+        let (_d, root) = project();
+        let none = hidden_paths(&rules(&root, &[]), &root, None).unwrap();
+        assert_eq!(
+            shown(&root, &none),
+            [".claude/settings.local.json", ".env", "app/.env.local"]
+        );
+        let r = rules(
+            &root,
+            &[
+                (RuleKind::Deny, "Read(./secret/**)"),
+                (RuleKind::Ask, "Read(notes/n.txt)"),
+            ],
+        );
+        let with = hidden_paths(&r, &root, None).unwrap();
+        assert_eq!(
+            shown(&root, &with),
+            [
+                ".claude/settings.local.json",
+                ".env",
+                "app/.env.local",
+                "notes/n.txt",
+                "secret/deep",
+                "secret/s.txt"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_approved_ask_stays_readable_a_deny_never_does() {
+        let (_d, root) = project();
+        let r = rules(&root, &[(RuleKind::Deny, "Read(./secret/**)")]);
+        let approved =
+            match crate::permissions::read_access(&r, "Read", &root.join(".env"), false, &root) {
+                ReadAccess::Asks(reason) => reason,
+                other => panic!("{other:?}"),
+            };
+        let hidden = hidden_paths(&r, &root, Some(&approved)).unwrap();
+        let shown = shown(&root, &hidden);
+        assert!(!shown.contains(&".env".to_string()), "{shown:?}");
+        assert!(shown.contains(&"secret/s.txt".to_string()), "{shown:?}");
+    }
+
+    #[test]
+    fn absolute_rules_outside_the_project_and_deny_read_settings() {
+        let (_d, root) = project();
+        let outside = tempfile::tempdir().unwrap();
+        let out = fs::canonicalize(outside.path()).unwrap();
+        fs::write(out.join("key.pem"), "k").unwrap();
+        fs::write(out.join("ok.txt"), "k").unwrap();
+        let mut r = rules(
+            &root,
+            &[(RuleKind::Deny, &format!("Read(/{}/*.pem)", out.display()))],
+        );
+        r.sandbox.deny_read = vec![root.join("src")];
+        let hidden = hidden_paths(&r, &root, None).unwrap();
+        assert!(hidden.contains(&out.join("key.pem")), "{hidden:?}");
+        assert!(!hidden.contains(&out.join("ok.txt")), "{hidden:?}");
+        assert!(hidden.contains(&root.join("src")), "{hidden:?}");
+    }
+
+    #[test]
+    fn golden_texts() {
+        assert_eq!(
+            crate::text::fill(HIDE_TOO_MANY, &[("limit", "200000"), ("root", "/w/p")]),
+            "more than 200000 files and folders under /w/p would have to be checked for paths the sandbox must hide"
+        );
+    }
+}
