@@ -121,6 +121,28 @@ function M.check()
     end
   end
 
+  -- The sandbox Bash commands run in: what the kernel enforces, or why it is off.
+  local sb = info.sandbox or {}
+  if sb.off then
+    h.warn(
+      ("sandbox: off (%s): every Bash call asks unless an exact allow rule covers it"):format(sb.off),
+      { "What the kernel offers: " .. tostring(sb.enforced), "See :help lathe-sandbox" }
+    )
+  else
+    h.ok(
+      ("sandbox: on, %s; network %s for sandboxed commands"):format(
+        tostring(sb.enforced),
+        sb.network and "on" or "off"
+      )
+    )
+  end
+  for _, p in ipairs(sb.allow_write or {}) do
+    h.info("sandbox: commands may also write " .. p .. " (sandbox.filesystem.allowWrite)")
+  end
+  for _, p in ipairs(sb.deny_read or {}) do
+    h.info("sandbox: no command can open " .. p .. " (sandbox.filesystem.denyRead)")
+  end
+
   -- Command hooks: the program each command starts must exist.
   local hooks = info.hook_commands or {}
   if #hooks == 0 then

@@ -12,6 +12,24 @@ use crate::config::Config;
 /// Longest wait `probe` accepts, in ms.
 pub const MAX_PROBE_MS: u64 = 10_000;
 
+/// `info().sandbox`: `{ off = why | nil, enforced = "…", network = bool,
+/// allow_write = {…}, deny_read = {…} }` (`:help lathe-sandbox`).
+fn sandbox_info(lua: &Lua, config: &Config) -> mlua::Result<Table> {
+    let settings = &config.permissions.sandbox;
+    let support = crate::sandbox::support();
+    let t = lua.create_table()?;
+    let off = settings.off.clone().or_else(|| support.unavailable());
+    t.set("off", off)?;
+    t.set("enforced", support.describe())?;
+    t.set("network", settings.network)?;
+    let shown = |v: &[std::path::PathBuf]| -> Vec<String> {
+        v.iter().map(|p| p.display().to_string()).collect()
+    };
+    t.set("allow_write", shown(&settings.allow_write))?;
+    t.set("deny_read", shown(&settings.deny_read))?;
+    Ok(t)
+}
+
 /// Adds to `info()`'s table `t`: `settings_files` (`{ { path, found } }`,
 /// in precedence order; empty when `claude_settings = false`) and
 /// `hook_commands` (`{ { event, command, problem } }`, `problem` nil when
@@ -53,6 +71,7 @@ pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
         checks.push(e)?;
     }
     t.set("hook_commands", checks)?;
+    t.set("sandbox", sandbox_info(lua, config)?)?;
     super::lsp_nav::ensure_tracking();
     t.set("lsp_servers", crate::editor::lsp::servers_running())?;
     let servers = lua.create_table()?;

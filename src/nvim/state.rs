@@ -257,12 +257,27 @@ pub fn project_sessions_dir() -> Option<PathBuf> {
 /// lathe does not run) once per session, as one warning; MCP servers of
 /// `setup{ mcp_servers }` and `.mcp.json` that are not started, and why,
 /// as another (`config::mcp::MCP_SERVER_INVALID`).
+/// The warning at setup when the kernel cannot give the sandbox (not when
+/// `sandbox.enabled = false` turned it off). `{why}`.
+pub const SANDBOX_UNAVAILABLE: &str = "lathe: the sandbox is off here ({why}): every Bash call asks unless an exact allow rule covers it (:checkhealth lathe, :help lathe-sandbox)";
+
+/// Why the sandbox cannot be had here, when the settings want it.
+fn sandbox_unavailable(config: &Config) -> Option<String> {
+    if config.permissions.sandbox.off.is_some() {
+        return None;
+    }
+    crate::sandbox::support().unavailable()
+}
+
 fn report_settings_problems(config: &Config) {
     if !config.settings_problems.is_empty() {
         super::guard::notify_warn(&format!(
             "lathe: problems in the settings (Claude Code settings files, setup hooks):\n{}",
             config.settings_problems.join("\n")
         ));
+    }
+    if let Some(why) = sandbox_unavailable(config) {
+        super::guard::notify_warn(&crate::text::fill(SANDBOX_UNAVAILABLE, &[("why", &why)]));
     }
     if !config.mcp_problems.is_empty() {
         super::guard::notify_warn(&format!(
@@ -354,4 +369,17 @@ pub fn user_tools() -> Arc<crate::execution::UserTools> {
             ))
         })
         .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn golden_texts() {
+        assert_eq!(
+            crate::text::fill(SANDBOX_UNAVAILABLE, &[("why", "the kernel has no Landlock")]),
+            "lathe: the sandbox is off here (the kernel has no Landlock): every Bash call asks unless an exact allow rule covers it (:checkhealth lathe, :help lathe-sandbox)"
+        );
+    }
 }
