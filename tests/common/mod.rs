@@ -215,6 +215,54 @@ pub fn tool_ctx(root: &Path, editor: Arc<dyn Editor>) -> ToolContext {
     }
 }
 
+/// The pipeline's environment for a project at `root` (canonical) with
+/// the built-in tools, a disk editor, `rules` in force and a prompter that
+/// gives `answers` in order (returned too, to see what was asked).
+pub fn exec_env(
+    root: &Path,
+    rules: lathe::permissions::Rules,
+    answers: Vec<PromptAnswer>,
+) -> (lathe::execution::ExecEnv, Arc<ScriptedPrompter>) {
+    let prompter = Arc::new(ScriptedPrompter::new(answers));
+    let config = Config::new(root);
+    let env = lathe::execution::ExecEnv {
+        registry: Arc::new(
+            lathe::execution::ToolRegistry::new(builtin_tools(&config)).expect("unique"),
+        ),
+        ctx: tool_ctx(root, Arc::new(DiskEditor)),
+        permissions: Arc::new(lathe::permissions::PermissionState::new(rules)),
+        prompter: prompter.clone(),
+        sink: Arc::new(RecordingSink::default()),
+        results: Arc::new(lathe::execution::ResultStore::new(
+            root.join(".results"),
+            "t",
+        )),
+        interactive: true,
+        hooks: Default::default(),
+        turn_stop: Default::default(),
+    };
+    (env, prompter)
+}
+
+/// One `tool_use` of `name` with `input` through every gate: the chat's
+/// status and the `tool_result`'s text.
+pub async fn run_call(
+    env: &lathe::execution::ExecEnv,
+    name: &str,
+    input: Value,
+) -> (lathe::events::ToolStatus, String) {
+    let run = lathe::execution::run_tool_use(
+        &lathe::execution::PendingToolUse::from(lathe::protocol::ToolUse {
+            id: "toolu_1".into(),
+            name: name.into(),
+            input,
+        }),
+        env,
+    )
+    .await;
+    (run.status, run.result.content.as_text())
+}
+
 /// The built-in tool called `name` (its name or one of its aliases).
 /// Panics when there is none.
 pub fn builtin(name: &str) -> Arc<dyn Tool> {

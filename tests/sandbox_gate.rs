@@ -1,0 +1,246 @@
+//! What runs without asking is held by the kernel: Bash calls through the
+//! whole pipeline, with the real sandbox (Landlock, seccomp, namespaces) —
+//! read-only auto-runs write nothing, allowed commands write only in the
+//! project and the temp dir, no network, Read-denied and secret files
+//! unreadable, a build into the project's `target/` works; the model's
+//! `dangerouslyDisableSandbox` always asks; with the sandbox off every
+//! Bash call asks unless an exact allow rule covers it, and the float says
+//! "sandbox: off".
+
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use lathe::events::ToolStatus;
+use lathe::permissions::{Mode, PromptAnswer, Rule, RuleBase, RuleKind, RuleSource, Rules};
+use serde_json::json;
+
+/// A project with a secret (`.env`), a Read-denied folder and a file, next
+/// to a folder outside it; the rules in `mode` with `rules` from setup().
+struct Project {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    root: PathBuf,
+    outside: PathBuf,
+}
+
+fn project() -> Project {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let root = a.path().canonicalize().unwrap();
+    let outside = b.path().canonicalize().unwrap();
+    std::fs::write(root.join("a.txt"), "hello\n").unwrap();
+    std::fs::write(root.join(".env"), "TOKEN=sekrit-env\n").unwrap();
+    std::fs::create_dir_all(root.join("secret")).unwrap();
+    std::fs::write(root.join("secret/s.txt"), "sekrit-denied\n").unwrap();
+    Project {
+        _dirs: (a, b),
+        root,
+        outside,
+    }
+}
+
+fn rules(root: &Path, mode: Mode, list: &[(RuleKind, &str)]) -> Rules {
+    let base = RuleBase::at_root(root, None);
+    let mut r = Rules {
+        mode,
+        ..Rules::default()
+    };
+    for (kind, text) in list {
+        r.push(*kind, Rule::parse(text, &base).unwrap(), RuleSource::Setup);
+    }
+    r
+}
+
+async fn bash(env: &lathe::execution::ExecEnv, command: &str) -> (ToolStatus, String) {
+    common::run_call(env, "Bash", json!({ "command": command })).await
+}
+
+fn sandbox_available() -> bool {
+    lathe::sandbox::support().unavailable().is_none()
+}
+
+#[tokio::test]
+async fn allowed_commands_write_only_in_the_project_and_see_no_secrets() {
+    if !sandbox_available() {
+        eprintln!("skipped: {:?}", lathe::sandbox::support().unavailable());
+        return;
+    }
+    let p = project();
+    let (env, prompter) = common::exec_env(
+        &p.root,
+        rules(
+            &p.root,
+            Mode::Default,
+            &[
+                (RuleKind::Allow, "Bash"),
+                (RuleKind::Deny, "Read(./secret/**)"),
+            ],
+        ),
+        vec![],
+    );
+    let out = p.outside.join("x.txt");
+    let (status, text) = bash(
+        &env,
+        &format!("echo inside > in.txt && echo out > {}", out.display()),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Done, "{text}");
+    assert!(
+        p.root.join("in.txt").exists(),
+        "the write inside ran: {text}"
+    );
+    assert!(!out.exists(), "the write outside was refused: {text}");
+    assert!(text.contains("Exit code 1 (failure)"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "[lathe's sandbox stopped this command: it may not write {}",
+            out.display()
+        )),
+        "the result names what the sandbox stopped: {text}"
+    );
+    // Secrets: what `cat` prints never holds them, whoever runs the tests.
+    let (_, text) = bash(&env, "cat .env; cat secret/s.txt; cat a.txt").await;
+    assert!(!text.contains("sekrit"), "{text}");
+    assert!(text.contains("hello"), "other files are read: {text}");
+    // The temp dir is writable; a build into target/ works.
+    let (status, text) = bash(
+        &env,
+        "mkdir -p target/debug && printf 'all:\\n\\techo built > target/debug/out\\n' > Makefile && make -s && cat target/debug/out && t=$(mktemp) && echo ok > $t && cat $t",
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Done, "{text}");
+    assert!(
+        text.contains("built") && text.contains("ok") && text.contains("Exit code 0"),
+        "{text}"
+    );
+    assert!(prompter.asked().is_empty(), "nothing asked");
+}
+
+#[tokio::test]
+async fn the_network_is_off_for_sandboxed_commands() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (env, _) = common::exec_env(
+        &p.root,
+        rules(&p.root, Mode::BypassPermissions, &[]),
+        vec![],
+    );
+    let (_, text) = bash(
+        &env,
+        &format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo CONNECTED"),
+    )
+    .await;
+    assert!(!text.contains("CONNECTED"), "{text}");
+    assert!(text.contains("the network is off"), "{text}");
+    let (_, text) = bash(
+        &env,
+        "python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"x\", (\"127.0.0.1\", 9)); print(\"SENT\")'",
+    )
+    .await;
+    assert!(!text.contains("SENT"), "UDP too: {text}");
+    // With the network on, the same connection works.
+    let mut on = rules(&p.root, Mode::BypassPermissions, &[]);
+    on.sandbox.network = true;
+    let (env, _) = common::exec_env(&p.root, on, vec![]);
+    let (_, text) = bash(
+        &env,
+        &format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo CONNECTED"),
+    )
+    .await;
+    assert!(text.contains("CONNECTED"), "{text}");
+}
+
+#[tokio::test]
+async fn read_only_auto_runs_write_nothing_in_default_and_plan_mode() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&p.root)
+        .status()
+        .unwrap();
+    for mode in [Mode::Default, Mode::Plan] {
+        let (env, prompter) = common::exec_env(&p.root, rules(&p.root, mode, &[]), vec![]);
+        let (status, text) = bash(&env, "git status --short && cat a.txt").await;
+        assert_eq!(status, ToolStatus::Done, "{mode:?}: {text}");
+        assert!(
+            text.contains("hello") && text.contains("Exit code 0"),
+            "{mode:?}: {text}"
+        );
+        assert!(prompter.asked().is_empty(), "{mode:?}: ran without asking");
+        assert!(!text.contains("sekrit"), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn leaving_the_sandbox_always_asks_and_then_runs_outside_it() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let out = p.outside.join("y.txt");
+    let (env, prompter) = common::exec_env(
+        &p.root,
+        rules(&p.root, Mode::BypassPermissions, &[]),
+        vec![PromptAnswer::AllowOnce],
+    );
+    let (status, text) = common::run_call(
+        &env,
+        "Bash",
+        json!({ "command": format!("echo out > {}", out.display()), "dangerouslyDisableSandbox": true }),
+    )
+    .await;
+    assert_eq!(status, ToolStatus::Done, "{text}");
+    let asked = prompter.asked();
+    assert_eq!(asked.len(), 1, "asked even in bypassPermissions");
+    assert_eq!(
+        asked[0].1.command.as_ref().unwrap().sandbox,
+        "sandbox: off · the model asked to run it outside the sandbox (dangerouslyDisableSandbox)"
+    );
+    assert!(out.exists(), "ran outside the sandbox once allowed: {text}");
+}
+
+#[tokio::test]
+async fn with_the_sandbox_off_bash_asks_and_the_float_says_so() {
+    let p = project();
+    let mut off = rules(
+        &p.root,
+        Mode::Default,
+        &[
+            (RuleKind::Allow, "Bash(echo exact)"),
+            (RuleKind::Allow, "Bash(echo pre:*)"),
+        ],
+    );
+    off = off.with_sandbox_support(Some(
+        "the sandbox was turned off with LATHE_SANDBOX=off".into(),
+    ));
+    let (env, prompter) =
+        common::exec_env(&p.root, off, vec![PromptAnswer::Deny, PromptAnswer::Deny]);
+    // The read-only list asks …
+    let (status, _) = bash(&env, "ls").await;
+    assert_eq!(status, ToolStatus::Denied);
+    // … and so does a prefix rule, while an exact one runs, unsandboxed.
+    let (status, _) = bash(&env, "echo pre x").await;
+    assert_eq!(status, ToolStatus::Denied);
+    let (status, text) = bash(&env, "echo exact").await;
+    assert_eq!(status, ToolStatus::Done, "{text}");
+    let asked = prompter.asked();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(
+        asked[0].1.reason,
+        "the sandbox is off (the sandbox was turned off with LATHE_SANDBOX=off), so Bash asks unless an exact allow rule covers the command"
+    );
+    assert_eq!(
+        asked[0].1.command.as_ref().unwrap().sandbox,
+        "sandbox: off · the sandbox was turned off with LATHE_SANDBOX=off"
+    );
+}
