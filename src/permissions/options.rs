@@ -256,6 +256,15 @@ fn resolve_long(spec: &Spec, name: &str) -> Option<(&'static Opt, bool)> {
     }
 }
 
+/// `true` when a jq program may load modules (`import`, `include`,
+/// `modulemeta`): files read from search paths, so never read-only, and
+/// their folders count as read.
+pub fn jq_loads_modules(program: &str) -> bool {
+    ["import", "include", "modulemeta"]
+        .iter()
+        .any(|k| program.contains(k))
+}
+
 /// An option row (see [`Opt`]).
 const fn o(short: char, long: &'static str, arity: Arity, effect: Effect) -> Opt {
     Opt {

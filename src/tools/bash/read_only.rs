@@ -102,7 +102,7 @@ fn simple_is_read_only(words: &[Word]) -> bool {
         "jq" => parsed(&options::JQ).is_some_and(|p| {
             p.operands
                 .first()
-                .is_none_or(|prog| !jq_loads_modules(prog))
+                .is_none_or(|prog| !options::jq_loads_modules(prog))
         }),
         "file" => plain(&options::FILE),
         "rg" => plain(&options::RG),
@@ -124,14 +124,6 @@ fn simple_is_read_only(words: &[Word]) -> bool {
         "git" => git_is_read_only(args),
         _ => false,
     }
-}
-
-/// `true` when a jq program may load modules (`import`, `include`,
-/// `modulemeta`): they are files read from search paths no rule sees.
-pub fn jq_loads_modules(program: &str) -> bool {
-    ["import", "include", "modulemeta"]
-        .iter()
-        .any(|k| program.contains(k))
 }
 
 /// `find` without actions that delete, write or run something, or that
@@ -396,6 +388,32 @@ mod option_spelling_tests {
         ("strings @secret/opts", false),
         ("hexdump -f fmt x", true),
         ("git status -v", true),
+        // own attacks
+        ("diff -l a b", false),
+        ("diff --pag a b", false),
+        ("diff -ql a b", false),
+        ("file -p x", false),
+        ("file --pres x", false),
+        ("file -z x.gz", false),
+        ("tree --fromfile list", false),
+        ("tree --out x", false),
+        ("jq -f prog.jq data.json", false),
+        ("jq --from-f prog.jq", false),
+        ("jq -n '\"x\" | modulemeta'", false),
+        ("git grep --text=1 x", false),
+        ("git grep --no-index -O x", false),
+        ("git log --pretty=x --ext-d", false),
+        ("git show --text --textc HEAD", false),
+        ("git blame --textconv f", false),
+        ("git diff --o x", false),
+        ("git -P log", false),
+        ("rg --pre-glob '*' --pre sh x", false),
+        ("rg --search-z x", false),
+        ("sort -S 1M -T. x", false),
+        ("sort --ch=quiet -o x y", false),
+        ("wc --files0 x", false),
+        ("uniq -- a b", false),
+        ("date -- 0101", false),
         // controls: still read-only
         ("sort -u names.txt", true),
         ("sort -k 2 -t , data.csv", true),
