@@ -14,7 +14,8 @@
 
 use std::path::PathBuf;
 
-use super::shell::SimpleCommand;
+use super::options::{self, Spec};
+use super::shell::{self, SimpleCommand};
 
 /// How a command reaches what an operand names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,21 @@ pub enum Reach {
         /// How deep below a folder operand.
         depth: Option<usize>,
     },
+    /// Like [`Reach::Tree`], for a path relative to the root of the git
+    /// repository the working directory is in (`git show HEAD:path`), not
+    /// to the working directory.
+    RepoTree(Walk),
+    /// A git revision or a path (git tells them apart by whether the path
+    /// exists): an existing path is read like [`Reach::Tree`]; otherwise
+    /// it is a revision whose objects may hold any file's content, so it
+    /// counts as [`Reach::Repository`].
+    RevOrPath(Walk),
+    /// git reads blob content out of the object store (`git show <blob>`,
+    /// `git log -p`, `git grep foo HEAD`): every file of the repository
+    /// that holds the word's folder, `.git` included, counts as read.
+    /// Like names, only deny rules apply (and only when one could): a
+    /// protected `.git/` or `.env` would make every `git show` ask.
+    Repository,
 }
 
 /// How a recursive reader walks a folder.
@@ -101,8 +117,8 @@ pub struct ReadPath {
 /// Programs that read nothing their operands name (they print, compute or
 /// look things up elsewhere).
 const READS_NOTHING: &[&str] = &[
-    "echo", "printf", "pwd", "true", "false", "seq", "sleep", "date", "uname", "whoami", "id",
-    "df", "which", "type", "basename", "dirname", "tr", ":",
+    "echo", "printf", "pwd", "true", "false", "seq", "sleep", "uname", "whoami", "id", "df",
+    "which", "type", "basename", "dirname", "tr", ":",
 ];
 
 /// Long options of `ls` that take the next word as their value.
@@ -146,6 +162,11 @@ const METADATA: &[&str] = &["stat", "test", "[", "realpath", "readlink"];
 /// ([`Operand::expands`], [`CommandReads::moves_expands`]).
 pub fn command_reads(cmd: &SimpleCommand) -> CommandReads {
     let mut reads = program_reads(cmd);
+    // What a wrapper runs reads too (`env cat x`, `timeout 5 grep -r x`).
+    for inner in shell::unwrapped(cmd).iter().skip(1) {
+        let r = program_reads(inner);
+        reads.operands.extend(r.operands);
+    }
     // `< file` reads it; `>> file` too, as far as a rule can tell.
     let redirected = cmd
         .redirect_targets
@@ -162,6 +183,14 @@ pub fn command_reads(cmd: &SimpleCommand) -> CommandReads {
         op.expands = from_substitution(&op.word);
     }
     reads.moves_expands = reads.moves_to.as_deref().is_some_and(from_substitution);
+    let mut seen = Vec::new();
+    reads.operands.retain(|op| {
+        let new = !seen.contains(op);
+        if new {
+            seen.push(op.clone());
+        }
+        new
+    });
     reads
 }
 
@@ -176,8 +205,125 @@ fn program_reads(cmd: &SimpleCommand) -> CommandReads {
         operands,
         ..CommandReads::default()
     };
+    if let Some(spec) = option_spec(name) {
+        let mut out = spec_reads(name, spec, args);
+        out.extend(program_reads_by_name(name, args).operands);
+        return reads(out);
+    }
+    program_reads_by_name(name, args)
+}
+
+/// The option table of `name` when its options name files it reads
+/// ([`options`]).
+fn option_spec(name: &str) -> Option<&'static Spec> {
+    Some(match name {
+        "date" => &options::DATE,
+        "file" => &options::FILE,
+        "sort" => &options::SORT,
+        "wc" => &options::WC,
+        "du" => &options::DU,
+        "grep" | "egrep" | "fgrep" => &options::GREP,
+        "diff" => &options::DIFF,
+        "hexdump" => &options::HEXDUMP,
+        "tree" => &options::TREE,
+        "rg" => &options::RG,
+        "jq" => &options::JQ,
+        _ => return None,
+    })
+}
+
+/// The files the options of `name` read (`date -f F`, `grep --fi=F`, `wc
+/// --files0-from=F`, `jq --rawfile n F`), by its option table; jq's
+/// operands and modules too. When the arguments do not parse, every word
+/// that may be a value (see [`words_of`]).
+fn spec_reads(name: &str, spec: &Spec, args: &[String]) -> Vec<Operand> {
+    let Ok(parsed) = options::parse(spec, args) else {
+        return each(words_of(args), Reach::Content);
+    };
+    let mut out = each(parsed.read_files(), Reach::Content);
+    if name == "jq" {
+        out.extend(jq_reads(&parsed));
+    }
+    out
+}
+
+/// jq: the input files (the operands after the program; with `-f` the
+/// program file too), and the folders modules are loaded from when the
+/// program imports any (`import "secret/s" as s;`): each string in the
+/// program, below the working directory, each `-L` folder and `~/.jq`.
+fn jq_reads(parsed: &options::Parsed) -> Vec<Operand> {
+    let from_file = parsed.has('f', "from-file");
+    let mut operands = parsed.operands.clone();
+    let program = if from_file || operands.is_empty() {
+        None
+    } else {
+        Some(operands.remove(0))
+    };
+    let mut out = each(operands, Reach::Content);
+    let Some(program) = program.filter(|p| options::jq_loads_modules(p)) else {
+        return out;
+    };
+    let mut bases = vec![".".to_string(), "~/.jq".to_string()];
+    bases.extend(
+        parsed
+            .found
+            .iter()
+            .filter(|f| f.opt.short == 'L')
+            .filter_map(|f| f.value.clone()),
+    );
+    for module in quoted_strings(&program) {
+        let folder = module.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        for base in &bases {
+            let word = if folder.is_empty() {
+                base.clone()
+            } else if folder.starts_with('/') {
+                folder.to_string()
+            } else {
+                format!("{}/{folder}", base.trim_end_matches('/'))
+            };
+            out.extend(each(vec![word], Reach::Tree(EVERYTHING)));
+        }
+    }
+    out
+}
+
+/// The `"…"` strings of a jq program (escapes kept as written).
+fn quoted_strings(program: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    let mut escaped = false;
+    for c in program.chars() {
+        match (&mut current, c) {
+            (None, '"') => current = Some(String::new()),
+            (Some(_), _) if escaped => {
+                escaped = false;
+                if let Some(s) = current.as_mut() {
+                    s.push(c);
+                }
+            }
+            (Some(_), '\\') => escaped = true,
+            (Some(s), '"') => {
+                out.push(std::mem::take(s));
+                current = None;
+            }
+            (Some(s), c) => s.push(c),
+            (None, _) => {}
+        }
+    }
+    out
+}
+
+/// What `name` reads through its operands (see [`command_reads`]).
+fn program_reads_by_name(name: &str, args: &[String]) -> CommandReads {
+    let reads = |operands: Vec<Operand>| CommandReads {
+        operands,
+        ..CommandReads::default()
+    };
     match name {
         _ if READS_NOTHING.contains(&name) => CommandReads::default(),
+        // `date` reads only what its options name (`-f`, `-r`); jq's
+        // operands are sorted by [`jq_reads`].
+        "date" | "jq" => CommandReads::default(),
         "cd" | "pushd" => CommandReads {
             operands: Vec::new(),
             moves_expands: false,
@@ -506,35 +652,234 @@ fn rg_reads(args: &[String]) -> Vec<Operand> {
     out
 }
 
-/// `git`: `grep` reads the work tree (or the paths it names); `show`,
-/// `diff`, `log` and `blame` read the paths they name (`HEAD:path` names
-/// `path`); `ls-files` lists names; `status`, `branch` and `rev-parse` read
-/// nothing a rule covers; other subcommands read every operand.
+/// `git`, after its global options (`-C dir`, `--git-dir`, `--work-tree`
+/// move it elsewhere: that repository counts as read whole): `grep` reads
+/// the work tree (or the paths it names); `show`, `diff`, `log -p`,
+/// `grep` with revisions, `cat-file`, `status -v` read blobs out of the
+/// object store (see [`git_object_reads`]); `ls-files` lists names;
+/// `status`, `branch` and `rev-parse` read nothing a rule covers; options
+/// that name files are reads of them (`blame --contents F`, `grep -f F`,
+/// `diff -O F`); other subcommands read every operand.
 fn git_reads(args: &[String]) -> Vec<Operand> {
-    let Some((sub, rest)) = args.split_first() else {
+    let mut i = 0;
+    let mut elsewhere = Vec::new();
+    while let Some(arg) = args.get(i) {
+        match arg.as_str() {
+            "-C" | "--git-dir" | "--work-tree" => {
+                elsewhere.extend(args.get(i + 1).cloned());
+                i += 2;
+            }
+            "-c" | "--namespace" | "--config-env" | "--exec-path" | "--super-prefix" => i += 2,
+            a if a.starts_with("--git-dir=") || a.starts_with("--work-tree=") => {
+                elsewhere.extend(a.split_once('=').map(|(_, v)| v.to_string()));
+                i += 1;
+            }
+            a if a.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    let rest_all = args.get(i..).unwrap_or_default();
+    let Some((sub, rest)) = rest_all.split_first() else {
         return Vec::new();
     };
-    match sub.as_str() {
-        "status" | "branch" | "rev-parse" => Vec::new(),
-        "ls-files" => each(or_cwd(plain_operands(rest)), Reach::Names { depth: None }),
-        "grep" => {
-            let s = search_args(rest, "ABCefm", &["regexp", "file", "max-count", "context"]);
-            let mut out = each(s.pattern_files, Reach::Content);
-            out.extend(each(or_cwd(s.paths), Reach::Tree(WORK_TREE)));
-            out
-        }
-        "show" | "diff" | "log" | "blame" => {
-            let words = plain_operands(rest)
-                .into_iter()
-                .map(|w| match w.split_once(':') {
-                    Some((_, path)) if !path.is_empty() => path.to_string(),
-                    _ => w,
-                })
-                .collect();
-            each(words, Reach::Tree(WORK_TREE))
-        }
-        _ => each(words_of(rest), Reach::Content),
+    if !elsewhere.is_empty() {
+        elsewhere.push(".".to_string());
+        let mut out = each(elsewhere, Reach::Repository);
+        out.extend(each(words_of(rest), Reach::Content));
+        return out;
     }
+    let spec = match sub.as_str() {
+        "grep" => Some(&options::GIT_GREP),
+        "show" | "diff" | "log" | "whatchanged" | "reflog" => Some(&options::GIT_LOG),
+        "blame" | "annotate" => Some(&options::GIT_BLAME),
+        "ls-files" => Some(&options::GIT_LS_FILES),
+        "status" => Some(&options::GIT_STATUS),
+        _ => None,
+    };
+    let parsed = spec.map(|s| options::parse(s, rest));
+    let parsed = match parsed {
+        Some(Ok(p)) => p,
+        // Not understood: every word, and the whole repository.
+        Some(Err(_)) => {
+            let mut out = each(vec![".".to_string()], Reach::Repository);
+            out.extend(each(words_of(rest), Reach::Content));
+            return out;
+        }
+        None => options::Parsed::default(),
+    };
+    let mut out = each(parsed.read_files(), Reach::Content);
+    match sub.as_str() {
+        "branch" | "rev-parse" => {}
+        "status" if parsed.has('v', "verbose") => {
+            out.extend(each(vec![".".to_string()], Reach::Repository));
+        }
+        "status" => {}
+        "ls-files" => out.extend(each(or_cwd(parsed.operands), Reach::Names { depth: None })),
+        "grep" => {
+            let mut operands = parsed.operands.clone();
+            let patterns_given = parsed.has('e', "") || parsed.has('f', "");
+            if !patterns_given && !operands.is_empty() {
+                operands.remove(0);
+            }
+            let dashdash = parsed
+                .dashdash
+                .map(|d| d.saturating_sub(usize::from(!patterns_given)));
+            let in_objects = parsed.has(N, "cached") || parsed.has(N, "index");
+            // Without operands it searches the work tree below the
+            // working directory; a revision (or `--cached`) searches blobs.
+            if operands.is_empty() && !in_objects {
+                out.extend(each(or_cwd(operands), Reach::Tree(WORK_TREE)));
+            } else {
+                out.extend(git_object_reads(&operands, dashdash, in_objects));
+            }
+        }
+        "log" | "whatchanged" | "reflog" if !shows_content(&parsed) => {
+            out.extend(each(path_words(&parsed.operands), Reach::Tree(WORK_TREE)));
+        }
+        "show" | "diff" | "log" | "whatchanged" | "reflog" => {
+            let staged = parsed.has(N, "cached") || parsed.has(N, "staged");
+            out.extend(git_object_reads(&parsed.operands, parsed.dashdash, staged));
+        }
+        "blame" | "annotate" => {
+            out.extend(each(path_words(&parsed.operands), Reach::Tree(WORK_TREE)));
+        }
+        "cat-file" | "archive" | "format-patch" | "fast-export" | "bundle" | "range-diff"
+        | "difftool" | "notes" | "stash" | "show-branch" | "cherry" | "request-pull" => {
+            let objects: Vec<Operand> = plain_operands(rest)
+                .iter()
+                .filter_map(|w| object_path(w))
+                .collect();
+            out.extend(objects);
+            out.extend(each(vec![".".to_string()], Reach::Repository));
+            out.extend(each(words_of(rest), Reach::Content));
+        }
+        _ => out.extend(each(words_of(rest), Reach::Content)),
+    }
+    out
+}
+
+/// No short letter (for [`options::Parsed::has`]).
+const N: char = '\0';
+
+/// `true` when `git log` options show blob content: a patch, a word diff,
+/// pickaxe searches, line history, a whitespace check.
+fn shows_content(parsed: &options::Parsed) -> bool {
+    const CONTENT: &[&str] = &[
+        "patch",
+        "unified",
+        "patch-with-raw",
+        "patch-with-stat",
+        "function-context",
+        "word-diff",
+        "word-diff-regex",
+        "color-words",
+        "cc",
+        "dd",
+        "remerge-diff",
+        "check",
+        "binary",
+        "full-diff",
+        "find-object",
+        "textconv",
+        "ext-diff",
+    ];
+    parsed.found.iter().any(|f| {
+        !f.negated
+            && (CONTENT.contains(&f.opt.long)
+                || matches!(
+                    f.opt.short,
+                    'p' | 'u' | 'U' | 'W' | 'S' | 'G' | 'L' | 'c' | 'm'
+                ))
+    })
+}
+
+/// The operands of a git command with `REV:path` turned into `path`.
+fn path_words(operands: &[String]) -> Vec<String> {
+    operands
+        .iter()
+        .map(|w| match w.split_once(':') {
+            Some((_, path)) if !path.is_empty() => path.to_string(),
+            _ => w.clone(),
+        })
+        .collect()
+}
+
+/// What a `REV:path` word reads: `path` below the repository root, or
+/// below the working directory when it starts with `./` or `../`; the
+/// whole repository for `REV:` (a root tree) and `:/text` (a commit
+/// search). `None` for a word without `:`.
+fn object_path(word: &str) -> Option<Operand> {
+    let (rev, path) = word.split_once(':')?;
+    // `:0:path` names a stage of the index.
+    let path = match (rev, path.split_once(':')) {
+        ("", Some((stage, p))) if stage.len() == 1 && stage.chars().all(|c| c.is_ascii_digit()) => {
+            p
+        }
+        _ => path,
+    };
+    let one = |word: &str, reach| each(vec![word.to_string()], reach).pop();
+    if path.is_empty() || path.starts_with('/') || rev.contains('{') {
+        return one(".", Reach::Repository);
+    }
+    if path.starts_with("./") || path.starts_with("../") || path == "." || path == ".." {
+        return one(path, Reach::Tree(WORK_TREE));
+    }
+    one(path, Reach::RepoTree(WORK_TREE))
+}
+
+/// `true` when `word` names a commit for certain (`HEAD`, `@`, `HEAD~2`,
+/// `main^`, `a..b`): git applies pathspecs to what it shows. Any other
+/// revision may name a blob, tree or tag, whose content git shows whatever
+/// the pathspecs say.
+fn is_commit(word: &str) -> bool {
+    if word.contains(':') || word.contains('{') {
+        return false;
+    }
+    let navigated = word
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .ends_with(['~', '^']);
+    matches!(
+        word,
+        "HEAD" | "@" | "ORIG_HEAD" | "FETCH_HEAD" | "MERGE_HEAD"
+    ) || navigated
+        || word.contains("..")
+}
+
+/// What a git command that reads blobs out of the object store reads
+/// through `operands` (`dashdash`: how many come before `--`): each
+/// `REV:path` its path ([`object_path`]); paths after `--` and words that
+/// may be paths or revisions ([`Reach::RevOrPath`]) as paths; and the
+/// whole repository when a commit it shows is limited by no path (`git
+/// show`, `git show HEAD`, `git diff --cached`, `git log -p`) or
+/// `in_objects` with no path.
+fn git_object_reads(
+    operands: &[String],
+    dashdash: Option<usize>,
+    in_objects: bool,
+) -> Vec<Operand> {
+    let split = dashdash.unwrap_or(operands.len()).min(operands.len());
+    let (before, after) = operands.split_at(split);
+    let mut out = each(after.to_vec(), Reach::Tree(WORK_TREE));
+    let mut commits = 0;
+    let mut objects = 0;
+    let mut maybe_paths = 0;
+    for w in before {
+        if let Some(op) = object_path(w) {
+            objects += 1;
+            out.push(op);
+        } else if is_commit(w) {
+            commits += 1;
+        } else {
+            maybe_paths += 1;
+            out.extend(each(vec![w.clone()], Reach::RevOrPath(WORK_TREE)));
+        }
+    }
+    let limited = !after.is_empty() || maybe_paths > 0;
+    let shows_commits = commits > 0 || (objects == 0 && maybe_paths == 0) || in_objects;
+    if shows_commits && !limited {
+        out.extend(each(vec![".".to_string()], Reach::Repository));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -565,6 +910,9 @@ mod tests {
                     Reach::Names { depth } => {
                         format!("n{}", depth.map(|d| d.to_string()).unwrap_or_default())
                     }
+                    Reach::RepoTree(_) => "repo-path".to_string(),
+                    Reach::RevOrPath(_) => "rev-or-path".to_string(),
+                    Reach::Repository => "repository".to_string(),
                 };
                 format!("{}:{how}", o.word)
             })
@@ -608,7 +956,7 @@ mod tests {
             ("stat .env", &[".env:n0"]),
             ("diff -r a b", &["a:thv", "b:thv"]),
             ("git grep SECRET", &[".:th"]),
-            ("git show HEAD:secret/s.txt", &["secret/s.txt:th"]),
+            ("git show HEAD:secret/s.txt", &["secret/s.txt:repo-path"]),
             ("git diff -- secret", &["secret:th"]),
             ("git status", &[]),
             ("git ls-files", &[".:n"]),
@@ -631,5 +979,94 @@ mod tests {
         assert_eq!(reads("cd secret").1.as_deref(), Some("secret"));
         assert_eq!(reads("cd").1.as_deref(), Some("~"));
         assert_eq!(reads("cat x").1, None);
+    }
+
+    /// Kind 2 of the red-team report: options and operands that read files
+    /// the reads table did not know, and git objects. `(line, reads that
+    /// must be among the command's reads)`; each row failed before.
+    const HIDDEN_READS: &[(&str, &[&str])] = &[
+        ("date -f secret/s.txt", &["secret/s.txt:c"]),
+        ("date --file=secret/s.txt", &["secret/s.txt:c"]),
+        ("date --fi secret/s.txt", &["secret/s.txt:c"]),
+        ("date -r secret/s.txt", &["secret/s.txt:c"]),
+        ("du --files0-from=secret/l", &["secret/l:c"]),
+        ("du -X secret/l", &["secret/l:c"]),
+        ("grep --fi=secret/p x", &["secret/p:c"]),
+        ("grep --exclude-from=secret/p x y", &["secret/p:c"]),
+        ("rg --ignore-f=secret/i foo", &["secret/i:c"]),
+        ("hexdump -f secret/fmt x", &["secret/fmt:c"]),
+        ("file -m secret/magic x", &["secret/magic:c"]),
+        ("file --files-from secret/l", &["secret/l:c"]),
+        ("sort --random-source=secret/r x", &["secret/r:c"]),
+        ("jq -n 'import \"secret/s\" as s; s'", &["./secret:thv"]),
+        ("jq -n -L lib 'include \"m\"; 1'", &["lib:thv"]),
+        ("env cat secret/s.txt", &["secret/s.txt:c"]),
+        ("timeout 5 grep -r x secret", &["secret:thv"]),
+        ("xargs -a secret/l grep -r x", &[".:thv"]),
+        ("git show HEAD:secret/s.txt", &["secret/s.txt:repo-path"]),
+        ("git show HEAD:./s.txt", &["./s.txt:th"]),
+        ("git show :0:secret/s.txt", &["secret/s.txt:repo-path"]),
+        ("git show", &[".:repository"]),
+        ("git show HEAD", &[".:repository"]),
+        ("git show 3f2a1b", &["3f2a1b:rev-or-path"]),
+        ("git show v1.0 -- src", &["v1.0:rev-or-path", "src:th"]),
+        (
+            "git cat-file -p HEAD:secret/s.txt",
+            &["secret/s.txt:repo-path"],
+        ),
+        ("git cat-file -p 3f2a1b", &[".:repository"]),
+        ("git log -p", &[".:repository"]),
+        ("git log --patch --oneline", &[".:repository"]),
+        ("git log -S TOKEN", &[".:repository"]),
+        ("git diff", &[".:repository"]),
+        ("git diff HEAD~1", &[".:repository"]),
+        ("git diff --cached", &[".:repository"]),
+        ("git diff -O secret/order", &["secret/order:c"]),
+        ("git grep foo HEAD", &[".:repository"]),
+        ("git grep --cached foo", &[".:repository"]),
+        ("git grep -f secret/p HEAD", &["secret/p:c"]),
+        (
+            "git blame --contents secret/s.txt src/a.rs",
+            &["secret/s.txt:c"],
+        ),
+        ("git ls-files -X secret/x", &["secret/x:c"]),
+        ("git status -v", &[".:repository"]),
+        ("git -C /other/repo show HEAD", &["/other/repo:repository"]),
+        ("git --git-dir=/x/.git log -p", &["/x/.git:repository"]),
+    ];
+
+    /// Rows that must not read more than they did: no blanket read of the
+    /// repository where a path limits what git shows.
+    const LIMITED_READS: &[(&str, &[&str])] = &[
+        ("git show HEAD~1 -- src/lib.rs", &["src/lib.rs:th"]),
+        ("git diff -- secret", &["secret:th"]),
+        ("git diff src/a.rs", &["src/a.rs:rev-or-path"]),
+        ("git log --oneline -5", &[]),
+        ("git log -- secret", &["secret:th"]),
+        ("git grep SECRET", &[".:th"]),
+        ("git grep foo -- src", &["src:th"]),
+        ("git status", &[]),
+        ("date +%s", &[]),
+        ("jq -r .name package.json", &["package.json:c"]),
+    ];
+
+    #[test]
+    fn options_and_git_objects_that_read_files_are_reads() {
+        let mut wrong = Vec::new();
+        for (line, want) in HIDDEN_READS {
+            let (got, _) = reads(line);
+            for w in *want {
+                if !got.iter().any(|g| g == w) {
+                    wrong.push(format!("{line:?}: {w:?} missing from {got:?}"));
+                }
+            }
+        }
+        for (line, want) in LIMITED_READS {
+            let (got, _) = reads(line);
+            if got != *want {
+                wrong.push(format!("{line:?}: expected {want:?}, got {got:?}"));
+            }
+        }
+        assert!(wrong.is_empty(), "wrong reads:\n{}", wrong.join("\n"));
     }
 }

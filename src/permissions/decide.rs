@@ -340,7 +340,14 @@ fn hit<'r>(rules: &'r Rules, kind: RuleKind, req: &Request<'_>) -> Hit<'r> {
                 if kind == RuleKind::Allow && writes_a_file(p) {
                     return None;
                 }
-                of_kind().find(|r| r.rule.matches_command(p))
+                // Deny and ask rules see through wrappers (`env rm x`,
+                // `timeout 5 rm x`, `xargs rm`); allow rules match the
+                // command as written.
+                if kind == RuleKind::Allow {
+                    return of_kind().find(|r| r.rule.matches_command(p));
+                }
+                let inner = shell::unwrapped(p);
+                of_kind().find(|r| inner.iter().any(|c| r.rule.matches_command(c)))
             })
             .collect();
         return match (
@@ -1143,5 +1150,37 @@ mod tests {
             decide(&rules(Mode::Default, &[]), &with_input("ls", true, flagged)).reason().text,
             "the model asks to run it outside the sandbox (dangerouslyDisableSandbox), which always asks"
         );
+    }
+
+    #[test]
+    fn deny_and_ask_rules_see_through_wrappers_allow_rules_do_not() {
+        let r = rules(
+            Mode::Default,
+            &[
+                (RuleKind::Deny, "Bash(rm:*)", RuleSource::Setup),
+                (RuleKind::Ask, "Bash(git push:*)", RuleSource::Setup),
+                (RuleKind::Allow, "Bash(env:*)", RuleSource::Setup),
+                (RuleKind::Allow, "Bash(curl:*)", RuleSource::Setup),
+            ],
+        );
+        let cases = [
+            ("env rm -rf x", "deny"),
+            ("command rm x", "deny"),
+            ("nice -n 5 rm x", "deny"),
+            ("timeout 5 rm x", "deny"),
+            ("find . | xargs rm", "deny"),
+            ("env -i FOO=1 rm x", "deny"),
+            ("sudo rm x", "deny"),
+            ("FOO=1 rm x", "deny"),
+            ("nohup env git push", "ask"),
+            ("timeout 60 git push origin main", "ask"),
+            // an allow rule allows the command as written, no more
+            ("env FOO=1 make", "allow"),
+            ("timeout 5 curl x", "ask"),
+            ("env ls", "allow"),
+        ];
+        for (cmd, want) in cases {
+            assert_eq!(verdict(&decide(&r, &bash(cmd, false, &[]))), want, "{cmd}");
+        }
     }
 }

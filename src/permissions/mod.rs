@@ -5,6 +5,7 @@
 
 pub mod bash_reads;
 mod decide;
+pub mod options;
 mod paths;
 mod prompter;
 mod read_access;

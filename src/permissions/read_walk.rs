@@ -86,6 +86,9 @@ pub fn reach(
                 if let Some(dir) = lost_cwd.as_deref().filter(|_| counts && is_relative(&word)) {
                     walker.unresolved(READS_AFTER_UNRESOLVED_CD, &[("dir", dir), ("word", &word)]);
                 }
+                if walker.git_objects(&word, op.reach, &cwd, home) {
+                    continue;
+                }
                 for path in walker.expand(&word, &cwd, home) {
                     walker.visit(&path, op.reach);
                 }
@@ -202,7 +205,51 @@ impl Walker {
     /// Whether an operand reaching this way is checked at all: names only
     /// when a deny rule could cover a name.
     fn counts(&self, reach: Reach) -> bool {
-        self.names_matter || !matches!(reach, Reach::Names { .. })
+        self.names_matter || !matches!(reach, Reach::Names { .. } | Reach::Repository)
+    }
+
+    /// Expands the git reaches ([`Reach::RepoTree`], [`Reach::RevOrPath`],
+    /// [`Reach::Repository`]) of `word` from `cwd`; `false` for the
+    /// others, which [`Walker::expand`] and [`Walker::visit`] handle.
+    fn git_objects(&mut self, word: &str, reach: Reach, cwd: &Path, home: Option<&Path>) -> bool {
+        match reach {
+            Reach::RepoTree(walk) => {
+                let top = repository_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
+                for path in self.expand(word, &top, home) {
+                    self.visit(&path, Reach::Tree(walk));
+                }
+            }
+            Reach::RevOrPath(walk) => {
+                let paths = self.expand(word, cwd, home);
+                if paths.is_empty() {
+                    self.repository(cwd);
+                }
+                for path in paths {
+                    self.visit(&path, Reach::Tree(walk));
+                }
+            }
+            Reach::Repository => {
+                let start = resolve_for_rules(&expand_named_path(word, cwd, home));
+                self.repository(&start);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Every file of the git repository `dir` is in (or of `dir` outside
+    /// one), `.git` included, as names: git may read any of them out of
+    /// its object store. Only when a deny rule could cover one.
+    fn repository(&mut self, dir: &Path) {
+        if !self.names_matter {
+            return;
+        }
+        let top = repository_root(dir).unwrap_or_else(|| dir.to_path_buf());
+        let top = resolve_for_rules(&top);
+        if top.is_dir() {
+            self.push(top.clone(), true, false);
+            self.walk(&top, None, None);
+        }
     }
 
     /// Records that not every read could be checked: `template` filled
@@ -222,6 +269,11 @@ impl Walker {
             Reach::Content => self.push(real, is_dir, true),
             Reach::Tree(walk) if is_dir => self.walk(&real, Some(walk), None),
             Reach::Tree(_) => self.push(real, false, true),
+            Reach::RepoTree(walk) | Reach::RevOrPath(walk) if is_dir => {
+                self.walk(&real, Some(walk), None)
+            }
+            Reach::RepoTree(_) | Reach::RevOrPath(_) => self.push(real, false, true),
+            Reach::Repository => self.repository(&real),
             Reach::Names { .. } if !self.names_matter => {}
             Reach::Names { depth } => {
                 self.push(real.clone(), is_dir, false);
@@ -325,6 +377,20 @@ impl Walker {
             }
         }
     }
+}
+
+/// The root of the git repository `dir` is in: the nearest folder, `dir`
+/// or above, that holds a `.git` (a folder, or a file for a worktree or
+/// submodule); for a `.git` folder itself, the folder above it. `None`
+/// outside any repository. Separate from path resolution: it only looks
+/// for `.git` entries.
+fn repository_root(dir: &Path) -> Option<PathBuf> {
+    if dir.file_name().is_some_and(|n| n == ".git") {
+        return dir.parent().map(Path::to_path_buf);
+    }
+    dir.ancestors()
+        .find(|d| d.join(".git").symlink_metadata().is_ok())
+        .map(Path::to_path_buf)
 }
 
 /// `true` when `word` holds a character the shell expands as a pathname
@@ -631,5 +697,108 @@ mod tests {
                 "{word}"
             );
         }
+    }
+
+    /// The verdict of the gate for `line` in `root` (the repository's
+    /// `.git` may be above it) under `rules` (`(deny?, rule)`), with the
+    /// reads expanded on disk as the gate does.
+    fn gate(line: &str, root: &Path, rules: &[(bool, &str)]) -> &'static str {
+        use crate::permissions::{
+            decide, Decision, Mode, Request, Rule, RuleBase, RuleKind, RuleSource, Rules,
+        };
+        let base = RuleBase::at_root(root, None);
+        let mut r = Rules {
+            mode: Mode::Default,
+            ..Rules::default()
+        };
+        for (deny, text) in rules {
+            let kind = if *deny { RuleKind::Deny } else { RuleKind::Ask };
+            r.push(
+                kind,
+                Rule::parse(text, &base).expect("rule"),
+                RuleSource::Setup,
+            );
+        }
+        let Split::Commands(cmds) = split(line) else {
+            panic!("{line}");
+        };
+        let reads: Vec<CommandReads> = cmds.iter().map(command_reads).collect();
+        let reached = reach(&reads, root, None, r.deny_reads());
+        let req = Request {
+            tool: "Bash",
+            read_only: crate::tools::bash::read_only::is_read_only_command(line),
+            path: None,
+            path_is_dir: false,
+            command: Some(line),
+            command_paths: &[],
+            read_paths: &reached.paths,
+            reads_unchecked: reached.unchecked.as_deref(),
+            input_json: "{}",
+            root,
+        };
+        match decide(&r, &req) {
+            Decision::Allow(_) => "allow",
+            Decision::Ask(_) => "ask",
+            Decision::Deny(_) => "deny",
+        }
+    }
+
+    #[test]
+    fn read_rules_hold_for_options_wrappers_and_git_objects() {
+        let (_d, root) = project();
+        let deny = [(true, "Read(./secret/**)")];
+        let cases = [
+            ("date -f secret/s.txt", "deny"),
+            ("env cat secret/s.txt", "deny"),
+            ("timeout 5 grep -r TOKEN .", "deny"),
+            ("git show HEAD:secret/s.txt", "deny"),
+            ("git show HEAD:./secret/s.txt", "deny"),
+            ("git grep foo HEAD", "deny"),
+            ("git log -p", "deny"),
+            ("git show", "deny"),
+            ("git show 3f2a1b", "deny"),
+            ("git diff", "deny"),
+            ("jq -n 'import \"secret/s\" as s; s'", "deny"),
+            // limited by a path, or not reading blobs: no blanket deny
+            ("git show HEAD -- src", "allow"),
+            ("git log --oneline", "allow"),
+            ("git grep foo -- src", "allow"),
+            ("date +%s", "allow"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(gate(line, &root, &deny), want, "{line}");
+        }
+        // Without rules, git's object reads stay free.
+        for line in [
+            "git grep foo HEAD",
+            "git show HEAD",
+            "git log -p",
+            "git diff HEAD~1",
+        ] {
+            assert_eq!(gate(line, &root, &[]), "allow", "{line}");
+        }
+        // `.env` is protected: reading it through a wrapper asks.
+        assert_eq!(gate("timeout 5 cat .env", &root, &[]), "ask");
+    }
+
+    #[test]
+    fn rev_paths_are_relative_to_the_repository_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let top = dir.path().canonicalize().expect("canonical");
+        for (path, text) in [
+            (".git/HEAD", "ref: refs/heads/main"),
+            ("secret/s.txt", "TOKEN=1"),
+            ("proj/src/a.rs", ""),
+        ] {
+            let p = top.join(path);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        }
+        let root = top.join("proj");
+        let deny = format!("Read(/{}/secret/**)", top.display());
+        let rules = [(true, deny.as_str())];
+        assert_eq!(gate("git show HEAD:secret/s.txt", &root, &rules), "deny");
+        assert_eq!(gate("git show HEAD:./src/a.rs", &root, &rules), "allow");
+        assert_eq!(gate("git grep foo HEAD", &root, &rules), "deny");
     }
 }

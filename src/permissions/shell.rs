@@ -16,6 +16,10 @@
 //! Pure: no I/O and no environment. Words are kept as written after quote
 //! removal: `$HOME` stays `$HOME`, `~/x` stays `~/x`, `*.rs` stays `*.rs`.
 
+/// Most commands [`unwrapped`] gives for one simple command (wrappers of
+/// unknown syntax fan out into every suffix of their words).
+const MAX_UNWRAPPED: usize = 256;
+
 /// How deep subshells, groups, substitutions and `bash -c` scripts may nest.
 const MAX_DEPTH: usize = 8;
 
@@ -384,6 +388,456 @@ pub fn named_paths(cmd: &SimpleCommand) -> Vec<String> {
     }
     paths.extend(cmd.redirect_targets.iter().cloned());
     paths
+}
+
+/// The command itself, then each command it runs through a wrapper
+/// (`env FOO=1 rm x` → `rm x`, `timeout 5 rm x`, `nice -n 5 rm x`, `xargs
+/// rm`, `sudo -u root rm x`, `find . -exec rm {} ;`, `watch 'rm x'`, …),
+/// recursively (`nice env rm x`), each wrapper's own options skipped the way
+/// it parses them; a command with assignment prefixes (`FOO=1 rm x`) also
+/// gives itself without them. A wrapper whose options are not understood
+/// gives every suffix of its words as a possible inner command, and a
+/// script it runs (`env -S 'rm x'`, `flock f -c 'rm x'`, `bash -c 'rm x'`
+/// behind a wrapper) is split. For deny and ask rules, which must see
+/// through wrappers (allow rules must not: `Bash(env:*)` allows no more
+/// than it did), and for the reads of a command.
+pub fn unwrapped(cmd: &SimpleCommand) -> Vec<SimpleCommand> {
+    let mut out = vec![cmd.clone()];
+    unwrap_into(cmd, 0, &mut out);
+    out.truncate(MAX_UNWRAPPED);
+    out
+}
+
+/// Appends to `out` what [`unwrapped`] finds inside `cmd`, at `depth`.
+fn unwrap_into(cmd: &SimpleCommand, depth: usize, out: &mut Vec<SimpleCommand>) {
+    if depth > MAX_DEPTH || out.len() > MAX_UNWRAPPED {
+        return;
+    }
+    let with = |words: Vec<String>| SimpleCommand {
+        assignments: Vec::new(),
+        words,
+        ..cmd.clone()
+    };
+    if !cmd.assignments.is_empty() {
+        let bare = with(cmd.words.clone());
+        out.push(bare.clone());
+        unwrap_into(&bare, depth + 1, out);
+        return;
+    }
+    let inner = match cmd.words.split_first() {
+        Some((program, args)) => wrapped(program, args),
+        None => Inner::None,
+    };
+    let run = |words: Vec<String>, out: &mut Vec<SimpleCommand>| {
+        if words.is_empty() || out.len() > MAX_UNWRAPPED {
+            return;
+        }
+        let c = with(words);
+        out.push(c.clone());
+        unwrap_into(&c, depth + 1, out);
+    };
+    match inner {
+        Inner::None => {}
+        Inner::Words(words) => run(words, out),
+        Inner::Many(commands) => commands.into_iter().for_each(|w| run(w, out)),
+        Inner::Script(script) => {
+            if let Ok(commands) = split_at(&script, depth + 1) {
+                for c in commands {
+                    out.push(c.clone());
+                    unwrap_into(&c, depth + 1, out);
+                }
+            }
+        }
+        Inner::Unknown(words) => {
+            for i in 0..words.len() {
+                if words[i].contains(' ') {
+                    if let Ok(commands) = split_at(&words[i], depth + 1) {
+                        for c in commands {
+                            out.push(c.clone());
+                            unwrap_into(&c, depth + 1, out);
+                        }
+                    }
+                }
+                run(words[i..].to_vec(), out);
+            }
+        }
+    }
+    if let Some(i) = shell_script_index(&cmd.words) {
+        let name = cmd.words[0].rsplit('/').next().unwrap_or(&cmd.words[0]);
+        // The lexer splits a shell's script only where the shell is the
+        // program; behind a wrapper it is split here.
+        if SHELLS.contains(&name) && depth > 0 {
+            if let Ok(commands) = split_at(&cmd.words[i], depth + 1) {
+                for c in commands {
+                    out.push(c.clone());
+                    unwrap_into(&c, depth + 1, out);
+                }
+            }
+        }
+    }
+}
+
+/// What a wrapper runs.
+enum Inner {
+    /// Not a wrapper (or it runs nothing).
+    None,
+    /// The words of the command it runs.
+    Words(Vec<String>),
+    /// Several commands (`find -exec a ; -exec b ;`).
+    Many(Vec<Vec<String>>),
+    /// A command line it hands to a shell.
+    Script(String),
+    /// Its options were not understood: these words, one of whose
+    /// suffixes is the command.
+    Unknown(Vec<String>),
+}
+
+/// How one wrapper's options look: short letters that take a value, long
+/// names that take the next word, operands before the command (`timeout
+/// DURATION`), and whether `NAME=value` words may follow (env, sudo).
+struct WrapperSyntax {
+    short_flags: &'static str,
+    short_values: &'static str,
+    long_flags: &'static [&'static str],
+    long_values: &'static [&'static str],
+    operands: usize,
+    assignments: bool,
+    /// `-5` is an option (`nice -5`).
+    numbers: bool,
+}
+
+const fn syntax(
+    short_flags: &'static str,
+    short_values: &'static str,
+    long_flags: &'static [&'static str],
+    long_values: &'static [&'static str],
+    operands: usize,
+) -> WrapperSyntax {
+    WrapperSyntax {
+        short_flags,
+        short_values,
+        long_flags,
+        long_values,
+        operands,
+        assignments: false,
+        numbers: false,
+    }
+}
+
+/// Wrappers whose options are known, by program name.
+fn wrapper_syntax(name: &str) -> Option<WrapperSyntax> {
+    Some(match name {
+        "env" => WrapperSyntax {
+            assignments: true,
+            ..syntax(
+                "i0v",
+                "uCS",
+                &[
+                    "ignore-environment",
+                    "null",
+                    "debug",
+                    "default-signal",
+                    "ignore-signal",
+                    "block-signal",
+                    "list-signal-handling",
+                ],
+                &["unset", "chdir", "split-string"],
+                0,
+            )
+        },
+        "command" => syntax("pvV", "", &[], &[], 0),
+        "builtin" | "nohup" => syntax("", "", &[], &[], 0),
+        "exec" => syntax("cl", "a", &[], &[], 0),
+        "nice" => WrapperSyntax {
+            numbers: true,
+            ..syntax("", "n", &[], &["adjustment"], 0)
+        },
+        "timeout" => syntax(
+            "v",
+            "sk",
+            &["preserve-status", "foreground", "verbose"],
+            &["signal", "kill-after"],
+            1,
+        ),
+        "time" => syntax(
+            "apvq",
+            "fo",
+            &["append", "portability", "verbose", "quiet"],
+            &["format", "output"],
+            0,
+        ),
+        "stdbuf" => syntax("", "ioe", &[], &["input", "output", "error"], 0),
+        "xargs" => syntax(
+            "0prtxo",
+            "adEIsLnP",
+            &[
+                "null",
+                "interactive",
+                "no-run-if-empty",
+                "verbose",
+                "exit",
+                "open-tty",
+                "show-limits",
+            ],
+            &[
+                "arg-file",
+                "delimiter",
+                "max-args",
+                "max-procs",
+                "max-chars",
+                "process-slot-var",
+            ],
+            0,
+        ),
+        "setsid" => syntax("cfw", "", &["ctty", "fork", "wait"], &[], 0),
+        "ionice" => syntax(
+            "t",
+            "cnpPu",
+            &["ignore"],
+            &["class", "classdata", "pid", "pgid", "uid"],
+            0,
+        ),
+        "chrt" => syntax(
+            "abdfiormRev",
+            "TPD",
+            &[
+                "all-tasks",
+                "batch",
+                "deadline",
+                "fifo",
+                "idle",
+                "other",
+                "rr",
+                "reset-on-fork",
+                "ext",
+                "max",
+                "verbose",
+            ],
+            &["sched-runtime", "sched-period", "sched-deadline"],
+            1,
+        ),
+        "taskset" => syntax("acp", "", &["all-tasks", "cpu-list", "pid"], &[], 1),
+        "sudo" => WrapperSyntax {
+            assignments: true,
+            ..syntax(
+                "AbEeHhiKklnPSsVv",
+                "ugpCDrtTUR",
+                &[
+                    "askpass",
+                    "background",
+                    "preserve-env",
+                    "edit",
+                    "set-home",
+                    "login",
+                    "remove-timestamp",
+                    "reset-timestamp",
+                    "list",
+                    "non-interactive",
+                    "preserve-groups",
+                    "stdin",
+                    "shell",
+                    "validate",
+                    "bell",
+                ],
+                &[
+                    "user",
+                    "group",
+                    "prompt",
+                    "close-from",
+                    "chdir",
+                    "role",
+                    "type",
+                    "command-timeout",
+                    "other-user",
+                    "chroot",
+                    "host",
+                ],
+                0,
+            )
+        },
+        "doas" => syntax("nsL", "uC", &[], &[], 0),
+        "chroot" => syntax("", "", &["skip-chdir"], &["userspec", "groups"], 1),
+        _ => return None,
+    })
+}
+
+/// Programs that run a command given in their arguments with a syntax
+/// lathe does not model: every suffix of their words may be it.
+const OPAQUE_WRAPPERS: &[&str] = &[
+    "strace",
+    "ltrace",
+    "unbuffer",
+    "firejail",
+    "proot",
+    "nsenter",
+    "unshare",
+    "runuser",
+    "su",
+    "sg",
+    "setpriv",
+    "prlimit",
+    "numactl",
+    "cgexec",
+    "valgrind",
+    "faketime",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "systemd-run",
+    "pkexec",
+    "script",
+    "catchsegv",
+    "parallel",
+    "caffeinate",
+    "gdb",
+    "busybox",
+    "toybox",
+];
+
+/// What the wrapper `program` runs with `args` (see [`Inner`]).
+fn wrapped(program: &str, args: &[String]) -> Inner {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    match name {
+        "find" => return find_exec(args),
+        "watch" => {
+            return match skip_options(args, &syntax("bcdeghprtx", "nq", &[], &["interval"], 0)) {
+                Some((i, _)) if i < args.len() => Inner::Script(args[i..].join(" ")),
+                Some(_) => Inner::None,
+                None => Inner::Unknown(args.to_vec()),
+            }
+        }
+        "flock" => {
+            let s = syntax("sxnouFe", "wEc", &[], &[], 1);
+            return match skip_options(args, &s) {
+                Some((_, Some(script))) => Inner::Script(script),
+                // `flock FILE -c 'cmd'`: the script comes after the file.
+                Some((i, None)) if args.get(i).is_some_and(|a| a == "-c" || a == "--command") => {
+                    match args.get(i + 1) {
+                        Some(script) => Inner::Script(script.clone()),
+                        None => Inner::None,
+                    }
+                }
+                Some((i, None)) => Inner::Words(args.get(i..).unwrap_or_default().to_vec()),
+                None => Inner::Unknown(args.to_vec()),
+            };
+        }
+        _ if OPAQUE_WRAPPERS.contains(&name) => return Inner::Unknown(args.to_vec()),
+        _ => {}
+    }
+    let Some(s) = wrapper_syntax(name) else {
+        return Inner::None;
+    };
+    match skip_options(args, &s) {
+        // `env -S 'rm x' y` splits its string into the command.
+        Some((i, Some(script))) if name == "env" => {
+            let mut line = script;
+            for a in args.get(i..).unwrap_or_default() {
+                line.push(' ');
+                line.push_str(a);
+            }
+            Inner::Script(line)
+        }
+        Some((i, _)) => Inner::Words(args.get(i..).unwrap_or_default().to_vec()),
+        None => Inner::Unknown(args.to_vec()),
+    }
+}
+
+/// The index in `args` where the command of a wrapper with syntax `s`
+/// starts (after its options, its own operands and, for env/sudo,
+/// `NAME=value` words), and the value of `-S`/`-c`/`--split-string`
+/// when one was given (a script). `None` when an option is not known.
+fn skip_options(args: &[String], s: &WrapperSyntax) -> Option<(usize, Option<String>)> {
+    let mut i = 0;
+    let mut script = None;
+    while let Some(arg) = args.get(i) {
+        if arg == "--" {
+            i += 1;
+            break;
+        }
+        if arg == "-" || !arg.starts_with('-') {
+            break;
+        }
+        i += 1;
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let value = if s.long_values.contains(&name) {
+                match attached {
+                    Some(v) => Some(v),
+                    None => {
+                        i += 1;
+                        Some(args.get(i - 1)?.clone())
+                    }
+                }
+            } else if s.long_flags.contains(&name) {
+                None
+            } else {
+                return None;
+            };
+            if name == "split-string" {
+                script = value;
+            }
+            continue;
+        }
+        let letters = &arg[1..];
+        if s.numbers && letters.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        for (j, c) in letters.char_indices() {
+            if s.short_flags.contains(c) {
+                continue;
+            }
+            if !s.short_values.contains(c) {
+                return None;
+            }
+            let rest = &letters[j + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                i += 1;
+                args.get(i - 1)?.clone()
+            } else {
+                rest.to_string()
+            };
+            if c == 'S' || c == 'c' {
+                script = Some(value);
+            }
+            break;
+        }
+    }
+    if s.assignments {
+        while args
+            .get(i)
+            .is_some_and(|a| a.split_once('=').is_some_and(|(n, _)| is_name(n)))
+        {
+            i += 1;
+        }
+    }
+    Some((i + s.operands, script))
+}
+
+/// The commands of `find`'s `-exec`, `-execdir`, `-ok` and `-okdir`
+/// actions (up to their `;` or `+`).
+fn find_exec(args: &[String]) -> Inner {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        if matches!(args[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let start = i + 1;
+            let mut end = start;
+            while end < args.len() && args[end] != ";" && args[end] != "+" {
+                end += 1;
+            }
+            out.push(args[start..end].to_vec());
+            i = end;
+        }
+        i += 1;
+    }
+    if out.is_empty() {
+        Inner::None
+    } else {
+        Inner::Many(out)
+    }
 }
 
 /// `true` when `s` is written like a path: absolute, `~…`, `.…`, or with a
@@ -1708,5 +2162,103 @@ mod tests {
             })
             .collect();
         assert!(wrong.is_empty(), "wrong paths:\n{}", wrong.join("\n"));
+    }
+
+    /// Kind 3 of the red-team report: deny and ask rules must see through
+    /// wrappers. Each row: a line, and whether `Bash(rm:*)` matches one
+    /// of its unwrapped commands (before [`unwrapped`], only the command
+    /// itself was matched: every `true` row but the controls was missed).
+    const WRAPPED: &[(&str, bool)] = &[
+        ("env rm -rf x", true),
+        ("env -i FOO=1 rm x", true),
+        ("env FOO=1 BAR=2 rm x", true),
+        ("env -u HOME rm x", true),
+        ("env --chdir=/tmp rm x", true),
+        ("env -S 'rm -rf x'", true),
+        ("command rm x", true),
+        ("command -p rm x", true),
+        ("builtin rm x", true),
+        ("exec rm x", true),
+        ("exec -a name rm x", true),
+        ("nice rm x", true),
+        ("nice -n 5 rm x", true),
+        ("nice -5 rm x", true),
+        ("nice --adjustment=5 rm x", true),
+        ("nohup rm x", true),
+        ("timeout 5 rm x", true),
+        ("timeout -s KILL -k 1 5 rm x", true),
+        ("timeout --signal=9 5s rm x", true),
+        ("stdbuf -oL rm x", true),
+        ("stdbuf -o L -e 0 rm x", true),
+        ("xargs rm", true),
+        ("xargs -0 -n 1 rm -f", true),
+        ("xargs -I{} rm {}", true),
+        ("setsid rm x", true),
+        ("setsid -f rm x", true),
+        ("ionice -c 3 rm x", true),
+        ("chrt -f 10 rm x", true),
+        ("taskset -c 0 rm x", true),
+        ("taskset 0x1 rm x", true),
+        ("sudo rm x", true),
+        ("sudo -u root -E rm x", true),
+        ("sudo FOO=1 rm x", true),
+        ("doas -u root rm x", true),
+        ("FOO=1 rm x", true),
+        ("nice env timeout 5 rm x", true),
+        ("env bash -c 'rm x'", true),
+        ("xargs sh -c 'rm \"$@\"' _", true),
+        ("find . -name '*.o' -exec rm {} ;", true),
+        ("find . -execdir rm -f {} +", true),
+        ("watch -n 1 'rm x'", true),
+        ("flock /tmp/l rm x", true),
+        ("flock /tmp/l -c 'rm x'", true),
+        ("strace -f -o /dev/null rm x", true),
+        ("su -c 'rm x'", true),
+        ("/usr/bin/env rm x", true),
+        ("chroot / rm x", true),
+        // controls
+        ("rm x", true),
+        ("env ls", false),
+        ("timeout 5 ls", false),
+        ("echo rm x", false),
+        ("env", false),
+        ("xargs", false),
+        ("sudo -l", false),
+        ("find . -name rm", false),
+        ("timeout", false),
+        ("nice -n", false),
+        ("env -S", false),
+    ];
+
+    #[test]
+    fn deny_rules_see_through_wrappers() {
+        let wrong: Vec<String> = WRAPPED
+            .iter()
+            .filter(|(line, want)| {
+                let got = unwrapped(&one(line))
+                    .iter()
+                    .any(|c| matches_rule("rm:*", c));
+                got != *want
+            })
+            .map(|(line, want)| {
+                let inner: Vec<String> = unwrapped(&one(line)).iter().map(|c| c.text()).collect();
+                format!("{line:?}: expected {want}, unwrapped {inner:?}")
+            })
+            .collect();
+        assert!(wrong.is_empty(), "wrong unwrapping:\n{}", wrong.join("\n"));
+    }
+
+    #[test]
+    fn unwrapping_is_bounded() {
+        let line = format!("{} rm x", "strace ".repeat(40));
+        let n = unwrapped(&one(&line)).len();
+        assert!(n <= MAX_UNWRAPPED, "{n}");
+        assert_eq!(
+            unwrapped(&one("env FOO=1 timeout 5 rm x"))
+                .iter()
+                .map(SimpleCommand::text)
+                .collect::<Vec<_>>(),
+            ["env FOO=1 timeout 5 rm x", "timeout 5 rm x", "rm x"]
+        );
     }
 }
