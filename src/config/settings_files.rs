@@ -3,8 +3,10 @@
 //! `.claude/settings.json`, then the user's `~/.claude/settings.json`.
 //!
 //! Keys used: `permissions.allow`, `.ask`, `.deny`, `.defaultMode`,
-//! `.additionalDirectories`, and `hooks`; every other key is left to Claude
-//! Code. A file that does not parse (bad JSON, a wrong type) is reported and
+//! `.additionalDirectories`, `hooks`, and `enableAllProjectMcpServers`,
+//! `enabledMcpjsonServers`, `disabledMcpjsonServers` (which `.mcp.json`
+//! servers start without asking, `mcp::trust`); every other key is left to
+//! Claude Code. A file that does not parse (bad JSON, a wrong type) is reported and
 //! ignored whole, never half-applied. An invalid rule string is reported
 //! with its file and stands as a deny of its tool until fixed. A deny from
 //! any file beats an allow from any other (`permissions::decide`).
@@ -54,6 +56,12 @@ struct SettingsFile {
     permissions: FilePermissions,
     #[serde(default)]
     hooks: Option<Value>,
+    #[serde(default, rename = "enableAllProjectMcpServers")]
+    enable_all_project_mcp_servers: Option<bool>,
+    #[serde(default, rename = "enabledMcpjsonServers")]
+    enabled_mcpjson_servers: Vec<String>,
+    #[serde(default, rename = "disabledMcpjsonServers")]
+    disabled_mcpjson_servers: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -109,6 +117,7 @@ pub fn candidates(root: &Path, home: Option<&Path>) -> Vec<(RuleSource, PathBuf,
 pub fn load(cfg: &mut Config, home: Option<&Path>, setup_set_mode: bool) {
     let root = cfg.cwd.clone();
     let mut mode: Option<Mode> = None;
+    let mut enable_all: Option<bool> = None;
     for (source, path, project) in candidates(&root, home) {
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -159,6 +168,21 @@ pub fn load(cfg: &mut Config, home: Option<&Path>, setup_set_mode: bool) {
             cfg.hook_settings.push((source.clone(), hooks));
         }
         mode = mode.or(file_mode);
+        if enable_all.is_none() {
+            if let Some(on) = file.enable_all_project_mcp_servers {
+                enable_all = Some(on);
+                if on {
+                    cfg.mcp_trust.enable_all = Some(path.clone());
+                }
+            }
+        }
+        let trust = &mut cfg.mcp_trust;
+        for name in file.enabled_mcpjson_servers {
+            trust.enabled.push((name, path.clone()));
+        }
+        for name in file.disabled_mcpjson_servers {
+            trust.disabled.push((name, path.clone()));
+        }
         let base = RuleBase {
             root: root.clone(),
             project,

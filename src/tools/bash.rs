@@ -21,6 +21,7 @@
 //! - A normal exit leaves background jobs running (`cmd > log 2>&1 &`); a
 //!   timeout or interruption stops the whole process group.
 
+pub mod git_env;
 pub mod job_messages;
 pub mod messages;
 pub mod output_cap;
