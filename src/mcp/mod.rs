@@ -119,7 +119,8 @@ pub struct ServerInfo {
     /// Why it failed (one line), when it did; why it is refused, or
     /// [`trust::WAITING`].
     pub error: Option<String>,
-    /// What it runs or reaches (its command line or URL).
+    /// What it runs or reaches (its command line, words shell-quoted, or
+    /// URL).
     pub location: String,
     /// The last line of its log since its last start.
     pub last_log_line: Option<String>,
@@ -370,7 +371,7 @@ pub fn statuses() -> Vec<ServerInfo> {
                 log: s.log_path.clone(),
                 tools: s.names(),
                 url: s.config.url().map(str::to_string),
-                location: s.config.location(),
+                location: trust::shown_location(&s.config),
             }
         })
         .collect();
@@ -388,7 +389,7 @@ pub fn statuses() -> Vec<ServerInfo> {
             log: PathBuf::new(),
             tools: Vec::new(),
             url: h.config.url().map(str::to_string),
-            location: h.config.location(),
+            location: trust::shown_location(&h.config),
         }
     }));
     out
@@ -446,6 +447,18 @@ pub fn stop_all() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn held_servers_are_explained_and_listed() {
+        assert_eq!(
+            fill(SERVER_WAITING, &[("name", "mcp__docs__find"), ("server", "docs")]),
+            "mcp__docs__find is not available: its MCP server docs comes from the project's .mcp.json and waits for the user's approval. Do without it; the user can answer lathe's question (:Lathe review)."
+        );
+        assert_eq!(
+            fill(SERVER_REFUSED, &[("name", "mcp__evil__x"), ("server", "evil")]),
+            "mcp__evil__x is not available: the MCP server evil of the project's .mcp.json is not started (the user refused it, or their settings turn it off). Do without it; do not change .mcp.json to get it started."
+        );
+    }
 
     #[test]
     fn model_facing_texts() {

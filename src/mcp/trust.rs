@@ -771,6 +771,82 @@ mod tests {
     }
 
     #[test]
+    fn a_configuration_is_planned_with_its_settings_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical");
+        let (root, home) = (base.join("proj"), base.join("home"));
+        for d in [root.join(".claude"), home.join(".claude")] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        let mcp_json = serde_json::json!({ "mcpServers": {
+            "known": { "command": "known-mcp" },
+            "new": { "command": "new-mcp" },
+            "off": { "command": "off-mcp" },
+            "mine": { "command": "project-version" },
+            "listed": { "command": "listed-mcp" },
+        } });
+        std::fs::write(root.join(".mcp.json"), mcp_json.to_string()).expect("write");
+        std::fs::write(
+            home.join(".claude/settings.json"),
+            r#"{"disabledMcpjsonServers": ["off"]}"#,
+        )
+        .expect("write");
+        std::fs::write(
+            root.join(".claude/settings.local.json"),
+            r#"{"enabledMcpjsonServers": ["listed"], "enableAllProjectMcpServers": false}"#,
+        )
+        .expect("write");
+        let setup = serde_json::json!({ "mcp_servers": { "mine": { "command": "my-mcp" } } });
+        let cfg = Config::from_setup_with_home(&setup, &root, Some(&home)).expect("config");
+        assert!(
+            cfg.settings_problems.is_empty(),
+            "{:?}",
+            cfg.settings_problems
+        );
+        assert_eq!(cfg.mcp_trust.enable_all, None, "local's false decides");
+        let mut remembered = ProjectTrust::default();
+        let known = cfg
+            .mcp_servers
+            .iter()
+            .find(|s| s.name == "known")
+            .expect("known");
+        remembered
+            .approved
+            .insert("known".into(), fingerprint(known));
+        let p = plan(&cfg, &remembered);
+        let names = |v: Vec<&McpServerConfig>| v.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(p.start.iter().collect()),
+            ["known", "listed", "mine"],
+            "setup()'s mine replaces the project's and needs no answer"
+        );
+        assert_eq!(names(p.ask.iter().map(|(s, _)| s).collect()), ["new"]);
+        assert_eq!(
+            p.refused,
+            vec![(
+                McpServerConfig::stdio("off", "off-mcp", vec![]),
+                Refusal::Disabled(home.join(".claude/settings.json"))
+            )]
+        );
+        // enableAllProjectMcpServers in the project's settings starts the rest.
+        std::fs::write(
+            root.join(".claude/settings.json"),
+            r#"{"enableAllProjectMcpServers": true}"#,
+        )
+        .expect("write");
+        std::fs::write(root.join(".claude/settings.local.json"), "{}").expect("write");
+        let cfg = Config::from_setup_with_home(&setup, &root, Some(&home)).expect("config");
+        let p = plan(&cfg, &ProjectTrust::default());
+        assert!(p.ask.is_empty());
+        assert_eq!(p.start.len(), 4);
+        assert_eq!(p.refused.len(), 1, "disabled still wins");
+        // claude_settings = false: no file counts, every project server asks.
+        let off = serde_json::json!({ "claude_settings": false });
+        let cfg = Config::from_setup_with_home(&off, &root, Some(&home)).expect("config");
+        assert_eq!(plan(&cfg, &ProjectTrust::default()).ask.len(), 5);
+    }
+
+    #[test]
     fn golden_texts() {
         assert_eq!(
             WAITING,

@@ -1,7 +1,8 @@
 //! MCP servers inside Neovim: the project's `.mcp.json` starts a stdio
 //! server at setup, its tools are listed by `tools()` and called in a
 //! model turn next to a Lua tool, and `:checkhealth lathe` shows each
-//! server's state (running, or failed with the reason); an HTTP server of
+//! server's state (running, or failed with the reason); a project's
+//! server starts only once the user allows it; an HTTP server of
 //! `.mcp.json` is used the same way and shown with its URL, a bad
 //! `setup{ mcp_servers }` entry only warns, and `stop()` ends a running
 //! `tool()` call.
@@ -201,9 +202,10 @@ fn checkhealth_before_setup_names_the_servers_that_will_start() -> Result<(), St
 /// A project's `.mcp.json` server does not run before the user allows it
 /// (its command would create a marker file): it waits, shown in
 /// checkhealth, `:Lathe tools` and `mcp_servers()`, its tools are not
-/// offered; `y` starts it. When its command changes it is asked about
-/// again; `n` refuses it (remembered, shown as refused); `:Lathe mcp
-/// reset` asks again.
+/// offered, and `stop()` leaves the question waiting; `y` starts it.
+/// When its command changes it is asked about again; `n` refuses it
+/// (remembered, shown as refused, in `:Lathe mcp` too); `:Lathe mcp reset`
+/// asks again.
 #[nvim_oxi::test]
 fn a_project_mcp_server_starts_only_after_the_user_allows_it() -> Result<(), String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -261,6 +263,11 @@ fn a_project_mcp_server_starts_only_after_the_user_allows_it() -> Result<(), Str
         vim.cmd("Lathe tools")
         vim.notify = notify
         T.has(":Lathe tools", notified, "MCP server test: waiting for your approval")
+        -- :Lathe stop denies the turn's asks, not this question.
+        T.lathe.stop()
+        vim.wait(200)
+        T.eq("still waiting after stop()", state().state, "waiting")
+        T.eq("its float is still open", vim.api.nvim_win_is_valid(float), true)
         vim.api.nvim_set_current_win(float)
         vim.api.nvim_feedkeys("y", "x", false)
         T.wait_for("the server's start", 10000, function() return vim.fn.filereadable(marker) == 1 end)
@@ -278,6 +285,11 @@ fn a_project_mcp_server_starts_only_after_the_user_allows_it() -> Result<(), Str
         vim.wait(500)
         T.eq("the changed command never ran", vim.fn.filereadable(marker), 0)
         T.has("checkhealth", health(), "MCP server test: refused (.mcp.json, answer remembered: :Lathe mcp reset asks again)")
+        vim.notify = function(msg) notified = msg end
+        vim.cmd("Lathe mcp")
+        vim.notify = notify
+        T.has(":Lathe mcp", notified, "  test             refused   sh -c 'touch ")
+        T.has(":Lathe mcp", notified, "refused (.mcp.json, answer remembered: :Lathe mcp reset asks again)")
         -- Remembered: another setup() does not ask.
         T.setup(dir)
         vim.wait(300)
