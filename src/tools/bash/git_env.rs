@@ -18,11 +18,24 @@
 //! (`GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>`, git ≥
 //! 2.31) is command-line config, which beats every config file, and is
 //! "protected" config, so `safe.bareRepository=explicit` counts. What it
-//! cannot turn off is found by [`program_keys`] in the config listing.
+//! cannot turn off (`diff.external`, drivers chosen by attributes) is
+//! found by [`program_keys`] in the config listing.
 //! Findings with git 2.39.5 and 2.47.3 are in the tests' comments.
 
-/// The empty tree's id (SHA-1), which exists in every SHA-1 repository.
+/// The empty tree's id (SHA-1), which every SHA-1 repository knows.
 pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// `GIT_ATTR_SOURCE` set to the empty tree (git ≥ 2.40): attributes are
+/// read from it instead of the work tree and index, so no `.gitattributes`
+/// selects a diff or filter driver. NOT part of [`read_only_git_env`]:
+/// older git ignores it; it does not cover `.git/info/attributes` nor
+/// `core.attributesFile`; it makes `git status` and `git diff` fail in a
+/// SHA-256 repository ("bad --attr-source or GIT_ATTR_SOURCE": the id is
+/// SHA-1's); and it drops the attributes that change what the commands
+/// print (`binary`, `eol`, `text`, `filter=lfs`). A driver needs config the
+/// model cannot write without asking (anything in `.git/` asks; a fake
+/// bare repository is refused), and [`program_keys`] finds one.
+pub const ATTR_SOURCE_EMPTY: (&str, &str) = ("GIT_ATTR_SOURCE", EMPTY_TREE);
 
 /// Config set for the command, highest precedence (each tested below):
 pub const CONFIG: &[(&str, &str)] = &[
@@ -79,14 +92,6 @@ pub const VARS: &[(&str, &str)] = &[
     ("GIT_EDITOR", "true"),
     ("GIT_SEQUENCE_EDITOR", "true"),
     ("GIT_TERMINAL_PROMPT", "0"),
-    // git ≥ 2.40: attributes are read from the empty tree instead of the
-    // work tree and index, so no `.gitattributes` the model wrote selects
-    // a diff or filter driver. Ignored by older git. It does not cover
-    // `.git/info/attributes` nor `core.attributesFile` (see
-    // [`program_keys`]), and it changes what attributes mean for the
-    // command: `binary`, `eol`, `text`, `filter=lfs` of `.gitattributes`
-    // are not applied either.
-    ("GIT_ATTR_SOURCE", EMPTY_TREE),
 ];
 
 /// The environment variables to add to a read-only git command that runs
@@ -94,8 +99,9 @@ pub const VARS: &[(&str, &str)] = &[
 /// `GIT_CONFIG_VALUE_<n>` for [`CONFIG`], then [`VARS`]. Replaces (not
 /// extends) any `GIT_CONFIG_COUNT` in lathe's environment. Does not cover
 /// `diff.external` (an empty value makes `git diff` fail: "cannot run")
-/// nor drivers chosen through `.git/info/attributes` or by git < 2.40:
-/// check the listing with [`program_keys`].
+/// nor drivers chosen by attributes (`diff.<name>.textconv`,
+/// `filter.<name>.clean`, …; see [`ATTR_SOURCE_EMPTY`]): check the
+/// listing with [`program_keys`].
 pub fn read_only_git_env() -> Vec<(String, String)> {
     let mut env = vec![("GIT_CONFIG_COUNT".to_string(), CONFIG.len().to_string())];
     for (i, (k, v)) in CONFIG.iter().enumerate() {
@@ -109,44 +115,66 @@ pub fn read_only_git_env() -> Vec<(String, String)> {
     env
 }
 
-/// The keys of a config listing (`git config --list -z`: `name\nvalue`
-/// entries ended by NUL; `git config --list` lines work too) that name a
-/// program [`read_only_git_env`] does not turn off: `diff.external`,
-/// `diff.<driver>.textconv`, `diff.<driver>.command`,
-/// `filter.<driver>.clean`/`smudge`/`process`. Names are lowercased as git
-/// prints them. A caller can run `git config --list -z` (which runs no
-/// program of the config) with [`read_only_git_env`] in the command's
-/// directory and ask before the command when this is not empty.
+/// The keys of a config listing that name a program [`read_only_git_env`]
+/// does not turn off: `diff.external`, `diff.<driver>.textconv`,
+/// `diff.<driver>.command`, `filter.<driver>.clean`/`smudge`/`process`,
+/// lowercased as git prints them. The listing is the output of `git config
+/// --list --show-scope -z` (`scope` NUL `name` LF `value` NUL …; without
+/// `-z`, `scope` TAB `name=value` lines; without `--show-scope`, every
+/// entry counts): entries of the `system` and `global` scopes (the
+/// machine's and the user's own files, outside the project) are left out,
+/// so a user's `git lfs install` does not count. A caller can run that
+/// command (it runs no program of the config) with [`read_only_git_env`]
+/// in the command's directory and ask before the command when this is not
+/// empty.
 pub fn program_keys(listing: &str) -> Vec<String> {
-    let entries: Vec<&str> = if listing.contains('\0') {
+    const SCOPES: &[&str] = &[
+        "system", "global", "local", "worktree", "command", "unknown",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    let mut scope = "";
+    let nul = listing.contains('\0');
+    let entries: Vec<&str> = if nul {
         listing.split('\0').collect()
     } else {
         listing.lines().collect()
     };
-    let mut out: Vec<String> = Vec::new();
     for entry in entries {
-        let name = entry
-            .split(['\n', '='])
+        if nul && SCOPES.contains(&entry) {
+            scope = entry;
+            continue;
+        }
+        let (entry_scope, rest) = match entry.split_once('\t') {
+            Some((s, r)) if !nul && SCOPES.contains(&s) => (s, r),
+            _ => (scope, entry),
+        };
+        if matches!(entry_scope, "system" | "global") {
+            continue;
+        }
+        let sep: &[char] = if nul { &['\n'] } else { &['='] };
+        let name = rest
+            .split(sep)
             .next()
             .unwrap_or_default()
             .trim()
             .to_ascii_lowercase();
-        let parts: Vec<&str> = name.split('.').collect();
-        let runs = match parts.as_slice() {
-            ["diff", "external"] => true,
-            ["diff", _, .., last] if parts.len() >= 3 => {
-                matches!(*last, "textconv" | "command")
-            }
-            ["filter", _, .., last] if parts.len() >= 3 => {
-                matches!(*last, "clean" | "smudge" | "process")
-            }
-            _ => false,
-        };
-        if runs && !out.contains(&name) {
+        if runs_program(&name) && !out.contains(&name) {
             out.push(name);
         }
     }
     out
+}
+
+/// `true` for a config key naming a program that [`read_only_git_env`]
+/// does not turn off.
+fn runs_program(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('.').collect();
+    match parts.as_slice() {
+        ["diff", "external"] => true,
+        ["diff", _, .., last] => matches!(*last, "textconv" | "command"),
+        ["filter", _, .., last] => matches!(*last, "clean" | "smudge" | "process"),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -166,9 +194,13 @@ mod tests {
     //!   : No such file or directory". Found by [`program_keys`].
     //! - drivers chosen by `.gitattributes` (textconv for diff, log -p and
     //!   blame; diff command; clean filter for status): turned off by
-    //!   `GIT_ATTR_SOURCE` with 2.47, not with 2.39 (ignored).
+    //!   `GIT_ATTR_SOURCE=<empty tree>` with 2.47, not with 2.39 (ignored);
+    //!   in a SHA-256 repository that id makes status and diff fail, so
+    //!   it is not part of the env ([`ATTR_SOURCE_EMPTY`]).
     //! - drivers chosen by `.git/info/attributes`: not turned off by
     //!   either (GIT_ATTR_SOURCE replaces only the tree's attributes).
+    //! - `GIT_ALLOW_PROTOCOL=` (empty) refuses `ext::` even where the
+    //!   repository sets `protocol.ext.allow=always`.
     //! - a fake bare repository: with the default `safe.bareRepository`
     //!   (all) it is used (`git log` runs its gpg program); with
     //!   `explicit` git refuses it.
@@ -266,17 +298,21 @@ mod tests {
             ok(&self.path, &["config", key, value]);
         }
 
-        /// Runs `args` in `dir` with the env or without; whether the
-        /// marker appeared.
-        fn ran(&self, dir: &Path, args: &[&str], with_env: bool) -> bool {
+        /// Runs `args` in `dir` with `env`; whether the marker appeared.
+        fn ran_with(&self, dir: &Path, args: &[&str], env: &[(String, String)]) -> bool {
             let _ = std::fs::remove_file(&self.marker);
+            git(dir, args, env);
+            self.marker.exists()
+        }
+
+        /// [`Repo::ran_with`] with [`read_only_git_env`] or nothing.
+        fn ran(&self, dir: &Path, args: &[&str], with_env: bool) -> bool {
             let env = if with_env {
                 read_only_git_env()
             } else {
                 Vec::new()
             };
-            git(dir, args, &env);
-            self.marker.exists()
+            self.ran_with(dir, args, &env)
         }
 
         /// The attack is real (control) and the env stops it.
@@ -285,12 +321,16 @@ mod tests {
         }
 
         fn stopped_in(&self, dir: &Path, args: &[&str]) {
+            self.stopped_by(dir, args, &read_only_git_env());
+        }
+
+        fn stopped_by(&self, dir: &Path, args: &[&str], env: &[(String, String)]) {
             assert!(
-                self.ran(dir, args, false),
+                self.ran_with(dir, args, &[]),
                 "control: git {args:?} should run the program"
             );
             assert!(
-                !self.ran(dir, args, true),
+                !self.ran_with(dir, args, env),
                 "git {args:?} ran the program with the env"
             );
         }
@@ -318,7 +358,7 @@ mod tests {
             assert!(get(&format!("GIT_CONFIG_VALUE_{i}")).is_some());
         }
         assert_eq!(get("GIT_OPTIONAL_LOCKS").as_deref(), Some("0"));
-        assert_eq!(get("GIT_ATTR_SOURCE").as_deref(), Some(EMPTY_TREE));
+        assert_eq!(get("GIT_ATTR_SOURCE"), None, "see ATTR_SOURCE_EMPTY");
     }
 
     #[test]
@@ -425,32 +465,58 @@ mod tests {
     }
 
     #[test]
-    fn drivers_chosen_by_gitattributes_do_not_run_with_git_2_40() {
+    fn drivers_chosen_by_gitattributes_run_unless_attributes_come_from_the_empty_tree() {
         let Some(version) = git_version() else {
             return;
         };
-        // GIT_ATTR_SOURCE is git 2.40's; older git reads .gitattributes
-        // (program_keys finds the drivers instead).
+        let mut attr = read_only_git_env();
+        attr.push((ATTR_SOURCE_EMPTY.0.into(), ATTR_SOURCE_EMPTY.1.into()));
+        let r = repo();
+        std::fs::write(r.path.join(".gitattributes"), "* diff=x\n").expect("write");
+        r.set("diff.x.textconv", &r.touch());
+        // The env alone does not stop a driver (program_keys finds it).
+        assert!(r.ran(&r.path, &["diff"], true));
+        // GIT_ATTR_SOURCE is git 2.40's; older git ignores it.
         if version < (2, 40) {
+            assert!(r.ran_with(&r.path, &["diff"], &attr), "git < 2.40");
             return;
         }
-        let r = repo();
-        std::fs::write(r.path.join(".gitattributes"), "* diff=x filter=y\n").expect("write");
-        r.set("diff.x.textconv", &r.touch());
-        r.stopped(&["diff"]);
-        r.stopped(&["blame", "a.txt"]);
+        r.stopped_by(&r.path, &["diff"], &attr);
+        r.stopped_by(&r.path, &["blame", "a.txt"], &attr);
         ok(&r.path, &["commit", "-qam", "two"]);
-        r.stopped(&["log", "-p"]);
-        r.stopped(&["show"]);
+        r.stopped_by(&r.path, &["log", "-p"], &attr);
+        r.stopped_by(&r.path, &["show"], &attr);
         let r = repo();
         std::fs::write(r.path.join(".gitattributes"), "* diff=x\n").expect("write");
         r.set("diff.x.command", &r.touch());
-        r.stopped(&["diff"]);
+        r.stopped_by(&r.path, &["diff"], &attr);
         let r = repo();
         std::fs::write(r.path.join(".gitattributes"), "* filter=y\n").expect("write");
         r.set("filter.y.clean", &r.touch());
         r.racy();
-        r.stopped(&["status"]);
+        r.stopped_by(&r.path, &["status"], &attr);
+        // But not through .git/info/attributes.
+        let r = repo();
+        std::fs::write(r.path.join(".git/info/attributes"), "* diff=x\n").expect("write");
+        r.set("diff.x.textconv", &r.touch());
+        assert!(
+            r.ran_with(&r.path, &["diff"], &attr),
+            ".git/info/attributes"
+        );
+        // And a SHA-256 repository has another empty tree: git fails.
+        let dir = tempfile::tempdir().expect("tempdir");
+        ok(dir.path(), &["init", "-q", "--object-format=sha256", "."]);
+        std::fs::write(dir.path().join("a"), "a\n").expect("write");
+        ok(dir.path(), &["add", "a"]);
+        let out = git(dir.path(), &["status"], &attr);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("GIT_ATTR_SOURCE"));
+        let out = git(dir.path(), &["status"], &read_only_git_env());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]
@@ -555,6 +621,15 @@ mod tests {
             ["diff.external", "diff.x.textconv"]
         );
         assert!(program_keys("").is_empty());
+        // With --show-scope: the user's and the machine's files do not count.
+        assert_eq!(
+            program_keys("global\0filter.lfs.clean\ngit-lfs clean -- %f\0local\0diff.x.textconv\ncat\0system\0diff.external\nx\0"),
+            ["diff.x.textconv"]
+        );
+        assert_eq!(
+            program_keys("global\tfilter.lfs.clean=git-lfs clean\nlocal\tfilter.y.smudge=x\n"),
+            ["filter.y.smudge"]
+        );
         // Real git: the listing of a repository with diff.external and a
         // textconv driver in its .git/config.
         if git_version().is_none() {
@@ -563,10 +638,17 @@ mod tests {
         let r = repo();
         r.set("diff.external", &r.touch());
         r.set("diff.evil.textconv", &r.touch());
-        let out = git(&r.path, &["config", "--list", "-z"], &read_only_git_env());
+        let global = r.path.join("global-config");
+        std::fs::write(&global, "[filter \"lfs\"]\n\tclean = git-lfs clean -- %f\n")
+            .expect("write");
+        let mut env = read_only_git_env();
+        env.push(("GIT_CONFIG_GLOBAL".into(), global.display().to_string()));
+        let out = git(&r.path, &["config", "--list", "--show-scope", "-z"], &env);
         assert!(!r.marker.exists());
+        let listing = String::from_utf8_lossy(&out.stdout);
+        assert!(listing.contains("filter.lfs.clean"), "{listing:?}");
         assert_eq!(
-            program_keys(&String::from_utf8_lossy(&out.stdout)),
+            program_keys(&listing),
             ["diff.external", "diff.evil.textconv"]
         );
         // And the reason it is needed: the env does not stop either.
