@@ -199,6 +199,8 @@ mod tests {
     //!   it is not part of the env ([`ATTR_SOURCE_EMPTY`]).
     //! - drivers chosen by `.git/info/attributes`: not turned off by
     //!   either (GIT_ATTR_SOURCE replaces only the tree's attributes).
+    //! - a submodule's own config: the env's config reaches the git that
+    //!   `git status` runs in it (both versions).
     //! - `GIT_ALLOW_PROTOCOL=` (empty) refuses `ext::` even where the
     //!   repository sets `protocol.ext.allow=always`.
     //! - a fake bare repository: with the default `safe.bareRepository`
@@ -587,6 +589,44 @@ mod tests {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    #[test]
+    fn a_submodules_config_is_overridden_too() {
+        if git_version().is_none() {
+            return;
+        }
+        let lib = repo();
+        ok(&lib.path, &["commit", "-qam", "two"]);
+        let r = repo();
+        let url = lib.path.display().to_string();
+        ok(
+            &r.path,
+            &[
+                "-c",
+                "protocol.file.allow=always",
+                "submodule",
+                "add",
+                "-q",
+                &url,
+                "lib",
+            ],
+        );
+        ok(&r.path, &["commit", "-qm", "sub"]);
+        // `git status` runs a status in the submodule, which reads its own
+        // config: the command-line config reaches it.
+        ok(
+            &r.path,
+            &[
+                "config",
+                "-f",
+                ".git/modules/lib/config",
+                "core.fsmonitor",
+                &r.touch(),
+            ],
+        );
+        std::fs::write(r.path.join("lib/a.txt"), "changed\n").expect("write");
+        r.stopped(&["status"]);
     }
 
     #[test]
