@@ -5,8 +5,22 @@ if vim.g.loaded_lathe then
 end
 vim.g.loaded_lathe = true
 
-local subcommands =
-  { "stop", "open", "toggle", "close", "status", "review", "mode", "reload", "new", "resume", "build", "tools", "jobs" }
+local subcommands = {
+  "stop",
+  "open",
+  "toggle",
+  "close",
+  "status",
+  "review",
+  "mode",
+  "reload",
+  "new",
+  "resume",
+  "build",
+  "tools",
+  "jobs",
+  "mcp",
+}
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
 
 --- `text` on one screen line: whitespace runs (newlines too) become one
@@ -84,7 +98,31 @@ local function run(opts)
           ("  %-24s %-14s %-10s %s"):format(t.name, t.source, t.read_only, t.offered and "offered" or "not offered")
         )
       end
+      -- MCP servers that offer no tools: waiting for approval, refused, failed (:help lathe-mcp-trust).
+      for _, s in ipairs(lathe.mcp_servers()) do
+        if s.state ~= "running" and s.state ~= "starting" then
+          table.insert(lines, ("  MCP server %s: %s"):format(s.name, s.error or s.state))
+        end
+      end
       vim.notify(table.concat(lines, "\n"))
+    elseif args == "mcp" then
+      -- Every MCP server, started or held, and what it runs (:help :Lathe-mcp).
+      local lines = { "lathe MCP servers: name, state, command or URL" }
+      for _, s in ipairs(lathe.mcp_servers()) do
+        local why = (s.state ~= "running" and s.state ~= "starting" and s.error) and ("\n      " .. s.error) or ""
+        table.insert(lines, ("  %-16s %-9s %s%s"):format(s.name, s.state, s.location, why))
+      end
+      if #lines == 1 then
+        lines[1] = "lathe: no MCP server is configured (:help lathe-mcp)"
+      end
+      vim.notify(table.concat(lines, "\n"))
+    elseif args == "mcp reset" then
+      -- Forget this project's answers about its .mcp.json servers and ask again.
+      local had = lathe.mcp_reset()
+      vim.notify(
+        had and "lathe: answers about this project's .mcp.json servers forgotten; lathe asks again"
+          or "lathe: no answer about this project's .mcp.json servers was remembered"
+      )
     elseif args == "jobs" then
       -- One line per background Bash command (:help :Lathe-jobs).
       local jobs = lathe.jobs()
@@ -115,7 +153,7 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools|jobs",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools|jobs|mcp [reset]",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then
@@ -125,6 +163,9 @@ vim.api.nvim_create_user_command("Lathe", run, {
       return vim.tbl_filter(function(s)
         return vim.startswith(s, arglead)
       end, modes)
+    end
+    if cmdline:match("^%s*%S+%s+mcp%s+%S*$") then
+      return vim.startswith("reset", arglead) and { "reset" } or {}
     end
     if cmdline:match("^%s*%S+%s+resume%s+%S*$") then
       return vim.startswith("last", arglead) and { "last" } or {}

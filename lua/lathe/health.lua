@@ -206,6 +206,14 @@ function M.check()
       )
       table.insert(lines, "See :help lathe-mcp")
       h.error(("MCP server %s: failed (%s)"):format(name, s.error or "unknown"), lines)
+    elseif s.state == "waiting" then
+      -- A .mcp.json server not allowed yet: it does not run and its tools are not offered.
+      h.warn(("MCP server %s: %s"):format(s.name, s.error), {
+        "It would run: " .. s.location,
+        "Answer the question (y starts it, n refuses it; remembered for this project); see :help lathe-mcp-trust",
+      })
+    elseif s.state == "refused" then
+      h.info(("MCP server %s: %s; it would run: %s"):format(s.name, s.error, s.location))
     else
       h.ok(("MCP server %s: %s, %d tools (log: %s)"):format(name, s.state, s.tools, s.log))
     end

@@ -71,7 +71,7 @@
 ---@field settings_files { path: string, found: boolean }[] Claude Code's settings files, in precedence order (empty when not read).
 ---@field hook_commands { event: string, command: string, problem?: string }[] Each command hook; `problem` says why its program cannot start.
 ---@field lsp_servers integer Language servers running now; the LSP tools are offered to the model only when it is not 0.
----@field mcp_servers { name: string, state: "running"|"starting"|"failed", error?: string, last_log_line?: string, log: string, tools: integer, url?: string }[] The MCP servers started (`:help lathe-mcp`).
+---@field mcp_servers lathe.McpServerState[] The MCP servers configured, started or held (`:help lathe-mcp`).
 ---@field mcp_problems string[] Configured MCP servers not started, and why.
 ---@field mcp_configured string[] The valid configured MCP servers' names, started or not (none starts before `setup()` or the first request).
 
@@ -481,6 +481,31 @@ end
 ---@return lathe.ToolListing[] tools
 function M.tools()
   return call("tools")
+end
+
+--- One MCP server's state (`mcp_servers()`).
+---@class lathe.McpServerState
+---@field name string
+---@field state "running"|"starting"|"failed"|"waiting"|"refused" `waiting`: a `.mcp.json` server waiting for your approval; `refused`: not started (`:help lathe-mcp-trust`).
+---@field error? string Why it failed, why it is refused, or that it waits.
+---@field last_log_line? string
+---@field log string Its log file ("" for a server that never ran).
+---@field tools integer How many tools it registered.
+---@field url? string An HTTP server's URL.
+---@field location string Its command line or URL.
+
+--- Every configured MCP server's state: the started ones, then those
+--- waiting for approval or refused. See `:help lathe.mcp_servers()`.
+---@return lathe.McpServerState[] servers
+function M.mcp_servers()
+  return call("mcp_servers")
+end
+
+--- Forgets the answers about this project's `.mcp.json` servers and asks
+--- again (`:Lathe mcp reset`, `:help lathe-mcp-trust`).
+---@return boolean forgotten false when no answer was remembered.
+function M.mcp_reset()
+  return call("mcp_reset")
 end
 
 --- The background Bash commands (`run_in_background`) of this Neovim,

@@ -7,7 +7,7 @@
 //! `:help lathe-setup.mcp_servers`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -27,6 +27,22 @@ pub const MCP_SERVER_INVALID: &str =
 
 /// Where `setup()`'s servers come from, for [`MCP_SERVER_INVALID`].
 pub const SETUP_SOURCE: &str = "setup{ mcp_servers }";
+
+/// What Claude Code's settings files say about the project's `.mcp.json`
+/// servers (`mcp::trust` decides with it; `:help lathe-mcp-trust`). A
+/// project's settings files count too, as in Claude Code, although the
+/// model could write them (writes into `.claude/` always ask).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpTrustSettings {
+    /// `enableAllProjectMcpServers: true` in the file that decides it (the
+    /// first, in precedence order, that has the key), and that file.
+    pub enable_all: Option<PathBuf>,
+    /// `enabledMcpjsonServers` of every file: a name, and its file.
+    pub enabled: Vec<(String, PathBuf)>,
+    /// `disabledMcpjsonServers` of every file: a name, and its file. Beats
+    /// the two above, from any file.
+    pub disabled: Vec<(String, PathBuf)>,
+}
 
 /// How lathe talks to a server.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -214,6 +214,14 @@ pub struct Config {
     /// `setup{ mcp_servers }` and `.mcp.json` problems for checkhealth
     /// (servers not started, why).
     pub mcp_problems: Vec<String>,
+    /// The names of the servers in `mcp_servers` that come from the
+    /// project's `.mcp.json` (not replaced by `setup()`'s): they start only
+    /// once trusted (`mcp::trust`, `:help lathe-mcp-trust`).
+    pub mcp_project_servers: Vec<String>,
+    /// What the settings files say about `.mcp.json` servers
+    /// (`enableAllProjectMcpServers`, `enabledMcpjsonServers`,
+    /// `disabledMcpjsonServers`).
+    pub mcp_trust: crate::config::mcp::McpTrustSettings,
 }
 
 impl Config {
@@ -249,6 +257,8 @@ impl Config {
             hook_settings: Vec::new(),
             mcp_servers: Vec::new(),
             mcp_problems: Vec::new(),
+            mcp_project_servers: Vec::new(),
+            mcp_trust: Default::default(),
             sessions_dir: None,
             state_dir: dirs::state_dir()
                 .unwrap_or_else(std::env::temp_dir)
@@ -307,6 +317,7 @@ impl Config {
         sandbox::settle(&mut cfg.permissions.sandbox, enabled, network);
         let (mut servers, problems) = crate::config::mcp::from_project(&cfg.cwd);
         servers.retain(|s| !cfg.mcp_servers.iter().any(|o| o.name == s.name));
+        cfg.mcp_project_servers = servers.iter().map(|s| s.name.clone()).collect();
         servers.append(&mut cfg.mcp_servers);
         cfg.mcp_servers = servers;
         cfg.mcp_problems.extend(problems);

@@ -3,8 +3,10 @@
 //! `.claude/settings.json`, then the user's `~/.claude/settings.json`.
 //!
 //! Keys used: `permissions.allow`, `.ask`, `.deny`, `.defaultMode`,
-//! `.additionalDirectories`, and `hooks`; every other key is left to Claude
-//! Code. A file that does not parse (bad JSON, a wrong type) is reported and
+//! `.additionalDirectories`, `hooks`, and `enableAllProjectMcpServers`,
+//! `enabledMcpjsonServers`, `disabledMcpjsonServers` (which `.mcp.json`
+//! servers start without asking, `mcp::trust`); every other key is left to
+//! Claude Code. A file that does not parse (bad JSON, a wrong type) is reported and
 //! ignored whole, never half-applied. An invalid rule string is reported
 //! with its file and stands as a deny of its tool until fixed. A deny from
 //! any file beats an allow from any other (`permissions::decide`).
@@ -56,6 +58,12 @@ struct SettingsFile {
     hooks: Option<Value>,
     #[serde(default)]
     sandbox: Option<super::sandbox::FileSandbox>,
+    #[serde(default, rename = "enableAllProjectMcpServers")]
+    enable_all_project_mcp_servers: Option<bool>,
+    #[serde(default, rename = "enabledMcpjsonServers")]
+    enabled_mcpjson_servers: Vec<String>,
+    #[serde(default, rename = "disabledMcpjsonServers")]
+    disabled_mcpjson_servers: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -116,6 +124,7 @@ pub(super) fn load(
     let mut sandbox = Vec::new();
     let root = cfg.cwd.clone();
     let mut mode: Option<Mode> = None;
+    let mut enable_all: Option<bool> = None;
     for (source, path, project) in candidates(&root, home) {
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -171,6 +180,21 @@ pub(super) fn load(
             sandbox.push(s.into());
         }
         mode = mode.or(file_mode);
+        if enable_all.is_none() {
+            if let Some(on) = file.enable_all_project_mcp_servers {
+                enable_all = Some(on);
+                if on {
+                    cfg.mcp_trust.enable_all = Some(path.clone());
+                }
+            }
+        }
+        let trust = &mut cfg.mcp_trust;
+        for name in file.enabled_mcpjson_servers {
+            trust.enabled.push((name, path.clone()));
+        }
+        for name in file.disabled_mcpjson_servers {
+            trust.disabled.push((name, path.clone()));
+        }
         let base = RuleBase {
             root: root.clone(),
             project,

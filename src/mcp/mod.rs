@@ -2,12 +2,15 @@
 //! stdio and streamable HTTP servers of `setup{ mcp_servers = … }` and the
 //! project's `.mcp.json` are started on the runtime at setup, and each of their tools
 //! goes into the shared [`UserTools`] table as `mcp__<server>__<tool>`, so it
-//! runs through the same gates as every tool. Plain async Rust: the Neovim
-//! side only calls [`replace`], [`statuses`] and [`stop_all`].
+//! runs through the same gates as every tool. A `.mcp.json` server starts
+//! only once trusted ([`trust`]); until then it is held ([`set_held`]) and
+//! has no tools. Plain async Rust: the Neovim side only calls
+//! [`trust::start`], [`statuses`] and [`stop_all`].
 
 pub mod http;
 pub mod server;
 pub mod tools;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -67,6 +70,16 @@ pub const SERVER_FAILED: &str =
 pub const SERVER_STARTING: &str =
     "{name} is not available yet: its MCP server {server} is still starting. Do something else first or try again in a moment.";
 
+/// Model-facing (gate 1): the tool's server comes from the project's
+/// `.mcp.json` and the user has not allowed it yet. `{name}`, `{server}`.
+pub const SERVER_WAITING: &str =
+    "{name} is not available: its MCP server {server} comes from the project's .mcp.json and waits for the user's approval. Do without it; the user can answer lathe's question (:Lathe review).";
+
+/// Model-facing (gate 1): the user refused the tool's `.mcp.json` server.
+/// `{name}`, `{server}`.
+pub const SERVER_REFUSED: &str =
+    "{name} is not available: the MCP server {server} of the project's .mcp.json is not started (the user refused it, or their settings turn it off). Do without it; do not change .mcp.json to get it started.";
+
 /// Model-facing (gate 1): the server runs but has no such tool. `{name}`,
 /// `{server}`, `{tool}`, `{tools}`.
 pub const NO_SUCH_SERVER_TOOL: &str =
@@ -75,18 +88,43 @@ pub const NO_SUCH_SERVER_TOOL: &str =
 /// The servers of the last [`replace`].
 static SERVERS: Mutex<Vec<Arc<McpServer>>> = Mutex::new(Vec::new());
 
+/// A configured server that is not started: waiting for the user's answer,
+/// or refused ([`trust`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// Its configuration.
+    pub config: McpServerConfig,
+    /// Why it does not start (user-facing, e.g.
+    /// [`trust::REFUSED_REMEMBERED`]); `None` while it waits for the answer.
+    pub refused: Option<String>,
+}
+
+/// The servers of the last [`set_held`].
+static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
+
+/// Makes `held` the servers shown as waiting or refused ([`statuses`],
+/// [`explain_unknown`]).
+pub fn set_held(held: Vec<Held>) {
+    *HELD.lock().unwrap_or_else(|e| e.into_inner()) = held;
+}
+
 /// What checkhealth shows of one server.
 #[derive(Debug, Clone)]
 pub struct ServerInfo {
     /// Its name.
     pub name: String,
-    /// `running`, `starting` or `failed`.
+    /// `running`, `starting`, `failed`, `waiting` (for the user's approval
+    /// of a `.mcp.json` server) or `refused`.
     pub state: &'static str,
-    /// Why it failed (one line), when it did.
+    /// Why it failed (one line), when it did; why it is refused, or
+    /// [`trust::WAITING`].
     pub error: Option<String>,
+    /// What it runs or reaches (its command line, words shell-quoted, or
+    /// URL).
+    pub location: String,
     /// The last line of its log since its last start.
     pub last_log_line: Option<String>,
-    /// Its log file.
+    /// Its log file (empty for a held server, which never ran).
     pub log: PathBuf,
     /// The tools registered for it.
     pub tools: Vec<String>,
@@ -240,6 +278,19 @@ fn clean_name(s: &str) -> String {
 /// tried again ([`retry_failed`]).
 pub fn explain_unknown(name: &str) -> Option<String> {
     let rest = name.strip_prefix("mcp__")?;
+    let held = HELD.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if let Some(h) = held
+        .iter()
+        .filter(|h| rest.starts_with(&format!("{}__", clean_name(&h.config.name))))
+        .max_by_key(|h| h.config.name.len())
+    {
+        let text = if h.refused.is_some() {
+            SERVER_REFUSED
+        } else {
+            SERVER_WAITING
+        };
+        return Some(fill(text, &[("name", name), ("server", &h.config.name)]));
+    }
     let servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let server = servers
         .iter()
@@ -247,7 +298,11 @@ pub fn explain_unknown(name: &str) -> Option<String> {
         .max_by_key(|s| s.config.name.len());
     let Some(server) = server else {
         let asked = rest.split("__").next().unwrap_or(rest);
-        let names: Vec<&str> = servers.iter().map(|s| s.config.name.as_str()).collect();
+        let names: Vec<&str> = servers
+            .iter()
+            .map(|s| s.config.name.as_str())
+            .chain(held.iter().map(|h| h.config.name.as_str()))
+            .collect();
         let list = if names.is_empty() {
             "none".to_string()
         } else {
@@ -295,10 +350,12 @@ pub fn explain_unknown(name: &str) -> Option<String> {
     ))
 }
 
-/// Every configured server's state, in configuration order.
+/// Every configured server's state: the started ones in configuration
+/// order, then the held ones ([`set_held`]).
 pub fn statuses() -> Vec<ServerInfo> {
+    let held = HELD.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
-    servers
+    let mut out: Vec<ServerInfo> = servers
         .iter()
         .map(|s| {
             let (state, error) = match s.status() {
@@ -314,9 +371,28 @@ pub fn statuses() -> Vec<ServerInfo> {
                 log: s.log_path.clone(),
                 tools: s.names(),
                 url: s.config.url().map(str::to_string),
+                location: trust::shown_location(&s.config),
             }
         })
-        .collect()
+        .collect();
+    out.extend(held.into_iter().map(|h| {
+        let (state, error) = match h.refused {
+            Some(why) => ("refused", why),
+            None => ("waiting", trust::WAITING.to_string()),
+        };
+        ServerInfo {
+            name: h.config.name.clone(),
+            state,
+            error: Some(error),
+            last_log_line: None,
+            // It never ran: no log.
+            log: PathBuf::new(),
+            tools: Vec::new(),
+            url: h.config.url().map(str::to_string),
+            location: trust::shown_location(&h.config),
+        }
+    }));
+    out
 }
 
 /// How long a turn waits, at most, for servers still starting before its
@@ -371,6 +447,18 @@ pub fn stop_all() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn held_servers_are_explained_and_listed() {
+        assert_eq!(
+            fill(SERVER_WAITING, &[("name", "mcp__docs__find"), ("server", "docs")]),
+            "mcp__docs__find is not available: its MCP server docs comes from the project's .mcp.json and waits for the user's approval. Do without it; the user can answer lathe's question (:Lathe review)."
+        );
+        assert_eq!(
+            fill(SERVER_REFUSED, &[("name", "mcp__evil__x"), ("server", "evil")]),
+            "mcp__evil__x is not available: the MCP server evil of the project's .mcp.json is not started (the user refused it, or their settings turn it off). Do without it; do not change .mcp.json to get it started."
+        );
+    }
 
     #[test]
     fn model_facing_texts() {

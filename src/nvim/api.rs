@@ -63,7 +63,7 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
 /// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
-/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `main_thread_stats`. Errors: Lua could not allocate.
+/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `mcp_reset`, `mcp_servers`, `main_thread_stats`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
@@ -115,6 +115,14 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set("tools", lua.create_function(super::user_tools::tools)?)?;
     t.set("jobs", lua.create_function(super::jobs::jobs)?)?;
+    t.set(
+        "mcp_reset",
+        lua.create_function(|_, ()| state::reset_mcp_trust().or_else(fail))?,
+    )?;
+    t.set(
+        "mcp_servers",
+        lua.create_function(super::health::mcp_servers)?,
+    )?;
     t.set(
         "main_thread_stats",
         lua.create_function(super::main_stats::lua_stats)?,

@@ -36,9 +36,7 @@ fn sandbox_info(lua: &Lua, config: &Config) -> mlua::Result<Table> {
 /// the command's program exists and is executable, see
 /// `hooks::check`), and `lsp_servers`, the language servers the LSP tools
 /// count as running (they are offered to the model only when it is not 0),
-/// `mcp_servers` (`{ { name, state, error?, last_log_line?, log, tools,
-/// url? } }`, `state` `running`, `starting` or `failed`, `tools` how many
-/// were registered, `url` an HTTP server's), `mcp_problems`
+/// `mcp_servers` ([`mcp_servers`]), `mcp_problems`
 /// (`setup{ mcp_servers }` and `.mcp.json` servers not started, why) and
 /// `mcp_configured` (the names of the valid configured servers, started or
 /// not: before `setup()` and the first request none is).
@@ -74,6 +72,20 @@ pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
     t.set("sandbox", sandbox_info(lua, config)?)?;
     super::lsp_nav::ensure_tracking();
     t.set("lsp_servers", crate::editor::lsp::servers_running())?;
+    let servers = mcp_servers(lua, ())?;
+    t.set("mcp_servers", servers)?;
+    t.set("mcp_problems", config.mcp_problems.clone())?;
+    let configured: Vec<&str> = config.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+    t.set("mcp_configured", configured)?;
+    Ok(())
+}
+
+/// `mcp_servers()` → `{ { name, state, error?, last_log_line?, log,
+/// tools, url?, location } }`: every configured MCP server's state
+/// (`running`, `starting`, `failed`, `waiting` for the user's approval of
+/// a `.mcp.json` server, `refused`), `tools` how many were registered,
+/// `location` its command line or URL. Errors: Lua could not allocate.
+pub fn mcp_servers(lua: &Lua, (): ()) -> mlua::Result<Table> {
     let servers = lua.create_table()?;
     for s in crate::mcp::statuses() {
         let e = lua.create_table()?;
@@ -84,13 +96,10 @@ pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
         e.set("log", s.log.display().to_string())?;
         e.set("tools", s.tools.len())?;
         e.set("url", s.url)?;
+        e.set("location", s.location)?;
         servers.push(e)?;
     }
-    t.set("mcp_servers", servers)?;
-    t.set("mcp_problems", config.mcp_problems.clone())?;
-    let configured: Vec<&str> = config.mcp_servers.iter().map(|s| s.name.as_str()).collect();
-    t.set("mcp_configured", configured)?;
-    Ok(())
+    Ok(servers)
 }
 
 /// `probe(url, timeout_ms)` → `{ ok, status?, error?, ms }`: sends `HEAD

@@ -330,10 +330,13 @@ pub fn state_dir() -> Option<std::path::PathBuf> {
 
 /// Starts the MCP servers of `config` on the runtime (their tools join the
 /// shared user-tool table as they list them; unchanged servers keep
-/// running, removed ones are stopped). Logs go to `<state>/mcp/`. Nothing
-/// happens when the runtime is shut down, nor (the runtime is not even
-/// started: `setup()` starts no thread) when no server is configured and
-/// none runs.
+/// running, removed ones are stopped). A `.mcp.json` server starts only
+/// once trusted: the others wait for the answer to the question the
+/// permission float asks, or stay refused (`mcp::trust`, `:help
+/// lathe-mcp-trust`). Logs go to `<state>/mcp/`, answers to
+/// `<state>/mcp-trust.json`. Nothing happens when the runtime is shut
+/// down, nor (the runtime is not even started: `setup()` starts no
+/// thread) when no server is configured and none runs.
 fn start_mcp_servers(config: &Config) {
     if config.mcp_servers.is_empty() && crate::mcp::statuses().is_empty() {
         return;
@@ -341,16 +344,38 @@ fn start_mcp_servers(config: &Config) {
     let Ok(rt) = super::runtime::handle() else {
         return;
     };
-    let log_dir = state_dir()
-        .unwrap_or_else(|| config.state_dir.clone())
-        .join("mcp");
-    crate::mcp::replace(
-        config.mcp_servers.clone(),
-        user_tools(),
-        &log_dir,
-        &config.cwd,
-        &rt,
+    let Some(main) = main_thread() else {
+        return;
+    };
+    let state = state_dir().unwrap_or_else(|| config.state_dir.clone());
+    let prompter = Arc::new(FloatPrompter::new(
+        main,
+        std::time::Duration::from_millis(config.permission_guard_ms),
+    ));
+    crate::mcp::trust::start(
+        config,
+        crate::mcp::trust::Starter {
+            user: user_tools(),
+            log_dir: state.join("mcp"),
+            trust_file: state.join(crate::mcp::trust::TRUST_FILE),
+            rt,
+            prompter,
+        },
     );
+}
+
+/// Forgets the remembered answers about the current project's `.mcp.json`
+/// servers (`:Lathe mcp reset`) and starts the servers again, which asks
+/// about them again. Returns whether there were answers. Errors: no
+/// configuration yet (before `setup()` and the first request), or the
+/// trust file cannot be written.
+pub fn reset_mcp_trust() -> Result<bool, String> {
+    let config = with_config(Clone::clone)
+        .ok_or("lathe: no project yet: call setup() or make a request first")?;
+    let state = state_dir().unwrap_or_else(|| config.state_dir.clone());
+    let had = crate::mcp::trust::forget(&state.join(crate::mcp::trust::TRUST_FILE), &config.cwd)?;
+    start_mcp_servers(&config);
+    Ok(had)
 }
 
 /// The process's user-tool table (Lua tools), shared by every session

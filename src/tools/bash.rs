@@ -21,6 +21,7 @@
 //! - A normal exit leaves background jobs running (`cmd > log 2>&1 &`); a
 //!   timeout or interruption stops the whole process group.
 
+pub mod git_env;
 pub mod job_messages;
 pub mod messages;
 pub mod output_cap;
@@ -474,10 +475,11 @@ fn jail_for(policy: Option<&Policy>) -> Result<Jail, ToolError> {
     })
 }
 
-/// Environment variables of a read-only command: git takes no
-/// `index.lock` (the sandbox would refuse the write anyway).
+/// Environment variables of a read-only command: read-only git's
+/// ([`git_env::read_only_git_env`]: no program a repository's config
+/// names, no `index.lock`).
 fn read_only_env() -> Vec<(String, String)> {
-    vec![("GIT_OPTIONAL_LOCKS".into(), "0".into())]
+    git_env::read_only_git_env()
 }
 
 /// The note after a failed sandboxed command's output when the output

@@ -440,9 +440,18 @@ pub fn review() -> Result<(), String> {
     Ok(())
 }
 
-/// Denies every pending ask (`:Lathe stop`).
+/// Denies every pending ask of a call (`:Lathe stop`).
 pub fn deny_all() {
-    let ids: Vec<u64> = ASKS.with(|a| a.borrow().queue.iter().map(|q| q.id).collect());
+    // The question about `.mcp.json` servers is no call of the turn: it
+    // keeps waiting (a refusal would be remembered).
+    let ids: Vec<u64> = ASKS.with(|a| {
+        a.borrow()
+            .queue
+            .iter()
+            .filter(|q| q.tool != crate::mcp::trust::ASK_TOOL)
+            .map(|q| q.id)
+            .collect()
+    });
     for id in ids {
         answer(id, PromptAnswer::Deny);
     }

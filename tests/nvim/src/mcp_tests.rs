@@ -1,7 +1,8 @@
 //! MCP servers inside Neovim: the project's `.mcp.json` starts a stdio
 //! server at setup, its tools are listed by `tools()` and called in a
 //! model turn next to a Lua tool, and `:checkhealth lathe` shows each
-//! server's state (running, or failed with the reason); an HTTP server of
+//! server's state (running, or failed with the reason); a project's
+//! server starts only once the user allows it; an HTTP server of
 //! `.mcp.json` is used the same way and shown with its URL, a bad
 //! `setup{ mcp_servers }` entry only warns, and `stop()` ends a running
 //! `tool()` call.
@@ -33,6 +34,8 @@ fn a_turn_calls_a_lua_tool_and_an_mcp_tool_and_checkhealth_shows_the_servers() -
         local dir = T.project()
         vim.fn.writefile({{ [==[{mcp_json}]==] }}, dir .. "/.mcp.json")
         vim.cmd("runtime plugin/lathe.lua")
+        -- The project's server starts once allowed (remembered: the second setup() does not ask).
+        local floats = T.answer_floats({{ "y" }})
         T.setup(dir, {{ base_url = MOCK_URL, permissions = {{ mode = "bypassPermissions" }} }})
         T.lathe.register_tool({{ name = "MakeNote", description = "Write a note.",
           input_schema = {{ type = "object", properties = {{ text = {{ type = "string" }} }} }},
@@ -61,6 +64,7 @@ fn a_turn_calls_a_lua_tool_and_an_mcp_tool_and_checkhealth_shows_the_servers() -
         vim.cmd("checkhealth lathe")
         text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
         T.has("still running", text, "MCP server test: running, 8 tools")
+        T.eq("asked once", #floats.asks, 1)
         "#
         ),
     )
@@ -125,6 +129,7 @@ fn an_http_server_from_mcp_json_is_used_a_bad_setup_entry_only_warns_and_stop_en
         vim.notify = function(msg, level)
           if level == vim.log.levels.WARN then table.insert(warnings, msg) end
         end
+        T.answer_floats({{ "y" }})
         T.setup(dir, {{ base_url = MOCK_URL, permissions = {{ mode = "bypassPermissions" }},
           mcp_servers = {{ x = {{ type = "http" }} }} }})
         vim.notify = notify
@@ -192,4 +197,113 @@ fn checkhealth_before_setup_names_the_servers_that_will_start() -> Result<(), St
         T.lacks("the invalid one is not announced", text, "MCP server bad: not started yet")
         "###,
     )
+}
+
+/// A project's `.mcp.json` server does not run before the user allows it
+/// (its command would create a marker file): it waits, shown in
+/// checkhealth, `:Lathe tools` and `mcp_servers()`, its tools are not
+/// offered, and `stop()` leaves the question waiting; `y` starts it.
+/// When its command changes it is asked about again; `n` refuses it
+/// (remembered, shown as refused, in `:Lathe mcp` too); `:Lathe mcp reset`
+/// asks again.
+#[nvim_oxi::test]
+fn a_project_mcp_server_starts_only_after_the_user_allows_it() -> Result<(), String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    crate::common::lua_test(&format!(
+        r#"
+        local dir = T.project()
+        local marker = dir .. "/started"
+        local python, mock = "{python}", "{mock}"
+        local function write_mcp_json(extra)
+          local json = vim.json.encode({{ mcpServers = {{ test = {{ command = "sh",
+            args = {{ "-c", "touch " .. marker .. " && exec " .. python .. " " .. mock .. extra }} }} }} }})
+          vim.fn.writefile({{ json }}, dir .. "/.mcp.json")
+        end
+        write_mcp_json("")
+        vim.cmd("runtime plugin/lathe.lua")
+        -- Record each question without answering it.
+        local asks = {{}}
+        vim.api.nvim_create_autocmd("User", {{ pattern = "LathePermissionAsk", callback = function()
+          local cfg = vim.api.nvim_win_get_config(0)
+          table.insert(asks, {{ title = cfg.title[1][1], lines = vim.api.nvim_buf_get_lines(0, 0, -1, false) }})
+        end }})
+        T.setup(dir)
+        T.wait_for("the question", 5000, function() return #asks == 1 end)
+        T.eq("title", asks[1].title, " Start MCP servers from .mcp.json? ")
+        local text = table.concat(asks[1].lines, "\n")
+        T.has("the command", text, "test: sh -c 'touch " .. marker .. " && exec " .. python .. " " .. mock .. "'")
+        vim.wait(1000)
+        T.eq("not started before the answer", vim.fn.filereadable(marker), 0)
+        local function state()
+          for _, s in ipairs(T.lathe.mcp_servers()) do
+            if s.name == "test" then return s end
+          end
+        end
+        T.eq("waiting", state().state, "waiting")
+        local function tool_names()
+          local names = {{}}
+          for _, t in ipairs(T.lathe.tools()) do names[t.name] = true end
+          return names
+        end
+        T.eq("no tools offered", tool_names()["mcp__test__echo"], nil)
+        local function health()
+          local cur = vim.api.nvim_get_current_win()
+          vim.cmd("checkhealth lathe")
+          local t = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+          vim.cmd("close")
+          pcall(vim.api.nvim_set_current_win, cur)
+          return t
+        end
+        -- The float has the focus: go back to it after checkhealth.
+        local float = vim.api.nvim_get_current_win()
+        T.has("checkhealth", health(), "MCP server test: waiting for your approval (.mcp.json; :Lathe review shows the question)")
+        local notified
+        local notify = vim.notify
+        vim.notify = function(msg) notified = msg end
+        vim.cmd("Lathe tools")
+        vim.notify = notify
+        T.has(":Lathe tools", notified, "MCP server test: waiting for your approval")
+        -- :Lathe stop denies the turn's asks, not this question.
+        T.lathe.stop()
+        vim.wait(200)
+        T.eq("still waiting after stop()", state().state, "waiting")
+        T.eq("its float is still open", vim.api.nvim_win_is_valid(float), true)
+        vim.api.nvim_set_current_win(float)
+        vim.api.nvim_feedkeys("y", "x", false)
+        T.wait_for("the server's start", 10000, function() return vim.fn.filereadable(marker) == 1 end)
+        T.wait_for("its tools", 15000, function() return tool_names()["mcp__test__echo"] ~= nil end)
+        T.eq("running", state().state, "running")
+        -- The command changes: asked again, marked; n refuses (and is remembered).
+        vim.fn.delete(marker)
+        write_mcp_json(" --changed")
+        T.setup(dir)
+        T.wait_for("the second question", 5000, function() return #asks == 2 end)
+        T.has("changed", table.concat(asks[2].lines, "\n"), "--changed'  (changed since you allowed it)")
+        vim.api.nvim_feedkeys("n", "x", false)
+        T.wait_for("refused", 5000, function() return state().state == "refused" end)
+        T.eq("its tools are gone", tool_names()["mcp__test__echo"], nil)
+        vim.wait(500)
+        T.eq("the changed command never ran", vim.fn.filereadable(marker), 0)
+        T.has("checkhealth", health(), "MCP server test: refused (.mcp.json, answer remembered: :Lathe mcp reset asks again)")
+        vim.notify = function(msg) notified = msg end
+        vim.cmd("Lathe mcp")
+        vim.notify = notify
+        T.has(":Lathe mcp", notified, "  test             refused   sh -c 'touch ")
+        T.has(":Lathe mcp", notified, "refused (.mcp.json, answer remembered: :Lathe mcp reset asks again)")
+        -- Remembered: another setup() does not ask.
+        T.setup(dir)
+        vim.wait(300)
+        T.eq("not asked again", #asks, 2)
+        T.eq("still refused", state().state, "refused")
+        -- :Lathe mcp reset forgets the answer and asks again.
+        vim.cmd("Lathe mcp reset")
+        T.wait_for("the third question", 5000, function() return #asks == 3 end)
+        T.lacks("not marked changed after a reset", table.concat(asks[3].lines, "\n"), "(changed since you allowed it)")
+        T.eq("waiting again", state().state, "waiting")
+        vim.api.nvim_feedkeys("y", "x", false)
+        T.wait_for("the changed server's start", 10000, function() return vim.fn.filereadable(marker) == 1 end)
+        "#,
+        python = root.join(".venv/bin/python").display(),
+        mock = root.join("tests/mcp/mock_mcp.py").display(),
+    ))
 }
