@@ -427,8 +427,18 @@ async fn hidden_paths_cannot_be_read_or_written() {
     if !available() || !sandbox::support().user_namespaces {
         return;
     }
+    hidden_scenario().await;
+}
+
+/// What a user sees of hidden paths: nothing of their content, whatever
+/// way they try, and no way to change them; the rest works as before. As
+/// root (CI) the covering file opens but is empty; as another user opening
+/// it fails.
+async fn hidden_scenario() {
     let (_d, root, p) = secret_project();
     assert!(sandbox::prepare(&p).unwrap().uses_namespaces());
+    // SAFETY: geteuid(2) cannot fail.
+    let root_user = unsafe { libc::geteuid() } == 0;
 
     for script in [
         "cat .env",
@@ -437,6 +447,8 @@ async fn hidden_paths_cannot_be_read_or_written() {
         "ls -la secret",
         "cat secret/*",
         "grep -r TOPSECRET . 2>&1",
+        // Through another process's root (the test's own): Landlock refuses
+        // the ptrace-like access to a process outside the sandbox.
         "cat /proc/$PPID/root$PWD/.env",
         "cat /proc/$$/root$PWD/.env",
         "cd secret && cat s.txt",
@@ -448,6 +460,15 @@ async fn hidden_paths_cannot_be_read_or_written() {
     ] {
         let r = run(&p, &root, script).await;
         assert_no_secret(&r);
+    }
+    if !root_user {
+        for script in ["cat .env", "ls secret"] {
+            let r = run(&p, &root, script).await;
+            assert!(
+                !r.ok && r.out.contains("Permission denied"),
+                "{script}: {r:?}"
+            );
+        }
     }
     // Writing, truncating, removing or moving them fails and changes nothing.
     for script in [
@@ -477,14 +498,10 @@ async fn hidden_paths_cannot_be_read_or_written() {
         r.ok && r.out.contains("alpha") && r.out.contains('w'),
         "{r:?}"
     );
-}
 
-#[tokio::test]
-async fn a_command_started_inside_a_hidden_folder_sees_nothing() {
-    if !available() || !sandbox::support().user_namespaces {
-        return;
-    }
-    let (_d, root, p) = secret_project();
+    // A command started inside a hidden folder starts in the empty cover,
+    // not in the original (whose files it would otherwise reach by
+    // relative paths); another user cannot even list it.
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-c")
         .arg("cat s.txt; ls -a")
@@ -493,20 +510,102 @@ async fn a_command_started_inside_a_hidden_folder_sees_nothing() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     sandbox::prepare(&p).unwrap().install(&mut cmd);
-    // A non-root user cannot enter the mode-000 folder (the spawn fails);
-    // root enters it and finds it empty.
-    if let Ok(out) = cmd.output().await {
-        let r = Ran {
-            ok: out.status.success(),
-            out: format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        };
-        assert_no_secret(&r);
-        assert!(!r.out.contains("s.txt\n"), "{r:?}");
+    match cmd.output().await {
+        Ok(out) => {
+            let r = Ran {
+                ok: out.status.success(),
+                out: format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+            };
+            assert_no_secret(&r);
+            assert!(!r.out.contains("s.txt\n"), "{r:?}");
+            if !root_user {
+                assert!(r.out.contains("Permission denied"), "{r:?}");
+            }
+        }
+        Err(e) => assert!(!root_user, "root could not start in the cover: {e}"),
     }
+}
+
+/// Runs only as the child of the tests below ([`CHILD_VAR`] = `hide`).
+#[tokio::test]
+async fn hide_child() {
+    if std::env::var_os(CHILD_VAR).as_deref() != Some("hide".as_ref()) {
+        return;
+    }
+    let s = sandbox::support();
+    assert!(s.unavailable().is_none() && s.user_namespaces, "{s:?}");
+    hidden_scenario().await;
+}
+
+/// Runs [`hide_child`] through `wrapper` (a command line that ends with
+/// the test binary and its arguments) and checks it passed.
+fn run_hide_child(wrapper: &[&str], env: &[(&str, &Path)]) {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = std::process::Command::new(wrapper[0]);
+    cmd.args(&wrapper[1..])
+        .arg(&exe)
+        .args(["hide_child", "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_VAR, "hide");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid(2) cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn hiding_works_for_a_user_other_than_root() {
+    if !available() || !sandbox::support().user_namespaces || !is_root() || !has("setpriv") {
+        return;
+    }
+    // nobody: its own uid in uid_map, and EACCES on the covers.
+    run_hide_child(
+        &[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ],
+        &[("TMPDIR", Path::new("/tmp")), ("HOME", Path::new("/tmp"))],
+    );
+}
+
+#[test]
+fn hiding_works_when_the_temp_dir_is_nosuid_nodev_noexec() {
+    if !available() || !sandbox::support().user_namespaces || !is_root() || !has("unshare") {
+        return;
+    }
+    // The covers then live on a mount whose flags are locked in the
+    // command's user namespace: the read-only remount must keep them.
+    let dir = tempfile::tempdir().unwrap();
+    run_hide_child(
+        &[
+            "unshare",
+            "-m",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o nosuid,nodev,noexec,mode=1777 tmpfs \"$TMPDIR\" && exec \"$@\"",
+            "sh",
+        ],
+        &[("TMPDIR", dir.path())],
+    );
 }
 
 #[tokio::test]
@@ -536,7 +635,7 @@ async fn no_namespaces_without_hidden_paths_and_a_refusal_without_user_namespace
 }
 
 /// The environment variable that tells the child copy of this binary that
-/// it runs [`forced_off_child`].
+/// it runs [`forced_off_child`] (`forced-off`) or [`hide_child`] (`hide`).
 const CHILD_VAR: &str = "LATHE_SANDBOX_TEST_CHILD";
 
 #[test]
@@ -549,7 +648,7 @@ fn forced_off_makes_the_probe_say_unavailable_and_prepare_fail() {
             "--test-threads=1",
         ])
         .env(sandbox::FORCE_OFF_VAR, "off")
-        .env(CHILD_VAR, "1")
+        .env(CHILD_VAR, "forced-off")
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -569,7 +668,7 @@ fn forced_off_makes_the_probe_say_unavailable_and_prepare_fail() {
 /// Runs only as the child of the test above (with `LATHE_SANDBOX=off`).
 #[test]
 fn forced_off_child() {
-    if std::env::var_os(CHILD_VAR).is_none() {
+    if std::env::var_os(CHILD_VAR).as_deref() != Some("forced-off".as_ref()) {
         return;
     }
     let s = sandbox::support();
