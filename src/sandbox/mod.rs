@@ -22,6 +22,10 @@
 //! gate; this module knows nothing of rules.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
+
+#[cfg(target_os = "linux")]
+mod linux;
 
 /// How much a sandboxed command may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,41 +129,137 @@ pub enum SandboxError {
     Io(#[from] std::io::Error),
 }
 
-/// What the kernel offers, probed once (the first call) and kept.
+/// What the kernel offers, probed once (the first call) and kept. The
+/// first call forks a short-lived `/bin/true` that tries a user namespace.
 pub fn support() -> &'static Support {
-    todo_support()
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(Support::probe)
 }
 
-fn todo_support() -> &'static Support {
-    static NONE: Support = Support {
-        landlock_abi: None,
-        seccomp: false,
-        user_namespaces: false,
-        forced_off: None,
-    };
-    &NONE
+impl Support {
+    /// Probes the kernel now (uncached; [`support`] keeps the first
+    /// answer) and reads [`FORCE_OFF_VAR`] from the environment.
+    pub fn probe() -> Support {
+        let forced_off = forced_off_by(std::env::var_os(FORCE_OFF_VAR).as_deref());
+        #[cfg(target_os = "linux")]
+        {
+            linux::probe(forced_off)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Support {
+                landlock_abi: None,
+                seccomp: false,
+                user_namespaces: false,
+                forced_off,
+            }
+        }
+    }
+
+    /// One line for `:checkhealth`: what commands are held to, e.g.
+    /// "Landlock ABI 7 (writes, TCP), seccomp (other sockets), user
+    /// namespaces (hidden paths)", or why there is no sandbox.
+    pub fn describe(&self) -> String {
+        if let Some(why) = self.unavailable() {
+            return format!("no sandbox: {why}");
+        }
+        let abi = self.landlock_abi.unwrap_or(0);
+        let landlock = if abi >= 4 {
+            format!("Landlock ABI {abi} (writes, TCP)")
+        } else {
+            format!("Landlock ABI {abi} (writes)")
+        };
+        let namespaces = if self.user_namespaces {
+            "user namespaces (hidden paths)"
+        } else {
+            "no user namespaces (commands that must not see a hidden path cannot run)"
+        };
+        format!("{landlock}, seccomp (other sockets), {namespaces}")
+    }
+}
+
+/// Why the sandbox is off when [`FORCE_OFF_VAR`] has `value`: `Some` for
+/// `off` (any case), `None` otherwise.
+pub fn forced_off_by(value: Option<&std::ffi::OsStr>) -> Option<String> {
+    value
+        .and_then(|v| v.to_str())
+        .filter(|v| v.trim().eq_ignore_ascii_case("off"))
+        .map(|_| format!("the sandbox was turned off with {FORCE_OFF_VAR}=off"))
 }
 
 /// A policy made ready to install in a child: the Landlock ruleset's file
 /// descriptor, the seccomp program and the mounts, all built in the parent.
 #[derive(Debug)]
 pub struct Prepared {
+    #[cfg(target_os = "linux")]
+    steps: linux::ChildSteps,
+    #[cfg(not(target_os = "linux"))]
     _private: (),
 }
 
 /// Builds everything `policy` needs in the calling process (opens the
 /// paths, makes the ruleset and the filter). Errors: [`SandboxError`].
 pub fn prepare(policy: &Policy) -> Result<Prepared, SandboxError> {
-    let _ = policy;
-    Err(SandboxError::Unavailable("not built yet".into()))
+    prepare_with(support(), policy)
+}
+
+/// [`prepare`] against a given [`Support`] instead of the probed one (for
+/// tests of the refusals: a `Support` without user namespaces, forced off).
+/// A `Support` that claims more than the kernel has fails at
+/// [`prepare`] time, never at run time.
+pub fn prepare_with(support: &Support, policy: &Policy) -> Result<Prepared, SandboxError> {
+    if let Some(why) = support.unavailable() {
+        return Err(SandboxError::Unavailable(why));
+    }
+    #[cfg(target_os = "linux")]
+    {
+        Ok(Prepared {
+            steps: linux::prepare(support, policy)?,
+        })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = policy;
+        Err(SandboxError::Unavailable(
+            "lathe's sandbox is built for Linux only".into(),
+        ))
+    }
 }
 
 impl Prepared {
+    /// Whether the child enters a user and mount namespace (the policy
+    /// hides paths that exist).
+    pub fn uses_namespaces(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            self.steps.hide.is_some()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            false
+        }
+    }
+
     /// Adds a `pre_exec` step to `cmd` that enters the sandbox between
     /// `fork` and `exec` (async-signal-safe system calls only; the prepared
     /// values move into the closure). Call it after any other `pre_exec`
     /// step that must run outside the sandbox (`setsid`).
     pub fn install(self, cmd: &mut tokio::process::Command) {
-        let _ = cmd;
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt as _;
+            let steps = self.steps;
+            // SAFETY: the closure runs in the forked child before exec and
+            // makes only raw system calls on memory `steps` owns (built in
+            // the parent by `prepare`); it allocates nothing and takes no
+            // lock.
+            unsafe {
+                cmd.as_std_mut().pre_exec(move || linux::enter(&steps));
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = cmd;
+        }
     }
 }
