@@ -94,16 +94,6 @@ impl Support {
     }
 }
 
-impl Support {
-    /// One line for `:checkhealth`: what is enforced, or what is missing.
-    pub fn describe(&self) -> String {
-        match self.unavailable() {
-            Some(why) => why,
-            None => format!("Landlock ABI {}", self.landlock_abi.unwrap_or(0)),
-        }
-    }
-}
-
 /// The oldest Landlock ABI lathe uses: 2 (`REFER`, so a command can move
 /// files within the project).
 pub const MIN_LANDLOCK_ABI: i32 = 2;
