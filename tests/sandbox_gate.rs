@@ -28,7 +28,9 @@ struct Project {
 
 fn project() -> Project {
     let a = tempfile::tempdir().unwrap();
-    let b = tempfile::tempdir().unwrap();
+    // Outside the project and outside the temp dir (which commands may
+    // write): cargo's per-target scratch folder.
+    let b = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let root = a.path().canonicalize().unwrap();
     let outside = b.path().canonicalize().unwrap();
     std::fs::write(root.join("a.txt"), "hello\n").unwrap();
@@ -101,16 +103,31 @@ async fn allowed_commands_write_only_in_the_project_and_see_no_secrets() {
         )),
         "the result names what the sandbox stopped: {text}"
     );
-    // Secrets: what `cat` prints never holds them, whoever runs the tests.
-    let (_, text) = bash(&env, "cat .env; cat secret/s.txt; cat a.txt").await;
+    // Secrets: a program the parser cannot see into (the script names
+    // the files) gets nothing from them, whoever runs the tests.
+    let (_, text) = bash(
+        &env,
+        "python3 -c \"import sys\nfor f in ['.env', 'secret/s.txt', 'a.txt']:\n  try: print(open(f).read())\n  except Exception as e: print(f, type(e).__name__)\"",
+    )
+    .await;
     assert!(!text.contains("sekrit"), "{text}");
     assert!(text.contains("hello"), "other files are read: {text}");
     // The temp dir is writable; a build into target/ works.
+    std::fs::write(
+        p.root.join("Makefile"),
+        "all:\n\tmkdir -p target/debug\n\techo built > target/debug/out\n",
+    )
+    .unwrap();
+    let tmp = std::env::temp_dir().join(format!("lathe-sandbox-gate-{}", std::process::id()));
     let (status, text) = bash(
         &env,
-        "mkdir -p target/debug && printf 'all:\\n\\techo built > target/debug/out\\n' > Makefile && make -s && cat target/debug/out && t=$(mktemp) && echo ok > $t && cat $t",
+        &format!(
+            "make -s && cat target/debug/out && echo ok > {0} && cat {0}",
+            tmp.display()
+        ),
     )
     .await;
+    let _ = std::fs::remove_file(&tmp);
     assert_eq!(status, ToolStatus::Done, "{text}");
     assert!(
         text.contains("built") && text.contains("ok") && text.contains("Exit code 0"),
@@ -163,22 +180,50 @@ async fn read_only_auto_runs_write_nothing_in_default_and_plan_mode() {
         return;
     }
     let p = project();
-    std::process::Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&p.root)
-        .status()
-        .unwrap();
+    // A clean filter the repository's config names: `git status` runs it
+    // on a changed file, and read-only git's environment does not turn
+    // such drivers off. Only the sandbox keeps it from writing.
+    let marker = p.root.join("marker");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&p.root)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(p.root.join(".gitattributes"), "*.txt filter=x\n").unwrap();
+    git(&["add", "a.txt", ".gitattributes"]);
+    git(&["commit", "-qm", "one"]);
+    git(&[
+        "config",
+        "filter.x.clean",
+        &format!("sh -c 'touch {}; cat'", marker.display()),
+    ]);
+    // Same size, new mtime: git must read it (through the filter) to know.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(p.root.join("a.txt"), "hellp\n").unwrap();
     for mode in [Mode::Default, Mode::Plan] {
         let (env, prompter) = common::exec_env(&p.root, rules(&p.root, mode, &[]), vec![]);
         let (status, text) = bash(&env, "git status --short && cat a.txt").await;
         assert_eq!(status, ToolStatus::Done, "{mode:?}: {text}");
         assert!(
-            text.contains("hello") && text.contains("Exit code 0"),
+            text.contains("hellp") && text.contains("Exit code 0"),
             "{mode:?}: {text}"
         );
         assert!(prompter.asked().is_empty(), "{mode:?}: ran without asking");
         assert!(!text.contains("sekrit"), "{text}");
+        assert!(
+            !marker.exists(),
+            "{mode:?}: the filter wrote nothing: {text}"
+        );
     }
+    // The control: the same git status outside the sandbox runs the filter.
+    git(&["status", "--short"]);
+    assert!(marker.exists(), "the filter runs without the sandbox");
 }
 
 #[tokio::test]
@@ -193,6 +238,8 @@ async fn leaving_the_sandbox_always_asks_and_then_runs_outside_it() {
         rules(&p.root, Mode::BypassPermissions, &[]),
         vec![PromptAnswer::AllowOnce],
     );
+    let (_, text) = bash(&env, &format!("echo out > {}", out.display())).await;
+    assert!(!out.exists(), "sandboxed in bypassPermissions: {text}");
     let (status, text) = common::run_call(
         &env,
         "Bash",

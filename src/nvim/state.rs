@@ -266,7 +266,7 @@ fn sandbox_unavailable(config: &Config) -> Option<String> {
     if config.permissions.sandbox.off.is_some() {
         return None;
     }
-    crate::sandbox::support().unavailable()
+    crate::sandbox::unavailable()
 }
 
 fn report_settings_problems(config: &Config) {

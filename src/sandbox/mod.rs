@@ -119,6 +119,35 @@ pub enum SandboxError {
     Io(#[from] std::io::Error),
 }
 
+/// Why commands cannot be sandboxed here ([`Support::unavailable`]),
+/// without the user-namespace probe's fork: cheap enough for `setup()`.
+/// The answer of [`support`] once that has been probed.
+pub fn unavailable() -> Option<String> {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    let quick = SUPPORT.get_or_init(|| {
+        let forced_off = forced_off_by(std::env::var_os(FORCE_OFF_VAR).as_deref());
+        #[cfg(target_os = "linux")]
+        {
+            Support {
+                landlock_abi: linux::landlock_abi(),
+                seccomp: linux::seccomp_available(),
+                user_namespaces: false,
+                forced_off,
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Support {
+                landlock_abi: None,
+                seccomp: false,
+                user_namespaces: false,
+                forced_off,
+            }
+        }
+    });
+    quick.unavailable()
+}
+
 /// What the kernel offers, probed once (the first call) and kept. The
 /// first call forks a short-lived `/bin/true` that tries a user namespace.
 pub fn support() -> &'static Support {

@@ -499,7 +499,10 @@ pub fn sandbox_note(output: &str, policy: &Policy, cwd: &Path) -> Option<String>
         if !refused {
             continue;
         }
-        if let Some(p) = path_in(line) {
+        // bash's `/dev/tcp/HOST/PORT` is a connection, not a file.
+        if let Some(p) =
+            path_in(line).filter(|p| !p.starts_with("/dev/tcp/") && !p.starts_with("/dev/udp/"))
+        {
             if !paths.contains(&p) {
                 paths.push(p);
             }
@@ -519,6 +522,8 @@ pub fn sandbox_note(output: &str, policy: &Policy, cwd: &Path) -> Option<String>
         }
     }
     let network_words = [
+        "/dev/tcp/",
+        "/dev/udp/",
         "Could not resolve host",
         "Temporary failure in name resolution",
         "Network is unreachable",
@@ -733,6 +738,50 @@ Runs a bash command in the project root and returns its output (stdout and stder
                 "additionalProperties": false
             })
         );
+    }
+
+    #[test]
+    fn the_sandbox_note_names_what_was_stopped() {
+        let policy = |tier: Tier, network: bool| Policy {
+            tier,
+            writable: vec![PathBuf::from("/p"), PathBuf::from("/tmp")],
+            hidden: vec![PathBuf::from("/p/secret"), PathBuf::from("/p/.env")],
+            network,
+        };
+        let ws = policy(Tier::Workspace, false);
+        let ro = policy(Tier::ReadOnly, false);
+        let cwd = Path::new("/p");
+        let what = |out: &str, p: &Policy| {
+            sandbox_note(out, p, cwd).map(|n| {
+                n.trim_start_matches("[lathe's sandbox stopped this command: ")
+                    .split(". If the command")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+        };
+        let cases: &[(&str, &Policy, Option<&str>)] = &[
+            ("touch: cannot touch '/etc/x': Permission denied", &ws, Some("it may not write /etc/x")),
+            ("bash: /home/u/.bashrc: Permission denied", &ws, Some("it may not write /home/u/.bashrc")),
+            ("mkdir: cannot create directory ‘/opt/y’: Permission denied", &ws, Some("it may not write /opt/y")),
+            ("touch: cannot touch 'new.txt': Permission denied", &ro, Some("it may not write /p/new.txt")),
+            ("cat: secret/s.txt: Permission denied", &ws, Some("/p/secret/s.txt cannot be opened (a Read rule or a protected name covers it)")),
+            ("bash: line 1: .env: Read-only file system", &ws, Some("/p/.env cannot be opened (a Read rule or a protected name covers it)")),
+            ("curl: (6) Could not resolve host: example.com", &ws, Some("the network is off")),
+            ("bash: connect: Operation not permitted\nbash: line 1: /dev/tcp/127.0.0.1/80: Operation not permitted", &ws, Some("the network is off")),
+            // Inside the folders it may write: not the sandbox.
+            ("touch: cannot touch '/p/x': Permission denied", &ws, None),
+            ("curl: (6) Could not resolve host: example.com", &policy(Tier::Workspace, true), None),
+            ("error: test failed", &ws, None),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter_map(|(out, p, want)| {
+                let got = what(out, p);
+                (got.as_deref() != *want).then(|| format!("{out:?}: want {want:?}, got {got:?}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
     #[test]
