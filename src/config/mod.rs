@@ -301,7 +301,15 @@ impl Config {
             let mode_given = ["/permissions/mode", "/permissions/defaultMode"]
                 .iter()
                 .any(|p| opts.pointer(p).is_some());
-            sandbox_says.extend(settings_files::load(&mut cfg, home, mode_given));
+            for (place, value) in settings_files::load(&mut cfg, home, mode_given) {
+                match sandbox::from_file(value, &place) {
+                    Ok((says, problem)) => {
+                        cfg.settings_problems.extend(problem);
+                        sandbox_says.push(says);
+                    }
+                    Err(problem) => cfg.settings_problems.push(problem),
+                }
+            }
         }
         let (mut enabled, mut network) = (None, None);
         for says in sandbox_says {

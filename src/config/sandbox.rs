@@ -43,12 +43,27 @@ impl RawSandbox {
     }
 }
 
-impl FileSandbox {
-    /// What the user should hear about this object, said from `place`.
-    pub(super) fn problem(&self, place: &str) -> Option<String> {
-        network_problem(self.network.as_ref(), place)
-    }
+/// A settings file's `sandbox` object (the file is `place`): what it
+/// says and what the user should hear about it. Errors: the object does
+/// not parse (only it is ignored, as [`SANDBOX_UNREADABLE`] says).
+pub(super) fn from_file(
+    value: Value,
+    place: &str,
+) -> Result<(SandboxSays, Option<String>), String> {
+    let file: FileSandbox = serde_json::from_value(value).map_err(|e| {
+        crate::text::fill(
+            SANDBOX_UNREADABLE,
+            &[("place", place), ("error", &e.to_string())],
+        )
+    })?;
+    let problem = network_problem(file.network.as_ref(), place);
+    Ok((file.into(), problem))
 }
+
+/// A settings file's `sandbox` object that does not parse. `{place}`,
+/// `{error}`.
+pub const SANDBOX_UNREADABLE: &str =
+    "{place}: the sandbox settings are ignored ({error}); the sandbox keeps its defaults";
 
 /// `sandbox.filesystem`.
 #[derive(Debug, Default, Deserialize)]
@@ -64,7 +79,7 @@ struct RawFilesystem {
 /// (`autoAllowBashIfSandboxed`, `excludedCommands`, …) are left to it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(super) struct FileSandbox {
+struct FileSandbox {
     enabled: Option<bool>,
     network: Option<Value>,
     #[serde(default)]
@@ -199,7 +214,66 @@ mod tests {
     }
 
     #[test]
+    fn setup_wins_for_yes_and_no_lists_add_up_and_files_are_read() {
+        use crate::config::Config;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        std::fs::create_dir_all(root.join("cache")).unwrap();
+        std::fs::create_dir_all(root.join("keys")).unwrap();
+        std::fs::write(
+            root.join(".claude/settings.json"),
+            json!({"sandbox": {"enabled": false, "network": {"allowedDomains": ["github.com"]},
+                   "filesystem": {"allowWrite": ["cache"], "denyRead": ["keys"]},
+                   "autoAllowBashIfSandboxed": true}})
+            .to_string(),
+        )
+        .unwrap();
+        let cfg = Config::from_setup_with_home(&json!({}), &root, None).unwrap();
+        let s = &cfg.permissions.sandbox;
+        assert_eq!(s.off.as_deref(), Some(SANDBOX_DISABLED));
+        assert!(!s.network);
+        assert_eq!(s.allow_write, [root.join("cache")]);
+        assert_eq!(s.deny_read, [root.join("keys")]);
+        assert!(
+            cfg.settings_problems
+                .iter()
+                .any(|p| p.contains("allowedDomains is not enforced")),
+            "{:?}",
+            cfg.settings_problems
+        );
+        let cfg = Config::from_setup_with_home(
+            &json!({"sandbox": {"enabled": true, "network": true, "filesystem": {"allow_write": ["../x"]}}}),
+            &root,
+            None,
+        )
+        .unwrap();
+        let s = &cfg.permissions.sandbox;
+        assert_eq!(s.off, None, "setup() wins");
+        assert!(s.network);
+        assert_eq!(s.allow_write.len(), 2, "{:?}", s.allow_write);
+        let err = Config::from_setup_with_home(&json!({"sandbox": {"enable": true}}), &root, None)
+            .unwrap_err();
+        assert!(err.to_string().contains("enable"), "{err}");
+        std::fs::write(
+            root.join(".claude/settings.json"),
+            r#"{"sandbox": {"enabled": "yes"}}"#,
+        )
+        .unwrap();
+        let cfg = Config::from_setup_with_home(&json!({}), &root, None).unwrap();
+        assert_eq!(cfg.permissions.sandbox.off, None);
+        assert!(cfg
+            .settings_problems
+            .iter()
+            .any(|p| p.contains("the sandbox settings are ignored")));
+    }
+
+    #[test]
     fn golden_texts() {
         assert_eq!(SANDBOX_DISABLED, "sandbox.enabled is false");
+        assert_eq!(
+            crate::text::fill(SANDBOX_UNREADABLE, &[("place", "/p/.claude/settings.json"), ("error", "invalid type")]),
+            "/p/.claude/settings.json: the sandbox settings are ignored (invalid type); the sandbox keeps its defaults"
+        );
     }
 }

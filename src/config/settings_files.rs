@@ -57,7 +57,7 @@ struct SettingsFile {
     #[serde(default)]
     hooks: Option<Value>,
     #[serde(default)]
-    sandbox: Option<super::sandbox::FileSandbox>,
+    sandbox: Option<Value>,
     #[serde(default, rename = "enableAllProjectMcpServers")]
     enable_all_project_mcp_servers: Option<bool>,
     #[serde(default, rename = "enabledMcpjsonServers")]
@@ -116,11 +116,13 @@ pub fn candidates(root: &Path, home: Option<&Path>) -> Vec<(RuleSource, PathBuf,
 /// `cfg`: rules after `setup()`'s (all kinds, with their source), the first
 /// `defaultMode` found unless `setup_set_mode` (setup()'s mode wins),
 /// additional directories, hooks. Problems go to `cfg.settings_problems`.
+/// Returns each file's `sandbox` object with the file's path, in
+/// precedence order (`config::sandbox` reads them).
 pub(super) fn load(
     cfg: &mut Config,
     home: Option<&Path>,
     setup_set_mode: bool,
-) -> Vec<super::sandbox::SandboxSays> {
+) -> Vec<(String, Value)> {
     let mut sandbox = Vec::new();
     let root = cfg.cwd.clone();
     let mut mode: Option<Mode> = None;
@@ -175,9 +177,7 @@ pub(super) fn load(
             cfg.hook_settings.push((source.clone(), hooks));
         }
         if let Some(s) = file.sandbox {
-            cfg.settings_problems
-                .extend(s.problem(&path.display().to_string()));
-            sandbox.push(s.into());
+            sandbox.push((path.display().to_string(), s));
         }
         mode = mode.or(file_mode);
         if enable_all.is_none() {
