@@ -748,3 +748,395 @@ async fn kind5_language_server_results_leave_out_what_a_read_could_not_see() {
     }
     lathe::editor::lsp::set_servers_running(0);
 }
+
+/// A row with its own extra links: `(link, target)` made in the world
+/// before it runs (`{t}` in a target is the temp folder).
+type LinkedRow<'a> = (
+    &'a str,
+    &'a [(&'a str, &'a str)],
+    Mode,
+    Vec<(RuleKind, &'a str)>,
+    &'a str,
+    Value,
+    &'a str,
+);
+
+async fn check_linked(rows: Vec<LinkedRow<'_>>) {
+    let mut failures = Vec::new();
+    for (what, links, mode, rules, tool, input, want) in rows {
+        let w = world();
+        for (link, target) in links {
+            let target = target.replace("{t}", &w.t.display().to_string());
+            let at = w.root.join(link);
+            std::fs::create_dir_all(at.parent().expect("parent")).expect("mkdir");
+            symlink(target, at).expect("symlink");
+        }
+        let e = env(&w, mode, &rules, None);
+        let (got, text) = run(&w, &e, tool, &input).await;
+        if got != want {
+            failures.push(format!("{what}: want {want}, got {got}: {text}"));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[tokio::test]
+async fn attacks() {
+    use Mode::*;
+    let bash = |c: &str| json!({ "command": c });
+    let write = |p: &str| json!({ "file_path": p, "content": "x\n" });
+    let none: &[(&str, &str)] = &[];
+    let deny_secret = (RuleKind::Deny, "Read(secret/**)");
+    check_linked(vec![
+        // kind 1
+        (
+            "link/../../proj/secret",
+            none,
+            BypassPermissions,
+            vec![deny_secret],
+            "Bash",
+            bash("cat link/../../proj/secret/s.txt"),
+            "deny",
+        ),
+        (
+            "link to /",
+            &[("slash", "/")],
+            Default,
+            vec![],
+            "Bash",
+            bash("cat slash/etc/hostname"),
+            "ask",
+        ),
+        (
+            "link to / then back in",
+            &[("slash", "/")],
+            BypassPermissions,
+            vec![deny_secret],
+            "Bash",
+            bash("cat slash/{t}/proj/secret/s.txt"),
+            "deny",
+        ),
+        (
+            "relative link then ..",
+            &[("rel", "../outside/deep")],
+            Default,
+            vec![],
+            "Bash",
+            bash("cat rel/../o.txt"),
+            "ask",
+        ),
+        (
+            "link/./../",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("cat link/./../o.txt"),
+            "ask",
+        ),
+        (
+            "link//..",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("cat link//../o.txt"),
+            "ask",
+        ),
+        (
+            "cd link && cat ../o.txt",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("cd link && cat ../o.txt"),
+            "ask",
+        ),
+        (
+            "pushd link",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("pushd link && cat ../o.txt"),
+            "ask",
+        ),
+        (
+            "$PWD/link/..",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("cat $PWD/link/../o.txt"),
+            "ask",
+        ),
+        (
+            "/proc/thread-self/cwd/link/..",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("cat /proc/thread-self/cwd/link/../o.txt"),
+            "ask",
+        ),
+        (
+            "/proc/$$/cwd",
+            none,
+            BypassPermissions,
+            vec![ALLOW_BASH],
+            "Bash",
+            bash("cat /proc/$$/cwd/secret/s.txt"),
+            "ask",
+        ),
+        (
+            "/proc/self/root",
+            none,
+            BypassPermissions,
+            vec![deny_secret],
+            "Bash",
+            bash("cat /proc/self/root{t}/proj/secret/s.txt"),
+            "deny",
+        ),
+        (
+            "~+/link/..",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("cat ~+/link/../o.txt"),
+            "ask",
+        ),
+        (
+            "grep -R on a link operand",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("grep -R x link"),
+            "ask",
+        ),
+        (
+            "diff -r follows",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("diff -r src notes"),
+            "ask",
+        ),
+        (
+            "find -follow",
+            none,
+            Default,
+            vec![(RuleKind::Deny, "Read(/{t}/outside/deep/**)")],
+            "Bash",
+            bash("find src -follow"),
+            "deny",
+        ),
+        (
+            "link to a link in a walk",
+            &[("src/ext2", "ext")],
+            Default,
+            vec![],
+            "Bash",
+            bash("grep -R OUTSIDE src/ext2/.."),
+            "ask",
+        ),
+        // Conservative: the shell's logical `cd link/..` stays in the
+        // project, but the folder named is also checked as the kernel
+        // resolves it (what `cd -P` does), which is outside.
+        (
+            "cd link/.. (logical)",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("cd link/.. && cat src/a.rs"),
+            "ask",
+        ),
+        // kind 2
+        (
+            "Write through two links, deny on the real path",
+            &[("two", "out")],
+            BypassPermissions,
+            vec![DENY_OUTSIDE_EDIT],
+            "Write",
+            write("two/new.txt"),
+            "deny",
+        ),
+        (
+            "Write a dangling link to a dangling link",
+            &[("d1", "d2"), ("d2", "{t}/outside/new2.txt")],
+            BypassPermissions,
+            vec![DENY_OUTSIDE_EDIT],
+            "Write",
+            write("d1"),
+            "deny",
+        ),
+        (
+            "Write a relative dangling link",
+            &[("rd", "../outside/new3.txt")],
+            BypassPermissions,
+            vec![DENY_OUTSIDE_EDIT],
+            "Write",
+            write("rd"),
+            "deny",
+        ),
+        (
+            "deny on an intermediate link's name",
+            &[("alias2", "chain")],
+            BypassPermissions,
+            vec![(RuleKind::Deny, "Read(./chain/**)")],
+            "Read",
+            json!({"file_path": "alias2/d.txt"}),
+            "deny",
+        ),
+        (
+            "Write out//new.txt",
+            none,
+            BypassPermissions,
+            vec![(RuleKind::Deny, "Edit(./out/**)")],
+            "Write",
+            write("out//new.txt"),
+            "deny",
+        ),
+        (
+            "Grep a linked folder denied by its given name",
+            none,
+            BypassPermissions,
+            vec![(RuleKind::Deny, "Read(./out/deep/**)")],
+            "Grep",
+            json!({"pattern": "x", "path": "out/deep"}),
+            "deny",
+        ),
+        (
+            "Read through /proc/self/root",
+            none,
+            BypassPermissions,
+            vec![deny_secret],
+            "Read",
+            json!({"file_path": "/proc/self/root/{t}/proj/secret/s.txt"}),
+            "deny",
+        ),
+        (
+            "cat out/deep/../o.txt, deny on the given name",
+            none,
+            BypassPermissions,
+            vec![(RuleKind::Deny, "Read(./out/**)")],
+            "Bash",
+            bash("cat out/deep/../o.txt"),
+            "deny",
+        ),
+        (
+            "Read the real path, deny on a root link's name",
+            none,
+            BypassPermissions,
+            vec![(RuleKind::Deny, "Read(./out/**)")],
+            "Read",
+            json!({"file_path": "/{t}/outside/o.txt"}),
+            "deny",
+        ),
+        (
+            "cat the real path, deny on a root link's name",
+            none,
+            BypassPermissions,
+            vec![(RuleKind::Deny, "Read(./out/**)")],
+            "Bash",
+            bash("cat {t}/outside/o.txt"),
+            "deny",
+        ),
+        // kind 3
+        (
+            ".env -> outside secret",
+            &[],
+            Default,
+            vec![(RuleKind::Allow, "Read")],
+            "Read",
+            json!({"file_path": ".env"}),
+            "ask",
+        ),
+        (
+            "link named g to .git",
+            &[("g", ".git"), (".git", "other")],
+            AcceptEdits,
+            vec![],
+            "Write",
+            write("g/hooks/pre-commit"),
+            "ask",
+        ),
+        (
+            "settings.json a dangling link out of .claude",
+            &[("sub/.claude/settings.json", "../../notes/new.md")],
+            AcceptEdits,
+            vec![],
+            "Write",
+            write("sub/.claude/settings.json"),
+            "ask",
+        ),
+        (
+            ".claude -> .. (write the settings)",
+            &[("sub/.claude", "..")],
+            AcceptEdits,
+            vec![],
+            "Write",
+            write("sub/.claude/settings.local.json"),
+            "ask",
+        ),
+        (
+            "cat .ENV (case)",
+            &[(".ENV", "envs/dev")],
+            Default,
+            vec![(RuleKind::Allow, "Bash(cat:*)")],
+            "Bash",
+            bash("cat .ENV"),
+            "ask",
+        ),
+        (
+            "ls .env names only (no content)",
+            none,
+            Default,
+            vec![],
+            "Bash",
+            bash("ls .env"),
+            "ask",
+        ),
+        // kind 4
+        (
+            "Write .Bashrc",
+            none,
+            AcceptEdits,
+            vec![],
+            "Write",
+            write(".Bashrc"),
+            "ask",
+        ),
+        (
+            "Write through a link to .vscode",
+            &[("vs", ".vscode")],
+            AcceptEdits,
+            vec![],
+            "Write",
+            write("vs/tasks.json"),
+            "ask",
+        ),
+        (
+            "echo >> .bashrc in bypass",
+            none,
+            BypassPermissions,
+            vec![],
+            "Bash",
+            bash("echo x >> .bashrc"),
+            "ask",
+        ),
+        (
+            "tee .mcp.json in bypass",
+            none,
+            BypassPermissions,
+            vec![],
+            "Bash",
+            bash("echo {} | tee .mcp.json"),
+            "ask",
+        ),
+    ])
+    .await;
+}

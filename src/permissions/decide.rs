@@ -1020,6 +1020,129 @@ mod tests {
     }
 
     #[test]
+    fn every_name_of_a_path_meets_deny_and_ask_rules_and_protected_names() {
+        let r = rules(
+            Mode::BypassPermissions,
+            &[
+                (RuleKind::Deny, "Edit(//abs/outside/**)", RuleSource::Setup),
+                (RuleKind::Ask, "Read(./link/**)", RuleSource::Setup),
+                (RuleKind::Allow, "Read(./allowed/**)", RuleSource::Setup),
+            ],
+        );
+        fn spelled<'a>(
+            tool: &'static str,
+            read_only: bool,
+            real: &'static str,
+            names: &'a [PathBuf],
+        ) -> Request<'a> {
+            let mut req: Request<'a> = file(tool, read_only, real);
+            req.spellings = names;
+            req
+        }
+        let out = [PathBuf::from("/w/proj/out/new.txt")];
+        let link = [PathBuf::from("/w/proj/link/a")];
+        let env = [PathBuf::from("/w/proj/.env")];
+        let claude = [PathBuf::from("/w/proj/.claude/settings.local.json")];
+        let allowed = [PathBuf::from("/w/proj/allowed/a")];
+        let cases: Vec<(&str, Request<'_>, &str)> = vec![
+            (
+                "deny on the real path",
+                spelled("Write", false, "/abs/outside/new.txt", &out),
+                "deny",
+            ),
+            (
+                "deny on the real path, in the project as given",
+                spelled("Write", false, "/abs/outside/x", &[]),
+                "deny",
+            ),
+            (
+                "ask on the name as given",
+                spelled("Read", true, "/elsewhere/a", &link),
+                "ask",
+            ),
+            (
+                "protected by the link's name",
+                spelled("Read", true, "/w/proj/envs/dev", &env),
+                "ask",
+            ),
+            (
+                "settings through a link",
+                spelled("Write", false, "/w/proj/other/settings.local.json", &claude),
+                "ask",
+            ),
+            (
+                "an allow on another name opens nothing",
+                spelled("Read", true, "/w/proj/x/a", &allowed),
+                "allow",
+            ),
+        ];
+        for (what, req, want) in cases {
+            assert_eq!(verdict(&decide(&r, &req)), want, "{what}");
+        }
+        let default = rules(
+            Mode::Default,
+            &[(RuleKind::Allow, "Read(./allowed/**)", RuleSource::Setup)],
+        );
+        let req = spelled("Read", true, "/elsewhere/a", &allowed);
+        assert_eq!(
+            verdict(&decide(&default, &req)),
+            "ask",
+            "allow rules go by the real path"
+        );
+    }
+
+    #[test]
+    fn writes_to_configuration_that_runs_programs_ask_reads_do_not() {
+        let accept = rules(Mode::AcceptEdits, &[]);
+        for p in [
+            "/w/proj/.vscode/tasks.json",
+            "/w/proj/.claude/commands/x.md",
+            "/w/proj/.mcp.json",
+            "/w/proj/.bashrc",
+            "/w/proj/.ZSHRC",
+            "/w/proj/.config/fish/config.fish",
+            "/w/proj/.gitattributes",
+            "/w/proj/.npmrc",
+            "/w/proj/.cargo/config.toml",
+        ] {
+            let path: &'static str = p;
+            assert_eq!(
+                verdict(&decide(&accept, &file("Write", false, path))),
+                "ask",
+                "{p}"
+            );
+            assert_eq!(
+                verdict(&decide(&accept, &file("Read", true, path))),
+                "allow",
+                "{p}"
+            );
+        }
+        let mut layout = file("Write", false, "/w/proj/bare/HEAD");
+        assert_eq!(verdict(&decide(&accept, &layout)), "allow");
+        layout.git_layout = true;
+        let d = decide(&accept, &layout);
+        assert_eq!(verdict(&d), "ask");
+        assert_eq!(d.reason().kind, ReasonKind::Protected);
+        let bypass = rules(Mode::BypassPermissions, &[]);
+        assert_eq!(
+            verdict(&decide(&bypass, &file("Edit", false, "/w/proj/.bashrc"))),
+            "ask"
+        );
+        let sed = [PathBuf::from("/w/proj/.bashrc")];
+        assert_eq!(
+            verdict(&decide(
+                &bypass,
+                &bash("sed -i s/a/b/ .bashrc", false, &sed)
+            )),
+            "ask"
+        );
+        assert_eq!(
+            verdict(&decide(&bypass, &bash("cat .bashrc", true, &sed))),
+            "allow"
+        );
+    }
+
+    #[test]
     fn an_invalid_rule_denies_its_tool_and_says_so() {
         let mut r = rules(Mode::Default, &[]);
         let source = RuleSource::ProjectSettings(PathBuf::from("/w/proj/.claude/settings.json"));

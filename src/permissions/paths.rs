@@ -231,15 +231,20 @@ const REPO_WRITABLE_DIRS: &[&str] = &["objects", "refs", "hooks", "info"];
 pub fn writes_git_layout(spelled: &Spelled) -> bool {
     spelled.all().any(|p| {
         let name = p.file_name().and_then(OsStr::to_str).unwrap_or("");
-        if REPO_FILES.contains(&name) && p.parent().is_some_and(|d| looks_like_repo(d, name)) {
+        if one_of(REPO_FILES, name) && p.parent().is_some_and(|d| looks_like_repo(d, name)) {
             return true;
         }
         p.ancestors().skip(1).any(|a| {
             let name = a.file_name().and_then(OsStr::to_str).unwrap_or("");
-            REPO_WRITABLE_DIRS.contains(&name)
-                && a.parent().is_some_and(|d| looks_like_repo(d, name))
+            one_of(REPO_WRITABLE_DIRS, name) && a.parent().is_some_and(|d| looks_like_repo(d, name))
         })
     })
+}
+
+/// `true` when `name` is one of `names`, whatever its case (a
+/// case-insensitive file system opens `Head` as `HEAD`).
+fn one_of(names: &[&str], name: &str) -> bool {
+    names.iter().any(|n| n.eq_ignore_ascii_case(name))
 }
 
 /// `true` when `dir` holds two or more of `HEAD` and `config` (files),
@@ -247,11 +252,11 @@ pub fn writes_git_layout(spelled: &Spelled) -> bool {
 fn looks_like_repo(dir: &Path, adding: &str) -> bool {
     let files = REPO_FILES
         .iter()
-        .filter(|f| **f == adding || dir.join(f).is_file())
+        .filter(|f| f.eq_ignore_ascii_case(adding) || dir.join(f).is_file())
         .count();
     let dirs = REPO_DIRS
         .iter()
-        .filter(|d| **d == adding || dir.join(d).is_dir())
+        .filter(|d| d.eq_ignore_ascii_case(adding) || dir.join(d).is_dir())
         .count();
     files + dirs >= 2
 }
@@ -386,6 +391,7 @@ mod tests {
             ("bare/hooks/pre-commit", true),
             ("bare/info/attributes", true),
             ("half/HEAD", true),
+            ("half/Head", true),
             ("half/objects/ab/cd", true),
             ("half/hooks/x", false),
             ("half/notes.txt", false),

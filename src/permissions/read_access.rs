@@ -196,6 +196,11 @@ mod tests {
     }
 
     #[test]
+    fn golden_outside_reason() {
+        assert_eq!(OUTSIDE_THE_PROJECT, "it is outside the project");
+    }
+
+    #[test]
     fn a_glob_rule_only_covers_glob() {
         let r = rules(&[(RuleKind::Deny, "Grep(*.key)")]);
         let glob = ReadFilter::new(r, "Glob", Path::new(ROOT));
