@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::permissions::{read_access, resolve_for_rules, ReadAccess, Rules};
+use crate::permissions::{read_access_spelled, resolve_for_rules, spell, ReadAccess, Rules};
 use crate::text::fill;
 use crate::tools::paths;
 
@@ -418,7 +418,8 @@ fn check_attachment(shown: &str, root: &Path, rules: &Rules) -> Result<Attachmen
         ))
     };
     let canon_root = resolve_for_rules(root);
-    let canon = resolve_for_rules(&path);
+    let spelled = spell(&path);
+    let canon = spelled.real.clone();
     let inside = crate::permissions::is_inside(&canon, &canon_root, &rules.additional_dirs);
     if !inside {
         return Err(err(ATTACH_OUTSIDE, ""));
@@ -428,7 +429,9 @@ fn check_attachment(shown: &str, root: &Path, rules: &Rules) -> Result<Attachmen
         Ok(m) if m.is_dir() => return Err(err(ATTACH_DIRECTORY, "")),
         Ok(_) => {}
     }
-    if let ReadAccess::Denied(reason) = read_access(rules, "Read", &canon, false, &canon_root) {
+    if let ReadAccess::Denied(reason) =
+        read_access_spelled(rules, "Read", &spelled, false, &canon_root)
+    {
         return Err(err(ATTACH_DENIED, &reason.to_string()));
     }
     Ok(Attachment {

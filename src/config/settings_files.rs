@@ -353,6 +353,8 @@ mod tests {
             tool: "Edit",
             read_only: false,
             path: Some(path),
+            spellings: &[],
+            git_layout: false,
             path_is_dir: false,
             command: None,
             command_paths: &[],

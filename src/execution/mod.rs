@@ -34,7 +34,7 @@ pub use registry::{
 };
 
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -44,9 +44,10 @@ use crate::editor::TextHash;
 use crate::events::{AgentEvent, EventSink, ToolStatus};
 use crate::hooks::{HookDecision, HookEvent};
 use crate::permissions::{
-    command_reads, decide, expand_named_path, hidden_paths, reach, resolve_for_rules, shell,
-    suggest_rules, wants_no_sandbox, Decision, PermissionPreview, PermissionState, PromptAnswer,
-    Prompter, Reached, ReadFilter, Reason, ReasonKind, Request, Revision, Rule, RuleBase, RuleKind,
+    command_reads, decide, expand_named_path, follows_links, hidden_paths, reach_following,
+    resolve_for_rules, shell, spell, suggest_rules, wants_no_sandbox, with_aliases,
+    writes_git_layout, Decision, PermissionPreview, PermissionState, PromptAnswer, Prompter,
+    Reached, ReadFilter, Reason, ReasonKind, Request, Revision, Rule, RuleBase, RuleKind,
     RuleSource, DENIED_BY_RULE, DENIED_IN_PLAN_MODE, USER_DECLINED, USER_DECLINED_WITH_MESSAGE,
 };
 use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
@@ -770,7 +771,13 @@ enum Approval {
 /// compare them (symlinks, whole components).
 struct Subject {
     root: PathBuf,
+    /// The real path of the call's target.
     path: Option<PathBuf>,
+    /// The other names of `path` and `command_paths` (as written, through
+    /// each symlink along them).
+    spellings: Vec<PathBuf>,
+    /// Writing `path` would build a git repository layout.
+    git_layout: bool,
     path_is_dir: bool,
     command: Option<String>,
     command_paths: Vec<PathBuf>,
@@ -786,28 +793,43 @@ impl Subject {
     /// File-system I/O: symlinks are resolved here so `decide` stays pure.
     async fn of(prepared: &PreparedCall, env: &ExecEnv) -> Self {
         let root = resolve_for_rules(&env.ctx.root);
-        let path = prepared.target_path().map(|p| resolve_for_rules(&p));
-        let path_is_dir = path.as_ref().is_some_and(|p| p.is_dir());
-        let command = prepared.command_line();
         let home = dirs::home_dir();
-        let mut command_paths: Vec<PathBuf> = match command.as_deref().map(shell::split) {
-            Some(shell::Split::Commands(parts)) => parts
-                .iter()
-                .flat_map(shell::named_paths)
-                .map(|p| expand_named_path(&p, &env.ctx.root, home.as_deref()))
-                .map(|p| resolve_for_rules(&p))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let link_dirs: Vec<&Path> = [Some(env.ctx.root.as_path()), home.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        let target = prepared
+            .target_path()
+            .map(|p| with_aliases(spell(&p), &link_dirs));
+        let write = !prepared.is_read_only();
+        let git_layout = write && target.as_ref().is_some_and(writes_git_layout);
+        let path_is_dir = target.as_ref().is_some_and(|t| t.real.is_dir());
+        let command = prepared.command_line();
+        let mut spellings: Vec<PathBuf> = Vec::new();
+        let mut command_paths: Vec<PathBuf> = Vec::new();
+        if let Some(shell::Split::Commands(parts)) = command.as_deref().map(shell::split) {
+            for p in parts.iter().flat_map(shell::named_paths) {
+                let named = spell(&expand_named_path(&p, &env.ctx.root, home.as_deref()));
+                command_paths.push(named.real);
+                spellings.extend(named.names);
+            }
+        }
         let names_matter = env.permissions.rules().deny_reads();
         let reads = match command.as_deref() {
             Some(c) => command_reach(c, &root, home, names_matter).await,
             None => Reached::default(),
         };
         command_paths.extend(reads.named.iter().cloned());
+        spellings.extend(reads.spellings.iter().cloned());
+        let path = target.map(|t| {
+            spellings.splice(0..0, t.names);
+            t.real
+        });
         Self {
             root,
             path,
+            spellings,
+            git_layout,
             path_is_dir,
             command,
             command_paths,
@@ -821,6 +843,8 @@ impl Subject {
             tool,
             read_only,
             path: self.path.as_deref(),
+            spellings: &self.spellings,
+            git_layout: self.git_layout,
             path_is_dir: self.path_is_dir,
             command: self.command.as_deref(),
             command_paths: &self.command_paths,
@@ -845,13 +869,16 @@ async fn command_reach(
         return Reached::default();
     };
     let reads: Vec<_> = parts.iter().map(command_reads).collect();
+    let follows: Vec<bool> = parts.iter().map(follows_links).collect();
     let root = root.to_path_buf();
-    tokio::task::spawn_blocking(move || reach(&reads, &root, home.as_deref(), names_matter))
-        .await
-        .unwrap_or_else(|e| Reached {
-            unchecked: Some(format!("checking what the command reads failed ({e})")),
-            ..Reached::default()
-        })
+    tokio::task::spawn_blocking(move || {
+        reach_following(&reads, &follows, &root, home.as_deref(), names_matter)
+    })
+    .await
+    .unwrap_or_else(|e| Reached {
+        unchecked: Some(format!("checking what the command reads failed ({e})")),
+        ..Reached::default()
+    })
 }
 
 /// The result of a call that would ask where nobody can answer

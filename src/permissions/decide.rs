@@ -17,8 +17,18 @@ pub struct Request<'a> {
     pub tool: &'a str,
     /// `true` when the call cannot change anything.
     pub read_only: bool,
-    /// The file or directory it touches (file tools).
+    /// The file or directory it touches (file tools), its real path (see
+    /// `permissions::spell`).
     pub path: Option<&'a Path>,
+    /// The other names of `path` and of `command_paths`: as written
+    /// (absolute, `..` folded only where the kernel would) and after each
+    /// symlink along them was replaced. Deny and ask rules on `path` and
+    /// protected names are checked on these too; whether a path is inside
+    /// the project is judged on its real path alone.
+    pub spellings: &'a [PathBuf],
+    /// Writing `path` would add to a folder laid out as a git repository
+    /// (`permissions::writes_git_layout`): it asks like a protected path.
+    pub git_layout: bool,
     /// `true` when `path` is a directory (Grep/Glob on a folder).
     pub path_is_dir: bool,
     /// The command line (Bash).
@@ -155,12 +165,18 @@ enum Hit<'r> {
 
 /// Decides `req` against `rules` (pure; no I/O):
 ///
+/// Deny and ask rules and protected names are checked on every name of a
+/// path ([`Request::spellings`]), allow rules and the project's bounds on
+/// its real path.
+///
 /// 1. a **deny** rule from any source that matches (for Bash: any part of a
 ///    compound command, or a Read deny rule on any path in
 ///    `req.read_paths`) denies;
 /// 2. plan mode denies what would change something;
 /// 3. an **ask** rule that matches (any part) asks; so does a protected path
-///    (`.git/`, `.env*`, settings files) in every mode, and for Bash a path
+///    (`.git/`, `.env*`, settings files; for a call that may change
+///    something also configuration that runs programs, see `protected`) in
+///    every mode, and for Bash a path
 ///    in `req.read_paths` whose content it reads and that a Read ask rule or
 ///    protected path covers, or reads it could not all check;
 /// 4. an **allow** rule (for Bash: one for every part) allows;
@@ -360,7 +376,16 @@ fn hit<'r>(rules: &'r Rules, kind: RuleKind, req: &Request<'_>) -> Hit<'r> {
         };
     }
     let found = if req.path.is_some() || is_file_tool(req.tool) {
-        of_kind().find(|r| r.rule.matches_path(req.tool, req.path, req.path_is_dir))
+        // Deny and ask rules hold on every name of the path; an allow
+        // only on the real path, which is what gets read or written.
+        let names = req.spellings.iter().filter(|_| kind != RuleKind::Allow);
+        of_kind().find(|r| {
+            r.rule.matches_path(req.tool, req.path, req.path_is_dir)
+                || (req.path.is_some()
+                    && names
+                        .clone()
+                        .any(|n| r.rule.matches_path(req.tool, Some(n), req.path_is_dir)))
+        })
     } else {
         of_kind().find(|r| r.rule.matches_input(req.tool, req.input_json))
     };
@@ -394,6 +419,8 @@ pub fn read_access(
         tool,
         read_only: true,
         path: Some(path),
+        spellings: &[],
+        git_layout: false,
         path_is_dir: is_dir,
         command: None,
         command_paths: &[],
@@ -475,42 +502,139 @@ pub fn is_inside(path: &Path, root: &Path, additional: &[PathBuf]) -> bool {
     path.starts_with(root) || additional.iter().any(|d| path.starts_with(d))
 }
 
-/// What makes `req` touch a protected path, if anything: a `.git` folder, a
-/// `.env*` file, or a Claude Code settings file (`.claude/settings*.json`,
-/// the project's or the user's).
+/// What makes `req` touch a protected path, if anything: by any name of
+/// its path or of a path its command line names ([`Request::spellings`]),
+/// a `.git` folder, a `.env*` file or a Claude Code settings file
+/// (`.claude/settings*.json`, the project's or the user's); for a call
+/// that may change something, also configuration that runs programs or
+/// grants permissions ([`write_protected`]), and a write that builds a git
+/// repository layout ([`Request::git_layout`]).
 fn protected(req: &Request<'_>) -> Option<String> {
+    let write = !req.read_only;
     let paths = req
         .path
         .into_iter()
+        .chain(req.spellings.iter().map(PathBuf::as_path))
         .chain(req.command_paths.iter().map(PathBuf::as_path));
     for p in paths {
-        if let Some(what) = protected_path(p) {
-            return Some(what);
+        let what = protected_path(p).or_else(|| write.then(|| write_protected(p)).flatten());
+        if what.is_some() {
+            return what;
         }
     }
-    None
+    (write && req.git_layout).then(|| GIT_LAYOUT.to_string())
 }
+
+/// What a write that builds a git repository layout is called in reasons.
+const GIT_LAYOUT: &str =
+    "a write into a folder laid out as a git repository (HEAD, config, objects/, refs/)";
 
 /// The reason a read of `p` asks because `p` is protected, if it is.
 pub(super) fn protected_reason(p: &Path) -> Option<Reason> {
     protected_path(p).map(|what| Reason::new(ReasonKind::Protected, format!("{what} always asks")))
 }
 
+/// The names of `p`'s components, lowercased: protected names are matched
+/// without regard to case (a case-insensitive file system opens `.ENV` as
+/// `.env`).
+fn lower_names(p: &Path) -> Vec<String> {
+    p.components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(n) => n.to_str().map(str::to_lowercase),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What protects `p` from reads and writes: `.git/`, `.env*`,
+/// `.claude/settings*.json`.
 fn protected_path(p: &Path) -> Option<String> {
-    let names: Vec<&str> = p
-        .components()
-        .filter_map(|c| c.as_os_str().to_str())
-        .collect();
-    if names.contains(&".git") {
+    let names = lower_names(p);
+    if names.iter().any(|n| n == ".git") {
         return Some("anything inside .git/".into());
     }
-    let file = names.last().copied().unwrap_or("");
+    let file = names.last().map(String::as_str).unwrap_or("");
+    let shown = p
+        .file_name()
+        .map(|f| f.to_string_lossy())
+        .unwrap_or_default();
     if file.starts_with(".env") {
-        return Some(format!("{file} (.env files)"));
+        return Some(format!("{shown} (.env files)"));
     }
     let in_claude = names.len() >= 2 && names[names.len() - 2] == ".claude";
     if in_claude && file.starts_with("settings") && file.ends_with(".json") {
-        return Some(format!(".claude/{file} (settings files)"));
+        return Some(format!(".claude/{shown} (settings files)"));
+    }
+    None
+}
+
+/// Folders whose every file is configuration that grants permissions or
+/// runs programs: writes into them ask (reads do not).
+const WRITE_PROTECTED_DIRS: &[(&str, &str)] = &[
+    (".claude", "Claude Code's settings, commands and hooks"),
+    (".vscode", "editor tasks and settings, which run programs"),
+    (".ssh", "ssh keys and configuration"),
+];
+
+/// Files that are configuration that runs programs (shell start-up files,
+/// git and package-manager configuration) or starts servers: writes to
+/// them ask (reads do not). `.envrc` is a `.env*` file already.
+const WRITE_PROTECTED_FILES: &[&str] = &[
+    ".mcp.json",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".logout",
+    ".inputrc",
+    ".xinitrc",
+    ".xprofile",
+    ".xsessionrc",
+    ".gitconfig",
+    ".gitmodules",
+    ".gitattributes",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+];
+
+/// Files inside a folder (`.config/fish/…`) whose configuration runs
+/// programs: `(folder path, what)`, any file below the folder.
+const WRITE_PROTECTED_SUBDIRS: &[(&[&str], &str)] = &[
+    (&[".config", "fish"], "fish start-up files"),
+    (&[".config", "git"], "git configuration"),
+    (&[".cargo", "config"], "cargo configuration"),
+    (&[".cargo", "config.toml"], "cargo configuration"),
+];
+
+/// What protects `p` from writes besides [`protected_path`]: the project's
+/// (or the user's) configuration that grants permissions or runs programs
+/// the next time a shell, an editor, git or a package manager starts.
+fn write_protected(p: &Path) -> Option<String> {
+    let names = lower_names(p);
+    for (dir, what) in WRITE_PROTECTED_DIRS {
+        if names.iter().any(|n| n == dir) {
+            return Some(format!("anything inside {dir}/ ({what})"));
+        }
+    }
+    let file = names.last().map(String::as_str).unwrap_or("");
+    if WRITE_PROTECTED_FILES.contains(&file) {
+        return Some(format!("{file} (configuration that runs programs)"));
+    }
+    for (dir, what) in WRITE_PROTECTED_SUBDIRS {
+        if names.windows(dir.len()).any(|w| w.iter().eq(dir.iter())) {
+            return Some(format!("{} ({what})", dir.join("/")));
+        }
     }
     None
 }
@@ -546,6 +670,8 @@ mod tests {
             tool,
             read_only,
             path: Some(Path::new(path)),
+            spellings: &[],
+            git_layout: false,
             path_is_dir: false,
             command: None,
             command_paths: &[],
@@ -561,6 +687,8 @@ mod tests {
             tool: "Bash",
             read_only,
             path: None,
+            spellings: &[],
+            git_layout: false,
             path_is_dir: false,
             command: Some(command),
             command_paths: paths,
@@ -972,6 +1100,129 @@ mod tests {
         assert_eq!(
             verdict(&decide(&r, &file("Read", true, "/w/proj/.env.prod"))),
             "deny"
+        );
+    }
+
+    #[test]
+    fn every_name_of_a_path_meets_deny_and_ask_rules_and_protected_names() {
+        let r = rules(
+            Mode::BypassPermissions,
+            &[
+                (RuleKind::Deny, "Edit(//abs/outside/**)", RuleSource::Setup),
+                (RuleKind::Ask, "Read(./link/**)", RuleSource::Setup),
+                (RuleKind::Allow, "Read(./allowed/**)", RuleSource::Setup),
+            ],
+        );
+        fn spelled<'a>(
+            tool: &'static str,
+            read_only: bool,
+            real: &'static str,
+            names: &'a [PathBuf],
+        ) -> Request<'a> {
+            let mut req: Request<'a> = file(tool, read_only, real);
+            req.spellings = names;
+            req
+        }
+        let out = [PathBuf::from("/w/proj/out/new.txt")];
+        let link = [PathBuf::from("/w/proj/link/a")];
+        let env = [PathBuf::from("/w/proj/.env")];
+        let claude = [PathBuf::from("/w/proj/.claude/settings.local.json")];
+        let allowed = [PathBuf::from("/w/proj/allowed/a")];
+        let cases: Vec<(&str, Request<'_>, &str)> = vec![
+            (
+                "deny on the real path",
+                spelled("Write", false, "/abs/outside/new.txt", &out),
+                "deny",
+            ),
+            (
+                "deny on the real path, in the project as given",
+                spelled("Write", false, "/abs/outside/x", &[]),
+                "deny",
+            ),
+            (
+                "ask on the name as given",
+                spelled("Read", true, "/elsewhere/a", &link),
+                "ask",
+            ),
+            (
+                "protected by the link's name",
+                spelled("Read", true, "/w/proj/envs/dev", &env),
+                "ask",
+            ),
+            (
+                "settings through a link",
+                spelled("Write", false, "/w/proj/other/settings.local.json", &claude),
+                "ask",
+            ),
+            (
+                "an allow on another name opens nothing",
+                spelled("Read", true, "/w/proj/x/a", &allowed),
+                "allow",
+            ),
+        ];
+        for (what, req, want) in cases {
+            assert_eq!(verdict(&decide(&r, &req)), want, "{what}");
+        }
+        let default = rules(
+            Mode::Default,
+            &[(RuleKind::Allow, "Read(./allowed/**)", RuleSource::Setup)],
+        );
+        let req = spelled("Read", true, "/elsewhere/a", &allowed);
+        assert_eq!(
+            verdict(&decide(&default, &req)),
+            "ask",
+            "allow rules go by the real path"
+        );
+    }
+
+    #[test]
+    fn writes_to_configuration_that_runs_programs_ask_reads_do_not() {
+        let accept = rules(Mode::AcceptEdits, &[]);
+        for p in [
+            "/w/proj/.vscode/tasks.json",
+            "/w/proj/.claude/commands/x.md",
+            "/w/proj/.mcp.json",
+            "/w/proj/.bashrc",
+            "/w/proj/.ZSHRC",
+            "/w/proj/.config/fish/config.fish",
+            "/w/proj/.gitattributes",
+            "/w/proj/.npmrc",
+            "/w/proj/.cargo/config.toml",
+        ] {
+            let path: &'static str = p;
+            assert_eq!(
+                verdict(&decide(&accept, &file("Write", false, path))),
+                "ask",
+                "{p}"
+            );
+            assert_eq!(
+                verdict(&decide(&accept, &file("Read", true, path))),
+                "allow",
+                "{p}"
+            );
+        }
+        let mut layout = file("Write", false, "/w/proj/bare/HEAD");
+        assert_eq!(verdict(&decide(&accept, &layout)), "allow");
+        layout.git_layout = true;
+        let d = decide(&accept, &layout);
+        assert_eq!(verdict(&d), "ask");
+        assert_eq!(d.reason().kind, ReasonKind::Protected);
+        let bypass = rules(Mode::BypassPermissions, &[]);
+        assert_eq!(
+            verdict(&decide(&bypass, &file("Edit", false, "/w/proj/.bashrc"))),
+            "ask"
+        );
+        let sed = [PathBuf::from("/w/proj/.bashrc")];
+        assert_eq!(
+            verdict(&decide(
+                &bypass,
+                &bash("sed -i s/a/b/ .bashrc", false, &sed)
+            )),
+            "ask"
+        );
+        assert_eq!(
+            verdict(&decide(&bypass, &bash("cat .bashrc", true, &sed))),
+            "allow"
         );
     }
 

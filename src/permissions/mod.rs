@@ -20,12 +20,17 @@ pub use decide::{
     decide, is_inside, read_access, wants_no_sandbox, Decision, ReadAccess, Reason, ReasonKind,
     Request, ASKS_SANDBOX_OFF, ASKS_UNSANDBOXED,
 };
-pub use paths::resolve_for_rules;
+pub use paths::{
+    resolve_for_rules, spell, with_aliases, writes_git_layout, Aliases, Spelled, MAX_LINKS,
+};
 pub use prompter::{
     CommandPreview, PermissionPreview, PromptAnswer, Prompter, Revision, ScriptedPrompter,
 };
-pub use read_access::ReadFilter;
-pub use read_walk::{expand_named_path, reach, Reached, READS_UNCHECKED, READ_CHECK_LIMIT};
+pub use read_access::{read_access_spelled, ReadFilter};
+pub use read_walk::{
+    expand_named_path, follows_links, reach, reach_following, Reached, READS_UNCHECKED,
+    READ_CHECK_LIMIT,
+};
 pub use rule::{covers, Rule, RuleBase, RuleParseError};
 pub use sandboxed::{hidden_paths, HIDE_CHECK_LIMIT};
 pub use suggest::suggest_rules;
@@ -361,6 +366,8 @@ mod tests {
             tool,
             read_only,
             path: Some(Path::new(path)),
+            spellings: &[],
+            git_layout: false,
             path_is_dir: false,
             command: None,
             command_paths: &[],

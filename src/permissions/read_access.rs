@@ -13,8 +13,44 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::decide::{protected_reason, read_access, ReadAccess};
+use super::decide::{is_inside, protected_reason, read_access, ReadAccess, ReasonKind};
+use super::paths::Spelled;
 use super::{Reason, Rules};
+
+/// What `tool` reading the file or folder `spelled` meets under `rules`
+/// by any of its names ([`read_access`] of the real path and of each
+/// other name): the strictest of them, a deny before an ask.
+pub fn read_access_spelled(
+    rules: &Rules,
+    tool: &str,
+    spelled: &Spelled,
+    is_dir: bool,
+    root: &Path,
+) -> ReadAccess {
+    strictest(
+        spelled
+            .all()
+            .map(|p| read_access(rules, tool, p, is_dir, root)),
+    )
+}
+
+/// The strictest of `accesses`: the first deny, else the first ask, else
+/// [`ReadAccess::Free`].
+fn strictest(accesses: impl Iterator<Item = ReadAccess>) -> ReadAccess {
+    let mut out = ReadAccess::Free;
+    for a in accesses {
+        match a {
+            ReadAccess::Denied(_) => return a,
+            ReadAccess::Asks(_) if out == ReadAccess::Free => out = a,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Why a location outside the project is left out of a language server's
+/// answer: reading there asks.
+pub const OUTSIDE_THE_PROJECT: &str = "it is outside the project";
 
 /// The check a search applies to each file it would read (Grep) or list
 /// (Glob): files that are not [`ReadAccess::Free`] are left out. Cheap to
@@ -58,6 +94,34 @@ impl ReadFilter {
                     Some(p) if p != r => ReadAccess::Asks(p),
                     _ => ReadAccess::Free,
                 }
+            }
+            other => other,
+        }
+    }
+
+    /// [`ReadFilter::access`] by every name of `spelled` (its real path
+    /// and the names it was reached through): the strictest.
+    pub fn access_spelled(&self, spelled: &Spelled) -> ReadAccess {
+        strictest(spelled.all().map(|p| self.access(p)))
+    }
+
+    /// What showing a line of the file `spelled` that a language server
+    /// pointed to meets: [`ReadFilter::access_spelled`], and outside the
+    /// project (the root and the additional directories, by the real
+    /// path) an ask ([`OUTSIDE_THE_PROJECT`]) unless it is `asked_about`,
+    /// the file the call itself was about (the gate decided on it).
+    pub fn access_location(&self, spelled: &Spelled, asked_about: Option<&Path>) -> ReadAccess {
+        match self.access_spelled(spelled) {
+            ReadAccess::Free
+                if !is_inside(&spelled.real, &self.root, &self.rules.additional_dirs)
+                    && asked_about != Some(spelled.real.as_path()) =>
+            {
+                ReadAccess::Asks(Reason {
+                    text: OUTSIDE_THE_PROJECT.to_string(),
+                    rule: None,
+                    source: None,
+                    kind: ReasonKind::Default,
+                })
             }
             other => other,
         }
@@ -129,6 +193,11 @@ mod tests {
             panic!("denied");
         };
         assert_eq!(reason.text, "rule Read(secret/**) from setup() denies");
+    }
+
+    #[test]
+    fn golden_outside_reason() {
+        assert_eq!(OUTSIDE_THE_PROJECT, "it is outside the project");
     }
 
     #[test]

@@ -16,7 +16,8 @@ use globset::GlobBuilder;
 use ignore::WalkBuilder;
 
 use super::bash_reads::{CommandReads, Reach, ReadPath, Walk};
-use super::paths::resolve_for_rules;
+use super::paths::{resolve_for_rules, spell, Aliases, Spelled};
+use super::shell::SimpleCommand;
 
 /// Most paths (files walked, glob matches) one command line is checked for.
 pub const READ_CHECK_LIMIT: usize = 20_000;
@@ -45,8 +46,14 @@ pub struct Reached {
     /// Every path it reads or lists, canonical.
     pub paths: Vec<ReadPath>,
     /// The paths its operands name directly (globs expanded), canonical:
-    /// they count as named paths (outside the project, protected).
+    /// they count as named paths (outside the project, protected); also
+    /// the real folders and files a walk that follows symlinks reaches
+    /// through them (so a link out of the project counts as outside).
     pub named: Vec<PathBuf>,
+    /// The other names of `named` (as written, and through each symlink
+    /// along them: see `permissions::Spelled`): protected names are
+    /// checked on them too.
+    pub spellings: Vec<PathBuf>,
     /// Set when not everything could be checked: why (the call then asks).
     pub unchecked: Option<String>,
 }
@@ -63,21 +70,45 @@ pub fn reach(
     home: Option<&Path>,
     names_matter: bool,
 ) -> Reached {
+    reach_following(commands, &[], root, home, names_matter)
+}
+
+/// [`reach`], where `follows[i]` says whether the program of
+/// `commands[i]` follows symbolic links it meets while walking a folder
+/// ([`follows_links`]; missing entries: it does not). Such a walk goes
+/// into a linked folder and checks every file below it by its real path
+/// and by the name it was reached through, and the real paths count as
+/// named (so a link out of the project counts as reading outside it).
+pub fn reach_following(
+    commands: &[CommandReads],
+    follows: &[bool],
+    root: &Path,
+    home: Option<&Path>,
+    names_matter: bool,
+) -> Reached {
     let mut walker = Walker {
         out: Reached::default(),
         seen: 0,
         walked: HashSet::new(),
         names_matter,
+        follow: false,
+        aliases: Aliases::in_dirs(&[Some(root), home].into_iter().flatten().collect::<Vec<_>>()),
     };
+    // Each working directory the commands may run in, as the shell's
+    // logical `$PWD` (what `..` in a `cd` folds against); the kernel's
+    // directory is its real path.
     let mut cwds = vec![resolve_for_rules(root)];
     // A `cd` to a folder only the shell knows: later relative paths could
     // be anywhere.
     let mut lost_cwd: Option<String> = None;
-    for cmd in commands {
+    for (i, cmd) in commands.iter().enumerate() {
+        walker.follow = follows.get(i).copied().unwrap_or(false);
         for op in &cmd.operands {
             let counts = walker.counts(op.reach);
             for cwd in cwds.clone() {
-                let Some(word) = resolved(&op.word, op.expands, &cwd, home) else {
+                let word =
+                    resolved(&op.word, op.expands, &cwd, home).and_then(|w| shell_dirs(&w, &cwd));
+                let Some(word) = word else {
                     if counts {
                         walker.unresolved(READS_UNRESOLVED, &[("word", &op.word)]);
                     }
@@ -96,18 +127,94 @@ pub fn reach(
         }
         if let Some(target) = &cmd.moves_to {
             for cwd in cwds.clone() {
-                let Some(target) = resolved(target, cmd.moves_expands, &cwd, home) else {
+                let word = resolved(target, cmd.moves_expands, &cwd, home)
+                    .filter(|t| t != "-")
+                    .and_then(|t| shell_dirs(&t, &cwd));
+                let Some(word) = word else {
                     lost_cwd.get_or_insert_with(|| target.clone());
                     continue;
                 };
-                let dir = resolve_for_rules(&expand_named_path(&target, &cwd, home));
-                if dir.is_dir() && !cwds.contains(&dir) {
-                    cwds.push(dir);
+                // `cd dir` folds `..` against `$PWD` (logical), `cd -P dir`
+                // lets the kernel resolve it: both are kept.
+                let named = expand_named_path(&word, &cwd, home);
+                for dir in [fold(&named), resolve_for_rules(&named)] {
+                    if resolve_for_rules(&dir).is_dir() && !cwds.contains(&dir) {
+                        cwds.push(dir);
+                    }
                 }
             }
         }
     }
     walker.out
+}
+
+/// `word` with the shell's and the kernel's names for the working
+/// directory `cwd` replaced: `~+` (`$PWD`) and `/proc/self/cwd`,
+/// `/proc/thread-self/cwd` (the command's own working directory, not
+/// lathe's). `None` for `~-` (`$OLDPWD`, which only the shell knows).
+fn shell_dirs(word: &str, cwd: &Path) -> Option<String> {
+    let cwd = cwd.to_string_lossy();
+    let after = |prefix: &str| {
+        word.strip_prefix(prefix)
+            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+    };
+    if after("~-").is_some() {
+        return None;
+    }
+    for prefix in ["~+", "/proc/self/cwd", "/proc/thread-self/cwd"] {
+        if let Some(rest) = after(prefix) {
+            return Some(format!("{cwd}{rest}"));
+        }
+    }
+    Some(word.to_string())
+}
+
+/// `true` when the program of `cmd` follows symbolic links it meets while
+/// walking a folder: `grep -R`/`--dereference-recursive`, `rg -L`/
+/// `--follow`, `find -L`/`-follow`, `ls -L`, `du -L`, `tree -l`, and
+/// `diff` unless `--no-dereference`. (A link named on the command line is
+/// followed by every program; [`reach`] always resolves those.)
+pub fn follows_links(cmd: &SimpleCommand) -> bool {
+    let Some((program, args)) = cmd.words.split_first() else {
+        return false;
+    };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let options: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| *a != "--")
+        .collect();
+    let short = |flag: char| {
+        options
+            .iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(flag))
+    };
+    let long = |opt: &str| options.contains(&opt);
+    match name {
+        "grep" | "egrep" | "fgrep" => short('R') || long("--dereference-recursive"),
+        "rg" => short('L') || long("--follow"),
+        "find" => args.iter().any(|a| a == "-L" || a == "-follow"),
+        "ls" | "du" => short('L') || long("--dereference"),
+        "tree" => short('l'),
+        "diff" => !long("--no-dereference"),
+        _ => false,
+    }
+}
+
+/// `path` with `.` removed and `..` applied to the component before it
+/// (the shell's logical `cd`).
+fn fold(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// `word` with the substitutions lathe knows the value of replaced: `$PWD`
@@ -160,9 +267,16 @@ fn is_relative(word: &str) -> bool {
 }
 
 /// A path a command line names, made absolute: `~` and `~/…` under `home`,
-/// `~user/…` (another user's home) as an absolute path outside any project,
-/// others against `cwd`.
+/// `~+` and `~+/…` (`$PWD`) against `cwd`, `~user/…` (another user's home,
+/// or `~-`, `$OLDPWD`) as an absolute path outside any project, others
+/// against `cwd`.
 pub fn expand_named_path(p: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
+    if let Some(rest) = p
+        .strip_prefix("~+")
+        .filter(|r| r.is_empty() || r.starts_with('/'))
+    {
+        return cwd.join(rest.trim_start_matches('/'));
+    }
     match (p.strip_prefix('~'), home) {
         (Some(""), Some(h)) => h.to_path_buf(),
         (Some(rest), Some(h)) if rest.starts_with('/') => h.join(rest.trim_start_matches('/')),
@@ -179,6 +293,11 @@ struct Walker {
     /// Folders already walked, with how.
     walked: HashSet<(PathBuf, String)>,
     names_matter: bool,
+    /// The current command follows symlinks it meets in a walk.
+    follow: bool,
+    /// The links in the root and the home folder: the names a path also
+    /// goes by through them are checked too.
+    aliases: Aliases,
 }
 
 impl Walker {
@@ -247,8 +366,9 @@ impl Walker {
         let top = repository_root(dir).unwrap_or_else(|| dir.to_path_buf());
         let top = resolve_for_rules(&top);
         if top.is_dir() {
-            self.push(top.clone(), true, false);
-            self.walk(&top, None, None);
+            let spelled = spell(&top);
+            self.push(&spelled, true, false);
+            self.walk(&spelled, None, None);
         }
     }
 
@@ -260,36 +380,43 @@ impl Walker {
         }
     }
 
-    /// Records what `reach` reaches through the existing `path`.
+    /// Records what `reach` reaches through the existing `path` (every
+    /// name of it: see [`Spelled`]).
     fn visit(&mut self, path: &Path, reach: Reach) {
-        let real = resolve_for_rules(path);
-        let is_dir = real.is_dir();
-        self.out.named.push(real.clone());
+        let spelled = self.aliases.apply(spell(path));
+        let is_dir = spelled.real.is_dir();
+        self.out.named.push(spelled.real.clone());
+        self.out.spellings.extend(spelled.names.iter().cloned());
         match reach {
-            Reach::Content => self.push(real, is_dir, true),
-            Reach::Tree(walk) if is_dir => self.walk(&real, Some(walk), None),
-            Reach::Tree(_) => self.push(real, false, true),
+            Reach::Content => self.push(&spelled, is_dir, true),
+            Reach::Tree(walk) if is_dir => self.walk(&spelled, Some(walk), None),
+            Reach::Tree(_) => self.push(&spelled, false, true),
             Reach::RepoTree(walk) | Reach::RevOrPath(walk) if is_dir => {
-                self.walk(&real, Some(walk), None)
+                self.walk(&spelled, Some(walk), None)
             }
-            Reach::RepoTree(_) | Reach::RevOrPath(_) => self.push(real, false, true),
-            Reach::Repository => self.repository(&real),
+            Reach::RepoTree(_) | Reach::RevOrPath(_) => self.push(&spelled, false, true),
+            Reach::Repository => self.repository(&spelled.real),
             Reach::Names { .. } if !self.names_matter => {}
             Reach::Names { depth } => {
-                self.push(real.clone(), is_dir, false);
+                self.push(&spelled, is_dir, false);
                 if is_dir && depth != Some(0) {
-                    self.walk(&real, None, depth);
+                    self.walk(&spelled, None, depth);
                 }
             }
         }
     }
 
-    fn push(&mut self, path: PathBuf, is_dir: bool, content: bool) {
-        self.out.paths.push(ReadPath {
-            path,
-            is_dir,
-            content,
-        });
+    /// Records the path `spelled` by each of its names (and those it goes
+    /// by through the links in the root and home folders).
+    fn push(&mut self, spelled: &Spelled, is_dir: bool, content: bool) {
+        let spelled = self.aliases.apply(spelled.clone());
+        for path in spelled.all() {
+            self.out.paths.push(ReadPath {
+                path: path.to_path_buf(),
+                is_dir,
+                content,
+            });
+        }
     }
 
     fn too_many(&mut self, dir: &Path) {
@@ -304,12 +431,16 @@ impl Walker {
         }
     }
 
-    /// Walks the canonical folder `dir`: the files a recursive reader reads
+    /// Walks the folder `dir` (its real path; what is found is recorded by
+    /// each name of the folder too): the files a recursive reader reads
     /// (`walk`), or the names a lister lists down to `depth` (`walk` is
-    /// `None`). Symbolic links are not followed: a link is checked as what
-    /// it points to (a folder as a whole). A VCS folder is checked as a
-    /// whole when the reader reads it, else skipped.
-    fn walk(&mut self, dir: &Path, walk: Option<Walk>, depth: Option<usize>) {
+    /// `None`). A symbolic link met on the way is checked as what it
+    /// points to (a folder as a whole) when the program does not follow
+    /// links; when it does, a linked folder is walked in turn and its
+    /// real path counts as named. A VCS folder is checked as a whole when
+    /// the reader reads it, else skipped.
+    fn walk(&mut self, dir_names: &Spelled, walk: Option<Walk>, depth: Option<usize>) {
+        let dir = dir_names.real.as_path();
         if !self
             .walked
             .insert((dir.to_path_buf(), format!("{walk:?}{depth:?}")))
@@ -362,18 +493,40 @@ impl Walker {
                 self.too_many(dir);
                 return;
             }
+            let rel = entry.path().strip_prefix(dir).unwrap_or(Path::new(""));
+            let found = dir_names.below(rel);
             if kind.is_symlink() {
-                let target = resolve_for_rules(entry.path());
-                let is_dir = target.is_dir();
-                self.push(target, is_dir, content);
+                let target = spell(entry.path());
+                let mut names = found.names.clone();
+                names.push(found.real.clone());
+                names.extend(target.names.iter().cloned());
+                names.retain(|n| *n != target.real);
+                let linked = Spelled {
+                    real: target.real,
+                    names,
+                };
+                let is_dir = linked.real.is_dir();
+                let below = depth.map(|d| d.saturating_sub(entry.depth()));
+                if self.follow {
+                    self.out.named.push(linked.real.clone());
+                }
+                if self.follow && is_dir && below != Some(0) {
+                    if walk.is_none() {
+                        self.push(&linked, true, false);
+                    }
+                    self.walk(&linked, walk, below);
+                } else {
+                    self.push(&linked, is_dir, content);
+                }
             } else {
-                self.push(entry.path().to_path_buf(), false, content);
+                self.push(&found, false, content);
             }
         }
         let vcs: Vec<PathBuf> = vcs_found.lock().map(|v| v.clone()).unwrap_or_default();
         if w.vcs {
             for v in vcs {
-                self.push(v, true, content);
+                let rel = v.strip_prefix(dir).unwrap_or(Path::new(""));
+                self.push(&dir_names.below(rel), true, content);
             }
         }
     }
@@ -592,6 +745,8 @@ mod tests {
             seen: READ_CHECK_LIMIT,
             walked: HashSet::new(),
             names_matter: false,
+            follow: false,
+            aliases: Aliases::default(),
         };
         std::fs::write(root.join("a"), "").expect("write");
         walker.visit(&root, reads[0].operands[0].reach);
@@ -735,6 +890,8 @@ mod tests {
             reads_unchecked: reached.unchecked.as_deref(),
             input_json: "{}",
             root,
+            spellings: &reached.spellings,
+            git_layout: false,
         };
         match decide(&r, &req) {
             Decision::Allow(_) => "allow",

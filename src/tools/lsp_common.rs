@@ -12,9 +12,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::file_common::{file_preview, resolve_file_path, shown};
+use super::search_walk::{left_out_note, with_note, LeftOut};
 use super::{ToolContext, ToolError};
 use crate::editor::{lsp, Location, LspAnswer, LspFailure, LspQuery, SymbolAt};
-use crate::permissions::PermissionPreview;
+use crate::permissions::{spell, Aliases, PermissionPreview, ReadAccess, ReadFilter};
 use crate::text::fill;
 
 /// Most entries (locations, symbols) a result lists; the rest are counted.
@@ -234,6 +235,58 @@ impl Asker<'_> {
             LspFailure::Cancelled => with(LSP_CANCELLED, &[]),
             LspFailure::Unavailable(detail) => with(LSP_EDITOR_FAILED, &[("detail", detail)]),
         }
+    }
+}
+
+/// What a language server answered with, narrowed to what the model may
+/// see: `items` (locations, symbols: each in the file `path_of` gives)
+/// without those in files a Read of which `filter` does not find free
+/// (deny and ask rules, protected paths, by every name of the file) or
+/// that lie outside the project (unless the file is `asked_about`, the
+/// one the call was about, which gate 6 decided on). Returns what is
+/// kept and the files left out, counted once each, for the note
+/// ([`with_left_out`]). Without a filter (a call that did not pass gate
+/// 6) everything is kept.
+pub fn readable_only<T>(
+    items: Vec<T>,
+    path_of: impl Fn(&T) -> &Path,
+    filter: Option<&ReadFilter>,
+    asked_about: Option<&Path>,
+) -> (Vec<T>, LeftOut) {
+    let mut left = LeftOut::default();
+    let Some(filter) = filter else {
+        return (items, left);
+    };
+    let asked_about = asked_about.map(crate::permissions::resolve_for_rules);
+    let aliases = Aliases::in_dirs(&[filter.root()]);
+    let mut seen: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
+    let mut kept = Vec::with_capacity(items.len());
+    for item in items {
+        let spelled = aliases.apply(spell(path_of(&item)));
+        let free = match seen.get(&spelled.real) {
+            Some(free) => *free,
+            None => {
+                let access = filter.access_location(&spelled, asked_about.as_deref());
+                let free = access == ReadAccess::Free;
+                left.record(access, &spelled.real, filter.root());
+                seen.insert(spelled.real, free);
+                free
+            }
+        };
+        if free {
+            kept.push(item);
+        }
+    }
+    (kept, left)
+}
+
+/// `text` with the note on what was left out ([`left_out_note`]), or the
+/// note alone when nothing was kept (`text` is then the tool's "none
+/// found" message, which would mislead).
+pub fn with_left_out(text: String, kept_any: bool, left: &LeftOut) -> String {
+    match left_out_note(left) {
+        Some(note) if !kept_any => note,
+        note => with_note(text, note.as_deref()),
     }
 }
 
@@ -459,6 +512,84 @@ mod tests {
         assert!(text.ends_with("a.py:100: y\n[… 3 more not shown]"));
         let long = "z".repeat(LSP_MAX_LINE_CHARS + 10);
         assert_eq!(one_line(&long).chars().count(), LSP_MAX_LINE_CHARS + 1);
+    }
+
+    #[test]
+    fn locations_a_read_could_not_see_are_left_out_and_counted() {
+        use crate::permissions::{Mode, Rule, RuleBase, RuleKind, RuleSource, Rules};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let t = dir.path().canonicalize().expect("canonical");
+        let root = t.join("p");
+        std::fs::create_dir_all(root.join("src")).expect("mkdir");
+        std::fs::create_dir_all(t.join("lib")).expect("mkdir");
+        std::os::unix::fs::symlink(t.join("lib"), root.join("vendor")).expect("symlink");
+        let base = RuleBase::at_root(&root, None);
+        let mut rules = Rules {
+            mode: Mode::Default,
+            ..Rules::default()
+        };
+        for (kind, r) in [
+            (RuleKind::Deny, "Read(secret/**)"),
+            (RuleKind::Ask, "Read(notes/**)"),
+            (RuleKind::Deny, "Read(./vendor/keys/**)"),
+        ] {
+            rules.push(
+                kind,
+                Rule::parse(r, &base).expect("rule"),
+                RuleSource::Setup,
+            );
+        }
+        let filter = ReadFilter::new(rules, "LspReferences", &root);
+        let at = |p: PathBuf, line| Location {
+            path: p,
+            line,
+            text: Some("x".into()),
+        };
+        let cases = [
+            (root.join("src/a.rs"), true),
+            (root.join("src/a.rs"), true),
+            (root.join("secret/s.txt"), false),
+            (root.join("notes/n.md"), false),
+            (root.join(".env"), false),
+            (root.join(".git/config"), false),
+            (t.join("lib/x.rs"), false),
+            (root.join("vendor/x.rs"), false),
+            (root.join("vendor/keys/k.rs"), false),
+            (t.join("lib/keys/k.rs"), false),
+            (t.join("lib/keys/other.rs"), false),
+            (t.join("asked.rs"), true),
+        ];
+        let locations: Vec<Location> = cases.iter().map(|(p, _)| at(p.clone(), 1)).collect();
+        let (kept, left) = readable_only(
+            locations,
+            |l| l.path.as_path(),
+            Some(&filter),
+            Some(&t.join("asked.rs")),
+        );
+        let want: Vec<&PathBuf> = cases.iter().filter(|c| c.1).map(|c| &c.0).collect();
+        let got: Vec<&PathBuf> = kept.iter().map(|l| &l.path).collect();
+        assert_eq!(got, want);
+        // Counted once per real file: lib/x.rs is vendor/x.rs.
+        assert_eq!((left.asks, left.denied), (4, 3), "{left:?}");
+        let (all, none) = readable_only(
+            vec![at(root.join("secret/s.txt"), 1)],
+            |l| l.path.as_path(),
+            None,
+            None,
+        );
+        assert_eq!(
+            (all.len(), none.asks + none.denied),
+            (1, 0),
+            "no filter, no gate 6"
+        );
+        let note = with_left_out("none found".into(), false, &left);
+        assert!(
+            note.starts_with(
+                "4 files were left out because reading them needs the user's permission"
+            ),
+            "{note}"
+        );
+        assert!(with_left_out("a.rs:1: x".into(), true, &left).starts_with("a.rs:1: x\n\n4 files"));
     }
 
     #[test]

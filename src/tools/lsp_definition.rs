@@ -6,10 +6,13 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
-use super::lsp_common::{location_lines, offered, Asker, LspPositionInput, LSP_MAX_RESULT_CHARS};
+use super::lsp_common::{
+    location_lines, offered, readable_only, with_left_out, Asker, LspPositionInput,
+    LSP_MAX_RESULT_CHARS,
+};
 use super::{ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::editor::{LspAnswer, LspQuery};
-use crate::permissions::PermissionPreview;
+use crate::permissions::{PermissionPreview, ReadFilter};
 use crate::text::{fill, plural};
 
 /// Model-facing description of LspDefinition.
@@ -29,7 +32,8 @@ pub struct LspDefinitionTool;
 #[async_trait]
 impl TypedTool for LspDefinitionTool {
     type Input = LspPositionInput;
-    type Plan = ();
+    /// Gate 6's check of each location's file ([`TypedTool::limit_reads`]).
+    type Plan = Option<ReadFilter>;
     const NAME: &'static str = "LspDefinition";
     const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["go_to_definition", "goto_definition"];
@@ -59,23 +63,27 @@ impl TypedTool for LspDefinitionTool {
         &self,
         input: &LspPositionInput,
         _ctx: &ToolContext,
-    ) -> Result<(), ToolError> {
-        input.check()
+    ) -> Result<Option<ReadFilter>, ToolError> {
+        input.check().map(|()| None)
     }
 
     fn permission_preview(
         &self,
         input: &LspPositionInput,
-        _plan: &(),
+        _plan: &Option<ReadFilter>,
         root: &Path,
     ) -> PermissionPreview {
         input.preview("Definition in", root)
     }
 
+    fn limit_reads(&self, plan: &mut Option<ReadFilter>, filter: ReadFilter) {
+        *plan = Some(filter);
+    }
+
     async fn call(
         &self,
         input: LspPositionInput,
-        _plan: (),
+        plan: Option<ReadFilter>,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let asker = Asker {
@@ -88,6 +96,12 @@ impl TypedTool for LspDefinitionTool {
             LspAnswer::Locations(l) => l,
             _ => Vec::new(),
         };
+        let (locations, left) = readable_only(
+            locations,
+            |l| l.path.as_path(),
+            plan.as_ref(),
+            Some(Path::new(&input.file_path)),
+        );
         if locations.is_empty() {
             let text = fill(
                 LSP_DEFINITION_NONE,
@@ -100,9 +114,10 @@ impl TypedTool for LspDefinitionTool {
                     ("line", &input.line.to_string()),
                 ],
             );
-            return Ok(ToolOutput::text(text, "none"));
+            return Ok(ToolOutput::text(with_left_out(text, false, &left), "none"));
         }
         let (text, n) = location_lines(&ctx.root, locations);
+        let text = with_left_out(text, true, &left);
         Ok(ToolOutput::text(
             text,
             plural(n, "definition", "definitions"),

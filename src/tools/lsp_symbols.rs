@@ -11,10 +11,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::file_common::{file_preview, resolve_file_path, shown};
-use super::lsp_common::{capped, offered, Asker, LSP_MAX_RESULT_CHARS};
+use super::lsp_common::{
+    capped, offered, readable_only, with_left_out, Asker, LSP_MAX_RESULT_CHARS,
+};
 use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::editor::{LspAnswer, LspQuery, LspSymbol};
-use crate::permissions::PermissionPreview;
+use crate::permissions::{PermissionPreview, ReadFilter};
 use crate::text::{fill, plural};
 
 /// Model-facing description of LspSymbols.
@@ -71,7 +73,8 @@ pub fn symbol_lines(root: &Path, mut symbols: Vec<LspSymbol>) -> String {
 #[async_trait]
 impl TypedTool for LspSymbolsTool {
     type Input = LspSymbolsInput;
-    type Plan = ();
+    /// Gate 6's check of each symbol's file ([`TypedTool::limit_reads`]).
+    type Plan = Option<ReadFilter>;
     const NAME: &'static str = "LspSymbols";
     const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["document_symbols", "workspace_symbols"];
@@ -104,17 +107,17 @@ impl TypedTool for LspSymbolsTool {
         &self,
         input: &LspSymbolsInput,
         _ctx: &ToolContext,
-    ) -> Result<(), ToolError> {
+    ) -> Result<Option<ReadFilter>, ToolError> {
         if input.file_path.is_none() && input.query.is_none() {
             return Err(ToolError::new(LSP_SYMBOLS_NEEDS_INPUT));
         }
-        Ok(())
+        Ok(None)
     }
 
     fn permission_preview(
         &self,
         input: &LspSymbolsInput,
-        _plan: &(),
+        _plan: &Option<ReadFilter>,
         root: &Path,
     ) -> PermissionPreview {
         match &input.file_path {
@@ -129,10 +132,14 @@ impl TypedTool for LspSymbolsTool {
         }
     }
 
+    fn limit_reads(&self, plan: &mut Option<ReadFilter>, filter: ReadFilter) {
+        *plan = Some(filter);
+    }
+
     async fn call(
         &self,
         input: LspSymbolsInput,
-        _plan: (),
+        plan: Option<ReadFilter>,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let query = input.query.clone().unwrap_or_default();
@@ -158,6 +165,12 @@ impl TypedTool for LspSymbolsTool {
             let q = query.to_lowercase();
             symbols.retain(|s| s.name.to_lowercase().contains(&q));
         }
+        let (symbols, left) = readable_only(
+            symbols,
+            |s| s.path.as_path(),
+            plan.as_ref(),
+            input.file_path.as_deref().map(Path::new),
+        );
         if symbols.is_empty() {
             let text = match &input.file_path {
                 Some(p) => {
@@ -176,11 +189,11 @@ impl TypedTool for LspSymbolsTool {
                 }
                 None => fill(LSP_SYMBOLS_NONE_IN_WORKSPACE, &[("query", &query)]),
             };
-            return Ok(ToolOutput::text(text, "none"));
+            return Ok(ToolOutput::text(with_left_out(text, false, &left), "none"));
         }
         let n = symbols.len();
         Ok(ToolOutput::text(
-            symbol_lines(&ctx.root, symbols),
+            with_left_out(symbol_lines(&ctx.root, symbols), true, &left),
             plural(n, "symbol", "symbols"),
         ))
     }

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use super::search_unsaved::{self, UnsavedSet};
 use super::{paths, ToolError, ToolOutput};
 use crate::editor::UnsavedText;
-use crate::permissions::{resolve_for_rules, PermissionPreview, ReadAccess, ReadFilter};
+use crate::permissions::{spell, Aliases, PermissionPreview, ReadAccess, ReadFilter, Spelled};
 use crate::text::{fill, plural};
 
 /// Folder names of version control systems that are never walked below a
@@ -106,7 +106,7 @@ pub struct LeftOut {
 impl LeftOut {
     /// Counts the file at canonical `path` (root-relative names against the
     /// canonical `root`) as left out for `access`; a free file is ignored.
-    fn record(&mut self, access: ReadAccess, path: &Path, root: &Path) {
+    pub fn record(&mut self, access: ReadAccess, path: &Path, root: &Path) {
         match access {
             ReadAccess::Free => {}
             ReadAccess::Asks(_) => {
@@ -214,11 +214,17 @@ where
     let unsaved = spec.unsaved.as_deref().filter(|u| !u.is_empty());
     // Rules compare canonical paths; below the resolved start nothing is a
     // symlink (links are not followed), so a file's is the start's plus
-    // the rest.
-    let canonical_start = resolve_for_rules(&spec.start);
+    // the rest. Deny and ask rules also hold on the names the start goes
+    // by (as written, through each link along it).
+    let start_names = match &spec.readable {
+        Some(filter) => Aliases::in_dirs(&[filter.root()]).apply(spell(&spec.start)),
+        None => spell(&spec.start),
+    };
+    let canonical_start = start_names.real.clone();
     builder(spec).build_parallel().run(|| {
         let mut visit = make_visitor();
         let (stop, left, canonical_start) = (&stop, &left, &canonical_start);
+        let start_names = &start_names;
         Box::new(move |entry: Result<DirEntry, ignore::Error>| {
             if cancel.is_cancelled() || stop.load(Ordering::Relaxed) {
                 return WalkState::Quit;
@@ -238,7 +244,8 @@ where
                 canonical_start.join(rel)
             });
             if let (Some(filter), Some(canonical)) = (&spec.readable, &canonical) {
-                match filter.access(canonical) {
+                let rel = path.strip_prefix(&spec.start).unwrap_or(Path::new(""));
+                match filter.access_spelled(&start_names.below(rel)) {
                     ReadAccess::Free => {}
                     access => {
                         if let Ok(mut l) = left.lock() {
@@ -265,7 +272,7 @@ where
     let mut left = left.into_inner().unwrap_or_default();
     if let Some(unsaved) = unsaved {
         if !stop.load(Ordering::Relaxed) {
-            visit_new_buffers(spec, unsaved, &canonical_start, &mut left, make_visitor());
+            visit_new_buffers(spec, unsaved, &start_names, &mut left, make_visitor());
         }
     }
     Ok(left)
@@ -279,14 +286,14 @@ where
 fn visit_new_buffers<V>(
     spec: &WalkSpec,
     unsaved: &UnsavedSet,
-    canonical_start: &Path,
+    start_names: &Spelled,
     left: &mut LeftOut,
     mut visit: V,
 ) where
     V: FnMut(&Path, Option<&Arc<UnsavedText>>) -> bool,
 {
     for (canonical, text) in unsaved.not_on_disk() {
-        let Ok(rel) = canonical.strip_prefix(canonical_start) else {
+        let Ok(rel) = canonical.strip_prefix(&start_names.real) else {
             continue;
         };
         // The start itself (a Grep of the new file) is never filtered, as
@@ -304,7 +311,7 @@ fn visit_new_buffers<V>(
             continue;
         }
         if let Some(filter) = &spec.readable {
-            match filter.access(canonical) {
+            match filter.access_spelled(&start_names.below(rel)) {
                 ReadAccess::Free => {}
                 access => {
                     left.record(access, canonical, filter.root());
