@@ -83,6 +83,8 @@ pub(super) fn user_namespaces_work() -> bool {
             let hide = Hide {
                 uid_map: id_map(current_uid()),
                 gid_map: id_map(current_gid()),
+                file_source: None,
+                dir_source: None,
                 mounts: Vec::new(),
                 remount_flags: 0,
             };
@@ -241,6 +243,21 @@ pub(super) fn network_filter() -> Result<Vec<libc::sock_filter>, SandboxError> {
         .collect())
 }
 
+/// The empty file or folder mounted over hidden paths: its path and the
+/// identity it had when the parent checked it. The child opens it again
+/// (a mount source must be in the child's own mount namespace) and mounts
+/// it only if it is still that file: a command that can write to the temp
+/// dir could otherwise swap it for a symlink to a secret between
+/// `prepare` and the spawn.
+struct Source {
+    /// The canonical path.
+    path: CString,
+    /// `st_dev` when checked.
+    dev: libc::dev_t,
+    /// `st_ino` when checked.
+    ino: libc::ino_t,
+}
+
 /// The user and mount namespace of a policy that hides paths: the id maps
 /// and, for each hidden path, the empty file or folder mounted over it.
 pub(super) struct Hide {
@@ -248,8 +265,12 @@ pub(super) struct Hide {
     uid_map: Vec<u8>,
     /// `"<gid> <gid> 1\n"`.
     gid_map: Vec<u8>,
-    /// (source, target) of each bind mount, in order.
-    mounts: Vec<(CString, CString)>,
+    /// The cover of hidden files (when there are any).
+    file_source: Option<Source>,
+    /// The cover of hidden folders (when there are any).
+    dir_source: Option<Source>,
+    /// Each hidden path: a folder (`true`) or not, and its canonical path.
+    mounts: Vec<(bool, CString)>,
     /// The flags of the sources' mount that the read-only remount must
     /// keep (`nosuid`, `nodev`, `noexec`: locked in a user namespace).
     remount_flags: libc::c_ulong,
@@ -292,10 +313,11 @@ pub(super) fn hidden_targets(hidden: &[PathBuf]) -> io::Result<Vec<(PathBuf, boo
 }
 
 /// The private folder of this user under the temp dir and its empty,
-/// mode-000 file and folder (made once, checked every time).
-fn hide_sources() -> io::Result<(PathBuf, PathBuf, PathBuf)> {
+/// mode-000 file and folder (made once, checked every time): the folder
+/// and the two covers.
+fn hide_sources() -> io::Result<(PathBuf, Source, Source)> {
     let uid = current_uid();
-    let base = std::env::temp_dir().join(format!("lathe-sandbox-{uid}"));
+    let base = fs::canonicalize(std::env::temp_dir())?.join(format!("lathe-sandbox-{uid}"));
     match fs::DirBuilder::new().mode(0o700).create(&base) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -320,7 +342,7 @@ fn hide_sources() -> io::Result<(PathBuf, PathBuf, PathBuf)> {
         Err(e) => return Err(e),
     }
     let meta = fs::symlink_metadata(&file)?;
-    if !meta.is_file() || meta.len() != 0 {
+    if !meta.is_file() || meta.len() != 0 || meta.uid() != uid {
         return Err(io::Error::other(format!(
             "{} is not an empty file",
             file.display()
@@ -329,6 +351,11 @@ fn hide_sources() -> io::Result<(PathBuf, PathBuf, PathBuf)> {
     if meta.mode() & 0o7777 != 0 {
         fs::set_permissions(&file, fs::Permissions::from_mode(0o000))?;
     }
+    let file_source = Source {
+        path: CString::new(file.as_os_str().as_bytes())?,
+        dev: meta.dev(),
+        ino: meta.ino(),
+    };
     let dir = base.join("empty-dir");
     match fs::DirBuilder::new().mode(0o000).create(&dir) {
         Ok(()) => {}
@@ -336,7 +363,7 @@ fn hide_sources() -> io::Result<(PathBuf, PathBuf, PathBuf)> {
         Err(e) => return Err(e),
     }
     let meta = fs::symlink_metadata(&dir)?;
-    if !meta.is_dir() {
+    if !meta.is_dir() || meta.uid() != uid {
         return Err(io::Error::other(format!(
             "{} is not a folder",
             dir.display()
@@ -345,7 +372,12 @@ fn hide_sources() -> io::Result<(PathBuf, PathBuf, PathBuf)> {
     if meta.mode() & 0o7777 != 0 {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o000))?;
     }
-    Ok((base, file, dir))
+    let dir_source = Source {
+        path: CString::new(dir.as_os_str().as_bytes())?,
+        dev: meta.dev(),
+        ino: meta.ino(),
+    };
+    Ok((base, file_source, dir_source))
 }
 
 /// The mount flags of the file system `path` is on that a bind remount in
@@ -373,21 +405,16 @@ fn locked_flags(path: &Path) -> io::Result<libc::c_ulong> {
 
 /// The namespace that hides `targets` (from [`hidden_targets`]).
 pub(super) fn hide(targets: &[(PathBuf, bool)]) -> io::Result<Hide> {
-    let (base, file, dir) = hide_sources()?;
-    let file_c = CString::new(file.as_os_str().as_bytes())?;
-    let dir_c = CString::new(dir.as_os_str().as_bytes())?;
+    let (base, file_source, dir_source) = hide_sources()?;
     let mut mounts = Vec::with_capacity(targets.len());
     for (target, is_dir) in targets {
-        let source = if *is_dir {
-            dir_c.clone()
-        } else {
-            file_c.clone()
-        };
-        mounts.push((source, CString::new(target.as_os_str().as_bytes())?));
+        mounts.push((*is_dir, CString::new(target.as_os_str().as_bytes())?));
     }
     Ok(Hide {
         uid_map: id_map(current_uid()),
         gid_map: id_map(current_gid()),
+        file_source: mounts.iter().any(|(d, _)| !d).then_some(file_source),
+        dir_source: mounts.iter().any(|(d, _)| *d).then_some(dir_source),
         mounts,
         remount_flags: locked_flags(&base)?,
     })
@@ -444,6 +471,72 @@ fn write_proc(path: &CStr, data: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// An `O_PATH` descriptor, closed when dropped. Async-signal-safe.
+struct PathFdRaw(libc::c_int);
+
+impl Drop for PathFdRaw {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is ours and open.
+        unsafe {
+            libc::close(self.0);
+        }
+    }
+}
+
+impl PathFdRaw {
+    /// `/proc/self/fd/<n>` as a NUL-terminated path in a stack buffer.
+    fn proc_path(&self) -> [u8; 32] {
+        let mut buf = [0u8; 32];
+        let prefix = b"/proc/self/fd/";
+        buf[..prefix.len()].copy_from_slice(prefix);
+        let mut digits = [0u8; 12];
+        let (mut n, mut len) = (self.0.unsigned_abs(), 0);
+        loop {
+            digits[len] = b'0' + (n % 10) as u8;
+            len += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        for i in 0..len {
+            buf[prefix.len() + i] = digits[len - 1 - i];
+        }
+        buf
+    }
+}
+
+/// Opens `source` (without following a final symlink) and checks it is
+/// still the file or folder the parent checked, empty and mode 000; the
+/// mount then uses the descriptor, not the path. Async-signal-safe.
+fn open_source(source: &Source, dir: bool) -> io::Result<PathFdRaw> {
+    // SAFETY: a NUL-terminated path; fstat writes into the zeroed struct.
+    unsafe {
+        let fd = libc::open(
+            source.path.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        );
+        if fd == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        let fd = PathFdRaw(fd);
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd.0, &mut st) == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        let kind = if dir { libc::S_IFDIR } else { libc::S_IFREG };
+        if st.st_dev != source.dev
+            || st.st_ino != source.ino
+            || st.st_mode & libc::S_IFMT != kind
+            || st.st_mode & 0o7777 != 0
+            || (!dir && st.st_size != 0)
+        {
+            return Err(io::Error::from_raw_os_error(libc::ESTALE));
+        }
+        Ok(fd)
+    }
+}
+
 /// In the child: a new user and mount namespace with the caller's ids,
 /// private mounts, each hidden path covered by a read-only empty file or
 /// folder, and the working directory entered again through the new mounts
@@ -467,10 +560,23 @@ fn enter_namespaces(hide: &Hide) -> io::Result<()> {
             )
             .into(),
         )?;
-        for (source, target) in &hide.mounts {
+        let file_fd = match &hide.file_source {
+            Some(source) => Some(open_source(source, false)?),
+            None => None,
+        };
+        let dir_fd = match &hide.dir_source {
+            Some(source) => Some(open_source(source, true)?),
+            None => None,
+        };
+        for (is_dir, target) in &hide.mounts {
+            let fd = if *is_dir { &dir_fd } else { &file_fd };
+            let Some(fd) = fd else {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            };
+            let source = fd.proc_path();
             check(
                 libc::mount(
-                    source.as_ptr(),
+                    source.as_ptr().cast(),
                     target.as_ptr(),
                     std::ptr::null(),
                     libc::MS_BIND,
@@ -730,6 +836,18 @@ mod tests {
             run_filter(&prog, 0x4000_0003, libc::SYS_socket, [1, 1, 0, 0, 0, 0]),
             libc::SECCOMP_RET_KILL_PROCESS
         );
+    }
+
+    #[test]
+    fn the_proc_path_of_a_descriptor_names_it() {
+        use std::os::fd::IntoRawFd as _;
+        for _ in 0..3 {
+            let fd = PathFdRaw(fs::File::open("/").unwrap().into_raw_fd());
+            let buf = fd.proc_path();
+            let path = CStr::from_bytes_until_nul(&buf).unwrap().to_str().unwrap();
+            assert_eq!(path, format!("/proc/self/fd/{}", fd.0));
+            assert_eq!(fs::read_link(path).unwrap(), Path::new("/"));
+        }
     }
 
     #[test]
