@@ -598,10 +598,29 @@ async fn swap_child() {
     fs::remove_file(&cover).unwrap();
     let r = run(&p, &root, "cat .env").await;
     assert_no_secret(&r);
+
+    // A hidden file moved away and a decoy put at its path between prepare
+    // and spawn: the spawn fails rather than cover the decoy.
+    let prepared = sandbox::prepare(&p).unwrap();
+    fs::rename(root.join(".env"), root.join("moved")).unwrap();
+    fs::write(root.join(".env"), "decoy\n").unwrap();
+    let mut cmd = tokio::process::Command::new("cat");
+    cmd.arg("moved")
+        .current_dir(&root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    prepared.install(&mut cmd);
+    match cmd.output().await {
+        Ok(out) => panic!(
+            "the command ran with a decoy: {}",
+            String::from_utf8_lossy(&out.stdout)
+        ),
+        Err(e) => assert_eq!(e.raw_os_error(), Some(libc::ESTALE), "{e}"),
+    }
 }
 
 #[test]
-fn a_cover_swapped_after_prepare_fails_the_spawn() {
+fn a_cover_or_hidden_file_swapped_after_prepare_fails_the_spawn() {
     if !available() || !sandbox::support().user_namespaces {
         return;
     }

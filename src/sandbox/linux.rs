@@ -243,13 +243,13 @@ pub(super) fn network_filter() -> Result<Vec<libc::sock_filter>, SandboxError> {
         .collect())
 }
 
-/// The empty file or folder mounted over hidden paths: its path and the
-/// identity it had when the parent checked it. The child opens it again
-/// (a mount source must be in the child's own mount namespace) and mounts
-/// it only if it is still that file: a command that can write to the temp
-/// dir could otherwise swap it for a symlink to a secret between
-/// `prepare` and the spawn.
-struct Source {
+/// A file the parent checked: its path and the identity it had then. The
+/// child opens it again (mount sources and targets must be in the child's
+/// own mount namespace) and uses it only if it is still that file: a
+/// command that can write to the temp dir or the project could otherwise
+/// swap a cover for a symlink to a secret, or move a hidden file's folder
+/// away and put a decoy in its place, between `prepare` and the spawn.
+pub(super) struct Known {
     /// The canonical path.
     path: CString,
     /// `st_dev` when checked.
@@ -266,11 +266,11 @@ pub(super) struct Hide {
     /// `"<gid> <gid> 1\n"`.
     gid_map: Vec<u8>,
     /// The cover of hidden files (when there are any).
-    file_source: Option<Source>,
+    file_source: Option<Known>,
     /// The cover of hidden folders (when there are any).
-    dir_source: Option<Source>,
-    /// Each hidden path: a folder (`true`) or not, and its canonical path.
-    mounts: Vec<(bool, CString)>,
+    dir_source: Option<Known>,
+    /// Each hidden path: a folder (`true`) or not, and what it is.
+    mounts: Vec<(bool, Known)>,
     /// The flags of the sources' mount that the read-only remount must
     /// keep (`nosuid`, `nodev`, `noexec`: locked in a user namespace).
     remount_flags: libc::c_ulong,
@@ -279,14 +279,27 @@ pub(super) struct Hide {
 impl Hide {
     /// The hidden targets, for tests and messages.
     pub(super) fn targets(&self) -> impl Iterator<Item = &CStr> {
-        self.mounts.iter().map(|(_, t)| t.as_c_str())
+        self.mounts.iter().map(|(_, t)| t.path.as_c_str())
     }
+}
+
+/// An existing hidden path, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Target {
+    /// The canonical path.
+    pub path: PathBuf,
+    /// A folder (covered by an empty folder) or not (an empty file).
+    pub is_dir: bool,
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
 }
 
 /// The resolved, existing hidden paths of `hidden`, without those beneath
 /// another hidden folder (its mount covers them).
-pub(super) fn hidden_targets(hidden: &[PathBuf]) -> io::Result<Vec<(PathBuf, bool)>> {
-    let mut found: Vec<(PathBuf, bool)> = Vec::new();
+pub(super) fn hidden_targets(hidden: &[PathBuf]) -> io::Result<Vec<Target>> {
+    let mut found: Vec<Target> = Vec::new();
     for path in hidden {
         let real = match fs::canonicalize(path) {
             Ok(real) => real,
@@ -298,24 +311,29 @@ pub(super) fn hidden_targets(hidden: &[PathBuf]) -> io::Result<Vec<(PathBuf, boo
                 ))
             }
         };
-        let is_dir = fs::metadata(&real)?.is_dir();
-        found.push((real, is_dir));
+        let meta = fs::symlink_metadata(&real)?;
+        found.push(Target {
+            path: real,
+            is_dir: meta.is_dir(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        });
     }
     found.sort();
-    found.dedup();
+    found.dedup_by(|a, b| a.path == b.path);
     let dirs: Vec<PathBuf> = found
         .iter()
-        .filter(|(_, d)| *d)
-        .map(|(p, _)| p.clone())
+        .filter(|t| t.is_dir)
+        .map(|t| t.path.clone())
         .collect();
-    found.retain(|(p, _)| !dirs.iter().any(|d| p != d && p.starts_with(d)));
+    found.retain(|t| !dirs.iter().any(|d| &t.path != d && t.path.starts_with(d)));
     Ok(found)
 }
 
 /// The private folder of this user under the temp dir and its empty,
 /// mode-000 file and folder (made once, checked every time): the folder
 /// and the two covers.
-fn hide_sources() -> io::Result<(PathBuf, Source, Source)> {
+fn hide_sources() -> io::Result<(PathBuf, Known, Known)> {
     let uid = current_uid();
     let base = fs::canonicalize(std::env::temp_dir())?.join(format!("lathe-sandbox-{uid}"));
     match fs::DirBuilder::new().mode(0o700).create(&base) {
@@ -351,7 +369,7 @@ fn hide_sources() -> io::Result<(PathBuf, Source, Source)> {
     if meta.mode() & 0o7777 != 0 {
         fs::set_permissions(&file, fs::Permissions::from_mode(0o000))?;
     }
-    let file_source = Source {
+    let file_source = Known {
         path: CString::new(file.as_os_str().as_bytes())?,
         dev: meta.dev(),
         ino: meta.ino(),
@@ -372,7 +390,7 @@ fn hide_sources() -> io::Result<(PathBuf, Source, Source)> {
     if meta.mode() & 0o7777 != 0 {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o000))?;
     }
-    let dir_source = Source {
+    let dir_source = Known {
         path: CString::new(dir.as_os_str().as_bytes())?,
         dev: meta.dev(),
         ino: meta.ino(),
@@ -404,11 +422,18 @@ fn locked_flags(path: &Path) -> io::Result<libc::c_ulong> {
 }
 
 /// The namespace that hides `targets` (from [`hidden_targets`]).
-pub(super) fn hide(targets: &[(PathBuf, bool)]) -> io::Result<Hide> {
+pub(super) fn hide(targets: &[Target]) -> io::Result<Hide> {
     let (base, file_source, dir_source) = hide_sources()?;
     let mut mounts = Vec::with_capacity(targets.len());
-    for (target, is_dir) in targets {
-        mounts.push((*is_dir, CString::new(target.as_os_str().as_bytes())?));
+    for t in targets {
+        mounts.push((
+            t.is_dir,
+            Known {
+                path: CString::new(t.path.as_os_str().as_bytes())?,
+                dev: t.dev,
+                ino: t.ino,
+            },
+        ));
     }
     Ok(Hide {
         uid_map: id_map(current_uid()),
@@ -506,14 +531,14 @@ impl PathFdRaw {
     }
 }
 
-/// Opens `source` (without following a final symlink) and checks it is
-/// still the file or folder the parent checked, empty and mode 000; the
-/// mount then uses the descriptor, not the path. Async-signal-safe.
-fn open_source(source: &Source, dir: bool) -> io::Result<PathFdRaw> {
+/// Opens `path` (without following a final symlink) if it is the file
+/// `dev`/`ino` (`ESTALE` otherwise): a descriptor for the mount calls
+/// and the file's status. Async-signal-safe.
+fn open_same(path: &CStr, dev: u64, ino: u64) -> io::Result<(PathFdRaw, libc::stat)> {
     // SAFETY: a NUL-terminated path; fstat writes into the zeroed struct.
     unsafe {
         let fd = libc::open(
-            source.path.as_ptr(),
+            path.as_ptr(),
             libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
         );
         if fd == -1 {
@@ -524,17 +549,22 @@ fn open_source(source: &Source, dir: bool) -> io::Result<PathFdRaw> {
         if libc::fstat(fd.0, &mut st) == -1 {
             return Err(io::Error::last_os_error());
         }
-        let kind = if dir { libc::S_IFDIR } else { libc::S_IFREG };
-        if st.st_dev != source.dev
-            || st.st_ino != source.ino
-            || st.st_mode & libc::S_IFMT != kind
-            || st.st_mode & 0o7777 != 0
-            || (!dir && st.st_size != 0)
-        {
+        if st.st_dev != dev || st.st_ino != ino {
             return Err(io::Error::from_raw_os_error(libc::ESTALE));
         }
-        Ok(fd)
+        Ok((fd, st))
     }
+}
+
+/// Opens a cover if it is still the empty, mode-000 file or folder the
+/// parent checked (`ESTALE` otherwise). Async-signal-safe.
+fn open_source(source: &Known, dir: bool) -> io::Result<PathFdRaw> {
+    let (fd, st) = open_same(&source.path, source.dev, source.ino)?;
+    let kind = if dir { libc::S_IFDIR } else { libc::S_IFREG };
+    if st.st_mode & libc::S_IFMT != kind || st.st_mode & 0o7777 != 0 || (!dir && st.st_size != 0) {
+        return Err(io::Error::from_raw_os_error(libc::ESTALE));
+    }
+    Ok(fd)
 }
 
 /// In the child: a new user and mount namespace with the caller's ids,
@@ -569,25 +599,33 @@ fn enter_namespaces(hide: &Hide) -> io::Result<()> {
             None => None,
         };
         for (is_dir, target) in &hide.mounts {
-            let fd = if *is_dir { &dir_fd } else { &file_fd };
-            let Some(fd) = fd else {
+            let (source_fd, source) = if *is_dir {
+                (&dir_fd, &hide.dir_source)
+            } else {
+                (&file_fd, &hide.file_source)
+            };
+            let (Some(source_fd), Some(source)) = (source_fd, source) else {
                 return Err(io::Error::from_raw_os_error(libc::EINVAL));
             };
-            let source = fd.proc_path();
+            // The hidden file itself, not whatever is at its path now.
+            let (target_fd, _) = open_same(&target.path, target.dev, target.ino)?;
             check(
                 libc::mount(
-                    source.as_ptr().cast(),
-                    target.as_ptr(),
+                    source_fd.proc_path().as_ptr().cast(),
+                    target_fd.proc_path().as_ptr().cast(),
                     std::ptr::null(),
                     libc::MS_BIND,
                     std::ptr::null(),
                 )
                 .into(),
             )?;
+            drop(target_fd);
+            // The path now leads to the cover's mount: made read-only.
+            let (cover_fd, _) = open_same(&target.path, source.dev, source.ino)?;
             check(
                 libc::mount(
                     std::ptr::null(),
-                    target.as_ptr(),
+                    cover_fd.proc_path().as_ptr().cast(),
                     std::ptr::null(),
                     libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | hide.remount_flags,
                     std::ptr::null(),
@@ -666,7 +704,7 @@ pub(super) fn prepare(support: &Support, policy: &Policy) -> Result<ChildSteps, 
         None
     } else if !support.user_namespaces {
         return Err(SandboxError::CannotHide {
-            path: targets[0].0.display().to_string(),
+            path: targets[0].path.display().to_string(),
         });
     } else {
         Some(hide(&targets)?)
@@ -858,14 +896,17 @@ mod tests {
         fs::write(root.join("secret/s.txt"), "s").unwrap();
         fs::write(root.join(".env"), "e").unwrap();
         std::os::unix::fs::symlink(root.join(".env"), root.join("link")).unwrap();
-        let targets = hidden_targets(&[
+        let targets: Vec<(PathBuf, bool)> = hidden_targets(&[
             root.join("secret/s.txt"),
             root.join("secret"),
             root.join("link"),
             root.join(".env"),
             root.join("missing"),
         ])
-        .unwrap();
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.path, t.is_dir))
+        .collect();
         assert_eq!(
             targets,
             vec![(root.join(".env"), false), (root.join("secret"), true)]
