@@ -620,7 +620,13 @@ impl Gates<'_> {
         } else {
             Tier::Workspace
         };
-        let mut writable = vec![root.clone(), resolve_for_rules(&std::env::temp_dir())];
+        // `/dev/shm`: POSIX shared memory and semaphores (Python's
+        // multiprocessing) live there; it is a temp dir too.
+        let mut writable = vec![
+            root.clone(),
+            resolve_for_rules(&std::env::temp_dir()),
+            PathBuf::from("/dev/shm"),
+        ];
         for d in rules
             .output_dirs
             .iter()

@@ -198,30 +198,26 @@ pub(super) fn ruleset(plan: &RulePlan) -> Result<OwnedFd, SandboxError> {
         .ok_or_else(|| landlock_error("the kernel made no ruleset (Landlock is not enforced)"))
 }
 
-/// The seccomp program of a command without network: `socket()` of any
-/// family but `AF_UNIX` and `io_uring_setup()` (io_uring can make sockets
-/// without the `socket` system call) fail with `EPERM`; everything else is
-/// allowed. seccompiler puts an architecture check first (another
+/// The seccomp program of a command without network: `socket()` of every
+/// family and `io_uring_setup()` (io_uring can make sockets without the
+/// `socket` system call) fail with `EPERM`; everything else is allowed
+/// (`socketpair()` too: an unnamed pair reaches nobody). `AF_UNIX` is
+/// refused as well: a daemon listening on a socket file (docker's,
+/// ssh-agent, a proxy) would carry the command past the sandbox, and
+/// seccomp cannot tell socket files apart (Claude Code's Linux sandbox
+/// refuses them the same way). seccompiler puts an architecture check first (another
 /// architecture's system calls kill the process).
 pub(super) fn network_filter() -> Result<Vec<libc::sock_filter>, SandboxError> {
     let seccomp_error = |e: seccompiler::BackendError| {
         SandboxError::Io(io::Error::other(format!("seccomp filter: {e}")))
     };
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(seccomp_error)?;
-    let not_unix = SeccompRule::new(vec![SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Ne,
-        libc::AF_UNIX as u64,
-    )
-    .map_err(seccomp_error)?])
-    .map_err(seccomp_error)?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, vec![not_unix.clone()]);
+    rules.insert(libc::SYS_socket, Vec::new());
     rules.insert(libc::SYS_io_uring_setup, Vec::new());
     #[cfg(target_arch = "x86_64")]
     {
-        rules.insert(libc::SYS_socket | X32_SYSCALL_BIT, vec![not_unix]);
+        rules.insert(libc::SYS_socket | X32_SYSCALL_BIT, Vec::new());
         rules.insert(libc::SYS_io_uring_setup | X32_SYSCALL_BIT, Vec::new());
     }
     let filter = SeccompFilter::new(
@@ -824,7 +820,7 @@ mod tests {
     }
 
     #[test]
-    fn the_network_filter_refuses_non_unix_sockets_and_io_uring() {
+    fn the_network_filter_refuses_every_socket_and_io_uring() {
         let prog = network_filter().unwrap();
         let arch = match std::env::consts::ARCH {
             "x86_64" => 0xC000_003E,
@@ -842,7 +838,7 @@ mod tests {
                 [domain as u64, 1, 0, 0, 0, 0],
             )
         };
-        assert_eq!(sock(libc::AF_UNIX), allow);
+        assert_eq!(sock(libc::AF_UNIX), eperm);
         assert_eq!(sock(libc::AF_INET), eperm);
         assert_eq!(sock(libc::AF_INET6), eperm);
         assert_eq!(sock(libc::AF_NETLINK), eperm);
