@@ -151,4 +151,44 @@ fn main() {
         prep(&plain_policy),
         prep(&hide_policy)
     );
+    // What the permission gate adds before that: the walk for the paths
+    // to hide (names only) under the default rules, in the same folder,
+    // next to `rg --files` listing it as the reference.
+    let canon = lathe::permissions::resolve_for_rules(&cwd);
+    let rules = lathe::permissions::Rules::default();
+    let walk = median(
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                let found = lathe::permissions::hidden_paths(&rules, &canon, None).unwrap();
+                std::hint::black_box(found);
+                t.elapsed()
+            })
+            .collect(),
+    );
+    let reference = if rg.exists() {
+        let times: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                let out = std::process::Command::new(&rg)
+                    .args(["--files", "--hidden", "--no-ignore"])
+                    .current_dir(&cwd)
+                    .output()
+                    .unwrap();
+                std::hint::black_box(out);
+                t.elapsed()
+            })
+            .collect();
+        let r = median(times);
+        format!(
+            " | rg --files --hidden --no-ignore {r:.2} ms (ratio {:.2}x)",
+            walk / r
+        )
+    } else {
+        String::new()
+    };
+    println!(
+        "hidden-path walk of {} (the gate, per command): {walk:.2} ms{reference}",
+        cwd.display()
+    );
 }
