@@ -91,6 +91,11 @@ pub const SCHEMA_BROKEN: &str =
 pub const NEEDS_PERMISSION_UNSANDBOXED: &str =
     "{tool} needs the user's permission for this call ({reason}), and lathe.tool_sync cannot ask while it waits. Use lathe.tool(name, input, callback), which lets the user answer, or run the command inside the sandbox.";
 
+/// The ask of a command that would run without asking but whose sandbox
+/// cannot be made (the paths to hide could not all be found). `{why}`.
+pub const ASKS_SANDBOX_UNREADY: &str =
+    "the sandbox could not be made for it ({why}), so it asks instead of running without asking";
+
 /// Why a command runs outside the sandbox: the user allowed the model's
 /// `dangerouslyDisableSandbox`.
 pub const SANDBOX_OFF_ALLOWED: &str =
@@ -211,6 +216,10 @@ mod golden {
                 &[("tool", "Bash"), ("reason", "the sandbox is off")]
             ),
             "Bash needs the user's permission for this call (the sandbox is off), and lathe.tool_sync cannot ask while it waits. Use lathe.tool(name, input, callback), which lets the user answer, or run the command inside the sandbox."
+        );
+        assert_eq!(
+            fill(ASKS_SANDBOX_UNREADY, &[("why", "too many files")]),
+            "the sandbox could not be made for it (too many files), so it asks instead of running without asking"
         );
         assert_eq!(
             SANDBOX_OFF_ALLOWED,

@@ -61,7 +61,7 @@ use crate::tools::{
 use hook_gates::{HOOK_BAD_INPUT, HOOK_BLOCKED, HOOK_DENIED, HOOK_STOPPED_CALL};
 
 use messages::{
-    EDITED_BY_USER, INTERRUPTED, NEEDS_PERMISSION, NEEDS_PERMISSION_ASK_RULE,
+    ASKS_SANDBOX_UNREADY, EDITED_BY_USER, INTERRUPTED, NEEDS_PERMISSION, NEEDS_PERMISSION_ASK_RULE,
     NEEDS_PERMISSION_PROTECTED, NEEDS_PERMISSION_UNSANDBOXED, NO_HOOK_REASON, REJECTED_HUNKS,
     REPLANNED, RULE_NOT_SAVED, SANDBOX_OFF_ALLOWED, TOOL_PANICKED, USER_REVISED,
 };
@@ -175,6 +175,7 @@ pub async fn run_checked(checked: CheckedCall, env: &ExecEnv) -> ToolRun {
         started: false,
         decision: None,
         hook_changed: false,
+        ready_sandbox: None,
     };
     let outcome = AssertUnwindSafe(run.pass(prepared))
         .catch_unwind()
@@ -199,6 +200,9 @@ struct Gates<'a> {
     decision: Option<Decision>,
     /// Gate 5 ran the call with a hook's rewritten input.
     hook_changed: bool,
+    /// The sandbox gate 6 prepared for a command it let run without
+    /// asking (its hidden paths already found).
+    ready_sandbox: Option<Sandboxing>,
 }
 
 impl Gates<'_> {
@@ -439,6 +443,7 @@ impl Gates<'_> {
         let tool = prepared.tool().name();
         let req = subject.request(tool, prepared.is_read_only());
         let decision = with_hook(self.env.permissions.decide(&req), hook);
+        let decision = self.held_by_the_sandbox(decision, prepared).await;
         self.decision = Some(decision.clone());
         let reason = match decision {
             Decision::Allow(_) => return Ok(Approval::Run),
@@ -592,22 +597,60 @@ impl Gates<'_> {
     /// allowed ones for any other, with the network as the settings say and
     /// the paths Read rules and secret names cover hidden (except those
     /// the user just allowed by answering this call's ask).
-    async fn confine(&self, planned: &mut PlannedCall) -> Result<(), Stop> {
+    async fn confine(&mut self, planned: &mut PlannedCall) -> Result<(), Stop> {
         if planned.prepared().command_line().is_none() {
             return Ok(());
         }
-        let sandboxing = self.sandboxing(planned.prepared()).await?;
+        let sandboxing = match self.ready_sandbox.take() {
+            Some(ready) => ready,
+            None => {
+                let approved = match &self.decision {
+                    Some(Decision::Ask(reason)) => Some(reason.clone()),
+                    _ => None,
+                };
+                self.sandboxing(planned.prepared(), approved)
+                    .await
+                    .map_err(|e| Stop::error(fill(SANDBOX_NOT_PREPARED, &[("error", &e)])))?
+            }
+        };
         planned.confine(sandboxing);
         Ok(())
     }
 
+    /// A command allowed to run without asking runs only if its sandbox
+    /// can be made: the paths to hide are found now, and when they cannot
+    /// be (too many files to check), the call asks instead, saying why.
+    async fn held_by_the_sandbox(
+        &mut self,
+        decision: Decision,
+        prepared: &PreparedCall,
+    ) -> Decision {
+        if !matches!(decision, Decision::Allow(_)) || prepared.command_line().is_none() {
+            return decision;
+        }
+        match self.sandboxing(prepared, None).await {
+            Ok(sandboxing) => {
+                self.ready_sandbox = Some(sandboxing);
+                decision
+            }
+            Err(why) => Decision::Ask(Reason {
+                text: fill(ASKS_SANDBOX_UNREADY, &[("why", &why)]),
+                rule: None,
+                source: None,
+                kind: ReasonKind::Sandbox,
+            }),
+        }
+    }
+
     /// The [`Sandboxing`] of [`Gates::confine`].
-    async fn sandboxing(&self, prepared: &PreparedCall) -> Result<Sandboxing, Stop> {
+    /// `approved`: the ask the user answered for this call, if any.
+    /// Errors: why the paths to hide could not be found.
+    async fn sandboxing(
+        &self,
+        prepared: &PreparedCall,
+        approved: Option<Reason>,
+    ) -> Result<Sandboxing, String> {
         let rules = self.env.permissions.rules();
-        let approved = match &self.decision {
-            Some(Decision::Ask(reason)) => Some(reason.clone()),
-            _ => None,
-        };
         if wants_no_sandbox(&prepared.input_json.to_string()) {
             return Ok(Sandboxing::Off(SANDBOX_OFF_ALLOWED.to_string()));
         }
@@ -643,8 +686,7 @@ impl Gates<'_> {
             tokio::task::spawn_blocking(move || hidden_paths(&rules, &root, approved.as_ref()))
                 .await
                 .unwrap_or_else(|e| Err(e.to_string()))
-        }
-        .map_err(|e| Stop::error(fill(SANDBOX_NOT_PREPARED, &[("error", &e)])))?;
+        }?;
         Ok(Sandboxing::On(Policy {
             tier,
             writable,

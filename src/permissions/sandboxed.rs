@@ -36,6 +36,16 @@ pub fn hidden_paths(
     root: &Path,
     approved: Option<&Reason>,
 ) -> Result<Vec<PathBuf>, String> {
+    hidden_paths_within(rules, root, approved, HIDE_CHECK_LIMIT)
+}
+
+/// [`hidden_paths`] looking at no more than `limit` entries.
+fn hidden_paths_within(
+    rules: &Rules,
+    root: &Path,
+    approved: Option<&Reason>,
+    limit: usize,
+) -> Result<Vec<PathBuf>, String> {
     let mut filter = ReadFilter::new(rules.clone(), "Read", root);
     if let Some(reason) = approved {
         filter = filter.approving(reason.clone());
@@ -47,6 +57,7 @@ pub fn hidden_paths(
         filter: &filter,
         by_rules,
         seen: 0,
+        limit,
         hidden: Vec::new(),
     };
     let mut starts = vec![root.to_path_buf()];
@@ -113,6 +124,8 @@ struct Walk<'a> {
     /// protected names.
     by_rules: bool,
     seen: usize,
+    /// Entries looked at, at most.
+    limit: usize,
     hidden: Vec<PathBuf>,
 }
 
@@ -123,11 +136,11 @@ impl Walk<'_> {
         let mut stack = vec![(start.to_path_buf(), start.is_dir())];
         while let Some((path, is_dir)) = stack.pop() {
             self.seen += 1;
-            if self.seen > HIDE_CHECK_LIMIT {
+            if self.seen > self.limit {
                 return Err(crate::text::fill(
                     HIDE_TOO_MANY,
                     &[
-                        ("limit", &HIDE_CHECK_LIMIT.to_string()),
+                        ("limit", &self.limit.to_string()),
                         ("root", &root.display().to_string()),
                     ],
                 ));
@@ -293,6 +306,20 @@ mod tests {
         assert!(hidden.contains(&out.join("key.pem")), "{hidden:?}");
         assert!(!hidden.contains(&out.join("ok.txt")), "{hidden:?}");
         assert!(hidden.contains(&root.join("src")), "{hidden:?}");
+    }
+
+    #[test]
+    fn past_the_limit_it_says_so_instead_of_hiding_half() {
+        let (_d, root) = project();
+        let err = hidden_paths_within(&rules(&root, &[]), &root, None, 3).unwrap_err();
+        assert_eq!(
+            err,
+            crate::text::fill(
+                HIDE_TOO_MANY,
+                &[("limit", "3"), ("root", &root.display().to_string())]
+            )
+        );
+        assert!(hidden_paths_within(&rules(&root, &[]), &root, None, 100).is_ok());
     }
 
     #[test]

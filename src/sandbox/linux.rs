@@ -21,10 +21,7 @@ use landlock::{
     Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
     RulesetAttr, RulesetCreatedAttr, ABI,
 };
-use seccompiler::{
-    SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
-    TargetArch,
-};
+use seccompiler::{SeccompAction, SeccompFilter, SeccompRule, TargetArch};
 
 use super::{Policy, SandboxError, Support, Tier};
 
