@@ -130,10 +130,7 @@ function M.check()
     )
   else
     h.ok(
-      ("sandbox: on, %s; network %s for sandboxed commands"):format(
-        tostring(sb.enforced),
-        sb.network and "on" or "off"
-      )
+      ("sandbox: on, %s; network %s for sandboxed commands"):format(tostring(sb.enforced), sb.network and "on" or "off")
     )
   end
   for _, p in ipairs(sb.allow_write or {}) do
