@@ -78,10 +78,12 @@ fn main() {
         tier: Tier::ReadOnly,
         writable: Vec::new(),
         hidden: Vec::new(),
+        frozen: Vec::new(),
         network: false,
     };
     let hide_policy = Policy {
         hidden: vec![secret],
+        frozen: Vec::new(),
         ..plain_policy.clone()
     };
 

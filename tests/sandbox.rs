@@ -83,6 +83,7 @@ fn read_only(network: bool) -> Policy {
         tier: Tier::ReadOnly,
         writable: Vec::new(),
         hidden: Vec::new(),
+        frozen: Vec::new(),
         network,
     }
 }
@@ -92,6 +93,7 @@ fn workspace(writable: Vec<PathBuf>) -> Policy {
         tier: Tier::Workspace,
         writable,
         hidden: Vec::new(),
+        frozen: Vec::new(),
         network: false,
     }
 }
@@ -426,6 +428,7 @@ fn secret_project() -> (tempfile::TempDir, PathBuf, Policy) {
         tier: Tier::Workspace,
         writable: vec![root.clone()],
         hidden: vec![root.join("secret"), root.join(".env")],
+        frozen: Vec::new(),
         network: false,
     };
     (d, root, policy)
@@ -775,4 +778,56 @@ fn forced_off_child() {
         Err(SandboxError::Unavailable(w)) => assert_eq!(w, why),
         other => panic!("expected Unavailable, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn frozen_paths_can_be_read_not_changed_and_the_rest_of_the_project_can() {
+    if !available() || !sandbox::support().user_namespaces {
+        return;
+    }
+    let (_d, root) = project();
+    fs::create_dir_all(root.join(".git/hooks")).unwrap();
+    fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    fs::create_dir_all(root.join(".claude")).unwrap();
+    fs::write(root.join(".claude/settings.local.json"), "{}").unwrap();
+    let mut p = workspace(vec![root.clone()]);
+    p.frozen = vec![
+        root.join(".git/hooks"),
+        root.join(".git/config"),
+        root.join(".claude"),
+        root.join(".mcp.json"), // missing: nothing to cover
+    ];
+    let tries = [
+        "echo 'touch /tmp/x' > .git/hooks/pre-commit",
+        "echo '[core] fsmonitor = x' >> .git/config",
+        "echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > .claude/settings.local.json",
+        "rm .claude/settings.local.json",
+        "mv .claude .claude-old",
+        "rm -rf .git/hooks",
+        "touch .claude/commands",
+    ];
+    for t in tries {
+        let r = run(&p, &root, t).await;
+        assert!(!r.ok, "{t}: {r:?}");
+    }
+    assert!(!root.join(".git/hooks/pre-commit").exists());
+    assert_eq!(fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
+    assert_eq!(
+        fs::read_to_string(root.join(".claude/settings.local.json")).unwrap(),
+        "{}"
+    );
+    assert!(root.join(".claude").is_dir() && root.join(".git/hooks").is_dir());
+    // Read, and the rest of the project (and of .git) written as before.
+    let r = run(
+        &p,
+        &root,
+        "cat .git/config && echo new > b.txt && echo ref > .git/HEAD && ls .claude",
+    )
+    .await;
+    assert!(r.ok && r.out.contains("[core]") && r.out.contains("settings.local.json"), "{r:?}");
+    assert_eq!(fs::read_to_string(root.join("b.txt")).unwrap(), "new\n");
+    // A read-only policy ignores the list (it changes nothing anyway).
+    let mut ro = read_only(false);
+    ro.frozen = p.frozen.clone();
+    assert!(!ro.needs_namespaces());
 }

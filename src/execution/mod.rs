@@ -72,6 +72,23 @@ use messages::{
 pub const REPLAN_FAILED: &str =
     "the file changed, and the call no longer applies to it: {error} (any answer ends the call with this error)";
 
+/// Paths below the project root that a workspace command may read but not
+/// change (when they exist): git's hooks and config (run by the user's next
+/// git command), lathe's and Claude Code's settings and commands
+/// (`.claude`), the project's MCP servers (`.mcp.json`), editor and
+/// direnv configuration that runs code (`.vscode`, `.idea`, `.envrc`),
+/// submodule URLs (`.gitmodules`).
+pub const FROZEN_IN_PROJECT: &[&str] = &[
+    ".git/hooks",
+    ".git/config",
+    ".claude",
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+    ".envrc",
+    ".gitmodules",
+];
+
 /// What the pipeline needs besides the call itself. Cheap to clone.
 #[derive(Clone)]
 pub struct ExecEnv {
@@ -548,6 +565,7 @@ impl Gates<'_> {
                 },
                 writable: Vec::new(),
                 hidden: Vec::new(),
+                frozen: Vec::new(),
                 network: rules.sandbox.network,
             })
         };
@@ -608,9 +626,22 @@ impl Gates<'_> {
                     Some(Decision::Ask(reason)) => Some(reason.clone()),
                     _ => None,
                 };
-                self.sandboxing(planned.prepared(), approved)
+                let mut sandboxing = self
+                    .sandboxing(planned.prepared(), approved)
                     .await
-                    .map_err(|e| Stop::error(fill(SANDBOX_NOT_PREPARED, &[("error", &e)])))?
+                    .map_err(|e| Stop::error(fill(SANDBOX_NOT_PREPARED, &[("error", &e)])))?;
+                // The user allowed this very command: where paths cannot
+                // be hidden or protected here (no user namespaces), it
+                // runs held to the rest of its sandbox.
+                if let Sandboxing::On(policy) = &mut sandboxing {
+                    if crate::sandbox::cannot_hold(policy).is_some()
+                        && crate::sandbox::support().unavailable().is_none()
+                    {
+                        policy.hidden.clear();
+                        policy.frozen.clear();
+                    }
+                }
+                sandboxing
             }
         };
         planned.confine(sandboxing);
@@ -628,7 +659,14 @@ impl Gates<'_> {
         if !matches!(decision, Decision::Allow(_)) || prepared.command_line().is_none() {
             return decision;
         }
-        match self.sandboxing(prepared, None).await {
+        let held = self.sandboxing(prepared, None).await.and_then(|s| match &s {
+            Sandboxing::On(policy) => match crate::sandbox::cannot_hold(policy) {
+                Some(why) => Err(why),
+                None => Ok(s),
+            },
+            Sandboxing::Off(_) => Ok(s),
+        });
+        match held {
             Ok(sandboxing) => {
                 self.ready_sandbox = Some(sandboxing);
                 decision
@@ -681,6 +719,15 @@ impl Gates<'_> {
             }
         }
         let network = rules.sandbox.network;
+        // What a command could change now to run or grant something later
+        // (a git hook the user's next commit runs, settings lathe obeys
+        // at the next setup): read-only for workspace commands, when
+        // they exist (a mount needs something to cover).
+        let frozen: Vec<PathBuf> = FROZEN_IN_PROJECT
+            .iter()
+            .map(|rel| root.join(rel))
+            .filter(|p| p.symlink_metadata().is_ok())
+            .collect();
         let hidden = {
             let root = root.clone();
             tokio::task::spawn_blocking(move || hidden_paths(&rules, &root, approved.as_ref()))
@@ -691,6 +738,7 @@ impl Gates<'_> {
             tier,
             writable,
             hidden,
+            frozen,
             network,
         }))
     }

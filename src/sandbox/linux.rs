@@ -83,6 +83,7 @@ pub(super) fn user_namespaces_work() -> bool {
                 file_source: None,
                 dir_source: None,
                 mounts: Vec::new(),
+                frozen: Vec::new(),
                 remount_flags: 0,
             };
             let mut cmd = std::process::Command::new(true_bin);
@@ -264,6 +265,9 @@ pub(super) struct Hide {
     dir_source: Option<Known>,
     /// Each hidden path: a folder (`true`) or not, and what it is.
     mounts: Vec<(bool, Known)>,
+    /// Each frozen path, with the locked flags of its own mount (its
+    /// read-only remount must keep them).
+    frozen: Vec<(Known, libc::c_ulong)>,
     /// The flags of the sources' mount that the read-only remount must
     /// keep (`nosuid`, `nodev`, `noexec`: locked in a user namespace).
     remount_flags: libc::c_ulong,
@@ -406,6 +410,9 @@ fn locked_flags(path: &Path) -> io::Result<libc::c_ulong> {
         (libc::ST_NOSUID, libc::MS_NOSUID),
         (libc::ST_NODEV, libc::MS_NODEV),
         (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
     ] {
         if st.f_flag & st_flag != 0 {
             flags |= ms_flag;
@@ -415,8 +422,19 @@ fn locked_flags(path: &Path) -> io::Result<libc::c_ulong> {
 }
 
 /// The namespace that hides `targets` (from [`hidden_targets`]).
-pub(super) fn hide(targets: &[Target]) -> io::Result<Hide> {
+pub(super) fn hide(targets: &[Target], frozen: &[Target]) -> io::Result<Hide> {
     let (base, file_source, dir_source) = hide_sources()?;
+    let mut kept = Vec::with_capacity(frozen.len());
+    for t in frozen {
+        kept.push((
+            Known {
+                path: CString::new(t.path.as_os_str().as_bytes())?,
+                dev: t.dev,
+                ino: t.ino,
+            },
+            locked_flags(&t.path)?,
+        ));
+    }
     let mut mounts = Vec::with_capacity(targets.len());
     for t in targets {
         mounts.push((
@@ -434,6 +452,7 @@ pub(super) fn hide(targets: &[Target]) -> io::Result<Hide> {
         file_source: mounts.iter().any(|(d, _)| !d).then_some(file_source),
         dir_source: mounts.iter().any(|(d, _)| *d).then_some(dir_source),
         mounts,
+        frozen: kept,
         remount_flags: locked_flags(&base)?,
     })
 }
@@ -583,6 +602,34 @@ fn enter_namespaces(hide: &Hide) -> io::Result<()> {
             )
             .into(),
         )?;
+        // Frozen paths first: a hidden path inside one is then covered
+        // on top of its read-only mount (the bind is recursive anyway).
+        for (target, flags) in &hide.frozen {
+            let (target_fd, _) = open_same(&target.path, target.dev, target.ino)?;
+            check(
+                libc::mount(
+                    target_fd.proc_path().as_ptr().cast(),
+                    target_fd.proc_path().as_ptr().cast(),
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                )
+                .into(),
+            )?;
+            drop(target_fd);
+            // The path now leads to the new mount (the same file).
+            let (bound_fd, _) = open_same(&target.path, target.dev, target.ino)?;
+            check(
+                libc::mount(
+                    std::ptr::null(),
+                    bound_fd.proc_path().as_ptr().cast(),
+                    std::ptr::null(),
+                    libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | *flags,
+                    std::ptr::null(),
+                )
+                .into(),
+            )?;
+        }
         let file_fd = match &hide.file_source {
             Some(source) => Some(open_source(source, false)?),
             None => None,
@@ -626,7 +673,7 @@ fn enter_namespaces(hide: &Hide) -> io::Result<()> {
                 .into(),
             )?;
         }
-        if !hide.mounts.is_empty() {
+        if !hide.mounts.is_empty() || !hide.frozen.is_empty() {
             let mut cwd = [0u8; libc::PATH_MAX as usize];
             let n = libc::syscall(libc::SYS_getcwd, cwd.as_mut_ptr(), cwd.len());
             // A working directory outside the root ("(unreachable)…") or
@@ -693,14 +740,25 @@ pub(super) fn probe(forced_off: Option<String>) -> Support {
 pub(super) fn prepare(support: &Support, policy: &Policy) -> Result<ChildSteps, SandboxError> {
     let abi = ABI::from(support.landlock_abi.unwrap_or(0));
     let targets = hidden_targets(&policy.hidden)?;
-    let hide = if targets.is_empty() {
+    let frozen = match policy.tier {
+        // Not what a hidden folder covers already.
+        Tier::Workspace => hidden_targets(&policy.frozen)?
+            .into_iter()
+            .filter(|f| !targets.iter().any(|t| f.path.starts_with(&t.path)))
+            .collect(),
+        Tier::ReadOnly => Vec::new(),
+    };
+    let hide = if targets.is_empty() && frozen.is_empty() {
         None
     } else if !support.user_namespaces {
+        let first = targets.first().or(frozen.first());
         return Err(SandboxError::CannotHide {
-            path: targets[0].path.display().to_string(),
+            path: first
+                .map(|t| t.path.display().to_string())
+                .unwrap_or_default(),
         });
     } else {
-        Some(hide(&targets)?)
+        Some(hide(&targets, &frozen)?)
     };
     let filter = if policy.network {
         None
@@ -724,6 +782,7 @@ mod tests {
             tier,
             writable,
             hidden: Vec::new(),
+            frozen: Vec::new(),
             network,
         }
     }

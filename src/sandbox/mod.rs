@@ -63,8 +63,37 @@ pub struct Policy {
     /// Existing files and folders the command cannot open: each gets an
     /// empty, unreadable, read-only file or folder mounted over it.
     pub hidden: Vec<PathBuf>,
-    /// `true`: the network is open; `false`: only Unix sockets work.
+    /// Existing files and folders inside the writable ones that a
+    /// [`Tier::Workspace`] command may read but not change: each is
+    /// bind-mounted read-only onto itself (`.git/hooks`, `.git/config`,
+    /// `.claude`, …: what would run or grant something later). Ignored for
+    /// [`Tier::ReadOnly`], which changes nothing anyway.
+    pub frozen: Vec<PathBuf>,
+    /// `true`: the network is open; `false`: no socket can be made
+    /// (`socketpair` works).
     pub network: bool,
+}
+
+impl Policy {
+    /// `true` when the policy needs a user and mount namespace (it hides
+    /// or freezes a path).
+    pub fn needs_namespaces(&self) -> bool {
+        !self.hidden.is_empty() || (self.tier == Tier::Workspace && !self.frozen.is_empty())
+    }
+}
+
+/// Why `policy` cannot be held here ([`Support::unavailable`], or a policy
+/// that hides or freezes paths without user namespaces), `None` when it
+/// can: what the permission gate checks before it lets a command run
+/// without asking.
+pub fn cannot_hold(policy: &Policy) -> Option<String> {
+    let support = support();
+    if let Some(why) = support.unavailable() {
+        return Some(why);
+    }
+    (policy.needs_namespaces() && !support.user_namespaces).then(|| {
+        "it hides or protects paths, and unprivileged user namespaces are not available".into()
+    })
 }
 
 /// What the kernel offers, probed once per process ([`support`]).

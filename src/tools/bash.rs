@@ -746,6 +746,7 @@ Runs a bash command in the project root and returns its output (stdout and stder
             tier,
             writable: vec![PathBuf::from("/p"), PathBuf::from("/tmp")],
             hidden: vec![PathBuf::from("/p/secret"), PathBuf::from("/p/.env")],
+            frozen: Vec::new(),
             network,
         };
         let ws = policy(Tier::Workspace, false);
