@@ -597,6 +597,11 @@ const WRITE_PROTECTED_FILES: &[&str] = &[
     ".login",
     ".logout",
     ".inputrc",
+    // Neovim's and Vim's project config ('exrc'), run when the editor
+    // lathe lives in starts in the project.
+    ".nvim.lua",
+    ".nvimrc",
+    ".exrc",
     ".xinitrc",
     ".xprofile",
     ".xsessionrc",

@@ -182,14 +182,16 @@ impl Walk<'_> {
 /// `true` for the protected names whose content is secret or grants
 /// permissions: `.env*`, `.claude/settings*.json`.
 fn secret_name(path: &Path) -> bool {
+    // Without regard to case, as the permission gate's protected names
+    // (`.Env` asks there, so it is hidden here too).
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy())
+        .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
     let in_claude = path
         .parent()
         .and_then(Path::file_name)
-        .is_some_and(|n| n == ".claude");
+        .is_some_and(|n| n.to_string_lossy().to_lowercase() == ".claude");
     name.starts_with(".env")
         || (in_claude && name.starts_with("settings") && name.ends_with(".json"))
 }

@@ -116,8 +116,9 @@ fn simple_is_read_only(words: &[Word]) -> bool {
         }
         // `test -v 'a[$(cmd)]'` and `printf -v 'a[$(cmd)]' x` run `cmd`
         // (bash evaluates the array subscript); `printf -v` also assigns.
+        // bash's printf takes the name attached too (`-v'a[$(cmd)]'`).
         "test" | "[" => !args.iter().any(|a| a == "-v" || a == "-R"),
-        "printf" => !args.iter().any(|a| a == "-v"),
+        "printf" => !args.iter().any(|a| a.starts_with("-v")),
         // `cd -` goes wherever `$OLDPWD` points, which no path check sees.
         "cd" => !args.iter().any(|a| a == "-"),
         "find" => find_is_read_only(args),
@@ -286,6 +287,8 @@ mod tests {
             ("[ -v 'a[$(touch x)]' ]", false),
             ("printf '%s\\n' a", true),
             ("printf -v 'a[$(touch x)]' x", false),
+            ("printf -v'a[$(touch x)]' x", false),
+            ("printf -va x", false),
             ("rg --hostname-bin=./x foo", false),
             ("cd - && cat x", false),
             ("ls src/*.rs", true),
