@@ -811,7 +811,10 @@ async fn frozen_paths_can_be_read_not_changed_and_the_rest_of_the_project_can() 
         assert!(!r.ok, "{t}: {r:?}");
     }
     assert!(!root.join(".git/hooks/pre-commit").exists());
-    assert_eq!(fs::read_to_string(root.join(".git/config")).unwrap(), "[core]\n");
+    assert_eq!(
+        fs::read_to_string(root.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
     assert_eq!(
         fs::read_to_string(root.join(".claude/settings.local.json")).unwrap(),
         "{}"
@@ -824,7 +827,10 @@ async fn frozen_paths_can_be_read_not_changed_and_the_rest_of_the_project_can() 
         "cat .git/config && echo new > b.txt && echo ref > .git/HEAD && ls .claude",
     )
     .await;
-    assert!(r.ok && r.out.contains("[core]") && r.out.contains("settings.local.json"), "{r:?}");
+    assert!(
+        r.ok && r.out.contains("[core]") && r.out.contains("settings.local.json"),
+        "{r:?}"
+    );
     assert_eq!(fs::read_to_string(root.join("b.txt")).unwrap(), "new\n");
     // A read-only policy ignores the list (it changes nothing anyway).
     let mut ro = read_only(false);

@@ -659,13 +659,16 @@ impl Gates<'_> {
         if !matches!(decision, Decision::Allow(_)) || prepared.command_line().is_none() {
             return decision;
         }
-        let held = self.sandboxing(prepared, None).await.and_then(|s| match &s {
-            Sandboxing::On(policy) => match crate::sandbox::cannot_hold(policy) {
-                Some(why) => Err(why),
-                None => Ok(s),
-            },
-            Sandboxing::Off(_) => Ok(s),
-        });
+        let held = self
+            .sandboxing(prepared, None)
+            .await
+            .and_then(|s| match &s {
+                Sandboxing::On(policy) => match crate::sandbox::cannot_hold(policy) {
+                    Some(why) => Err(why),
+                    None => Ok(s),
+                },
+                Sandboxing::Off(_) => Ok(s),
+            });
         match held {
             Ok(sandboxing) => {
                 self.ready_sandbox = Some(sandboxing);

@@ -225,6 +225,69 @@ fn held_by_the_sandbox(rules: &Rules, req: &Request<'_>, decision: Decision) -> 
     }
 }
 
+/// The text of the ask when a Bash deny rule exists and the command line
+/// cannot be checked against it. `{rule}`, `{source}`, `{why}`.
+pub const ASKS_DENY_UNCHECKED: &str =
+    "rule {rule} from {source} covers some commands, and this command line cannot be checked against it ({why})";
+
+/// Why a command line cannot be checked against a Bash deny rule: it
+/// cannot be split (`eval`, a function, `if`…).
+pub const UNCHECKED_OPAQUE: &str = "lathe cannot split it into its commands";
+
+/// Why a command line cannot be checked against a Bash deny rule: it
+/// defines an alias.
+pub const UNCHECKED_ALIAS: &str = "it defines an alias, which can make any word another program";
+
+/// Why a command line cannot be checked against a Bash deny rule: a
+/// command's program is known only when the shell runs it. `{word}`.
+pub const UNCHECKED_PROGRAM: &str = "the program {word} is known only when the shell runs it";
+
+/// A Bash deny (or ask) rule with a specifier holds only if every command
+/// of the line can be matched against it: a line that cannot be split
+/// (`eval 'r''m x'`, `f(){ rm "$@"; }; f x`) or a command whose program
+/// is a substitution (`x=rm; $x victim`) asks while such a rule exists,
+/// in every mode (deny must win even in bypassPermissions).
+fn deny_unchecked(rules: &Rules, req: &Request<'_>) -> Option<Reason> {
+    let command = req.command.filter(|_| req.tool == "Bash")?;
+    let rule = rules.entries.iter().find(|r| {
+        matches!(r.kind, RuleKind::Deny | RuleKind::Ask)
+            && r.rule.tool_name() == "Bash"
+            && !r.rule.is_whole_tool()
+    })?;
+    let why = match shell::split(command) {
+        Split::Opaque(_) => UNCHECKED_OPAQUE.to_string(),
+        Split::Commands(parts) => {
+            let inner: Vec<shell::SimpleCommand> =
+                parts.iter().flat_map(shell::unwrapped).collect();
+            // An alias makes a word another program (with
+            // `shopt -s expand_aliases`).
+            if inner
+                .iter()
+                .any(|c| c.words.first().is_some_and(|p| p == "alias"))
+            {
+                UNCHECKED_ALIAS.to_string()
+            } else {
+                let word = inner.iter().find_map(|c| {
+                    let program = c.words.first()?;
+                    c.substituted.contains(program).then(|| program.clone())
+                })?;
+                crate::text::fill(UNCHECKED_PROGRAM, &[("word", &word)])
+            }
+        }
+    };
+    Some(Reason::new(
+        ReasonKind::Rule,
+        crate::text::fill(
+            ASKS_DENY_UNCHECKED,
+            &[
+                ("rule", &rule.rule.to_string()),
+                ("source", &rule.source.to_string()),
+                ("why", &why),
+            ],
+        ),
+    ))
+}
+
 /// `true` when the call's input sets `dangerouslyDisableSandbox: true`.
 pub fn wants_no_sandbox(input_json: &str) -> bool {
     input_json.contains("dangerouslyDisableSandbox")
@@ -264,6 +327,9 @@ fn decide_by_rules(rules: &Rules, req: &Request<'_>) -> Decision {
     let reads = check_reads(rules, req);
     if let Some(reason) = reads.denied {
         return Decision::Deny(reason);
+    }
+    if let Some(reason) = deny_unchecked(rules, req) {
+        return Decision::Ask(reason);
     }
     if rules.mode == Mode::Plan && !req.read_only {
         return Decision::Deny(Reason::new(
@@ -1438,5 +1504,59 @@ mod tests {
         for (cmd, want) in cases {
             assert_eq!(verdict(&decide(&r, &bash(cmd, false, &[]))), want, "{cmd}");
         }
+    }
+
+    #[test]
+    fn bash_deny_rules_hold_where_the_line_cannot_be_checked() {
+        use RuleKind::{Allow, Deny};
+        let src = RuleSource::Setup;
+        let r = |mode| {
+            rules(
+                mode,
+                &[
+                    (Allow, "Bash", src.clone()),
+                    (Deny, "Bash(rm:*)", src.clone()),
+                ],
+            )
+        };
+        let cases: &[(&str, Mode, &str)] = &[
+            ("/bin/rm victim", Mode::Default, "deny"),
+            // By its name too: conservative for a local script called rm.
+            ("./rm victim", Mode::Default, "deny"),
+            ("env /usr/bin/rm victim", Mode::Default, "deny"),
+            ("eval 'r''m victim'", Mode::Default, "ask"),
+            ("x=rm; $x victim", Mode::Default, "ask"),
+            (
+                "f(){ rm \"$@\"; }; f victim",
+                Mode::BypassPermissions,
+                "ask",
+            ),
+            ("$(echo rm) victim", Mode::BypassPermissions, "ask"),
+            (
+                "shopt -s expand_aliases; alias r=rm\nr victim",
+                Mode::Default,
+                "ask",
+            ),
+            ("ls $HOME", Mode::Default, "allow"),
+            ("echo $(date)", Mode::Default, "allow"),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter_map(|(line, mode, want)| {
+                let got = decide(&r(*mode), &bash(line, false, &[]));
+                (verdict(&got) != *want).then(|| format!("{line}: want {want}, got {got:?}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        assert_eq!(
+            decide(&r(Mode::Default), &bash("x=rm; $x victim", false, &[])).reason().text,
+            "rule Bash(rm:*) from setup() covers some commands, and this command line cannot be checked against it (the program $x is known only when the shell runs it)"
+        );
+        // Without a specifier rule, nothing changes.
+        let plain = rules(Mode::Default, &[(Allow, "Bash", src.clone())]);
+        assert_eq!(
+            verdict(&decide(&plain, &bash("eval 'r''m victim'", false, &[]))),
+            "allow"
+        );
     }
 }

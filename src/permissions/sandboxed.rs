@@ -117,6 +117,10 @@ fn rule_starts(rules: &Rules) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A name no real entry has: asking about `folder/ANY_ENTRY` tells
+/// whether a rule covers every entry of the folder.
+const ANY_ENTRY: &str = ".lathe-any-entry-6b1d";
+
 /// One walk's state.
 struct Walk<'a> {
     filter: &'a ReadFilter,
@@ -146,6 +150,16 @@ impl Walk<'_> {
                 ));
             }
             if self.must_hide(&path) {
+                self.hidden.push(path);
+                continue;
+            }
+            // A folder (or a link to one) whose every entry a rule covers
+            // (`Read(./secret/**)`) is hidden whole: what a command puts
+            // in it later (a checkout, an unpacked archive) is covered
+            // too, and through a link the rule is written on, the folder
+            // it leads to (the walk does not follow links).
+            let leads_to_dir = is_dir || (self.by_rules && path.is_dir());
+            if leads_to_dir && self.by_rules && self.must_hide(&path.join(ANY_ENTRY)) {
                 self.hidden.push(path);
                 continue;
             }
@@ -271,8 +285,7 @@ mod tests {
                 ".env",
                 "app/.env.local",
                 "notes/n.txt",
-                "secret/deep",
-                "secret/s.txt"
+                "secret"
             ]
         );
     }
@@ -289,7 +302,7 @@ mod tests {
         let hidden = hidden_paths(&r, &root, Some(&approved)).unwrap();
         let shown = shown(&root, &hidden);
         assert!(!shown.contains(&".env".to_string()), "{shown:?}");
-        assert!(shown.contains(&"secret/s.txt".to_string()), "{shown:?}");
+        assert!(shown.contains(&"secret".to_string()), "{shown:?}");
     }
 
     #[test]
@@ -308,6 +321,30 @@ mod tests {
         assert!(hidden.contains(&out.join("key.pem")), "{hidden:?}");
         assert!(!hidden.contains(&out.join("ok.txt")), "{hidden:?}");
         assert!(hidden.contains(&root.join("src")), "{hidden:?}");
+    }
+
+    #[test]
+    fn a_folder_a_rule_covers_whole_is_hidden_whole_also_through_a_link() {
+        let (_d, root) = project();
+        let outside = tempfile::tempdir().unwrap();
+        let out = fs::canonicalize(outside.path()).unwrap();
+        fs::write(out.join("o.txt"), "o").unwrap();
+        std::os::unix::fs::symlink(&out, root.join("lnk")).unwrap();
+        let r = rules(
+            &root,
+            &[
+                (RuleKind::Deny, "Read(./secret/**)"),
+                (RuleKind::Deny, "Read(./lnk/**)"),
+                (RuleKind::Deny, "Read(notes/n.txt)"),
+            ],
+        );
+        let hidden = hidden_paths(&r, &root, None).unwrap();
+        let shown = shown(&root, &hidden);
+        assert!(shown.contains(&"secret".to_string()), "{shown:?}");
+        assert!(shown.contains(&"lnk".to_string()), "{shown:?}");
+        // One file of a folder: that file, not the folder.
+        assert!(shown.contains(&"notes/n.txt".to_string()), "{shown:?}");
+        assert!(!shown.contains(&"notes".to_string()), "{shown:?}");
     }
 
     #[test]

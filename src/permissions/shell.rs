@@ -405,6 +405,22 @@ pub fn unwrapped(cmd: &SimpleCommand) -> Vec<SimpleCommand> {
     let mut out = vec![cmd.clone()];
     unwrap_into(cmd, 0, &mut out);
     out.truncate(MAX_UNWRAPPED);
+    // A program named by its path (`/bin/rm`, `./node_modules/.bin/x`)
+    // is also that name (`rm`), as rules write it.
+    let by_name: Vec<SimpleCommand> = out
+        .iter()
+        .filter_map(|c| {
+            let (program, rest) = c.words.split_first()?;
+            let name = program
+                .rsplit('/')
+                .next()
+                .filter(|n| program.contains('/') && !n.is_empty())?;
+            let mut words = vec![name.to_string()];
+            words.extend(rest.iter().cloned());
+            Some(SimpleCommand { words, ..c.clone() })
+        })
+        .collect();
+    out.extend(by_name);
     out
 }
 

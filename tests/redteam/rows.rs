@@ -170,13 +170,7 @@ const GETS_THROUGH: &[(&str, &str)] = &[
     ("2.git-show-deleted-path", "`git show HEAD:secret/s.txt` when secret/ is gone from the work tree: the RepoTree path names nothing on disk and drops out; the sandbox hides only existing paths"),
     ("2.git-show-deleted-path-plan", "the same in plan mode"),
     ("7.hidden-created-after-walk", "`git checkout HEAD -- secret; cat secret/s.txt`: a denied path created after the walk is not hidden"),
-    ("3.python-link-named-deny", "deny Read(./lnk/**) with lnk -> outside: the parser denies `cat lnk/x` but the sandbox walk never follows the link, so an allowed program reads it"),
     ("2.python-pem-outside", "deny Read(**/*.pem): a .pem outside the project is not hidden for an allowed program"),
     ("4.hardlink-env", "a pre-existing hard link to .env under another name is not hidden (needs the link to exist already)"),
-    ("6.deny-rm-eval", "deny Bash(rm:*) + allow Bash: `eval 'r''m victim'`"),
-    ("6.deny-rm-var", "deny Bash(rm:*) + allow Bash: `x=rm; $x victim`"),
-    ("6.deny-rm-function", "deny Bash(rm:*) + allow Bash: `f() { rm \"$@\"; }; f victim`"),
-    ("6.deny-rm-path", "deny Bash(rm:*) + allow Bash: `/bin/rm victim`"),
-    ("6.deny-rm-alias", "deny Bash(rm:*) + allow Bash: `alias r=rm` then `r victim`"),
     ("6.deny-rm-python", "deny Bash(rm:*) + allow Bash: `python3 -c 'os.remove(...)'` (no parser can see this)"),
 ];
