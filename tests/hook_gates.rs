@@ -14,12 +14,11 @@ use std::sync::Arc;
 use lathe::config::Config;
 use lathe::editor::DiskEditor;
 use lathe::events::{AgentEvent, RecordingSink, ToolStatus, TurnOutcome};
-use lathe::execution::{run_tool_use, ExecEnv, Hooks, PendingToolUse, ResultStore, ToolRegistry};
+use lathe::execution::{ExecEnv, Hooks, ResultStore, ToolRegistry};
 use lathe::hooks::HookConfig;
 use lathe::permissions::{
     PermissionState, PromptAnswer, Rule, RuleBase, RuleKind, RuleSource, Rules, ScriptedPrompter,
 };
-use lathe::protocol::ToolUse;
 use lathe::tools::builtin_tools;
 use serde_json::{json, Value};
 
@@ -78,16 +77,7 @@ fn setup(hooks: Value, rules: Rules, answers: Vec<PromptAnswer>) -> Setup {
 }
 
 async fn call(env: &ExecEnv, name: &str, input: Value) -> (ToolStatus, String) {
-    let run = run_tool_use(
-        &PendingToolUse::from(ToolUse {
-            id: "toolu_1".into(),
-            name: name.into(),
-            input,
-        }),
-        env,
-    )
-    .await;
-    (run.status, run.result.content.as_text())
+    common::run_call(env, name, input).await
 }
 
 #[tokio::test]

@@ -14,14 +14,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use lathe::config::Config;
-use lathe::editor::DiskEditor;
-use lathe::events::{RecordingSink, ToolStatus};
-use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
+use lathe::events::ToolStatus;
+use lathe::execution::ExecEnv;
 use lathe::permissions::{
     Mode, PermissionState, PromptAnswer, Prompter, Revision, Rules, ScriptedPrompter,
 };
-use lathe::protocol::ToolUse;
-use lathe::tools::builtin_tools;
 use lathe::tools::diff::apply_hunks;
 use serde_json::{json, Value};
 
@@ -36,22 +33,14 @@ fn setup(mode: Mode, answers: Vec<PromptAnswer>) -> Setup {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().canonicalize().expect("root");
     std::fs::create_dir_all(root.join("src")).expect("mkdir");
-    let prompter = Arc::new(ScriptedPrompter::new(answers));
-    let config = Config::new(&root);
-    let env = ExecEnv {
-        registry: Arc::new(ToolRegistry::new(builtin_tools(&config)).expect("unique")),
-        ctx: common::tool_ctx(&root, Arc::new(DiskEditor)),
-        permissions: Arc::new(PermissionState::new(Rules {
+    let (env, prompter) = common::exec_env(
+        &root,
+        Rules {
             mode,
             ..Rules::default()
-        })),
-        prompter: prompter.clone(),
-        sink: Arc::new(RecordingSink::default()),
-        results: Arc::new(ResultStore::new(root.join(".results"), "t")),
-        interactive: true,
-        hooks: Default::default(),
-        turn_stop: Default::default(),
-    };
+        },
+        answers,
+    );
     Setup {
         _dir: dir,
         root,
@@ -61,16 +50,7 @@ fn setup(mode: Mode, answers: Vec<PromptAnswer>) -> Setup {
 }
 
 async fn call(env: &ExecEnv, name: &str, input: Value) -> (ToolStatus, String) {
-    let run = run_tool_use(
-        &PendingToolUse::from(ToolUse {
-            id: "toolu_1".into(),
-            name: name.into(),
-            input,
-        }),
-        env,
-    )
-    .await;
-    (run.status, run.result.content.as_text())
+    common::run_call(env, name, input).await
 }
 
 /// Writes `text` to `rel` and lets the model Read it (Edit and Write need that).

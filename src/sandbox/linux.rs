@@ -719,7 +719,8 @@ pub(super) fn enter(steps: &ChildSteps) -> io::Result<()> {
 }
 
 /// Probes the kernel (uncached).
-pub(super) fn probe(forced_off: Option<String>) -> Support {
+/// `namespaces`: also try a user namespace (a fork of `/bin/true`).
+pub(super) fn probe(forced_off: Option<String>, namespaces: bool) -> Support {
     if forced_off.is_some() {
         return Support {
             landlock_abi: landlock_abi(),
@@ -731,7 +732,7 @@ pub(super) fn probe(forced_off: Option<String>) -> Support {
     Support {
         landlock_abi: landlock_abi(),
         seccomp: seccomp_available(),
-        user_namespaces: user_namespaces_work(),
+        user_namespaces: namespaces && user_namespaces_work(),
         forced_off: None,
     }
 }

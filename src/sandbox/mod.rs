@@ -167,28 +167,9 @@ pub enum SandboxError {
 /// The answer of [`support`] once that has been probed.
 pub fn unavailable() -> Option<String> {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
-    let quick = SUPPORT.get_or_init(|| {
-        let forced_off = forced_off_by(std::env::var_os(FORCE_OFF_VAR).as_deref());
-        #[cfg(target_os = "linux")]
-        {
-            Support {
-                landlock_abi: linux::landlock_abi(),
-                seccomp: linux::seccomp_available(),
-                user_namespaces: false,
-                forced_off,
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        {
-            Support {
-                landlock_abi: None,
-                seccomp: false,
-                user_namespaces: false,
-                forced_off,
-            }
-        }
-    });
-    quick.unavailable()
+    SUPPORT
+        .get_or_init(|| Support::probe_with(false))
+        .unavailable()
 }
 
 /// What the kernel offers, probed once (the first call) and kept. The
@@ -202,13 +183,20 @@ impl Support {
     /// Probes the kernel now (uncached; [`support`] keeps the first
     /// answer) and reads [`FORCE_OFF_VAR`] from the environment.
     pub fn probe() -> Support {
+        Support::probe_with(true)
+    }
+
+    /// [`Support::probe`], trying user namespaces (a fork) only when
+    /// `namespaces` is set (else `user_namespaces` is `false`).
+    fn probe_with(namespaces: bool) -> Support {
         let forced_off = forced_off_by(std::env::var_os(FORCE_OFF_VAR).as_deref());
         #[cfg(target_os = "linux")]
         {
-            linux::probe(forced_off)
+            linux::probe(forced_off, namespaces)
         }
         #[cfg(not(target_os = "linux"))]
         {
+            let _ = namespaces;
             Support {
                 landlock_abi: None,
                 seccomp: false,
