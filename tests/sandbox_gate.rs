@@ -84,12 +84,23 @@ async fn allowed_commands_write_only_in_the_project_and_see_no_secrets() {
         vec![],
     );
     let out = p.outside.join("x.txt");
-    let (status, text) = bash(
+    let run = lathe::execution::run_tool_use(
+        &lathe::execution::PendingToolUse::from(lathe::protocol::ToolUse {
+            id: "toolu_1".into(),
+            name: "Bash".into(),
+            input: json!({
+                "command": format!("echo inside > in.txt && echo out > {}", out.display())
+            }),
+        }),
         &env,
-        &format!("echo inside > in.txt && echo out > {}", out.display()),
     )
     .await;
+    let (status, text) = (run.status, run.result.content.as_text());
     assert_eq!(status, ToolStatus::Done, "{text}");
+    assert_eq!(
+        run.summary, "exit 1 · stopped by the sandbox",
+        "the folded chat line says so"
+    );
     assert!(
         p.root.join("in.txt").exists(),
         "the write inside ran: {text}"
@@ -267,9 +278,7 @@ async fn with_the_sandbox_off_bash_asks_and_the_float_says_so() {
             (RuleKind::Allow, "Bash(echo pre:*)"),
         ],
     );
-    off = off.with_sandbox_support(Some(
-        "the sandbox was turned off with LATHE_SANDBOX=off".into(),
-    ));
+    off = off.with_sandbox_support(Some("LATHE_SANDBOX=off is set".into()));
     let (env, prompter) =
         common::exec_env(&p.root, off, vec![PromptAnswer::Deny, PromptAnswer::Deny]);
     // The read-only list asks …
@@ -283,11 +292,16 @@ async fn with_the_sandbox_off_bash_asks_and_the_float_says_so() {
     let asked = prompter.asked();
     assert_eq!(asked.len(), 2);
     assert_eq!(
+        asked[0].1.session_rules,
+        ["Bash(ls)"],
+        "`a` offers the exact rule, the one that helps while the sandbox is off"
+    );
+    assert_eq!(
         asked[0].1.reason,
-        "the sandbox is off (the sandbox was turned off with LATHE_SANDBOX=off), so Bash asks unless an exact allow rule covers the command"
+        "the sandbox is off (LATHE_SANDBOX=off is set), so Bash asks unless an exact allow rule covers the command"
     );
     assert_eq!(
         asked[0].1.command.as_ref().unwrap().sandbox,
-        "sandbox: off · the sandbox was turned off with LATHE_SANDBOX=off"
+        "sandbox: off · LATHE_SANDBOX=off is set"
     );
 }

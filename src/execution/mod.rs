@@ -504,6 +504,10 @@ impl Gates<'_> {
         // rule allows.
         if self.rules_would_allow(&rules, &req, hook) {
             preview.session_rules = rules;
+        } else if let Some(exact) = self.exact_rules(&subject, &req, hook) {
+            // While the sandbox is off only exact Bash rules let a command
+            // run without asking: offer those.
+            preview.session_rules = exact;
         }
         let answer = tokio::select! {
             a = self.env.prompter.ask(tool, &preview) => a,
@@ -570,6 +574,33 @@ impl Gates<'_> {
             })
         };
         sandboxing.describe()
+    }
+
+    /// For a Bash call while the sandbox is off: the exact rule of each of
+    /// its commands (`Bash(npm test)`), when granting them would let such
+    /// a call run without asking.
+    fn exact_rules(
+        &self,
+        subject: &Subject,
+        req: &Request<'_>,
+        hook: Option<HookDecision>,
+    ) -> Option<Vec<String>> {
+        if req.tool != "Bash" || self.env.permissions.rules().sandbox.off.is_none() {
+            return None;
+        }
+        let shell::Split::Commands(parts) = shell::split(subject.command.as_deref()?) else {
+            return None;
+        };
+        let exact: Vec<String> = parts
+            .iter()
+            .map(|p| {
+                format!(
+                    "Bash({})",
+                    p.text().replace('\\', "\\\\").replace('*', "\\*")
+                )
+            })
+            .collect();
+        (!exact.is_empty() && self.rules_would_allow(&exact, req, hook)).then_some(exact)
     }
 
     /// `true` when granting `rules` for the session would let `req` run

@@ -234,7 +234,7 @@ pub fn forced_off_by(value: Option<&std::ffi::OsStr>) -> Option<String> {
     value
         .and_then(|v| v.to_str())
         .filter(|v| v.trim().eq_ignore_ascii_case("off"))
-        .map(|_| format!("the sandbox was turned off with {FORCE_OFF_VAR}=off"))
+        .map(|_| format!("{FORCE_OFF_VAR}=off is set"))
 }
 
 /// A policy made ready to install in a child: the Landlock ruleset's file

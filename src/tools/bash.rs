@@ -374,9 +374,12 @@ impl TypedTool for BashTool {
                     Some(p) if !status.success() => sandbox_note(&output, p, &ctx.root),
                     _ => None,
                 };
-                let text = match blocked {
-                    Some(note) => format!("{output}\n\n{footer}\n\n{note}"),
-                    None => format!("{output}\n\n{footer}"),
+                let (text, short) = match blocked {
+                    Some(note) => (
+                        format!("{output}\n\n{footer}\n\n{note}"),
+                        format!("{short} · {}", messages::SANDBOX_STOPPED_SHORT),
+                    ),
+                    None => (format!("{output}\n\n{footer}"), short),
                 };
                 Ok(ToolOutput::text(text, short))
             }

@@ -70,6 +70,10 @@ pub const SPAWN_FAILED: &str = "Could not start bash in {cwd}: {error}. Nothing 
 /// [`SANDBOX_HID`], [`SANDBOX_NO_NETWORK`], joined by `; `.
 pub const SANDBOX_BLOCKED: &str = "[lathe's sandbox stopped this command: {what}. If the command must do that, call Bash again with `dangerouslyDisableSandbox: true` (the user is asked first), or do it another way; the user can allow more for good with `sandbox.filesystem.allowWrite` or `sandbox.network` in setup() or .claude/settings.json.]";
 
+/// Added to the chat's summary of a command the sandbox stopped
+/// (`exit 1 · stopped by the sandbox`), so the folded line says so.
+pub const SANDBOX_STOPPED_SHORT: &str = "stopped by the sandbox";
+
 /// A write the sandbox refused. `{path}`.
 pub const SANDBOX_NO_WRITE: &str = "it may not write {path}";
 
@@ -103,6 +107,7 @@ mod golden {
             "/p/.env cannot be opened (a Read rule or a protected name covers it)"
         );
         assert_eq!(SANDBOX_NO_NETWORK, "the network is off");
+        assert_eq!(SANDBOX_STOPPED_SHORT, "stopped by the sandbox");
         assert_eq!(
             fill(SANDBOX_NOT_PREPARED, &[("error", "no Landlock")]),
             "The command did not run: lathe's sandbox could not be set up for it (no Landlock). If it must run, call Bash again with `dangerouslyDisableSandbox: true`: the user is asked first."
