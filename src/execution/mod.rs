@@ -944,7 +944,7 @@ impl Subject {
                 spellings.extend(named.names);
             }
         }
-        let names_matter = env.permissions.rules().deny_reads();
+        let names_matter = env.permissions.rules().read_rules();
         let reads = match command.as_deref() {
             Some(c) => command_reach(c, &root, home, names_matter).await,
             None => Reached::default(),

@@ -37,6 +37,12 @@ pub enum Reach {
     /// repository the working directory is in (`git show HEAD:path`), not
     /// to the working directory.
     RepoTree(Walk),
+    /// Like [`Reach::Tree`], for a path git reads out of its objects or
+    /// index relative to the working directory (`git show HEAD:./path`,
+    /// `git diff REV -- path`). Like [`Reach::RepoTree`], a path missing
+    /// from the work tree still counts as read, by its name: git holds
+    /// what the work tree lacks.
+    ObjectTree(Walk),
     /// A git revision or a path (git tells them apart by whether the path
     /// exists): an existing path is read like [`Reach::Tree`]; otherwise
     /// it is a revision whose objects may hold any file's content, so it
@@ -44,9 +50,11 @@ pub enum Reach {
     RevOrPath(Walk),
     /// git reads blob content out of the object store (`git show <blob>`,
     /// `git log -p`, `git grep foo HEAD`): every file of the repository
-    /// that holds the word's folder, `.git` included, counts as read.
-    /// Like names, only deny rules apply (and only when one could): a
-    /// protected `.git/` or `.env` would make every `git show` ask.
+    /// that holds the word's folder, `.git` included, counts as read
+    /// ([`ReadPath::object`]). Deny rules and Read ask rules apply (walked
+    /// only when one could), protected names only to a file git tracks: a
+    /// protected `.git/` or an untracked `.env` would make every `git
+    /// show` ask.
     Repository,
 }
 
@@ -112,6 +120,11 @@ pub struct ReadPath {
     pub is_dir: bool,
     /// The command reads its content (else it only lists its name).
     pub content: bool,
+    /// Read out of git's object store by a whole-repository read
+    /// ([`Reach::Repository`]): deny rules and Read ask rules apply, but
+    /// not protected names (a tracked protected file is pushed as a plain
+    /// content read instead).
+    pub object: bool,
 }
 
 /// Programs that read nothing their operands name (they print, compute or
@@ -741,7 +754,10 @@ fn git_reads(args: &[String]) -> Vec<Operand> {
             out.extend(git_object_reads(&parsed.operands, parsed.dashdash, staged));
         }
         "blame" | "annotate" => {
-            out.extend(each(path_words(&parsed.operands), Reach::Tree(WORK_TREE)));
+            out.extend(each(
+                path_words(&parsed.operands),
+                Reach::ObjectTree(WORK_TREE),
+            ));
         }
         "cat-file" | "archive" | "format-patch" | "fast-export" | "bundle" | "range-diff"
         | "difftool" | "notes" | "stash" | "show-branch" | "cherry" | "request-pull" => {
@@ -822,7 +838,7 @@ fn object_path(word: &str) -> Option<Operand> {
         return one(".", Reach::Repository);
     }
     if path.starts_with("./") || path.starts_with("../") || path == "." || path == ".." {
-        return one(path, Reach::Tree(WORK_TREE));
+        return one(path, Reach::ObjectTree(WORK_TREE));
     }
     one(path, Reach::RepoTree(WORK_TREE))
 }
@@ -859,7 +875,7 @@ fn git_object_reads(
 ) -> Vec<Operand> {
     let split = dashdash.unwrap_or(operands.len()).min(operands.len());
     let (before, after) = operands.split_at(split);
-    let mut out = each(after.to_vec(), Reach::Tree(WORK_TREE));
+    let mut out = each(after.to_vec(), Reach::ObjectTree(WORK_TREE));
     let mut commits = 0;
     let mut objects = 0;
     let mut maybe_paths = 0;
@@ -911,6 +927,7 @@ mod tests {
                         format!("n{}", depth.map(|d| d.to_string()).unwrap_or_default())
                     }
                     Reach::RepoTree(_) => "repo-path".to_string(),
+                    Reach::ObjectTree(_) => "object-path".to_string(),
                     Reach::RevOrPath(_) => "rev-or-path".to_string(),
                     Reach::Repository => "repository".to_string(),
                 };
@@ -957,7 +974,7 @@ mod tests {
             ("diff -r a b", &["a:thv", "b:thv"]),
             ("git grep SECRET", &[".:th"]),
             ("git show HEAD:secret/s.txt", &["secret/s.txt:repo-path"]),
-            ("git diff -- secret", &["secret:th"]),
+            ("git diff -- secret", &["secret:object-path"]),
             ("git status", &[]),
             ("git ls-files", &[".:n"]),
             ("python3 x.py --in=data.csv", &["x.py:c", "data.csv:c"]),
@@ -1004,12 +1021,15 @@ mod tests {
         ("timeout 5 grep -r x secret", &["secret:thv"]),
         ("xargs -a secret/l grep -r x", &[".:thv"]),
         ("git show HEAD:secret/s.txt", &["secret/s.txt:repo-path"]),
-        ("git show HEAD:./s.txt", &["./s.txt:th"]),
+        ("git show HEAD:./s.txt", &["./s.txt:object-path"]),
         ("git show :0:secret/s.txt", &["secret/s.txt:repo-path"]),
         ("git show", &[".:repository"]),
         ("git show HEAD", &[".:repository"]),
         ("git show 3f2a1b", &["3f2a1b:rev-or-path"]),
-        ("git show v1.0 -- src", &["v1.0:rev-or-path", "src:th"]),
+        (
+            "git show v1.0 -- src",
+            &["v1.0:rev-or-path", "src:object-path"],
+        ),
         (
             "git cat-file -p HEAD:secret/s.txt",
             &["secret/s.txt:repo-path"],
@@ -1038,13 +1058,13 @@ mod tests {
     /// Rows that must not read more than they did: no blanket read of the
     /// repository where a path limits what git shows.
     const LIMITED_READS: &[(&str, &[&str])] = &[
-        ("git show HEAD~1 -- src/lib.rs", &["src/lib.rs:th"]),
-        ("git diff -- secret", &["secret:th"]),
+        ("git show HEAD~1 -- src/lib.rs", &["src/lib.rs:object-path"]),
+        ("git diff -- secret", &["secret:object-path"]),
         ("git diff src/a.rs", &["src/a.rs:rev-or-path"]),
         ("git log --oneline -5", &[]),
         ("git log -- secret", &["secret:th"]),
         ("git grep SECRET", &[".:th"]),
-        ("git grep foo -- src", &["src:th"]),
+        ("git grep foo -- src", &["src:object-path"]),
         ("git status", &[]),
         ("date +%s", &[]),
         ("jq -r .name package.json", &["package.json:c"]),

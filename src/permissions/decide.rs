@@ -528,6 +528,9 @@ fn check_reads(rules: &Rules, req: &Request<'_>) -> ReadsCheck {
                 out.denied = Some(r.about(&rp.path, rp.is_dir, req.root, true));
                 return out;
             }
+            // Read out of git's objects: an ask rule asks, a protected
+            // name (of a file git does not track) does not.
+            ReadAccess::Asks(r) if rp.object && r.kind != ReasonKind::Rule => {}
             ReadAccess::Asks(r) if rp.content && out.asks.is_none() => {
                 out.asks = Some(r.about(&rp.path, rp.is_dir, req.root, false));
             }
@@ -938,7 +941,8 @@ mod tests {
                 ReadPath {
                     path: Path::new(ROOT).join(path.trim_end_matches('/')),
                     is_dir: path.ends_with('/'),
-                    content: how == "c:",
+                    content: how == "c:" || how == "o:",
+                    object: how == "o:",
                 }
             })
             .collect();
@@ -997,6 +1001,28 @@ mod tests {
             )),
             "allow"
         );
+    }
+
+    #[test]
+    fn git_objects_meet_deny_and_ask_rules_but_not_protected_names() {
+        let deny = [(RuleKind::Deny, "Read(secret/**)", RuleSource::Setup)];
+        let ask = [(RuleKind::Ask, "Read(secret/**)", RuleSource::Setup)];
+        type Row<'a> = (
+            &'a [(RuleKind, &'a str, RuleSource)],
+            &'a [&'a str],
+            &'a str,
+        );
+        let cases: &[Row] = &[
+            (&deny, &["o:src/a.rs", "o:secret/s.txt"], "deny"),
+            (&ask, &["o:src/a.rs", "o:secret/s.txt"], "ask"),
+            (&ask, &["o:src/a.rs", "o:.env", "o:.git/"], "allow"),
+            (&[], &["o:.env", "o:.claude/settings.json"], "allow"),
+            (&[], &["o:src/a.rs", "c:.env"], "ask"),
+        ];
+        for (list, paths, want) in cases {
+            let d = reading(Mode::Default, list, "git log -p", paths);
+            assert_eq!(verdict(&d), *want, "{paths:?}");
+        }
     }
 
     #[test]

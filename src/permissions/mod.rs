@@ -232,6 +232,16 @@ impl Rules {
             .any(|r| r.kind == RuleKind::Deny && rule::covers(r.rule.tool_name(), "Read"))
     }
 
+    /// `true` when some deny or ask rule covers Read: only then can a
+    /// whole-repository read of git's objects (`git log -p`) be denied or
+    /// ask, so only then is the repository walked.
+    pub fn read_rules(&self) -> bool {
+        self.entries.iter().any(|r| {
+            matches!(r.kind, RuleKind::Deny | RuleKind::Ask)
+                && rule::covers(r.rule.tool_name(), "Read")
+        })
+    }
+
     /// The rules of `kind`, in order.
     pub fn of(&self, kind: RuleKind) -> impl Iterator<Item = &Rule> {
         self.entries

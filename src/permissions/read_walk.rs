@@ -16,6 +16,7 @@ use globset::GlobBuilder;
 use ignore::WalkBuilder;
 
 use super::bash_reads::{CommandReads, Reach, ReadPath, Walk};
+use super::decide::protected_reason;
 use super::paths::{resolve_for_rules, spell, Aliases, Spelled};
 use super::shell::SimpleCommand;
 
@@ -35,6 +36,12 @@ pub const READS_UNRESOLVED: &str =
 /// folder comes before a relative path. `{dir}`, `{word}`.
 pub const READS_AFTER_UNRESOLVED_CD: &str =
     "the command reads `{word}` after `cd {dir}`, a folder the shell expands only when it runs, so lathe cannot check it against the read rules and protected paths (write the folder out to let a rule match)";
+
+/// Why a command's reads were not all checked: git reads its objects and
+/// the index that says which protected files it tracks cannot be read.
+/// `{index}`.
+pub const READS_INDEX_UNREADABLE: &str =
+    "the command reads git's objects, and lathe cannot read the index {index} to tell whether git tracks a protected file (.env files, Claude Code settings), whose content it would show";
 
 /// Folders of version control systems: walked only by readers that read
 /// them (`grep -r`), and then checked as a whole.
@@ -61,8 +68,9 @@ pub struct Reached {
 /// Where a command line's reads lead: each command's operands expanded
 /// against every working directory it may run in (`root`, then each `cd`
 /// target before it: conservative for `cd x | cat y`), `~` under `home`.
-/// Name-only reaches are followed only when `names_matter` (a deny rule
-/// could cover a name). Never fails: what cannot be read drops out, and a
+/// Name-only reaches and git's whole-repository reads are followed only
+/// when `names_matter` (a Read deny or ask rule could cover a path:
+/// [`super::Rules::read_rules`]). Never fails: what cannot be read drops out, and a
 /// walk past [`READ_CHECK_LIMIT`] sets [`Reached::unchecked`].
 pub fn reach(
     commands: &[CommandReads],
@@ -92,6 +100,7 @@ pub fn reach_following(
         walked: HashSet::new(),
         names_matter,
         follow: false,
+        objects: false,
         aliases: Aliases::in_dirs(&[Some(root), home].into_iter().flatten().collect::<Vec<_>>()),
     };
     // Each working directory the commands may run in, as the shell's
@@ -298,6 +307,9 @@ struct Walker {
     /// The links in the root and the home folder: the names a path also
     /// goes by through them are checked too.
     aliases: Aliases,
+    /// Inside a whole-repository read: what is pushed is read out of
+    /// git's objects ([`ReadPath::object`]).
+    objects: bool,
 }
 
 impl Walker {
@@ -334,8 +346,14 @@ impl Walker {
         match reach {
             Reach::RepoTree(walk) => {
                 let top = repository_root(cwd).unwrap_or_else(|| cwd.to_path_buf());
-                for path in self.expand(word, &top, home) {
-                    self.visit(&path, Reach::Tree(walk));
+                self.object_paths(word, Reach::Tree(walk), &top, home);
+            }
+            Reach::ObjectTree(walk) => {
+                let paths = self.object_paths(word, Reach::Tree(walk), cwd, home);
+                // A pathspec that names nothing on disk may be a git glob
+                // or carry magic (`:(top)`, `:/`): any file may match.
+                if paths == 0 && (has_glob(word) || word.starts_with(':')) {
+                    self.repository(cwd);
                 }
             }
             Reach::RevOrPath(walk) => {
@@ -356,20 +374,66 @@ impl Walker {
         true
     }
 
+    /// The paths a git object path `word` names from `base`, visited as
+    /// `reach`; when none exists, the path as git reads it (folded, not
+    /// resolved: git's trees hold no work-tree links) still counts as a
+    /// content read, as a file and as a folder, since git holds what the
+    /// work tree lacks. How many existed.
+    fn object_paths(
+        &mut self,
+        word: &str,
+        reach: Reach,
+        base: &Path,
+        home: Option<&Path>,
+    ) -> usize {
+        let paths = self.expand(word, base, home);
+        if paths.is_empty() {
+            let named = spell(&fold(&expand_named_path(word, base, home)));
+            self.out.named.push(named.real.clone());
+            self.out.spellings.extend(named.names.iter().cloned());
+            self.push(&named, false, true);
+            self.push(&named, true, true);
+        }
+        for path in &paths {
+            self.visit(path, reach);
+        }
+        paths.len()
+    }
+
     /// Every file of the git repository `dir` is in (or of `dir` outside
-    /// one), `.git` included, as names: git may read any of them out of
-    /// its object store. Only when a deny rule could cover one.
+    /// one), `.git` included, as read out of git's objects
+    /// ([`ReadPath::object`]): git may read any of them out of its object
+    /// store. Walked only when a Read deny or ask rule could cover one.
+    /// Each protected file the index lists counts as a plain content read
+    /// whatever the rules ([`tracked_protected`]).
     fn repository(&mut self, dir: &Path) {
+        let top = repository_root(dir).unwrap_or_else(|| dir.to_path_buf());
+        let top = resolve_for_rules(&top);
+        if !top.is_dir() || !self.walked.insert((top.clone(), "repository".into())) {
+            return;
+        }
+        match tracked_protected(&top) {
+            Some(paths) => {
+                for p in paths {
+                    self.push(&spell(&p), false, true);
+                }
+            }
+            None => self.unresolved(
+                READS_INDEX_UNREADABLE,
+                &[(
+                    "index",
+                    &top.join(".git").join("index").display().to_string(),
+                )],
+            ),
+        }
         if !self.names_matter {
             return;
         }
-        let top = repository_root(dir).unwrap_or_else(|| dir.to_path_buf());
-        let top = resolve_for_rules(&top);
-        if top.is_dir() {
-            let spelled = spell(&top);
-            self.push(&spelled, true, false);
-            self.walk(&spelled, None, None);
-        }
+        let spelled = spell(&top);
+        let was = std::mem::replace(&mut self.objects, true);
+        self.push(&spelled, true, false);
+        self.walk(&spelled, None, None);
+        self.objects = was;
     }
 
     /// Records that not every read could be checked: `template` filled
@@ -391,10 +455,12 @@ impl Walker {
             Reach::Content => self.push(&spelled, is_dir, true),
             Reach::Tree(walk) if is_dir => self.walk(&spelled, Some(walk), None),
             Reach::Tree(_) => self.push(&spelled, false, true),
-            Reach::RepoTree(walk) | Reach::RevOrPath(walk) if is_dir => {
+            Reach::RepoTree(walk) | Reach::RevOrPath(walk) | Reach::ObjectTree(walk) if is_dir => {
                 self.walk(&spelled, Some(walk), None)
             }
-            Reach::RepoTree(_) | Reach::RevOrPath(_) => self.push(&spelled, false, true),
+            Reach::RepoTree(_) | Reach::RevOrPath(_) | Reach::ObjectTree(_) => {
+                self.push(&spelled, false, true)
+            }
             Reach::Repository => self.repository(&spelled.real),
             Reach::Names { .. } if !self.names_matter => {}
             Reach::Names { depth } => {
@@ -414,7 +480,8 @@ impl Walker {
             self.out.paths.push(ReadPath {
                 path: path.to_path_buf(),
                 is_dir,
-                content,
+                content: content || self.objects,
+                object: self.objects,
             });
         }
     }
@@ -544,6 +611,125 @@ fn repository_root(dir: &Path) -> Option<PathBuf> {
     dir.ancestors()
         .find(|d| d.join(".git").symlink_metadata().is_ok())
         .map(Path::to_path_buf)
+}
+
+/// The files with a protected name (`.env*`, `.claude/settings*.json`)
+/// that the index of the repository whose work tree is `top` lists, as
+/// paths below `top`: git holds their content. The index is `.git/index`
+/// or the `index` of the folder a `.git` file names (`gitdir: …`: a
+/// worktree or submodule), with the `sharedindex.*` files of a split
+/// index. Empty without an index; `None` when one cannot be read or
+/// parsed.
+fn tracked_protected(top: &Path) -> Option<Vec<PathBuf>> {
+    let dot_git = top.join(".git");
+    let git_dir = if dot_git.is_dir() {
+        dot_git
+    } else {
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        top.join(text.strip_prefix("gitdir:")?.trim())
+    };
+    let mut files = vec![git_dir.join("index")];
+    if let Ok(entries) = std::fs::read_dir(&git_dir) {
+        files.extend(
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("sharedindex."))
+                .map(|e| e.path()),
+        );
+    }
+    let mut out = Vec::new();
+    for file in files {
+        let bytes = match std::fs::read(&file) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => return None,
+        };
+        for rel in index_paths(&bytes)? {
+            // A sparse index folds a folder outside the cone into one
+            // entry: anything may be below it.
+            if rel.ends_with('/') {
+                return None;
+            }
+            let path = top.join(&rel);
+            if protected_reason(&path).is_some() {
+                out.push(path);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The paths a git index (versions 2 to 4) lists; `None` when `bytes` is
+/// not one. The object id is 20 bytes (SHA-1) or 32 (SHA-256): the one
+/// that parses every entry is taken.
+fn index_paths(bytes: &[u8]) -> Option<Vec<String>> {
+    if bytes.get(0..4) != Some(b"DIRC") {
+        return None;
+    }
+    let word = |at: usize| -> Option<usize> {
+        let b = bytes.get(at..at + 4)?;
+        Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let version = word(4)?;
+    let count = word(8)?;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    [20, 32]
+        .into_iter()
+        .find_map(|id| index_entries(bytes, version, count, id))
+}
+
+/// The `count` entry paths of an index of `version` whose object ids are
+/// `id` bytes long, or `None` when they do not parse that way.
+fn index_entries(bytes: &[u8], version: usize, count: usize, id: usize) -> Option<Vec<String>> {
+    let mut out = Vec::with_capacity(count.min(bytes.len() / 62));
+    let mut at = 12;
+    let mut prev: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = at;
+        // ctime, mtime, dev, ino, mode, uid, gid, size; the id; flags.
+        at += 40 + id;
+        let f = bytes.get(at..at + 2)?;
+        let flags = u16::from_be_bytes([f[0], f[1]]);
+        at += 2;
+        if version >= 3 && flags & 0x4000 != 0 {
+            at += 2;
+        }
+        let name_len = usize::from(flags & 0x0fff);
+        let name = if version == 4 {
+            // How many bytes of the previous path to drop (git's varint).
+            let mut c = *bytes.get(at)?;
+            at += 1;
+            let mut drop = usize::from(c & 127);
+            while c & 128 != 0 {
+                c = *bytes.get(at)?;
+                at += 1;
+                drop = (drop.checked_add(1)?).checked_shl(7)? | usize::from(c & 127);
+            }
+            let end = at + bytes.get(at..)?.iter().position(|b| *b == 0)?;
+            let mut name = prev.get(..prev.len().checked_sub(drop)?)?.to_vec();
+            name.extend_from_slice(bytes.get(at..end)?);
+            at = end + 1;
+            name
+        } else {
+            let end = at + bytes.get(at..)?.iter().position(|b| *b == 0)?;
+            if name_len < 0x0fff && end - at != name_len {
+                return None;
+            }
+            let name = bytes.get(at..end)?.to_vec();
+            // NUL padding up to a multiple of eight from the entry start.
+            at = start + (end + 1 - start).div_ceil(8) * 8;
+            name
+        };
+        if name_len < 0x0fff && name.len() != name_len {
+            return None;
+        }
+        out.push(String::from_utf8_lossy(&name).into_owned());
+        prev = name;
+    }
+    // What follows the entries: extensions and the checksum.
+    (bytes.len() >= at + id).then_some(out)
 }
 
 /// `true` when `word` holds a character the shell expands as a pathname
@@ -746,6 +932,7 @@ mod tests {
             walked: HashSet::new(),
             names_matter: false,
             follow: false,
+            objects: false,
             aliases: Aliases::default(),
         };
         std::fs::write(root.join("a"), "").expect("write");
@@ -878,7 +1065,7 @@ mod tests {
             panic!("{line}");
         };
         let reads: Vec<CommandReads> = cmds.iter().map(command_reads).collect();
-        let reached = reach(&reads, root, None, r.deny_reads());
+        let reached = reach(&reads, root, None, r.read_rules());
         let req = Request {
             tool: "Bash",
             read_only: crate::tools::bash::read_only::is_read_only_command(line),
@@ -936,6 +1123,105 @@ mod tests {
         }
         // `.env` is protected: reading it through a wrapper asks.
         assert_eq!(gate("timeout 5 cat .env", &root, &[]), "ask");
+    }
+
+    /// A version 2 git index listing `paths` (SHA-1 ids), as git writes it.
+    fn index_v2(paths: &[&str]) -> Vec<u8> {
+        let mut b = b"DIRC".to_vec();
+        b.extend(2u32.to_be_bytes());
+        b.extend(u32::try_from(paths.len()).expect("count").to_be_bytes());
+        for p in paths {
+            let start = b.len();
+            b.extend([0u8; 60]);
+            b.extend(u16::try_from(p.len()).expect("len").to_be_bytes());
+            b.extend(p.as_bytes());
+            b.push(0);
+            while !(b.len() - start).is_multiple_of(8) {
+                b.push(0);
+            }
+        }
+        b.extend([0u8; 20]);
+        b
+    }
+
+    #[test]
+    fn git_objects_are_read_whether_or_not_the_work_tree_has_them() {
+        let (_d, root) = project();
+        std::fs::write(
+            root.join(".git/index"),
+            index_v2(&["secret/s.txt", "src/a.rs"]),
+        )
+        .expect("index");
+        let deny = [(true, "Read(./secret/**)")];
+        let ask = [(false, "Read(./secret/**)")];
+        let elsewhere = [(false, "Read(./notes/**)")];
+        type Row<'a> = (&'a str, &'a [(bool, &'a str)], &'a str);
+        let cases: &[Row] = &[
+            // A path missing from the work tree is still in git's objects.
+            ("git show HEAD:secret/gone.txt", &deny, "deny"),
+            ("git show HEAD:./secret/gone.txt", &deny, "deny"),
+            ("git show :0:secret/gone.txt", &deny, "deny"),
+            ("git show HEAD:gone/x.txt", &deny, "allow"),
+            ("git diff HEAD~1 -- secret/gone", &deny, "deny"),
+            ("git show v1 -- secret/gone", &deny, "deny"),
+            ("git blame HEAD -- secret/gone.txt", &deny, "deny"),
+            ("git log -p -- 'secr*'", &deny, "deny"),
+            ("git show HEAD:secret/gone.txt", &ask, "ask"),
+            // A whole-repository read meets Read ask rules too ...
+            ("git grep foo HEAD", &ask, "ask"),
+            ("git log -p", &ask, "ask"),
+            ("git show HEAD -- src", &ask, "allow"),
+            // ... but not an untracked protected name.
+            ("git log -p", &elsewhere, "allow"),
+            ("git log -p", &[], "allow"),
+        ];
+        for (line, rules, want) in cases {
+            assert_eq!(gate(line, &root, rules), *want, "{line} {rules:?}");
+        }
+        // A tracked protected file: whole-repository reads ask, rules or not.
+        std::fs::write(root.join(".git/index"), index_v2(&[".env", "src/a.rs"])).expect("index");
+        for line in ["git log -p", "git show HEAD", "git grep foo HEAD"] {
+            assert_eq!(gate(line, &root, &[]), "ask", "{line}");
+        }
+        assert_eq!(gate("git log --oneline", &root, &[]), "allow");
+        // An index lathe cannot parse asks.
+        std::fs::write(root.join(".git/index"), b"DIRC junk").expect("index");
+        assert_eq!(gate("git log -p", &root, &[]), "ask");
+    }
+
+    #[test]
+    fn index_paths_parse_versions_two_to_four() {
+        let v2 = index_v2(&[".env", "a/b.rs"]);
+        assert_eq!(
+            index_paths(&v2),
+            Some(vec![".env".to_string(), "a/b.rs".to_string()])
+        );
+        // Version 4: no padding, each path after dropping bytes of the last.
+        let mut v4 = b"DIRC".to_vec();
+        v4.extend(4u32.to_be_bytes());
+        v4.extend(2u32.to_be_bytes());
+        for (drop, suffix, len) in [(0u8, "a/.env", 6u16), (4, "b.rs", 6)] {
+            v4.extend([0u8; 60]);
+            v4.extend(len.to_be_bytes());
+            v4.push(drop);
+            v4.extend(suffix.as_bytes());
+            v4.push(0);
+        }
+        v4.extend([0u8; 20]);
+        assert_eq!(
+            index_paths(&v4),
+            Some(vec!["a/.env".to_string(), "a/b.rs".to_string()])
+        );
+        assert_eq!(index_paths(b"DIRC\0\0\0\x02"), None);
+        assert_eq!(index_paths(b"not an index"), None);
+    }
+
+    #[test]
+    fn golden_index_unreadable_text() {
+        assert_eq!(
+            READS_INDEX_UNREADABLE,
+            "the command reads git's objects, and lathe cannot read the index {index} to tell whether git tracks a protected file (.env files, Claude Code settings), whose content it would show"
+        );
     }
 
     #[test]

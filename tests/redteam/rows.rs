@@ -146,6 +146,7 @@ const ALL: &[Attack] = &[
     a("7.mv-denied-folder", D, &[(RuleKind::Deny, "Read(./secret/**)"), (RuleKind::Allow, "Bash(mv:*)"), (RuleKind::Allow, "Bash(python3:*)")], "", steps![B => r#"{"command":"mv secret pub"}"#, B => r#"{"command":"python3 -c \"print(open('pub/s.txt').read())\""}"#], SECRET),
     a("7.mountinfo", D, ALLOW_ALL, "", steps![B => r#"{"command":"cat /proc/self/mountinfo | grep -c secret; python3 -c \"import os; print(open(os.open('secret', os.O_RDONLY)) if 0 else 0)\""}"#], SECRET),
     a("7.hidden-created-after-walk", D, ALLOW_ALL, "git rm -q --cached secret/s.txt; rm -rf secret", steps![B => r#"{"command":"git checkout HEAD -- secret 2>/dev/null; git show HEAD:secret/s.txt; cat secret/s.txt"}"#], SECRET),
+    a("7.checkout-then-cat-same-line", D, ALLOW_ALL, "git rm -q --cached secret/s.txt; rm -rf secret", steps![B => r#"{"command":"git checkout HEAD -- secret 2>/dev/null; cat secret/s.txt"}"#], SECRET),
     a("7.checkout-then-read", D, &[(RuleKind::Deny, "Read(./secret/**)"), (RuleKind::Allow, "Bash(git checkout:*)")], "rm -rf secret", steps![B => r#"{"command":"git checkout HEAD -- secret"}"#, B => r#"{"command":"cat secret/s.txt"}"#], SECRET),
     a("7.background-write-out", D, ALLOW_ALL, "", steps![B => r#"{"command":"echo x > {O}/bg.txt","run_in_background":true}"#], Bad::Creates("{O}/bg.txt")),
     a("7.disable-sandbox-string", D, ALLOW_ALL, "", steps![B => r#"{"command":"echo x > {O}/ds.txt","dangerouslyDisableSandbox":"true"}"#], Bad::Creates("{O}/ds.txt")),
@@ -164,12 +165,7 @@ const ALL: &[Attack] = &[
 /// The rows that still get through (id, smallest input and why), run by
 /// the ignored `attacks_that_get_through`; every other row is held.
 const GETS_THROUGH: &[(&str, &str)] = &[
-    ("2.git-log-p-env-committed", "`git log -p` with .env committed: Reach::Repository checks only deny rules, never protected names"),
-    ("2.git-show-head-env", "`git show HEAD` with .env committed: same"),
-    ("2.git-grep-head-ask-rule", "`git grep PAT HEAD` under a Read ask rule: ask rules are not applied to Reach::Repository"),
-    ("2.git-show-deleted-path", "`git show HEAD:secret/s.txt` when secret/ is gone from the work tree: the RepoTree path names nothing on disk and drops out; the sandbox hides only existing paths"),
-    ("2.git-show-deleted-path-plan", "the same in plan mode"),
-    ("7.hidden-created-after-walk", "`git checkout HEAD -- secret; cat secret/s.txt`: a denied path created after the walk is not hidden"),
+    ("7.checkout-then-cat-same-line", "`git checkout HEAD -- secret; cat secret/s.txt` with secret/ gone: a denied path created after the walk is not hidden"),
     ("2.python-pem-outside", "deny Read(**/*.pem): a .pem outside the project is not hidden for an allowed program"),
     ("4.hardlink-env", "a pre-existing hard link to .env under another name is not hidden (needs the link to exist already)"),
     ("6.deny-rm-python", "deny Bash(rm:*) + allow Bash: `python3 -c 'os.remove(...)'` (no parser can see this)"),
