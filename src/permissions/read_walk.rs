@@ -651,12 +651,23 @@ fn tracked_protected(top: &Path) -> Option<Vec<PathBuf>> {
                 return None;
             }
             let path = top.join(&rel);
-            if protected_reason(&path).is_some() {
+            if protected_reason(&path).is_some() && !committed_template(&rel) {
                 out.push(path);
             }
         }
     }
     Some(out)
+}
+
+/// `true` for the committed `.env` templates projects keep next to the
+/// real file (`.env.example`, `.env.sample`, `.env.template`,
+/// `.env.dist`): committed on purpose, they hold no secret, and counting
+/// them would make every `git log -p` ask in most projects.
+fn committed_template(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel).to_ascii_lowercase();
+    [".example", ".sample", ".template", ".dist"]
+        .iter()
+        .any(|t| name.starts_with(".env") && name.ends_with(t))
 }
 
 /// The paths a git index (versions 2 to 4) lists; `None` when `bytes` is
@@ -1187,6 +1198,16 @@ mod tests {
         // An index lathe cannot parse asks.
         std::fs::write(root.join(".git/index"), b"DIRC junk").expect("index");
         assert_eq!(gate("git log -p", &root, &[]), "ask");
+    }
+
+    #[test]
+    fn committed_env_templates_are_not_secrets() {
+        assert!(committed_template(".env.example"));
+        assert!(committed_template("app/.env.SAMPLE"));
+        assert!(committed_template(".env.local.template"));
+        assert!(!committed_template(".env"));
+        assert!(!committed_template(".env.production"));
+        assert!(!committed_template("example/.env"));
     }
 
     #[test]
