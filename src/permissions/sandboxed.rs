@@ -12,7 +12,11 @@
 //! needs them) and walked only when some Read rule could cover a path in
 //! them.
 
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
 
 use super::read_access::ReadFilter;
 use super::{covers, Reason, ReasonKind, RuleKind, Rules};
@@ -167,12 +171,8 @@ impl Walk<'_> {
             if !is_dir || (is_git && !self.by_rules) {
                 continue;
             }
-            let Ok(entries) = std::fs::read_dir(&path) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let dir = entry.file_type().is_ok_and(|t| t.is_dir());
-                stack.push((entry.path(), dir));
+            for (name, dir) in entries_of(&path) {
+                stack.push((path.join(name), dir));
             }
         }
         Ok(())
@@ -191,6 +191,59 @@ impl Walk<'_> {
             ReadAccess::Asks(r) => !(r.kind == ReasonKind::Protected && in_git(path)),
         }
     }
+}
+
+/// The entries of one folder the walk read, with the folder's mtime then.
+type Listing = (SystemTime, Vec<(OsString, bool)>);
+
+/// Folders listed before, by path: a folder whose mtime has not changed
+/// has the same entries (adding, removing or renaming one changes it), so
+/// the next command's walk costs a `stat` per folder instead of a
+/// `readdir`. A folder changed within the last second is read again (the
+/// clock may not have moved). Bounded: cleared past
+/// [`LISTING_CACHE_LIMIT`] entries.
+static LISTINGS: Mutex<Option<(HashMap<PathBuf, Listing>, usize)>> = Mutex::new(None);
+
+/// Entries the listing cache holds at most.
+const LISTING_CACHE_LIMIT: usize = 400_000;
+
+/// The entries of the folder `dir` (name, is a folder; links are not
+/// followed), from [`LISTINGS`] when it has not changed.
+fn entries_of(dir: &Path) -> Vec<(OsString, bool)> {
+    let mtime = std::fs::symlink_metadata(dir)
+        .and_then(|m| m.modified())
+        .ok();
+    let settled = mtime.filter(|t| {
+        SystemTime::now()
+            .duration_since(*t)
+            .is_ok_and(|age| age >= Duration::from_secs(1))
+    });
+    if let Some(t) = settled {
+        let cache = LISTINGS.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, entries)) = cache.as_ref().and_then(|(c, _)| c.get(dir)) {
+            if *at == t {
+                return entries.clone();
+            }
+        }
+    }
+    let entries: Vec<(OsString, bool)> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
+            .collect(),
+        Err(_) => return Vec::new(),
+    };
+    if let Some(t) = settled {
+        let mut cache = LISTINGS.lock().unwrap_or_else(|p| p.into_inner());
+        let (map, held) = cache.get_or_insert_with(|| (HashMap::new(), 0));
+        if *held + entries.len() > LISTING_CACHE_LIMIT {
+            map.clear();
+            *held = 0;
+        }
+        *held += entries.len();
+        map.insert(dir.to_path_buf(), (t, entries.clone()));
+    }
+    entries
 }
 
 /// `true` for the protected names whose content is secret or grants
@@ -345,6 +398,24 @@ mod tests {
         // One file of a folder: that file, not the folder.
         assert!(shown.contains(&"notes/n.txt".to_string()), "{shown:?}");
         assert!(!shown.contains(&"notes".to_string()), "{shown:?}");
+    }
+
+    #[test]
+    fn a_secret_added_to_a_folder_walked_before_is_found() {
+        let (_d, root) = project();
+        let old = SystemTime::now() - Duration::from_secs(60);
+        let age = |p: &Path| fs::File::open(p).unwrap().set_modified(old).unwrap();
+        for d in [root.clone(), root.join("src"), root.join("app")] {
+            age(&d);
+        }
+        let r = rules(&root, &[]);
+        let first = hidden_paths(&r, &root, None).unwrap();
+        assert!(!first.contains(&root.join("src/.env.new")));
+        // Listed from the cache now; a new entry changes the folder's mtime.
+        assert_eq!(hidden_paths(&r, &root, None).unwrap(), first);
+        fs::write(root.join("src/.env.new"), "k").unwrap();
+        let again = hidden_paths(&r, &root, None).unwrap();
+        assert!(again.contains(&root.join("src/.env.new")), "{again:?}");
     }
 
     #[test]
