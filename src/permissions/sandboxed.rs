@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use super::read_access::ReadFilter;
@@ -171,8 +171,8 @@ impl Walk<'_> {
             if !is_dir || (is_git && !self.by_rules) {
                 continue;
             }
-            for (name, dir) in entries_of(&path) {
-                stack.push((path.join(name), dir));
+            for (name, dir) in entries_of(&path).iter() {
+                stack.push((path.join(name), *dir));
             }
         }
         Ok(())
@@ -194,7 +194,7 @@ impl Walk<'_> {
 }
 
 /// The entries of one folder the walk read, with the folder's mtime then.
-type Listing = (SystemTime, Vec<(OsString, bool)>);
+type Listing = (SystemTime, Arc<[(OsString, bool)]>);
 
 /// Folders listed before, by path: a folder whose mtime has not changed
 /// has the same entries (adding, removing or renaming one changes it), so
@@ -209,7 +209,7 @@ const LISTING_CACHE_LIMIT: usize = 400_000;
 
 /// The entries of the folder `dir` (name, is a folder; links are not
 /// followed), from [`LISTINGS`] when it has not changed.
-fn entries_of(dir: &Path) -> Vec<(OsString, bool)> {
+fn entries_of(dir: &Path) -> Arc<[(OsString, bool)]> {
     let mtime = std::fs::symlink_metadata(dir)
         .and_then(|m| m.modified())
         .ok();
@@ -226,12 +226,12 @@ fn entries_of(dir: &Path) -> Vec<(OsString, bool)> {
             }
         }
     }
-    let entries: Vec<(OsString, bool)> = match std::fs::read_dir(dir) {
+    let entries: Arc<[(OsString, bool)]> = match std::fs::read_dir(dir) {
         Ok(rd) => rd
             .flatten()
             .map(|e| (e.file_name(), e.file_type().is_ok_and(|t| t.is_dir())))
             .collect(),
-        Err(_) => return Vec::new(),
+        Err(_) => return Arc::from(Vec::new()),
     };
     if let Some(t) = settled {
         let mut cache = LISTINGS.lock().unwrap_or_else(|p| p.into_inner());
