@@ -279,7 +279,7 @@ impl Session {
                             .join(crate::tools::retention::BASH_OUTPUT_DIR),
                         results.dir().to_path_buf(),
                     ])
-                    .with_sandbox_support(crate::sandbox::support().unavailable()),
+                    .with_sandbox_support(crate::sandbox::unavailable()),
             )),
             config: parts.config,
             provider: parts.provider,

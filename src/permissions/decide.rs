@@ -310,9 +310,7 @@ fn exactly_allowed(rules: &Rules, command: &str) -> bool {
                 && rules.entries.iter().any(|r| {
                     r.kind == RuleKind::Allow
                         && r.invalid.is_none()
-                        && r.rule.tool_name() == "Bash"
-                        && !r.rule.is_whole_tool()
-                        && !r.rule.to_string().contains('*')
+                        && r.rule.is_exact_command()
                         && r.rule.matches_command(p)
                 })
         })

@@ -223,15 +223,6 @@ impl Rules {
         }
     }
 
-    /// `true` when some deny rule covers Read (a whole `Read`, a path
-    /// pattern, or an invalid Read rule): only then can a name a command
-    /// lists be denied.
-    pub fn deny_reads(&self) -> bool {
-        self.entries
-            .iter()
-            .any(|r| r.kind == RuleKind::Deny && rule::covers(r.rule.tool_name(), "Read"))
-    }
-
     /// `true` when some deny or ask rule covers Read: only then can a
     /// whole-repository read of git's objects (`git log -p`) be denied or
     /// ask, so only then is the repository walked.

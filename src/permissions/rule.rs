@@ -174,6 +174,21 @@ impl Rule {
         self.spec.is_none()
     }
 
+    /// The specifier as written inside the parentheses (`./secret/**`,
+    /// `npm test:*`), `None` for a whole-tool rule.
+    pub fn specifier(&self) -> Option<&str> {
+        self.raw.as_deref()
+    }
+
+    /// `true` for a Bash rule that names one command exactly: a specifier
+    /// with no wildcard and no `:*` prefix (`Bash(npm test)`). A literal
+    /// `\*` counts as a wildcard here (erring toward "not exact").
+    pub fn is_exact_command(&self) -> bool {
+        self.tool == "Bash"
+            && matches!(&self.spec, Some(Spec::Command(_)))
+            && self.raw.as_deref().is_some_and(|r| !r.contains('*'))
+    }
+
     /// `true` when the rule applies to a call of `tool` on the canonical
     /// `path` (file tools; `is_dir` when it is a directory: a pattern then
     /// also counts when it matches something inside it).

@@ -97,8 +97,7 @@ fn rule_starts(rules: &Rules) -> Vec<PathBuf> {
         .filter(|r| matches!(r.kind, RuleKind::Deny | RuleKind::Ask))
         .filter(|r| covers(r.rule.tool_name(), "Read"))
         .filter_map(|r| {
-            let written = r.rule.to_string();
-            let spec = written.split_once('(')?.1.strip_suffix(')')?.to_string();
+            let spec = r.rule.specifier()?;
             let path = if let Some(abs) = spec.strip_prefix("//") {
                 PathBuf::from("/").join(abs)
             } else if let Some(rest) = spec.strip_prefix("~/") {
