@@ -555,25 +555,7 @@ impl Gates<'_> {
     /// policy without its hidden paths, which are worked out only if it
     /// runs).
     fn sandbox_line(&self, prepared: &PreparedCall) -> String {
-        let rules = self.env.permissions.rules();
-        let sandboxing = if wants_no_sandbox(&prepared.input_json.to_string()) {
-            Sandboxing::Off(SANDBOX_OFF_ALLOWED.to_string())
-        } else if let Some(why) = rules.sandbox.off {
-            Sandboxing::Off(why)
-        } else {
-            Sandboxing::On(Policy {
-                tier: if prepared.is_read_only() {
-                    Tier::ReadOnly
-                } else {
-                    Tier::Workspace
-                },
-                writable: Vec::new(),
-                hidden: Vec::new(),
-                frozen: Vec::new(),
-                network: rules.sandbox.network,
-            })
-        };
-        sandboxing.describe()
+        self.sandbox_plan(prepared).describe()
     }
 
     /// For a Bash call while the sandbox is off: the exact rule of each of
@@ -722,12 +704,31 @@ impl Gates<'_> {
         prepared: &PreparedCall,
         approved: Option<Reason>,
     ) -> Result<Sandboxing, String> {
+        let mut policy = match self.sandbox_plan(prepared) {
+            Sandboxing::On(policy) => policy,
+            off => return Ok(off),
+        };
+        let rules = self.env.permissions.rules();
+        let root = resolve_for_rules(&self.env.ctx.root);
+        policy.hidden =
+            tokio::task::spawn_blocking(move || hidden_paths(&rules, &root, approved.as_ref()))
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()))?;
+        Ok(Sandboxing::On(policy))
+    }
+
+    /// Where `prepared` runs, but for the paths to hide (a walk, done by
+    /// [`Gates::sandboxing`] only for a call that runs): outside the
+    /// sandbox when the model asked and the user allowed it or the sandbox
+    /// is off; else the tier by read-only-ness, the writable folders, the
+    /// frozen ones and the network.
+    fn sandbox_plan(&self, prepared: &PreparedCall) -> Sandboxing {
         let rules = self.env.permissions.rules();
         if wants_no_sandbox(&prepared.input_json.to_string()) {
-            return Ok(Sandboxing::Off(SANDBOX_OFF_ALLOWED.to_string()));
+            return Sandboxing::Off(SANDBOX_OFF_ALLOWED.to_string());
         }
-        if let Some(why) = &rules.sandbox.off {
-            return Ok(Sandboxing::Off(why.clone()));
+        if let Some(why) = rules.sandbox.off {
+            return Sandboxing::Off(why);
         }
         let root = resolve_for_rules(&self.env.ctx.root);
         let tier = if prepared.is_read_only() {
@@ -752,7 +753,6 @@ impl Gates<'_> {
                 writable.push(d.clone());
             }
         }
-        let network = rules.sandbox.network;
         // What a command could change now to run or grant something later
         // (a git hook the user's next commit runs, settings lathe obeys
         // at the next setup): read-only for workspace commands, when
@@ -762,19 +762,13 @@ impl Gates<'_> {
             .map(|rel| root.join(rel))
             .filter(|p| p.symlink_metadata().is_ok())
             .collect();
-        let hidden = {
-            let root = root.clone();
-            tokio::task::spawn_blocking(move || hidden_paths(&rules, &root, approved.as_ref()))
-                .await
-                .unwrap_or_else(|e| Err(e.to_string()))
-        }?;
-        Ok(Sandboxing::On(Policy {
+        Sandboxing::On(Policy {
             tier,
             writable,
-            hidden,
+            hidden: Vec::new(),
             frozen,
-            network,
-        }))
+            network: rules.sandbox.network,
+        })
     }
 
     /// Grants `rules` (as the float showed them) for the rest of the session.
