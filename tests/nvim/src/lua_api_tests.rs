@@ -358,3 +358,31 @@ fn the_first_ask_starts_the_runtime_and_the_session_log() -> Result<(), String> 
         1,
     )
 }
+
+/// `:checkhealth lathe` says what the sandbox enforces, or why it is off
+/// (`sandbox.enabled = false`), and `info().sandbox` carries the same.
+#[nvim_oxi::test]
+fn checkhealth_says_what_the_sandbox_enforces_or_why_it_is_off() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"
+        local dir = T.project()
+        T.setup(dir)
+        local sb = T.lathe.info().sandbox
+        vim.cmd("checkhealth lathe")
+        local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+        vim.cmd("bwipeout!")
+        if sb.off then
+          T.has("off, with why", text, "sandbox: off (" .. sb.off .. "): every Bash call asks unless an exact allow rule covers it")
+        else
+          T.has("on, with what the kernel enforces", text, "sandbox: on, Landlock ABI")
+          T.has("network", text, "network off for sandboxed commands")
+        end
+        T.setup(dir, { sandbox = { enabled = false, filesystem = { allowWrite = { "cache" } } } })
+        T.eq("off by the setting", T.lathe.info().sandbox.off, "sandbox.enabled is false")
+        vim.cmd("checkhealth lathe")
+        text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+        T.has("says off and why", text, "sandbox: off (sandbox.enabled is false): every Bash call asks unless an exact allow rule covers it")
+        T.has("the extra folder", text, "sandbox: commands may also write " .. dir .. "/cache (sandbox.filesystem.allowWrite)")
+    "#,
+    )
+}
