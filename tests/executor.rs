@@ -336,10 +336,13 @@ fn alive_with(marker: &str) -> bool {
                 .rsplit(')')
                 .next()
                 .is_some_and(|r| r.trim_start().starts_with('Z'));
+            // `starts_with`: the `sleep` itself, not the `bash -c` that
+            // execs it — while a process execs, its cmdline reads empty,
+            // so a `bash -c` seen once may be missing on the next look.
             !zombie
                 && String::from_utf8_lossy(&cmd)
                     .replace('\0', " ")
-                    .contains(marker)
+                    .starts_with(marker)
         })
 }
 
@@ -364,13 +367,15 @@ async fn interrupting_a_long_bash_kills_its_process_group_and_the_conversation_c
     h.session
         .ask("run it", &tokio::runtime::Handle::current())
         .expect("ask");
+    let mut started = false;
     for _ in 0..500 {
         if alive_with(&format!("sleep {marker}")) {
+            started = true;
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert!(alive_with(&format!("sleep {marker}")), "bash started");
+    assert!(started, "bash started");
     h.session.stop();
     assert_eq!(wait_idle(&h.session).await, TurnOutcome::Stopped);
     tokio::time::sleep(Duration::from_millis(200)).await;
