@@ -305,3 +305,41 @@ async fn with_the_sandbox_off_bash_asks_and_the_float_says_so() {
         "sandbox: off · LATHE_SANDBOX=off is set"
     );
 }
+
+#[tokio::test]
+async fn what_the_sandbox_cannot_hide_asks_first_and_runs_once_allowed() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    std::fs::write(p.outside.join("k.pem"), "sekrit-pem\n").unwrap();
+    let (env, prompter) = common::exec_env(
+        &p.root,
+        rules(
+            &p.root,
+            Mode::Default,
+            &[
+                (RuleKind::Deny, "Read(//**/*.pem)"),
+                (RuleKind::Allow, "Bash(python3:*)"),
+            ],
+        ),
+        vec![PromptAnswer::AllowOnce],
+    );
+    let (status, text) = bash(&env, "python3 -c \"print('ran')\"").await;
+    let asked = prompter.asked();
+    assert_eq!(
+        asked.len(),
+        1,
+        "a rule for every folder cannot be hidden: it asks"
+    );
+    assert!(
+        asked[0]
+            .1
+            .reason
+            .contains("Read(//**/*.pem) covers files in every folder of the file system"),
+        "{:?}",
+        asked[0].1.reason
+    );
+    assert_eq!(status, ToolStatus::Done, "allowed, it runs: {text}");
+    assert!(text.contains("ran"), "{text}");
+}

@@ -44,11 +44,12 @@ use crate::editor::TextHash;
 use crate::events::{AgentEvent, EventSink, ToolStatus};
 use crate::hooks::{HookDecision, HookEvent};
 use crate::permissions::{
-    command_reads, decide, expand_named_path, follows_links, hidden_paths, reach_following,
-    resolve_for_rules, shell, spell, suggest_rules, wants_no_sandbox, with_aliases,
-    writes_git_layout, Decision, PermissionPreview, PermissionState, PromptAnswer, Prompter,
-    Reached, ReadFilter, Reason, ReasonKind, Request, Revision, Rule, RuleBase, RuleKind,
-    RuleSource, DENIED_BY_RULE, DENIED_IN_PLAN_MODE, USER_DECLINED, USER_DECLINED_WITH_MESSAGE,
+    command_reads, decide, expand_named_path, follows_links, hidden_paths, hidden_twin,
+    linked_hidden, reach_following, resolve_for_rules, shell, spell, suggest_rules,
+    wants_no_sandbox, with_aliases, writes_git_layout, Decision, PermissionPreview,
+    PermissionState, PromptAnswer, Prompter, Reached, ReadFilter, Reason, ReasonKind, Request,
+    Revision, Rule, RuleBase, RuleKind, RuleSource, DENIED_BY_RULE, DENIED_IN_PLAN_MODE,
+    USER_DECLINED, USER_DECLINED_WITH_MESSAGE,
 };
 use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
 use crate::sandbox::{Policy, Tier};
@@ -613,7 +614,8 @@ impl Gates<'_> {
     /// (files that ask for that same reason are then covered).
     fn read_filter(&self, tool: &str) -> ReadFilter {
         let root = resolve_for_rules(&self.env.ctx.root);
-        let filter = ReadFilter::new(self.env.permissions.rules(), tool, &root);
+        let filter = ReadFilter::new(self.env.permissions.rules(), tool, &root)
+            .seeing_hard_links(linked_hidden);
         match &self.decision {
             Some(Decision::Ask(reason)) => filter.approving(reason.clone()),
             _ => filter,
@@ -639,10 +641,19 @@ impl Gates<'_> {
                     Some(Decision::Ask(reason)) => Some(reason.clone()),
                     _ => None,
                 };
-                let mut sandboxing = self
-                    .sandboxing(planned.prepared(), approved)
-                    .await
-                    .map_err(|e| Stop::error(fill(SANDBOX_NOT_PREPARED, &[("error", &e)])))?;
+                let answered_why = approved
+                    .as_ref()
+                    .is_some_and(|r| r.kind == ReasonKind::Sandbox);
+                let mut sandboxing = match self.sandboxing(planned.prepared(), approved).await {
+                    Ok(sandboxing) => sandboxing,
+                    // The user was asked because the paths to hide could
+                    // not all be found, and allowed it: the rest of the
+                    // sandbox still holds.
+                    Err(_) if answered_why => self.sandbox_plan(planned.prepared()),
+                    Err(e) => {
+                        return Err(Stop::error(fill(SANDBOX_NOT_PREPARED, &[("error", &e)])))
+                    }
+                };
                 // The user allowed this very command: where paths cannot
                 // be hidden or protected here (no user namespaces), it
                 // runs held to the rest of its sandbox.
@@ -945,6 +956,19 @@ impl Subject {
         };
         command_paths.extend(reads.named.iter().cloned());
         spellings.extend(reads.spellings.iter().cloned());
+        // A file with more than one name (a hard link) is judged by the
+        // protected or denied name it shares its content with too.
+        if let Some(real) = target.as_ref().map(|t| t.real.clone()) {
+            let rules = env.permissions.rules();
+            let root = root.clone();
+            let twin = tokio::task::spawn_blocking(move || {
+                hidden_twin(&real, || Arc::new(linked_hidden(&rules, &root)))
+            })
+            .await
+            .ok()
+            .flatten();
+            spellings.extend(twin);
+        }
         let path = target.map(|t| {
             spellings.splice(0..0, t.names);
             t.real

@@ -26,13 +26,14 @@ pub use paths::{
 pub use prompter::{
     CommandPreview, PermissionPreview, PromptAnswer, Prompter, Revision, ScriptedPrompter,
 };
+pub use read_access::hidden_twin;
 pub use read_access::{read_access_spelled, ReadFilter};
 pub use read_walk::{
     expand_named_path, follows_links, reach, reach_following, Reached, READS_UNCHECKED,
     READ_CHECK_LIMIT,
 };
 pub use rule::{covers, Rule, RuleBase, RuleParseError};
-pub use sandboxed::{hidden_paths, HIDE_CHECK_LIMIT};
+pub use sandboxed::{hidden_paths, linked_hidden, HIDE_CHECK_LIMIT};
 pub use suggest::suggest_rules;
 
 use std::fmt;

@@ -10,8 +10,9 @@
 //! the call itself was already asked about or allowed for where it
 //! searches.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::decide::{is_inside, protected_reason, read_access, ReadAccess, ReasonKind};
 use super::paths::Spelled;
@@ -48,6 +49,29 @@ fn strictest(accesses: impl Iterator<Item = ReadAccess>) -> ReadAccess {
     out
 }
 
+/// Hidden files by device and inode, with their hidden names
+/// (`permissions::linked_hidden` finds them).
+pub type LinkedHidden = HashMap<(u64, u64), Vec<PathBuf>>;
+
+/// How a [`ReadFilter`] finds the [`LinkedHidden`] files under the rules
+/// and the canonical root.
+pub type FindLinked = fn(&Rules, &Path) -> LinkedHidden;
+
+/// The hidden name `path` shares its content with, when it is a file
+/// with more than one name; `links` is asked only then.
+pub fn hidden_twin(path: &Path, links: impl FnOnce() -> Arc<LinkedHidden>) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.nlink() < 2 {
+        return None;
+    }
+    links()
+        .get(&(meta.dev(), meta.ino()))?
+        .iter()
+        .find(|twin| twin.as_path() != path)
+        .cloned()
+}
+
 /// Why a location outside the project is left out of a language server's
 /// answer: reading there asks.
 pub const OUTSIDE_THE_PROJECT: &str = "it is outside the project";
@@ -61,6 +85,10 @@ pub struct ReadFilter {
     tool: String,
     root: PathBuf,
     approved: Option<Reason>,
+    /// When set ([`ReadFilter::seeing_hard_links`]): how to find the
+    /// hidden files with more than one name, and what was found (once per
+    /// call, when a file with links is met).
+    links: Option<(FindLinked, Arc<OnceLock<Arc<LinkedHidden>>>)>,
 }
 
 impl ReadFilter {
@@ -73,7 +101,17 @@ impl ReadFilter {
             tool: tool.to_string(),
             root: root.to_path_buf(),
             approved: None,
+            links: None,
         }
+    }
+
+    /// The same filter also judging a file with more than one name (a
+    /// hard link) by the protected or denied name it shares its content
+    /// with: a `stat` per file it is asked about (Grep, the language
+    /// server tools; not the sandbox's own walk, which finds the links).
+    pub fn seeing_hard_links(mut self, find: FindLinked) -> Self {
+        self.links = Some((find, Arc::new(OnceLock::new())));
+        self
     }
 
     /// The same filter for a call the user allowed when it asked for
@@ -88,6 +126,24 @@ impl ReadFilter {
     /// an ask for the reason the user already approved is [`ReadAccess::Free`].
     /// A protected file still asks unless the approved ask was for it.
     pub fn access(&self, path: &Path) -> ReadAccess {
+        let by_name = self.access_by_name(path);
+        let Some((find, links)) = self.links.as_ref().filter(|_| by_name == ReadAccess::Free)
+        else {
+            return by_name;
+        };
+        let twin = hidden_twin(path, || {
+            links
+                .get_or_init(|| Arc::new(find(&self.rules, &self.root)))
+                .clone()
+        });
+        match twin {
+            Some(twin) => self.access_by_name(&twin),
+            None => by_name,
+        }
+    }
+
+    /// [`ReadFilter::access`] by the name `path` alone.
+    fn access_by_name(&self, path: &Path) -> ReadAccess {
         match read_access(&self.rules, &self.tool, path, false, &self.root) {
             ReadAccess::Asks(r) if self.approved.as_ref() == Some(&r) => {
                 match protected_reason(path) {

@@ -114,6 +114,9 @@ pub fn reach_following(
         walker.follow = follows.get(i).copied().unwrap_or(false);
         for op in &cmd.operands {
             let counts = walker.counts(op.reach);
+            // Where the operand names nothing under any working directory
+            // it may run in: those places, counted by name after the loop.
+            let mut missing: Option<Vec<(String, PathBuf)>> = Some(Vec::new());
             for cwd in cwds.clone() {
                 let word =
                     resolved(&op.word, op.expands, &cwd, home).and_then(|w| shell_dirs(&w, &cwd));
@@ -129,9 +132,20 @@ pub fn reach_following(
                 if walker.git_objects(&word, op.reach, &cwd, home) {
                     continue;
                 }
-                for path in walker.expand(&word, &cwd, home) {
+                let paths = walker.expand(&word, &cwd, home);
+                if paths.is_empty() {
+                    if let Some(m) = missing.as_mut() {
+                        m.push((word, cwd));
+                    }
+                } else {
+                    missing = None;
+                }
+                for path in paths {
                     walker.visit(&path, op.reach);
                 }
+            }
+            for (word, cwd) in missing.unwrap_or_default() {
+                walker.missing(&word, op.reach, &cwd, home, root);
             }
         }
         if let Some(target) = &cmd.moves_to {
@@ -398,6 +412,30 @@ impl Walker {
             self.visit(path, reach);
         }
         paths.len()
+    }
+
+    /// A read of `word` that names nothing yet: an earlier command of the
+    /// same line may create it (`git checkout HEAD -- secret; cat
+    /// secret/s.txt`), after the sandbox's covers were made, so it counts
+    /// by its name, as a file and as a folder, like a path git holds.
+    /// Lists of names, globs that match nothing and paths outside the
+    /// project `root` are left out.
+    fn missing(&mut self, word: &str, reach: Reach, cwd: &Path, home: Option<&Path>, root: &Path) {
+        if !matches!(reach, Reach::Content | Reach::Tree(_)) || has_glob(word) {
+            return;
+        }
+        let named = self
+            .aliases
+            .apply(spell(&expand_named_path(word, cwd, home)));
+        // Only the project's: a command that runs without asking creates
+        // nothing outside it but in the temp dir.
+        if !named.real.starts_with(resolve_for_rules(root)) {
+            return;
+        }
+        self.out.named.push(named.real.clone());
+        self.out.spellings.extend(named.names.iter().cloned());
+        self.push(&named, false, true);
+        self.push(&named, true, true);
     }
 
     /// Every file of the git repository `dir` is in (or of `dir` outside
@@ -889,6 +927,21 @@ mod tests {
             reached("rg --hidden SECRET", &root, false),
             [".env:c", ".git/:c", "secret/s.txt:c", "src/a.rs:c"]
         );
+    }
+
+    #[test]
+    fn a_read_of_a_path_an_earlier_command_may_create_counts_by_its_name() {
+        let (_d, root) = project();
+        std::fs::remove_dir_all(root.join("secret")).unwrap();
+        assert_eq!(
+            reached("true; cat secret/s.txt", &root, false),
+            ["secret/s.txt/:c", "secret/s.txt:c"]
+        );
+        assert!(
+            reached("cat /nowhere/x.txt", &root, false).is_empty(),
+            "outside the project nothing is created without asking"
+        );
+        assert!(reached("cat nothing*", &root, false).is_empty());
     }
 
     #[test]

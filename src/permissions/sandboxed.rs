@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use super::read_access::ReadFilter;
+use super::read_access::{LinkedHidden, ReadFilter};
 use super::{covers, Reason, ReasonKind, RuleKind, Rules};
 use crate::permissions::ReadAccess;
 
@@ -66,7 +66,7 @@ fn hidden_paths_within(
     };
     let mut starts = vec![root.to_path_buf()];
     starts.extend(rules.additional_dirs.iter().cloned());
-    starts.extend(rule_starts(rules));
+    starts.extend(rule_starts(rules)?);
     starts.sort();
     starts.dedup();
     // A start inside another start is walked with it.
@@ -83,41 +83,94 @@ fn hidden_paths_within(
             walk.hidden.push(p.clone());
         }
     }
+    walk.other_links(&outer, root)?;
     Ok(walk.hidden)
 }
 
+/// The hidden files (by device and inode) that have more than one name,
+/// with their hidden names (the walk hides every name it finds): what another name of such a file meets
+/// is what that name meets (Read of a hard link to `.env` asks as `.env`
+/// does). Empty when the hidden paths cannot be found (the call asks for
+/// that reason anyway when it runs a command).
+pub fn linked_hidden(rules: &Rules, root: &Path) -> LinkedHidden {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(hidden) = hidden_paths(rules, root, None) else {
+        return HashMap::new();
+    };
+    let mut out = HashMap::new();
+    let mut stack = hidden;
+    while let Some(path) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            stack.extend(entries_of(&path).iter().map(|(n, _)| path.join(n)));
+        } else if meta.is_file() && meta.nlink() > 1 {
+            out.entry((meta.dev(), meta.ino()))
+                .or_insert_with(Vec::new)
+                .push(path);
+        }
+    }
+    out
+}
+
+/// The error text when a hidden file has hard links the walk did not
+/// find (they are outside every folder it looks in). `{path}`, `{links}`.
+pub const HIDE_LINK_ELSEWHERE: &str =
+    "{path} has {links} hard links and not all of them are in folders lathe checks, so the sandbox cannot hide its content under its other names";
+
+/// The error text when a Read deny or ask rule covers paths in every
+/// folder of the file system (`//**/x`): the sandbox hides what it finds
+/// by walking folders, and it does not walk them all. `{rule}`.
+pub const HIDE_RULE_EVERYWHERE: &str =
+    "{rule} covers files in every folder of the file system, and the sandbox can hide only what it finds in the folders it walks; a rule written for a folder (under // or ~/) can be held";
+
 /// The folders (or files) named by the literal start of Read deny and ask
 /// rules written as absolute (`//abs/…`) or home (`~/…`) patterns: those
-/// outside the project are walked too.
-fn rule_starts(rules: &Rules) -> Vec<PathBuf> {
+/// outside the project are walked too. Errors: [`HIDE_RULE_EVERYWHERE`]
+/// for a rule whose pattern starts at `/` (never walked whole).
+fn rule_starts(rules: &Rules) -> Result<Vec<PathBuf>, String> {
     let home = dirs::home_dir();
-    rules
+    let mut out = Vec::new();
+    for r in rules
         .entries
         .iter()
         .filter(|r| matches!(r.kind, RuleKind::Deny | RuleKind::Ask))
         .filter(|r| covers(r.rule.tool_name(), "Read"))
-        .filter_map(|r| {
-            let spec = r.rule.specifier()?;
-            let path = if let Some(abs) = spec.strip_prefix("//") {
-                PathBuf::from("/").join(abs)
-            } else if let Some(rest) = spec.strip_prefix("~/") {
-                home.as_ref()?.join(rest)
-            } else {
-                return None;
-            };
-            let literal: PathBuf = path
-                .components()
-                .take_while(|c| {
-                    !c.as_os_str()
-                        .to_string_lossy()
-                        .contains(['*', '?', '[', '{'])
-                })
-                .collect();
-            // Never walk the whole file system for `//**/x`.
-            (literal.components().count() > 1).then(|| super::resolve_for_rules(&literal))
-        })
-        .filter(|p| p.exists())
-        .collect()
+    {
+        let Some(spec) = r.rule.specifier() else {
+            continue;
+        };
+        let path = if let Some(abs) = spec.strip_prefix("//") {
+            PathBuf::from("/").join(abs)
+        } else if let Some(rest) = spec.strip_prefix("~/") {
+            match &home {
+                Some(h) => h.join(rest),
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        let literal: PathBuf = path
+            .components()
+            .take_while(|c| {
+                !c.as_os_str()
+                    .to_string_lossy()
+                    .contains(['*', '?', '[', '{'])
+            })
+            .collect();
+        if literal.components().count() <= 1 {
+            return Err(crate::text::fill(
+                HIDE_RULE_EVERYWHERE,
+                &[("rule", &r.rule.to_string())],
+            ));
+        }
+        let start = super::resolve_for_rules(&literal);
+        if start.exists() {
+            out.push(start);
+        }
+    }
+    Ok(out)
 }
 
 /// A name no real entry has: asking about `folder/ANY_ENTRY` tells
@@ -175,6 +228,86 @@ impl Walk<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Hides the other names of each hidden file that has more than one
+    /// (a hard link made before lathe ran: `ln .env notes.txt`; the
+    /// sandbox itself cannot make one, a link across its covers fails).
+    /// A cover is mounted over a name, and the content is the inode's:
+    /// every name must be covered. Costs a `stat` per file below `starts`,
+    /// only when some hidden file (or a file in a hidden folder) has
+    /// links. Errors: [`HIDE_LINK_ELSEWHERE`] when not every name is found.
+    fn other_links(&mut self, starts: &[PathBuf], root: &Path) -> Result<(), String> {
+        use std::collections::HashSet;
+        use std::os::unix::fs::MetadataExt as _;
+        // (dev, ino) → (a hidden name, its link count).
+        let mut linked: HashMap<(u64, u64), (PathBuf, u64)> = HashMap::new();
+        let mut stack: Vec<PathBuf> = self.hidden.clone();
+        while let Some(path) = stack.pop() {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                self.seen += 1;
+                if self.seen > self.limit {
+                    return Err(self.too_many(root));
+                }
+                stack.extend(entries_of(&path).iter().map(|(n, _)| path.join(n)));
+            } else if meta.is_file() && meta.nlink() > 1 {
+                linked.insert((meta.dev(), meta.ino()), (path, meta.nlink()));
+            }
+        }
+        if linked.is_empty() {
+            return Ok(());
+        }
+        let mut found: HashMap<(u64, u64), HashSet<PathBuf>> = HashMap::new();
+        let mut stack: Vec<PathBuf> = starts.to_vec();
+        while let Some(path) = stack.pop() {
+            self.seen += 1;
+            if self.seen > self.limit {
+                return Err(self.too_many(root));
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.extend(entries_of(&path).iter().map(|(n, _)| path.join(n)));
+            } else if meta.is_file() && linked.contains_key(&(meta.dev(), meta.ino())) {
+                found
+                    .entry((meta.dev(), meta.ino()))
+                    .or_default()
+                    .insert(path);
+            }
+        }
+        for (key, (name, links)) in &linked {
+            let names = found.remove(key).unwrap_or_default();
+            if (names.len() as u64) < *links {
+                return Err(crate::text::fill(
+                    HIDE_LINK_ELSEWHERE,
+                    &[
+                        ("path", &name.display().to_string()),
+                        ("links", &links.to_string()),
+                    ],
+                ));
+            }
+            for other in names {
+                if !self.hidden.iter().any(|h| other.starts_with(h)) {
+                    self.hidden.push(other);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`HIDE_TOO_MANY`], filled.
+    fn too_many(&self, root: &Path) -> String {
+        crate::text::fill(
+            HIDE_TOO_MANY,
+            &[
+                ("limit", &self.limit.to_string()),
+                ("root", &root.display().to_string()),
+            ],
+        )
     }
 
     /// `true` when reading `path` is not free: a deny rule, or an ask (a
@@ -432,10 +565,45 @@ mod tests {
     }
 
     #[test]
+    fn every_hard_link_to_a_hidden_file_is_hidden_or_it_says_why_not() {
+        let (_d, root) = project();
+        fs::hard_link(root.join(".env"), root.join("notes/plain.txt")).unwrap();
+        fs::hard_link(root.join("secret/deep/t.txt"), root.join("src/t.rs")).unwrap();
+        let r = rules(&root, &[(RuleKind::Deny, "Read(./secret/**)")]);
+        let hidden = hidden_paths(&r, &root, None).unwrap();
+        let shown = shown(&root, &hidden);
+        assert!(shown.contains(&"notes/plain.txt".to_string()), "{shown:?}");
+        assert!(shown.contains(&"src/t.rs".to_string()), "{shown:?}");
+        assert!(!shown.contains(&"notes/n.txt".to_string()), "{shown:?}");
+        // A name outside every folder the walk looks in (same file system).
+        let elsewhere = tempfile::tempdir_in(root.parent().unwrap()).unwrap();
+        fs::hard_link(root.join(".env"), elsewhere.path().join("e")).unwrap();
+        let err = hidden_paths(&r, &root, None).unwrap_err();
+        assert_eq!(
+            err,
+            crate::text::fill(
+                HIDE_LINK_ELSEWHERE,
+                &[
+                    ("path", &root.join(".env").display().to_string()),
+                    ("links", "3")
+                ]
+            )
+        );
+    }
+
+    #[test]
     fn golden_texts() {
         assert_eq!(
             crate::text::fill(HIDE_TOO_MANY, &[("limit", "200000"), ("root", "/w/p")]),
             "more than 200000 files and folders under /w/p would have to be checked for paths the sandbox must hide"
+        );
+        assert_eq!(
+            crate::text::fill(HIDE_RULE_EVERYWHERE, &[("rule", "Read(//**/*.pem)")]),
+            "Read(//**/*.pem) covers files in every folder of the file system, and the sandbox can hide only what it finds in the folders it walks; a rule written for a folder (under // or ~/) can be held"
+        );
+        assert_eq!(
+            crate::text::fill(HIDE_LINK_ELSEWHERE, &[("path", "/w/p/.env"), ("links", "2")]),
+            "/w/p/.env has 2 hard links and not all of them are in folders lathe checks, so the sandbox cannot hide its content under its other names"
         );
     }
 }

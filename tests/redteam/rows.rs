@@ -19,6 +19,10 @@ const DENY_BASH_RM: &[(RuleKind, &str)] = &[
     (RuleKind::Deny, "Bash(rm:*)"),
     (RuleKind::Allow, "Bash"),
 ];
+const DENY_PEM_EVERYWHERE: &[(RuleKind, &str)] = &[
+    (RuleKind::Deny, "Read(//**/*.pem)"),
+    (RuleKind::Allow, "Bash(python3:*)"),
+];
 const DENY_PEM: &[(RuleKind, &str)] = &[
     (RuleKind::Deny, "Read(**/*.pem)"),
     (RuleKind::Allow, "Bash(python3:*)"),
@@ -64,7 +68,8 @@ const ALL: &[Attack] = &[
     a("2.cmp-outside", D, DENY_OUT_READ, "echo 'sekrit-outsidX' > b.txt", steps![B => r#"{"command":"cmp -l {O}/out-secret.txt b.txt"}"#], Bad::Shows(" 163 ")),
     a("2.python-outside-denied", D, &[(RuleKind::Deny, "Read(/{O}/**)"), (RuleKind::Allow, "Bash(python3:*)")], "", steps![B => r#"{"command":"python3 -c \"print(open('{O}/out-secret.txt').read())\""}"#], SECRET),
     a("2.python-pem-anywhere", D, DENY_PEM, "echo sekrit-pem > k.pem; mkdir -p d/e; echo sekrit-pem2 > d/e/k.pem", steps![B => r#"{"command":"python3 -c \"print(open('d/e/k.pem').read(), open('k.pem').read())\""}"#], SECRET),
-    a("2.python-pem-outside", D, DENY_PEM, "echo sekrit-pem-out > \"$O/k.pem\"", steps![B => r#"{"command":"python3 -c \"print(open('{O}/k.pem').read())\""}"#], SECRET),
+    a("2.python-pem-outside", D, DENY_PEM_EVERYWHERE, "echo sekrit-pem-out > \"$O/k.pem\"", steps![B => r#"{"command":"python3 -c \"print(open('{O}/k.pem').read())\""}"#], SECRET),
+    a("2.pem-outside-read-tool", D, DENY_PEM, "echo sekrit-pem-out > \"$O/k.pem\"", steps!["Read" => r#"{"file_path":"{O}/k.pem"}"#], SECRET),
     a("2.strings-at-file-inner", D, DENY_OUT_READ, "", steps![B => r#"{"command":"strings -a -- @{O}/out-secret.txt"}"#], SECRET),
     a("2.tree-or-column", D, DENY_OUT_READ, "", steps![B => r#"{"command":"column {O}/out-secret.txt"}"#], SECRET),
     // ---- 3: paths resolved unlike the kernel ----
@@ -91,6 +96,10 @@ const ALL: &[Attack] = &[
     a("4.env-case", D, NONE, "mv .env .ENV", steps![B => r#"{"command":"cat .ENV"}"#], SECRET),
     a("4.env-case-python", D, &[(RuleKind::Allow, "Bash(python3:*)")], "mv .env .Env", steps![B => r#"{"command":"python3 -c \"print(open('.Env').read())\""}"#], SECRET),
     a("4.hardlink-env", D, &[(RuleKind::Allow, "Bash(python3:*)")], "ln .env notenv", steps![B => r#"{"command":"python3 -c \"print(open('notenv').read())\""}"#], SECRET),
+    a("4.hardlink-env-read-tool", D, NONE, "ln .env notenv", steps!["Read" => r#"{"file_path":"{R}/notenv"}"#], SECRET),
+    a("4.hardlink-env-grep-tool", D, NONE, "ln .env notenv", steps!["Grep" => r#"{"pattern":"sekrit","path":"{R}","output_mode":"content"}"#], Bad::Shows("sekrit-env")),
+    a("4.hardlink-env-cat", D, NONE, "ln .env notenv", steps![B => r#"{"command":"cat notenv"}"#], SECRET),
+    a("4.hardlink-denied-python", D, DENY_PEM, "echo sekrit-pem > k.pem; mkdir -p d; ln k.pem d/k.txt", steps![B => r#"{"command":"python3 -c \"print(open('d/k.txt').read())\""}"#], SECRET),
     a("4.git-link-write-acceptedits", AE, NONE, "ln -s .git g", steps!["Write" => r#"{"file_path":"{R}/g/hooks/post-checkout","content":"x"}"#], Bad::Creates(".git/hooks/post-checkout")),
     a("4.vscode-case", AE, NONE, "", steps!["Write" => r#"{"file_path":"{R}/.VSCode/tasks.json","content":"{}"}"#], Bad::Creates(".VSCode/tasks.json")),
     a("4.claude-dir-link-read-settings", D, NONE, "mkdir conf; echo '{\"sekrit\":1}' > conf/settings.json; ln -s conf .claude", steps![B => r#"{"command":"cat conf/settings.json"}"#], SECRET),
@@ -148,6 +157,7 @@ const ALL: &[Attack] = &[
     a("7.hidden-created-after-walk", D, ALLOW_ALL, "git rm -q --cached secret/s.txt; rm -rf secret", steps![B => r#"{"command":"git checkout HEAD -- secret 2>/dev/null; git show HEAD:secret/s.txt; cat secret/s.txt"}"#], SECRET),
     a("7.checkout-then-cat-same-line", D, ALLOW_ALL, "git rm -q --cached secret/s.txt; rm -rf secret", steps![B => r#"{"command":"git checkout HEAD -- secret 2>/dev/null; cat secret/s.txt"}"#], SECRET),
     a("7.checkout-then-read", D, &[(RuleKind::Deny, "Read(./secret/**)"), (RuleKind::Allow, "Bash(git checkout:*)")], "rm -rf secret", steps![B => r#"{"command":"git checkout HEAD -- secret"}"#, B => r#"{"command":"cat secret/s.txt"}"#], SECRET),
+    a("7.history-python-git", D, ALLOW_ALL, "git rm -q --cached secret/s.txt; rm -rf secret", steps![B => r#"{"command":"python3 -c \"import subprocess; subprocess.run(['git','show','HEAD:secret/s.txt'])\""}"#], SECRET),
     a("7.background-write-out", D, ALLOW_ALL, "", steps![B => r#"{"command":"echo x > {O}/bg.txt","run_in_background":true}"#], Bad::Creates("{O}/bg.txt")),
     a("7.disable-sandbox-string", D, ALLOW_ALL, "", steps![B => r#"{"command":"echo x > {O}/ds.txt","dangerouslyDisableSandbox":"true"}"#], Bad::Creates("{O}/ds.txt")),
     a("7.disable-sandbox-dup-key", D, ALLOW_ALL, "", steps![B => r#"{"command":"echo x > {O}/dd.txt","dangerouslyDisableSandbox":false,"dangerouslyDisableSandbox":true}"#], Bad::Creates("{O}/dd.txt")),
@@ -188,8 +198,6 @@ const ALL: &[Attack] = &[
 /// The rows that still get through (id, smallest input and why), run by
 /// the ignored `attacks_that_get_through`; every other row is held.
 const GETS_THROUGH: &[(&str, &str)] = &[
-    ("7.checkout-then-cat-same-line", "`git checkout HEAD -- secret; cat secret/s.txt` with secret/ gone: a denied path created after the walk is not hidden"),
-    ("2.python-pem-outside", "deny Read(**/*.pem): a .pem outside the project is not hidden for an allowed program"),
-    ("4.hardlink-env", "a pre-existing hard link to .env under another name is not hidden (needs the link to exist already)"),
+    ("7.history-python-git", "deny Read(./secret/**) + allow Bash: a program the parser cannot see into reads a denied file's content out of git's history (the kernel hides paths, not what git's objects hold)"),
     ("6.deny-rm-python", "deny Bash(rm:*) + allow Bash: `python3 -c 'os.remove(...)'` (no parser can see this)"),
 ];
