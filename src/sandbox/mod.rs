@@ -18,6 +18,10 @@
 //! async-signal-safe system calls between `fork` and `exec`
 //! ([`Prepared::install`]).
 //!
+//! On macOS: a Seatbelt profile with the same policy ([`seatbelt`]), run
+//! by `/usr/bin/sandbox-exec` in front of bash ([`Prepared::launcher`]).
+//! Built and tested as text here; not yet tried on a Mac.
+//!
 //! Pure mechanism: which policy a call gets is decided by the permission
 //! gate; this module knows nothing of rules.
 //!
@@ -25,10 +29,12 @@
 //! - A hidden file's name stays visible (its cover is an empty file); a
 //!   hidden folder shows as an empty folder. Root (CI) can open a cover
 //!   but it is empty; other users get `EACCES`. Hidden paths are resolved
-//!   at [`prepare`]: other hard links to a hidden file are not covered, and
-//!   a hidden path that changed before the spawn fails the spawn (`ESTALE`).
-//! - Unix sockets stay usable without network (a local daemon such as
-//!   ssh-agent, docker or a proxy can still act for the command).
+//!   at [`prepare`] (the caller lists every hard link of a hidden file),
+//!   and a hidden path that changed before the spawn fails the spawn
+//!   (`ESTALE`).
+//! - Without network no socket can be made, Unix ones included (a local
+//!   daemon such as ssh-agent or docker could act for the command);
+//!   `socketpair` works.
 //! - Without network, 32-bit (i386) programs are killed by the seccomp
 //!   architecture check.
 //! - Files already open when the command starts (its pipes, the terminal)
@@ -40,6 +46,7 @@ use std::sync::OnceLock;
 
 #[cfg(target_os = "linux")]
 mod linux;
+pub mod seatbelt;
 
 /// How much a sandboxed command may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,8 +110,9 @@ pub struct Support {
     pub landlock_abi: Option<i32>,
     /// A seccomp filter can be installed.
     pub seccomp: bool,
-    /// Unprivileged user and mount namespaces can be made (needed only
-    /// when a policy hides paths).
+    /// Paths can be hidden and frozen (needed only when a policy does):
+    /// on Linux, unprivileged user and mount namespaces can be made; on
+    /// macOS, always (the profile denies them).
     pub user_namespaces: bool,
     /// Set when the sandbox was turned off on purpose (`LATHE_SANDBOX=off`
     /// in the environment, for tests of the fallback): why.
@@ -118,8 +126,12 @@ impl Support {
         if let Some(why) = &self.forced_off {
             return Some(why.clone());
         }
+        if cfg!(target_os = "macos") {
+            return (!std::path::Path::new(seatbelt::SANDBOX_EXEC).exists())
+                .then(|| format!("{} is missing", seatbelt::SANDBOX_EXEC));
+        }
         if !cfg!(target_os = "linux") {
-            return Some("lathe's sandbox is built for Linux only".into());
+            return Some("lathe's sandbox is built for Linux and macOS only".into());
         }
         match self.landlock_abi {
             None => return Some("the kernel has no Landlock".into()),
@@ -200,7 +212,7 @@ impl Support {
             Support {
                 landlock_abi: None,
                 seccomp: false,
-                user_namespaces: false,
+                user_namespaces: cfg!(target_os = "macos"),
                 forced_off,
             }
         }
@@ -212,6 +224,12 @@ impl Support {
     pub fn describe(&self) -> String {
         if let Some(why) = self.unavailable() {
             return format!("no sandbox: {why}");
+        }
+        if cfg!(target_os = "macos") {
+            return format!(
+                "Seatbelt ({}: writes, network, hidden paths)",
+                seatbelt::SANDBOX_EXEC
+            );
         }
         let abi = self.landlock_abi.unwrap_or(0);
         let landlock = if abi >= 4 {
@@ -243,8 +261,9 @@ pub fn forced_off_by(value: Option<&std::ffi::OsStr>) -> Option<String> {
 pub struct Prepared {
     #[cfg(target_os = "linux")]
     steps: linux::ChildSteps,
-    #[cfg(not(target_os = "linux"))]
-    _private: (),
+    /// macOS: `sandbox-exec`'s arguments before the command
+    /// ([`seatbelt::arguments`]); `None` on Linux.
+    launcher: Option<Vec<std::ffi::OsString>>,
 }
 
 /// Builds everything `policy` needs in the calling process (opens the
@@ -265,14 +284,15 @@ pub fn prepare_with(support: &Support, policy: &Policy) -> Result<Prepared, Sand
     {
         Ok(Prepared {
             steps: linux::prepare(support, policy)?,
+            launcher: None,
         })
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = policy;
-        Err(SandboxError::Unavailable(
-            "lathe's sandbox is built for Linux only".into(),
-        ))
+        // `unavailable` passed: macOS with sandbox-exec.
+        Ok(Prepared {
+            launcher: Some(seatbelt::arguments(policy)),
+        })
     }
 }
 
@@ -288,6 +308,15 @@ impl Prepared {
         {
             false
         }
+    }
+
+    /// The program to run in front of the command, with its arguments
+    /// (macOS: `sandbox-exec` and the profile); `None` where the sandbox
+    /// is entered in the child instead ([`Prepared::install`], Linux).
+    pub fn launcher(&self) -> Option<(&'static str, &[std::ffi::OsString])> {
+        self.launcher
+            .as_deref()
+            .map(|args| (seatbelt::SANDBOX_EXEC, args))
     }
 
     /// Adds a `pre_exec` step to `cmd` that enters the sandbox between

@@ -208,7 +208,16 @@ pub struct Jail {
 pub fn start(command: &str, cwd: &Path, jail: Jail) -> io::Result<Started> {
     let (reader, writer) = io::pipe()?;
     let marker = JobMarker::new();
-    let mut cmd = Command::new("bash");
+    // macOS: `sandbox-exec PROFILE -- bash -c …`; Linux enters the
+    // sandbox between fork and exec instead (`install` below).
+    let mut cmd = match jail.sandbox.as_ref().and_then(|s| s.launcher()) {
+        Some((program, args)) => {
+            let mut cmd = Command::new(program);
+            cmd.args(args).arg("bash");
+            cmd
+        }
+        None => Command::new("bash"),
+    };
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
