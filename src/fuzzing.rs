@@ -97,6 +97,7 @@ pub fn tool_input_json(data: &[u8]) {
             id: "toolu_fuzz".into(),
             name: "Read".into(),
             input: Value::Object(serde_json::Map::new()),
+            extra: Default::default(),
         }),
     });
     for p in &pieces {

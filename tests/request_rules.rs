@@ -44,6 +44,7 @@ fn call(id: &str, input: Value) -> ContentBlock {
         id: id.into(),
         name: "Read".into(),
         input,
+        extra: Default::default(),
     })
 }
 

@@ -191,6 +191,7 @@ mod tests {
             id: id.into(),
             name: "Read".into(),
             input: json!({ "file_path": "a.txt" }),
+            extra: Default::default(),
         })
     }
 

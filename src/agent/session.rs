@@ -549,6 +549,7 @@ impl Session {
             id,
             name: name.to_string(),
             input,
+            extra: Default::default(),
         });
         let cancel = match self.manual_cancel.lock() {
             Ok(c) => c.child_token(),

@@ -3,6 +3,8 @@
 //! How each `stop_reason` ends a request (the Messages API's documented
 //! handling, docs/architecture.md "The model protocol"):
 //! - `tool_use`: the calls ran; their results go back in the next request.
+//!   So with any other stop reason (but `max_tokens` and `refusal`) when the
+//!   answer had calls: some proxies send `end_turn` after a `tool_use`.
 //! - `end_turn`, `stop_sequence`: the turn is done.
 //! - `max_tokens`: the block being written when the limit hit is cut; a cut
 //!   `tool_use` never runs (it is held until the next block or the stop
@@ -218,7 +220,10 @@ impl Turn {
                         self.notice(fill(REFUSED, &[("details", &details)]), true);
                         return TurnOutcome::Done;
                     }
-                    Some(StopReason::ToolUse) if ran_tools => {}
+                    // Calls ran: their results go back, whatever the stop
+                    // reason says (some proxies send `end_turn` after a
+                    // `tool_use`).
+                    _ if ran_tools => {}
                     _ => return TurnOutcome::Done,
                 },
             }
@@ -244,6 +249,7 @@ impl Turn {
                 id: format!("toolu_lathe_attach_{}", i + 1),
                 name: "Read".into(),
                 input: serde_json::json!({ "file_path": a.path.display().to_string() }),
+                extra: Default::default(),
             });
             let result = run_tool_use(&call, &self.env).await.result;
             if result.is_error {
@@ -455,7 +461,7 @@ impl Turn {
                     output_began = true;
                     let call = PendingToolUse {
                         tool_use: done.to_tool_use(),
-                        input_error: done.input.as_ref().err().map(|e| e.error.clone()),
+                        input_error: done.input.as_ref().err().map(|e| e.detail()),
                         refusal: done.refusal.clone(),
                     };
                     self.release(&mut exec, &mut held, last.replace((done.index, call)));

@@ -776,6 +776,7 @@ mod tests {
                     id: "toolu_1".into(),
                     name: "Read".into(),
                     input: json!({"file_path": "a.rs"}),
+                    extra: Default::default(),
                 }),
             ]
         );

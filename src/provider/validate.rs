@@ -914,6 +914,7 @@ mod tests {
             id: id.into(),
             name: "Read".into(),
             input: json!({}),
+            extra: Default::default(),
         })
     }
 
@@ -1137,6 +1138,7 @@ mod tests {
             id: "a".into(),
             name: "Read".into(),
             input: json!("path"),
+            extra: Default::default(),
         });
         let req = request(vec![
             user("x"),
