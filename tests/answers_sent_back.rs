@@ -230,4 +230,61 @@ async fn a_call_ended_by_end_turn_runs_and_the_model_continues(api: Api) {
     assert!(chat_text(&h).ends_with("Found README.md."));
 }
 
-on_both_apis!(a_call_ended_by_end_turn_runs_and_the_model_continues);
+/// The system prompt is the same in every project (unchanging text first,
+/// for every server's prefix cache); the working directory and the
+/// project's instructions open the first user message; `temperature`
+/// goes out when set.
+async fn per_project_text_comes_after_the_system_prompt(api: Api) {
+    let mut systems = Vec::new();
+    for (dir_text, temperature) in [("one", None), ("two", Some(0.5))] {
+        let h = harness_on(
+            api,
+            json!({"responses": [{"content": [text("Hi.")]}]}),
+            vec![],
+            |c| {
+                c.temperature = temperature;
+                let instructions = format!("Project {dir_text} uses tabs.");
+                std::fs::write(c.cwd.join("AGENTS.md"), instructions).unwrap();
+            },
+            vec![],
+        )
+        .await;
+        assert_eq!(h.ask("hello").await, TurnOutcome::Done);
+        let body = &h.server.requests()[0];
+        assert_eq!(body.get("temperature").and_then(Value::as_f64), temperature);
+        let (system, first_user) = match api {
+            Api::Anthropic => (
+                body["system"][0]["text"].as_str().unwrap().to_string(),
+                body["messages"][0]["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            ),
+            Api::OpenAi => {
+                let m = &body["messages"];
+                assert_eq!(m[0]["role"], "system");
+                let user = match &m[1]["content"] {
+                    Value::String(s) => s.clone(),
+                    parts => parts[0]["text"].as_str().unwrap().to_string(),
+                };
+                (m[0]["content"].as_str().unwrap().to_string(), user)
+            }
+        };
+        assert!(
+            !system.contains(h.root.to_str().unwrap()) && !system.contains("uses tabs"),
+            "{system}"
+        );
+        assert!(
+            first_user.starts_with(&format!("<env>\nWorking directory: {}", h.root.display())),
+            "{first_user}"
+        );
+        assert!(first_user.contains(&format!("Project {dir_text} uses tabs.")));
+        systems.push(system);
+    }
+    assert_eq!(systems[0], systems[1], "the same in every project");
+}
+
+on_both_apis!(
+    a_call_ended_by_end_turn_runs_and_the_model_continues,
+    per_project_text_comes_after_the_system_prompt,
+);

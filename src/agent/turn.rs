@@ -28,8 +28,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, StreamFallback};
 use crate::execution::{run_tool_use, ExecEnv, PendingToolUse, ToolExecutor, HOOK_STOPPED_TURN};
 use crate::protocol::{
-    ContentBlock, Message, MessagesRequest, StopReason, StreamEvent, ToolResultContent, ToolUse,
-    Usage,
+    ContentBlock, Message, MessagesRequest, Role, StopReason, StreamEvent, ToolResultContent,
+    ToolUse, Usage,
 };
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::hints::{retrying_message, user_message};
@@ -72,6 +72,9 @@ pub const REFUSED: &str =
 pub(crate) struct Turn {
     pub config: Config,
     pub system: String,
+    /// `system_prompt::project_context`, put before the first user
+    /// message's blocks in every request (never in the transcript).
+    pub project_context: String,
     pub provider: Arc<dyn Provider>,
     pub transcript: Arc<Transcript>,
     pub sink: Arc<dyn EventSink>,
@@ -230,7 +233,7 @@ impl Turn {
         }
         let n = self.config.max_turns.to_string();
         self.notice(fill(MAX_TURNS_REACHED, &[("n", &n)]), false);
-        TurnOutcome::Done
+        TurnOutcome::MaxTurns
     }
 
     /// The content of the user message: the context blocks, each
@@ -312,7 +315,7 @@ impl Turn {
             model: self.config.model.clone(),
             max_tokens: self.max_tokens.load(Ordering::Relaxed),
             system: super::system_prompt::for_mode(&self.system, self.env.permissions.mode()),
-            messages: self.transcript.snapshot(),
+            messages: with_context(self.transcript.snapshot(), &self.project_context),
             tools: self.env.registry.definitions(),
             stream: true,
         };
@@ -546,6 +549,24 @@ impl Turn {
         let events = response_events(&response).into_iter().map(Ok);
         Ok(Box::pin(futures::stream::iter(events)))
     }
+}
+
+/// `messages` with `context` as a text block before the first user
+/// message's own blocks (after per-project text, the conversation; the
+/// system prompt before it stays the same for every project).
+fn with_context(mut messages: Vec<Message>, context: &str) -> Vec<Message> {
+    if context.trim().is_empty() {
+        return messages;
+    }
+    if let Some(first) = messages.first_mut().filter(|m| m.role == Role::User) {
+        first.content.insert(
+            0,
+            ContentBlock::Text {
+                text: context.to_string(),
+            },
+        );
+    }
+    messages
 }
 
 /// Adds `more`'s counts to `total` (missing counts add nothing).
