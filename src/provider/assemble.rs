@@ -383,9 +383,13 @@ impl MessageAssembler {
                     // The streamed input replaces the start's; input that
                     // is not a JSON object cannot go back (the API wants
                     // an object), so the start's stays.
+                    let is_call = map
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t.ends_with("tool_use"));
                     if let Ok(input @ Value::Object(_)) = serde_json::from_str::<Value>(&json) {
                         map.insert("input".into(), input);
-                    } else if map.get("input").is_some_and(|i| !i.is_object()) {
+                    } else if is_call && !map.get("input").is_some_and(Value::is_object) {
                         map.insert("input".into(), empty_object());
                     }
                 }
