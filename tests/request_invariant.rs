@@ -19,7 +19,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use lathe::protocol::{
-    ContentBlock, Message, MessagesRequest, Role, StopReason, ToolResult, ToolResultContent,
+    ContentBlock, Message, MessagesRequest, Role, ToolResult, ToolResultContent,
 };
 use lathe::provider::assemble::{Assembled, MessageAssembler};
 use lathe::provider::sse::parse_data;
@@ -112,12 +112,12 @@ fn block() -> impl Strategy<Value = Block> {
     let cite = json!({"type": "web_search_result_location", "url": "https://example.com",
                       "title": "x", "encrypted_index": "Eo8B", "cited_text": "Sunny."});
     prop_oneof![
-        (text_deltas(), stops.clone()).prop_map(|(deltas, stops)| Block {
+        (text_deltas(), stops).prop_map(|(deltas, stops)| Block {
             start: json!({"type": "text", "text": ""}),
             deltas,
             stops
         }),
-        (text_deltas(), any::<bool>(), stops.clone()).prop_map(move |(mut deltas, listed, stops)| {
+        (text_deltas(), any::<bool>(), stops).prop_map(move |(mut deltas, listed, stops)| {
             deltas.insert(0, json!({"type": "citations_delta", "citation": cite.clone()}));
             let start = if listed {
                 json!({"type": "text", "text": "", "citations": []})
@@ -127,14 +127,14 @@ fn block() -> impl Strategy<Value = Block> {
             Block { start, deltas, stops }
         }),
         tool_use(),
-        (json_deltas(), any::<bool>(), stops.clone()).prop_map(|(deltas, with_input, stops)| {
+        (json_deltas(), any::<bool>(), stops).prop_map(|(deltas, with_input, stops)| {
             let mut start = json!({"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search"});
             if with_input {
                 start["input"] = json!({});
             }
             Block { start, deltas, stops }
         }),
-        (prop::collection::vec(("[a-z ]{0,8}", "[A-Za-z0-9]{0,6}"), 0..3), stops.clone()).prop_map(
+        (prop::collection::vec(("[a-z ]{0,8}", "[A-Za-z0-9]{0,6}"), 0..3), stops).prop_map(
             |(pieces, stops)| Block {
                 start: json!({"type": "compaction", "content": null, "encrypted_content": null}),
                 deltas: pieces
@@ -144,7 +144,7 @@ fn block() -> impl Strategy<Value = Block> {
                 stops
             }
         ),
-        ("[a-z ]{0,8}", prop::option::of("[A-Za-z0-9]{0,6}"), stops.clone()).prop_map(
+        ("[a-z ]{0,8}", prop::option::of("[A-Za-z0-9]{0,6}"), stops).prop_map(
             |(thinking, signature, stops)| {
                 let mut deltas = vec![json!({"type": "thinking_delta", "thinking": thinking})];
                 if let Some(s) = signature {
@@ -157,7 +157,7 @@ fn block() -> impl Strategy<Value = Block> {
                 }
             }
         ),
-        stops.clone().prop_map(|stops| Block {
+        stops.prop_map(|stops| Block {
             start: json!({"type": "future_block", "x": [1, 2]}),
             deltas: vec![json!({"type": "future_delta", "y": 1})],
             stops
@@ -332,5 +332,4 @@ fn the_issue_23_answers_make_requests_the_api_accepts() {
         ),
     ];
     check(&answers, &[("ok".into(), false)]);
-    let _ = StopReason::EndTurn;
 }
