@@ -686,7 +686,7 @@ mod tests {
             setup(json!({"temperature": 1.5})).unwrap_err().0,
             "setup(): temperature must be a number from 0 to 1 for this provider, got 1.5"
         );
-        let c = setup(json!({"provider": "openai", "temperature": 1.5})).unwrap();
+        let c = setup(json!({"provider": "openai", "model": "qwen3", "temperature": 1.5})).unwrap();
         assert_eq!(c.temperature, Some(1.5));
         assert!(setup(json!({"temperature": "warm"})).is_err());
         assert!(setup(json!({"temperature": -0.1})).is_err());
