@@ -39,15 +39,20 @@ pub enum TurnOutcome {
     Error(String),
     /// `stop()` interrupted it.
     Stopped,
+    /// `max_turns` model requests ran and the model still wanted to go on:
+    /// cut, not finished.
+    MaxTurns,
 }
 
 impl TurnOutcome {
-    /// `done`, `error` or `stopped` (what `lathe.wait()` returns).
+    /// `done`, `error`, `stopped` or `max_turns` (what `lathe.wait()`
+    /// returns).
     pub fn as_str(&self) -> &'static str {
         match self {
             TurnOutcome::Done => "done",
             TurnOutcome::Error(_) => "error",
             TurnOutcome::Stopped => "stopped",
+            TurnOutcome::MaxTurns => "max_turns",
         }
     }
 }

@@ -14,10 +14,14 @@ use serde_json::Value;
 
 use crate::permissions::shell::{self, Split};
 use crate::permissions::{Rule, RuleBase};
-use crate::protocol::{ContentBlock, ContentBlockDelta, StreamEvent, ToolUse};
+use crate::protocol::{
+    ContentBlock, ContentBlockDelta, Message, MessagesRequest, Role, StreamEvent, ToolResult,
+    ToolResultContent, ToolUse,
+};
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::limits::{json_deeper_than, MAX_TOOL_INPUT_DEPTH};
 use crate::provider::sse::{parse_data, SseDecoder, SseEvent};
+use crate::provider::validate;
 use crate::tools::text_match;
 
 /// A check: panics when a property breaks for the input the bytes encode.
@@ -30,6 +34,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("tool_input_json", tool_input_json),
     ("permission_rule", permission_rule),
     ("edit_apply", edit_apply),
+    ("answer_events", answer_events),
 ];
 
 /// What an SSE byte stream decodes to: the events, then the error that
@@ -97,6 +102,7 @@ pub fn tool_input_json(data: &[u8]) {
             id: "toolu_fuzz".into(),
             name: "Read".into(),
             input: Value::Object(serde_json::Map::new()),
+            extra: Default::default(),
         }),
     });
     for p in &pieces {
@@ -125,6 +131,62 @@ pub fn tool_input_json(data: &[u8]) {
     }
     let message = a.message();
     assert_eq!(message.tool_uses().count(), 1);
+}
+
+/// A whole answer through the decoder's parser and the assembler, then the
+/// next request as the turn loop builds it (issue 23's invariant): every
+/// line of the input (lossy UTF-8) is one event's `data:` JSON; lines that
+/// do not decode are skipped. Every `tool_use` kept in the message was
+/// reported complete (so it is run or answered), and the request of the
+/// conversation — the prompt, the answer, one result per call, and a next
+/// prompt when there was none — passes `validate::prepare`: lathe never
+/// builds a request that its own check, and so the API, refuses forever.
+/// `tests/request_invariant.rs` checks the same with mock-llm's rules.
+pub fn answer_events(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut a = MessageAssembler::new();
+    let mut reported = Vec::new();
+    for line in text.lines() {
+        let Ok(event) = parse_data(line) else {
+            continue;
+        };
+        if let Some(Assembled::ToolUseComplete(done)) = a.push(event) {
+            reported.push(done.id);
+        }
+    }
+    let message = a.finish();
+    let kept: Vec<String> = message.tool_uses().map(|t| t.id.clone()).collect();
+    assert_eq!(kept, reported, "a kept call was never reported");
+    let results: Vec<ContentBlock> = kept
+        .iter()
+        .map(|id| {
+            ContentBlock::ToolResult(ToolResult {
+                tool_use_id: id.clone(),
+                content: ToolResultContent::Text("ok".into()),
+                is_error: false,
+            })
+        })
+        .collect();
+    let mut messages = vec![Message::user_text("go"), message];
+    if results.is_empty() {
+        messages.push(Message::user_text("next"));
+    } else {
+        messages.push(Message {
+            role: Role::User,
+            content: results,
+        });
+    }
+    let req = MessagesRequest {
+        model: "m".into(),
+        max_tokens: 1024,
+        system: String::new(),
+        messages,
+        tools: Vec::new(),
+        stream: true,
+    };
+    if let Err(e) = validate::prepare(req) {
+        panic!("the next request is refused: {e}");
+    }
 }
 
 /// The permission rule parser and matcher: any text either parses or is

@@ -298,7 +298,11 @@ async fn max_turns_stops_the_loop(api: Api) {
     };
     let script = json!({ "responses": [call("toolu_01"), call("toolu_02"), call("toolu_03")] });
     let h = common::harness_on(api, script, vec![], |c| c.max_turns = 2, vec![]).await;
-    assert_eq!(h.ask("loop").await, TurnOutcome::Done);
+    // Cut, not finished: scripts (`wait()`) and the statusline
+    // (`status().last`) can tell the two apart.
+    let outcome = h.ask("loop").await;
+    assert_eq!(outcome, TurnOutcome::MaxTurns);
+    assert_eq!(outcome.as_str(), "max_turns");
     assert_eq!(h.server.requests().len(), 2);
     let notice = h.sink.events().into_iter().any(|e| {
         matches!(e, AgentEvent::Notice { ref text, .. } if text.starts_with("Stopped after 2 model requests"))

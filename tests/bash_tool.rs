@@ -554,6 +554,7 @@ fn bash_use(input: Value) -> PendingToolUse {
         id: "toolu_bash".into(),
         name: "Bash".into(),
         input,
+        extra: Default::default(),
     })
 }
 

@@ -147,6 +147,7 @@ fn partition_groups_adjacent_safe_calls() {
             id: format!("t{i}"),
             name: name.into(),
             input,
+            extra: Default::default(),
         })
     })
     .collect();

@@ -107,6 +107,7 @@ fn tool(id: &str, name: &str, input: Value) -> ContentBlock {
         id: id.into(),
         name: name.into(),
         input,
+        extra: Default::default(),
     })
 }
 

@@ -113,6 +113,7 @@ async fn call(env: &ExecEnv, name: &str, input: Value) -> (bool, String, ToolSta
             id: format!("toolu_{name}"),
             name: name.into(),
             input,
+            extra: Default::default(),
         }),
         env,
     )

@@ -161,6 +161,7 @@ async fn disconnect_after_a_tool_use_block_is_retried() {
             id: "toolu_01".into(),
             name: "Grep".into(),
             input: json!({ "pattern": "Helo" }),
+            extra: Default::default(),
         })]
     );
     assert_eq!(notices.len(), 1, "{notices:?}");

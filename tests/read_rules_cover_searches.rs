@@ -98,6 +98,7 @@ impl Setup {
                 id: "toolu_1".into(),
                 name: name.into(),
                 input,
+                extra: Default::default(),
             }),
             &self.env,
         )

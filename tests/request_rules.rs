@@ -44,6 +44,7 @@ fn call(id: &str, input: Value) -> ContentBlock {
         id: id.into(),
         name: "Read".into(),
         input,
+        extra: Default::default(),
     })
 }
 
@@ -204,7 +205,7 @@ fn cases() -> Vec<Case> {
             ]),
             rule: validate::TOOL_USE_ID_UNIQUE,
             api_message: api::duplicate_tool_use_id(1, 1),
-            repairable: false,
+            repairable: true, // sent renamed, with its result (validate::sanitize)
         },
         Case {
             name: "tool call id with a dot",
@@ -215,7 +216,7 @@ fn cases() -> Vec<Case> {
             ]),
             rule: validate::TOOL_USE_ID_PATTERN,
             api_message: api::tool_use_id_pattern(1, 0),
-            repairable: false,
+            repairable: true, // sent renamed, with its result (validate::sanitize)
         },
         Case {
             name: "tool call input not an object",
@@ -487,7 +488,14 @@ async fn a_whitespace_only_answer_does_not_break_the_conversation() {
     assert_eq!(h.ask("second").await, TurnOutcome::Done);
     assert_eq!(h.server.served(), 2);
     let sent = h.server.requests();
-    let last = sent.last().unwrap();
+    let mut last = sent.last().unwrap().clone();
+    // The project context (system_prompt::project_context) opens the
+    // first user message of every request.
+    let context = last["messages"][0]["content"]
+        .as_array_mut()
+        .unwrap()
+        .remove(0);
+    assert!(context["text"].as_str().unwrap().starts_with("<env>"));
     assert_eq!(
         last["messages"],
         json!([{"role": "user", "content": [

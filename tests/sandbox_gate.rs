@@ -91,6 +91,7 @@ async fn allowed_commands_write_only_in_the_project_and_see_no_secrets() {
             input: json!({
                 "command": format!("echo inside > in.txt && echo out > {}", out.display())
             }),
+            extra: Default::default(),
         }),
         &env,
     )

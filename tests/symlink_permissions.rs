@@ -171,6 +171,7 @@ async fn run(w: &World, env: &ExecEnv, tool: &str, input: &Value) -> (&'static s
             id: "toolu_1".into(),
             name: tool.into(),
             input,
+            extra: Default::default(),
         }),
         env,
     )

@@ -90,7 +90,7 @@
 ---@field tool? lathe.StatusTool The newest tool call still running (nil when none).
 ---@field waiting_ask? lathe.WaitingAsk The permission ask waiting for you (nil when none).
 ---@field tokens lathe.Usage The session's token counts so far.
----@field last? "done"|"error"|"stopped" How the last request ended (nil before the first, and while one runs).
+---@field last? "done"|"error"|"stopped"|"max_turns" How the last request ended (nil before the first, and while one runs).
 ---@field error? string The error text when `last` is "error".
 
 --- A running tool call, as `status().tool` shows it.
@@ -385,10 +385,10 @@ function M.statusline()
 end
 
 --- Pumps the event loop until the turn ends and the chat shows its end, or
---- `timeout_ms` passes. Returns "done", "error", "stopped" or "timeout" (or
+--- `timeout_ms` passes. Returns "done", "error", "stopped", "max_turns" or "timeout" (or
 --- "idle" when no turn ever ran).
 ---@param timeout_ms number Milliseconds to wait at most.
----@return "done"|"error"|"stopped"|"timeout"|"idle" outcome
+---@return "done"|"error"|"stopped"|"max_turns"|"timeout"|"idle" outcome
 function M.wait(timeout_ms)
   if type(timeout_ms) ~= "number" then
     error(("lathe.wait(timeout_ms): timeout_ms must be a number, got %s"):format(type(timeout_ms)), 0)

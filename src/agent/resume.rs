@@ -76,6 +76,14 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                         ContentBlock::Text { text } => {
                             events.push(AgentEvent::TextDelta { text: text.clone() })
                         }
+                        // Cited text (kept as JSON with its citations).
+                        ContentBlock::Opaque(v) if block.kind() == "text" => {
+                            if let Some(text) = v.get("text").and_then(serde_json::Value::as_str) {
+                                events.push(AgentEvent::TextDelta {
+                                    text: text.to_string(),
+                                })
+                            }
+                        }
                         ContentBlock::ToolUse(u) => {
                             events.push(AgentEvent::ToolStarted {
                                 id: u.id.clone(),
@@ -191,6 +199,7 @@ mod tests {
             id: id.into(),
             name: "Read".into(),
             input: json!({ "file_path": "a.txt" }),
+            extra: Default::default(),
         })
     }
 
@@ -213,6 +222,28 @@ mod tests {
 
     fn text(t: &str) -> ContentBlock {
         ContentBlock::Text { text: t.into() }
+    }
+
+    #[test]
+    fn cited_text_is_shown_again() {
+        let cited = ContentBlock::Opaque(json!({"type": "text", "text": "it will be sunny",
+                                                "citations": [{"type": "x"}]}));
+        let records = vec![
+            Record::User {
+                text: "weather?".into(),
+                blocks: Vec::new(),
+            },
+            assistant(vec![text("The forecast: "), cited]),
+        ];
+        let shown: String = restore(&records)
+            .events
+            .into_iter()
+            .filter_map(|e| match e {
+                AgentEvent::TextDelta { text } => Some(text),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(shown, "The forecast: it will be sunny");
     }
 
     #[test]

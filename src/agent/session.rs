@@ -107,6 +107,9 @@ pub struct Session {
     file_state: Arc<FileState>,
     permissions: Arc<PermissionState>,
     system: String,
+    /// `system_prompt::project_context`: opens the first user message of
+    /// every request.
+    project_context: String,
     transcript: Arc<Transcript>,
     slot: Mutex<TurnSlot>,
     manual_ids: AtomicU64,
@@ -264,7 +267,9 @@ impl Session {
                 .map(|l| l.path().to_path_buf())
                 .unwrap_or_default(),
         });
-        let system = system_prompt::build(&parts.config.cwd, &system_prompt::today());
+        let system = system_prompt::build();
+        let project_context =
+            system_prompt::project_context(&parts.config.cwd, &system_prompt::today());
         let results = Arc::new(ResultStore::new(parts.config.state_dir.clone(), &sid));
         Ok(Arc::new(Self {
             permissions: Arc::new(PermissionState::new(
@@ -289,6 +294,7 @@ impl Session {
             registry: Arc::new(registry),
             file_state: Arc::new(FileState::new()),
             system,
+            project_context,
             transcript: Arc::new(Transcript::with_log(log.clone())),
             slot: Mutex::new(TurnSlot::default()),
             manual_ids: AtomicU64::new(1),
@@ -549,6 +555,7 @@ impl Session {
             id,
             name: name.to_string(),
             input,
+            extra: Default::default(),
         });
         let cancel = match self.manual_cancel.lock() {
             Ok(c) => c.child_token(),
@@ -567,6 +574,7 @@ impl Session {
         Turn {
             config: self.config.clone(),
             system: self.system.clone(),
+            project_context: self.project_context.clone(),
             provider: self.provider.clone(),
             transcript: self.transcript.clone(),
             sink: self.sink.clone(),

@@ -146,6 +146,7 @@ impl Record {
 pub fn outcome_of(outcome: &str, error: Option<&str>) -> TurnOutcome {
     match outcome {
         "done" => TurnOutcome::Done,
+        "max_turns" => TurnOutcome::MaxTurns,
         "error" => TurnOutcome::Error(error.unwrap_or_default().to_string()),
         _ => TurnOutcome::Stopped,
     }

@@ -1,8 +1,16 @@
-//! The system prompt: who lathe is, where it runs, and the project's own
-//! instructions (`CLAUDE.md`, `AGENTS.md`), as Claude Code builds it; and,
-//! while the session is in plan mode, a paragraph that says so
-//! ([`for_mode`], applied to every request, so a `:Lathe mode` switch
-//! reaches the next one).
+//! What the model is told besides the conversation: who lathe is (the
+//! system prompt, [`SYSTEM`], the same for every project and day), and
+//! where it runs with the project's own instructions (`CLAUDE.md`,
+//! `AGENTS.md`) — [`project_context`], a text block at the start of the
+//! first user message of every request; and, while the session is in plan
+//! mode, a paragraph that says so ([`for_mode`], applied to every request,
+//! so a `:Lathe mode` switch reaches the next one).
+//!
+//! Unchanging text first, per-project and per-turn text last: a server's
+//! prompt cache keeps the longest unchanged prefix, and OpenAI-compatible
+//! servers render the tool definitions after the system message, so a
+//! working directory in the system prompt made every new project miss
+//! the cache for all of the tools (issue 23).
 
 use std::path::Path;
 
@@ -38,20 +46,29 @@ pub fn for_mode(base: &str, mode: Mode) -> String {
     }
 }
 
-/// The system prompt for a session rooted at `cwd` on `date` (`YYYY-MM-DD`).
-/// Reads the instruction files from `cwd` (missing ones are skipped).
-pub fn build(cwd: &Path, date: &str) -> String {
-    let mut out = format!(
-        "You are lathe, a coding agent running inside the user's Neovim. You help with \
-software engineering tasks in the project below by using the tools you are given.\n\
+/// Model-facing: the system prompt, the same in every session.
+pub const SYSTEM: &str = "You are lathe, a coding agent running inside the user's Neovim. You help with \
+software engineering tasks in the user's project (its working directory and instructions come with \
+the first message) by using the tools you are given.\n\
 \n\
 - Look before you change: use Grep and Glob to find code, Read a file before you Edit or Write it.\n\
 - Edits go into the user's open buffers and may need the user's approval; if a call is declined, \
 do not repeat it — ask or take another approach.\n\
 - Keep changes small and focused on the request. When you are done, say briefly what you changed.\n\
-- Paths in tool calls are absolute or relative to the working directory.\n\
-\n\
-<env>\n\
+- Paths in tool calls are absolute or relative to the working directory.\n";
+
+/// The system prompt of a session.
+pub fn build() -> String {
+    SYSTEM.to_string()
+}
+
+/// Where the session runs — rooted at `cwd` on `date` (`YYYY-MM-DD`) — and
+/// the project's instruction files read from `cwd` (missing ones are
+/// skipped): the text block that opens the first user message of every
+/// request.
+pub fn project_context(cwd: &Path, date: &str) -> String {
+    let mut out = format!(
+        "<env>\n\
 Working directory: {cwd}\n\
 Platform: {os}\n\
 Today's date: {date}\n\
@@ -93,7 +110,7 @@ mod tests {
     fn includes_env_and_instruction_files() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
-        let p = build(dir.path(), "2026-11-29");
+        let p = project_context(dir.path(), "2026-11-29");
         assert!(p.contains(&format!("Working directory: {}", dir.path().display())));
         assert!(p.contains("Today's date: 2026-11-29"));
         assert!(p.contains(&format!("Platform: {}", std::env::consts::OS)));
@@ -111,11 +128,17 @@ mod tests {
 
     #[test]
     fn only_plan_mode_adds_a_paragraph() {
-        let base = build(Path::new("/p"), "2026-11-29");
+        let base = build();
         assert_eq!(for_mode(&base, Mode::Plan), format!("{base}{PLAN_MODE}"));
         for mode in [Mode::Default, Mode::AcceptEdits, Mode::BypassPermissions] {
             assert_eq!(for_mode(&base, mode), base, "{mode:?}");
         }
+    }
+
+    #[test]
+    fn the_system_prompt_names_no_project_or_day() {
+        assert!(!SYSTEM.contains("Working directory:"));
+        assert!(!SYSTEM.contains("Today's date"));
     }
 
     #[test]

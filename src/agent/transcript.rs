@@ -214,6 +214,7 @@ mod tests {
                         id: id.to_string(),
                         name: "Read".into(),
                         input: json!({}),
+                        extra: Default::default(),
                     })
                 })
                 .collect(),

@@ -3,6 +3,8 @@
 //! How each `stop_reason` ends a request (the Messages API's documented
 //! handling, docs/architecture.md "The model protocol"):
 //! - `tool_use`: the calls ran; their results go back in the next request.
+//!   So with any other stop reason (but `max_tokens` and `refusal`) when the
+//!   answer had calls: some proxies send `end_turn` after a `tool_use`.
 //! - `end_turn`, `stop_sequence`: the turn is done.
 //! - `max_tokens`: the block being written when the limit hit is cut; a cut
 //!   `tool_use` never runs (it is held until the next block or the stop
@@ -26,8 +28,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, StreamFallback};
 use crate::execution::{run_tool_use, ExecEnv, PendingToolUse, ToolExecutor, HOOK_STOPPED_TURN};
 use crate::protocol::{
-    ContentBlock, Message, MessagesRequest, StopReason, StreamEvent, ToolResultContent, ToolUse,
-    Usage,
+    ContentBlock, Message, MessagesRequest, Role, StopReason, StreamEvent, ToolResultContent,
+    ToolUse, Usage,
 };
 use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::hints::{retrying_message, user_message};
@@ -70,6 +72,9 @@ pub const REFUSED: &str =
 pub(crate) struct Turn {
     pub config: Config,
     pub system: String,
+    /// `system_prompt::project_context`, put before the first user
+    /// message's blocks in every request (never in the transcript).
+    pub project_context: String,
     pub provider: Arc<dyn Provider>,
     pub transcript: Arc<Transcript>,
     pub sink: Arc<dyn EventSink>,
@@ -218,14 +223,17 @@ impl Turn {
                         self.notice(fill(REFUSED, &[("details", &details)]), true);
                         return TurnOutcome::Done;
                     }
-                    Some(StopReason::ToolUse) if ran_tools => {}
+                    // Calls ran: their results go back, whatever the stop
+                    // reason says (some proxies send `end_turn` after a
+                    // `tool_use`).
+                    _ if ran_tools => {}
                     _ => return TurnOutcome::Done,
                 },
             }
         }
         let n = self.config.max_turns.to_string();
         self.notice(fill(MAX_TURNS_REACHED, &[("n", &n)]), false);
-        TurnOutcome::Done
+        TurnOutcome::MaxTurns
     }
 
     /// The content of the user message: the context blocks, each
@@ -244,6 +252,7 @@ impl Turn {
                 id: format!("toolu_lathe_attach_{}", i + 1),
                 name: "Read".into(),
                 input: serde_json::json!({ "file_path": a.path.display().to_string() }),
+                extra: Default::default(),
             });
             let result = run_tool_use(&call, &self.env).await.result;
             if result.is_error {
@@ -306,7 +315,7 @@ impl Turn {
             model: self.config.model.clone(),
             max_tokens: self.max_tokens.load(Ordering::Relaxed),
             system: super::system_prompt::for_mode(&self.system, self.env.permissions.mode()),
-            messages: self.transcript.snapshot(),
+            messages: with_context(self.transcript.snapshot(), &self.project_context),
             tools: self.env.registry.definitions(),
             stream: true,
         };
@@ -455,7 +464,7 @@ impl Turn {
                     output_began = true;
                     let call = PendingToolUse {
                         tool_use: done.to_tool_use(),
-                        input_error: done.input.as_ref().err().map(|e| e.error.clone()),
+                        input_error: done.input.as_ref().err().map(|e| e.detail()),
                         refusal: done.refusal.clone(),
                     };
                     self.release(&mut exec, &mut held, last.replace((done.index, call)));
@@ -540,6 +549,24 @@ impl Turn {
         let events = response_events(&response).into_iter().map(Ok);
         Ok(Box::pin(futures::stream::iter(events)))
     }
+}
+
+/// `messages` with `context` as a text block before the first user
+/// message's own blocks (after per-project text, the conversation; the
+/// system prompt before it stays the same for every project).
+fn with_context(mut messages: Vec<Message>, context: &str) -> Vec<Message> {
+    if context.trim().is_empty() {
+        return messages;
+    }
+    if let Some(first) = messages.first_mut().filter(|m| m.role == Role::User) {
+        first.content.insert(
+            0,
+            ContentBlock::Text {
+                text: context.to_string(),
+            },
+        );
+    }
+    messages
 }
 
 /// Adds `more`'s counts to `total` (missing counts add nothing).

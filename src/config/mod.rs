@@ -124,7 +124,7 @@ pub const OPENAI_NEEDS_MODEL: &str = "setup(): provider = \"openai\" needs a mod
 pub const DEFAULT_OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
 
 /// The effective configuration of a session.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Which API: Anthropic Messages (default) or OpenAI-compatible chat
     /// completions.
@@ -145,6 +145,9 @@ pub struct Config {
     /// `max_tokens` (once per turn); at most the model's output limit.
     /// Default [`DEFAULT_RETRY_MAX_TOKENS`].
     pub retry_max_tokens: u32,
+    /// `temperature` of every request (0 to 2; the Messages API takes 0
+    /// to 1), `None` for the server's default.
+    pub temperature: Option<f64>,
     /// Absolute project root (relative tool paths resolve here).
     pub cwd: PathBuf,
     /// Permission mode and rules.
@@ -239,6 +242,7 @@ impl Config {
             max_turns: DEFAULT_MAX_TURNS,
             max_tokens: DEFAULT_MAX_TOKENS,
             retry_max_tokens: DEFAULT_RETRY_MAX_TOKENS,
+            temperature: None,
             cwd: cwd.to_path_buf(),
             permissions: Rules::default(),
             save_after_edit: true,
@@ -403,6 +407,9 @@ impl Config {
         if let Some(n) = raw.max_tokens {
             cfg.max_tokens = whole("max_tokens", &n, u32::MAX.into())?;
         }
+        if let Some(t) = raw.temperature {
+            cfg.temperature = Some(temperature(&t, cfg.provider)?);
+        }
         if let Some(s) = raw.save_after_edit {
             cfg.save_after_edit = s;
         }
@@ -561,6 +568,22 @@ fn whole<T: TryFrom<u64>>(key: &str, v: &Value, max: u64) -> Result<T, ConfigErr
         })
 }
 
+/// `setup{ temperature }`: a number from 0 to 1 for the Messages API (its
+/// range), 0 to 2 for OpenAI-compatible servers (theirs).
+fn temperature(v: &Value, provider: ProviderKind) -> Result<f64, ConfigError> {
+    let max = match provider {
+        ProviderKind::Anthropic => 1.0,
+        ProviderKind::OpenAi => 2.0,
+    };
+    v.as_f64()
+        .filter(|t| (0.0..=max).contains(t))
+        .ok_or_else(|| {
+            ConfigError(format!(
+                "setup(): temperature must be a number from 0 to {max} for this provider, got {v}"
+            ))
+        })
+}
+
 /// `true` for `{}` or `[]` (Lua's empty table arrives as either).
 fn is_empty_table(v: &Value) -> bool {
     v.as_object().is_some_and(|m| m.is_empty()) || v.as_array().is_some_and(|a| a.is_empty())
@@ -584,6 +607,7 @@ struct RawSetup {
     max_turns: Option<Value>,
     max_tokens: Option<Value>,
     retry_max_tokens: Option<Value>,
+    temperature: Option<Value>,
     cwd: Option<String>,
     save_after_edit: Option<bool>,
     max_tool_concurrency: Option<Value>,
@@ -649,6 +673,24 @@ fn list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn temperature_is_checked_against_the_provider_range() {
+        let setup = |v: Value| Config::from_setup(&v, Path::new("/p"));
+        assert_eq!(
+            setup(json!({"temperature": 0.2})).unwrap().temperature,
+            Some(0.2)
+        );
+        assert_eq!(setup(json!({})).unwrap().temperature, None);
+        assert_eq!(
+            setup(json!({"temperature": 1.5})).unwrap_err().0,
+            "setup(): temperature must be a number from 0 to 1 for this provider, got 1.5"
+        );
+        let c = setup(json!({"provider": "openai", "model": "qwen3", "temperature": 1.5})).unwrap();
+        assert_eq!(c.temperature, Some(1.5));
+        assert!(setup(json!({"temperature": "warm"})).is_err());
+        assert!(setup(json!({"temperature": -0.1})).is_err());
+    }
 
     #[test]
     fn unknown_key_is_named() {

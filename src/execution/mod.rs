@@ -340,6 +340,7 @@ impl Gates<'_> {
             id: self.id.clone(),
             name: tool.to_string(),
             input,
+            extra: Default::default(),
         });
         let prepared = CheckedCall::new(pending, self.env)
             .prepared

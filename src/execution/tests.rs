@@ -168,6 +168,7 @@ fn call(name: &str, input: serde_json::Value) -> PendingToolUse {
         id: "toolu_1".into(),
         name: name.into(),
         input,
+        extra: Default::default(),
     })
 }
 

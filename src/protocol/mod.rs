@@ -58,6 +58,22 @@ pub struct ToolUse {
     pub name: String,
     /// The tool input, a JSON object when the model behaves.
     pub input: Value,
+    /// Fields of the block besides `type`, `id`, `name` and `input` (such
+    /// as `caller`), kept so the block goes back exactly as it came.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
+}
+
+impl ToolUse {
+    /// A `tool_use` block with no other fields.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            input,
+            extra: serde_json::Map::new(),
+        }
+    }
 }
 
 /// A `tool_result` content block, always in a `user` message.
@@ -157,7 +173,17 @@ impl<'de> Deserialize<'de> for ContentBlock {
     /// JSON; anything else (another type, extra fields such as `citations`)
     /// stays [`ContentBlock::Opaque`], so nothing the API sent is lost.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
+        let mut value = Value::deserialize(d)?;
+        // A `tool_use` without `input` (llama.cpp's `/v1/messages` starts
+        // one so) is a call with input `{}`, plus its streamed JSON: kept as
+        // a call, it is always run or answered.
+        if let Value::Object(map) = &mut value {
+            if map.get("type").and_then(Value::as_str) == Some("tool_use")
+                && !map.contains_key("input")
+            {
+                map.insert("input".into(), Value::Object(serde_json::Map::new()));
+            }
+        }
         Ok(match serde_json::from_value::<wire::Known>(value.clone()) {
             Ok(known) if serde_json::to_value(&known).is_ok_and(|v| v == value) => {
                 wire::Block::Known(known).into()

@@ -84,6 +84,23 @@ pub enum ContentBlockDelta {
         /// The signature.
         signature: String,
     },
+    /// One more citation for a `text` block (web search and document
+    /// answers): appended to the block's `citations`.
+    CitationsDelta {
+        /// The citation object, kept as it came.
+        citation: serde_json::Value,
+    },
+    /// A piece of a `compaction` block: `content` is appended to the
+    /// block's summary, `encrypted_content` replaces the block's (each
+    /// delta carries the latest).
+    CompactionDelta {
+        /// More summary text.
+        #[serde(default)]
+        content: Option<String>,
+        /// The opaque payload the API checks when the block is sent back.
+        #[serde(default)]
+        encrypted_content: Option<String>,
+    },
     /// Any delta type this version does not know; ignored.
     #[serde(other)]
     Unknown,

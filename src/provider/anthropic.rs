@@ -134,7 +134,9 @@ impl AnthropicProvider {
                 env: self.endpoint.api_key_env.clone(),
             });
         }
-        let body = super::cache::body_with_breakpoints(req, stream);
+        let body = self
+            .endpoint
+            .with_temperature(super::cache::body_with_breakpoints(req, stream));
         self.endpoint
             .post(
                 MESSAGES_PATH,
@@ -776,6 +778,7 @@ mod tests {
                     id: "toolu_1".into(),
                     name: "Read".into(),
                     input: json!({"file_path": "a.rs"}),
+                    extra: Default::default(),
                 }),
             ]
         );

@@ -90,16 +90,21 @@ pub struct CompletedToolUse {
     /// whole model-facing result, given without running it. `input` is then
     /// `Ok({})` and the oversized input was never kept.
     pub refusal: Option<String>,
+    /// The start's fields besides `type`, `id`, `name` and `input` (such as
+    /// `caller`), sent back with the block.
+    pub extra: serde_json::Map<String, Value>,
 }
 
 impl CompletedToolUse {
     /// The block as it is stored in the transcript: the parsed input, or
-    /// `{}` when it failed to parse (the API requires an object there).
+    /// `{}` when it failed to parse (the API requires an object there),
+    /// with the start's other fields (such as `caller`) as they came.
     pub fn to_tool_use(&self) -> ToolUse {
         ToolUse {
             id: self.id.clone(),
             name: self.name.clone(),
             input: self.input.clone().unwrap_or_else(|_| empty_object()),
+            extra: self.extra.clone(),
         }
     }
 }
@@ -112,6 +117,29 @@ pub struct InvalidToolInput {
     pub error: String,
     /// The joined `partial_json` pieces, exactly as received.
     pub raw: String,
+}
+
+/// How much of an input that is not JSON the model is shown again
+/// ([`InvalidToolInput::detail`]), in characters.
+pub const SENT_INPUT_SHOWN_CHARS: usize = 200;
+
+/// [`InvalidToolInput::detail`]: the parser's error, then what the model
+/// sent (cut to [`SENT_INPUT_SHOWN_CHARS`]). `{error}`, `{sent}`.
+pub const INVALID_INPUT_DETAIL: &str = "{error}; the input as it arrived: {sent}";
+
+impl InvalidToolInput {
+    /// The parser's error and what the model sent, cut: the `{error}` of
+    /// the model-facing result (`execution::messages::INPUT_NOT_JSON`).
+    pub fn detail(&self) -> String {
+        let mut sent: String = self.raw.chars().take(SENT_INPUT_SHOWN_CHARS).collect();
+        if sent.len() < self.raw.len() {
+            sent.push('…');
+        }
+        fill(
+            INVALID_INPUT_DETAIL,
+            &[("error", &self.error), ("sent", &sent)],
+        )
+    }
 }
 
 /// A block between its `content_block_start` and `content_block_stop`.
@@ -130,14 +158,15 @@ enum Open {
         json: String,
         /// Over a cap: the refusal; further `partial_json` is dropped.
         refusal: Option<String>,
+        extra: serde_json::Map<String, Value>,
     },
-    /// A block type lathe does not model (`server_tool_use`, …): its start
-    /// object, with any `input_json_delta` pieces (parsed into `input` at its
-    /// stop) and `text_delta` pieces (appended to `text`).
+    /// A block lathe keeps as JSON (`server_tool_use`, `compaction`, text
+    /// with `citations`, …): its start object, changed by each delta as
+    /// the API's SDKs accumulate it (see [`apply_to_opaque`]), and its
+    /// `input_json_delta` pieces, parsed into `input` at its stop.
     Opaque {
-        start: Value,
+        block: Value,
         json: String,
-        text: String,
     },
 }
 
@@ -242,15 +271,21 @@ impl MessageAssembler {
                         start_input,
                         json: String::new(),
                         refusal,
+                        extra: t.extra,
                     },
                     Some(report),
                 )
             }
-            ContentBlock::Opaque(start) => (
+            // A client tool block lathe could not read (no string `id` or
+            // `name`): it can be neither run nor answered, and kept it
+            // would make every later request one the API refuses.
+            ContentBlock::Opaque(_) if matches!(block.kind(), "tool_use" | "tool_result") => {
+                return None
+            }
+            ContentBlock::Opaque(block) => (
                 Open::Opaque {
-                    start,
+                    block,
                     json: String::new(),
-                    text: String::new(),
                 },
                 None,
             ),
@@ -263,7 +298,7 @@ impl MessageAssembler {
 
     fn delta(&mut self, index: usize, delta: ContentBlockDelta) -> Option<Assembled> {
         let open = self.open.get_mut(&index)?;
-        match (open, delta) {
+        match (&mut *open, delta) {
             (Open::Text(buf), ContentBlockDelta::TextDelta { text }) => {
                 buf.push_str(&text);
                 Some(Assembled::TextDelta { index, text })
@@ -305,11 +340,24 @@ impl MessageAssembler {
                 None
             }
             (Open::Opaque { json, .. }, ContentBlockDelta::InputJsonDelta { partial_json }) => {
-                json.push_str(&partial_json);
+                if json.len() + partial_json.len() <= MAX_TOOL_INPUT_BYTES {
+                    json.push_str(&partial_json);
+                }
                 None
             }
-            (Open::Opaque { text, .. }, ContentBlockDelta::TextDelta { text: piece }) => {
-                text.push_str(&piece);
+            (Open::Opaque { block, .. }, delta) => apply_to_opaque(block, index, delta),
+            (Open::Text(text), ContentBlockDelta::CitationsDelta { citation }) => {
+                // A cited text block: kept as JSON from here on, with the
+                // API's `citations` list.
+                let block = serde_json::json!({
+                    "type": "text",
+                    "text": std::mem::take(text),
+                    "citations": [citation],
+                });
+                *open = Open::Opaque {
+                    block,
+                    json: String::new(),
+                };
                 None
             }
             _ => None,
@@ -330,27 +378,22 @@ impl MessageAssembler {
                 None,
             ),
             Open::RedactedThinking(data) => (ContentBlock::RedactedThinking { data }, None),
-            Open::Opaque {
-                mut start,
-                json,
-                text,
-            } => {
-                if let Value::Object(map) = &mut start {
-                    if !json.is_empty() {
-                        let input = serde_json::from_str(&json).unwrap_or(Value::String(json));
+            Open::Opaque { mut block, json } => {
+                if let Value::Object(map) = &mut block {
+                    // The streamed input replaces the start's; input that
+                    // is not a JSON object cannot go back (the API wants
+                    // an object), so the start's stays.
+                    let is_call = map
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t.ends_with("tool_use"));
+                    if let Ok(input @ Value::Object(_)) = serde_json::from_str::<Value>(&json) {
                         map.insert("input".into(), input);
-                    }
-                    if !text.is_empty() {
-                        let mut full = map
-                            .get("text")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string();
-                        full.push_str(&text);
-                        map.insert("text".into(), Value::String(full));
+                    } else if is_call && !map.get("input").is_some_and(Value::is_object) {
+                        map.insert("input".into(), empty_object());
                     }
                 }
-                (ContentBlock::Opaque(start), None)
+                (ContentBlock::Opaque(block), None)
             }
             Open::ToolUse {
                 id,
@@ -358,6 +401,7 @@ impl MessageAssembler {
                 start_input,
                 json,
                 mut refusal,
+                extra,
             } => {
                 if refusal.is_none() && json_deeper_than(&json, MAX_TOOL_INPUT_DEPTH) {
                     refusal = Some(fill(
@@ -375,6 +419,7 @@ impl MessageAssembler {
                     name,
                     input,
                     refusal,
+                    extra,
                 };
                 (
                     ContentBlock::ToolUse(done.to_tool_use()),
@@ -487,6 +532,72 @@ fn empty_object() -> Value {
     Value::Object(serde_json::Map::new())
 }
 
+/// Applies a delta to a block kept as JSON, as the API's SDKs accumulate
+/// it: `text_delta` appends to a text block's `text` (and is shown),
+/// `citations_delta` appends to its `citations`; `thinking_delta` appends
+/// to a thinking block's `thinking` (shown), `signature_delta` sets its
+/// `signature`; `compaction_delta` appends `content` to a compaction
+/// block's summary and sets its `encrypted_content`. A delta of another
+/// kind for the block's type is dropped.
+fn apply_to_opaque(block: &mut Value, index: usize, delta: ContentBlockDelta) -> Option<Assembled> {
+    let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+    let kind = kind.to_string();
+    let Value::Object(map) = block else {
+        return None;
+    };
+    let append = |map: &mut serde_json::Map<String, Value>, key: &str, piece: &str| {
+        let mut full = map
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        full.push_str(piece);
+        map.insert(key.into(), Value::String(full));
+    };
+    match (kind.as_str(), delta) {
+        ("text", ContentBlockDelta::TextDelta { text }) => {
+            append(map, "text", &text);
+            Some(Assembled::TextDelta { index, text })
+        }
+        ("text", ContentBlockDelta::CitationsDelta { citation }) => {
+            match map.get_mut("citations") {
+                Some(Value::Array(list)) => list.push(citation),
+                _ => {
+                    map.insert("citations".into(), Value::Array(vec![citation]));
+                }
+            }
+            None
+        }
+        ("thinking", ContentBlockDelta::ThinkingDelta { thinking }) => {
+            append(map, "thinking", &thinking);
+            Some(Assembled::ThinkingDelta {
+                index,
+                text: thinking,
+            })
+        }
+        ("thinking", ContentBlockDelta::SignatureDelta { signature }) => {
+            map.insert("signature".into(), Value::String(signature));
+            None
+        }
+        (
+            "compaction",
+            ContentBlockDelta::CompactionDelta {
+                content,
+                encrypted_content,
+            },
+        ) => {
+            if let Some(piece) = content {
+                append(map, "content", &piece);
+            }
+            if let Some(e) = encrypted_content {
+                map.insert("encrypted_content".into(), Value::String(e));
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 /// Parses the joined `partial_json` of a tool_use block.
 fn parse_input(start_input: Value, json: String) -> Result<Value, InvalidToolInput> {
     if json.trim().is_empty() {
@@ -558,6 +669,7 @@ mod tests {
                 id: id.into(),
                 name: name.into(),
                 input: json!({}),
+                extra: Default::default(),
             }),
         }
     }
@@ -596,6 +708,7 @@ mod tests {
             id: id.into(),
             name: name.into(),
             input,
+            extra: Default::default(),
         })
     }
 
@@ -652,6 +765,7 @@ mod tests {
                     name: "Grep".into(),
                     input: Ok(json!({"pattern": "Grüße"})),
                     refusal: None,
+                    extra: Default::default(),
                 })),
                 Some(Assembled::StopReason(StopReason::ToolUse)),
                 Some(Assembled::MessageStop),
@@ -857,6 +971,7 @@ mod tests {
                     name: "Glob".into(),
                     input: Ok(json!({})),
                     refusal: None,
+                    extra: Default::default(),
                 }))
             );
         }
@@ -1128,6 +1243,269 @@ mod opaque_blocks {
                 "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
                 "input": {"query": "lathe"}
             }))]
+        );
+    }
+}
+
+/// Blocks the API sends that lathe keeps as JSON, and `tool_use` starts in
+/// the shapes other servers send (issue 23): each comes back exactly as
+/// received, and a call is always a call.
+#[cfg(test)]
+mod sent_back_as_received {
+    use super::*;
+    use crate::provider::sse::parse_data;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    /// Feeds `data:` JSON lines through the decoder's parser and the
+    /// assembler; returns what was reported.
+    fn feed(a: &mut MessageAssembler, lines: &[Value]) -> Vec<Assembled> {
+        lines
+            .iter()
+            .map(|l| parse_data(&l.to_string()).expect("decodes"))
+            .filter_map(|e| a.push(e))
+            .collect()
+    }
+
+    fn start(index: usize, block: Value) -> Value {
+        json!({"type": "content_block_start", "index": index, "content_block": block})
+    }
+    fn delta(index: usize, delta: Value) -> Value {
+        json!({"type": "content_block_delta", "index": index, "delta": delta})
+    }
+    fn stop(index: usize) -> Value {
+        json!({"type": "content_block_stop", "index": index})
+    }
+    fn json_piece(index: usize, piece: &str) -> Value {
+        delta(
+            index,
+            json!({"type": "input_json_delta", "partial_json": piece}),
+        )
+    }
+
+    fn completed(reported: &[Assembled]) -> Vec<CompletedToolUse> {
+        reported
+            .iter()
+            .filter_map(|r| match r {
+                Assembled::ToolUseComplete(c) => Some(c.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The Anthropic SDKs' `tool_use_invalid_json_response` shape: a
+    /// `tool_use` start with `caller`, and input that is not JSON.
+    #[test]
+    fn a_call_with_caller_and_input_that_is_not_json_is_a_call_with_an_error() {
+        let mut a = MessageAssembler::new();
+        let reported = feed(
+            &mut a,
+            &[
+                start(
+                    0,
+                    json!({"type": "tool_use", "id": "toolu_01", "name": "Glob",
+                                "caller": {"type": "direct"}, "input": {}}),
+                ),
+                json_piece(0, ""),
+                json_piece(0, "{\"pattern\": \"*.md\", \"path\": "),
+                json_piece(0, "docs}"),
+                stop(0),
+            ],
+        );
+        let calls = completed(&reported);
+        assert_eq!(calls.len(), 1, "{reported:?}");
+        let err = calls[0].input.clone().unwrap_err();
+        assert_eq!(err.raw, "{\"pattern\": \"*.md\", \"path\": docs}");
+        assert_eq!(
+            err.detail(),
+            format!(
+                "{}; the input as it arrived: {{\"pattern\": \"*.md\", \"path\": docs}}",
+                err.error
+            )
+        );
+        assert_eq!(
+            serde_json::to_value(a.message().content).expect("encodes"),
+            json!([{"type": "tool_use", "id": "toolu_01", "name": "Glob",
+                    "caller": {"type": "direct"}, "input": {}}]),
+            "kept with {{}} as input and its caller"
+        );
+    }
+
+    #[test]
+    fn what_the_model_sent_is_shown_cut() {
+        let raw = "x".repeat(5000);
+        let e = InvalidToolInput {
+            error: "expected value at line 1 column 1".into(),
+            raw,
+        };
+        let d = e.detail();
+        assert!(
+            d.ends_with(&format!("{}…", "x".repeat(SENT_INPUT_SHOWN_CHARS))),
+            "{d}"
+        );
+        assert!(d.len() < 400);
+    }
+
+    /// llama.cpp's `/v1/messages`: a `tool_use` start without `input`.
+    #[test]
+    fn a_call_whose_start_has_no_input_is_a_call() {
+        let mut a = MessageAssembler::new();
+        let reported = feed(
+            &mut a,
+            &[
+                start(
+                    0,
+                    json!({"type": "tool_use", "id": "toolu_02", "name": "Glob"}),
+                ),
+                json_piece(0, "{\"pattern\": \"*.md\"}"),
+                stop(0),
+                start(
+                    1,
+                    json!({"type": "tool_use", "id": "toolu_03", "name": "Glob"}),
+                ),
+                stop(1),
+            ],
+        );
+        let calls = completed(&reported);
+        assert_eq!(
+            calls
+                .iter()
+                .map(|c| (c.id.as_str(), c.input.clone()))
+                .collect::<Vec<_>>(),
+            vec![
+                ("toolu_02", Ok(json!({"pattern": "*.md"}))),
+                ("toolu_03", Ok(json!({})))
+            ]
+        );
+        assert_eq!(a.message().tool_uses().count(), 2);
+    }
+
+    /// A `tool_use` lathe cannot read as one (no id) can be neither run nor
+    /// answered: it is not kept.
+    #[test]
+    fn a_call_without_an_id_is_not_kept() {
+        let mut a = MessageAssembler::new();
+        let reported = feed(
+            &mut a,
+            &[
+                start(0, json!({"type": "tool_use", "name": "Glob", "input": {}})),
+                json_piece(0, "{}"),
+                stop(0),
+            ],
+        );
+        assert_eq!(reported, vec![]);
+        assert_eq!(a.message().content, vec![]);
+    }
+
+    /// Web search answers: cited text streams into the chat, and the block
+    /// keeps its citations, whether the start carries `citations` or not.
+    #[test]
+    fn cited_text_is_shown_and_keeps_its_citations() {
+        let cite = json!({"type": "web_search_result_location", "url": "https://example.com",
+                          "title": "Forecast", "encrypted_index": "Eo8B", "cited_text": "Sunny."});
+        for start_block in [
+            json!({"type": "text", "text": "", "citations": []}),
+            json!({"type": "text", "text": ""}),
+        ] {
+            let mut a = MessageAssembler::new();
+            let reported = feed(
+                &mut a,
+                &[
+                    start(0, json!({"type": "text", "text": ""})),
+                    delta(
+                        0,
+                        json!({"type": "text_delta", "text": "According to the forecast, "}),
+                    ),
+                    stop(0),
+                    start(1, start_block),
+                    delta(1, json!({"type": "citations_delta", "citation": cite})),
+                    delta(1, json!({"type": "text_delta", "text": "it will be sunny"})),
+                    stop(1),
+                    start(2, json!({"type": "text", "text": ""})),
+                    delta(
+                        2,
+                        json!({"type": "text_delta", "text": " in San Francisco."}),
+                    ),
+                    stop(2),
+                ],
+            );
+            let shown: String = reported
+                .iter()
+                .filter_map(|r| match r {
+                    Assembled::TextDelta { text, .. } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                shown,
+                "According to the forecast, it will be sunny in San Francisco."
+            );
+            assert_eq!(
+                serde_json::to_value(&a.message().content[1]).expect("encodes"),
+                json!({"type": "text", "text": "it will be sunny", "citations": [cite]})
+            );
+        }
+    }
+
+    /// `compaction_delta`s: the summary is joined, the latest
+    /// `encrypted_content` kept.
+    #[test]
+    fn a_compaction_block_is_accumulated() {
+        let mut a = MessageAssembler::new();
+        feed(
+            &mut a,
+            &[
+                start(
+                    0,
+                    json!({"type": "compaction", "content": null, "encrypted_content": null}),
+                ),
+                delta(
+                    0,
+                    json!({"type": "compaction_delta", "content": "Earlier work ",
+                                "encrypted_content": "Ep1"}),
+                ),
+                delta(
+                    0,
+                    json!({"type": "compaction_delta", "content": "in short.",
+                                "encrypted_content": "Ep2"}),
+                ),
+                stop(0),
+                start(
+                    1,
+                    json!({"type": "compaction", "content": null, "encrypted_content": null}),
+                ),
+                stop(1),
+            ],
+        );
+        assert_eq!(
+            serde_json::to_value(a.message().content).expect("encodes"),
+            json!([
+                {"type": "compaction", "content": "Earlier work in short.", "encrypted_content": "Ep2"},
+                {"type": "compaction", "content": null, "encrypted_content": null}
+            ])
+        );
+    }
+
+    /// A server tool's streamed input that is not a JSON object cannot be
+    /// sent back (the API wants an object): the start's input stays.
+    #[test]
+    fn a_server_tool_input_that_is_not_an_object_keeps_the_start_input() {
+        let mut a = MessageAssembler::new();
+        feed(
+            &mut a,
+            &[
+                start(
+                    0,
+                    json!({"type": "server_tool_use", "id": "srvtoolu_1",
+                                "name": "web_search", "input": {}}),
+                ),
+                json_piece(0, "{\"query\": lathe"),
+                stop(0),
+            ],
+        );
+        assert_eq!(
+            serde_json::to_value(a.message().content).expect("encodes"),
+            json!([{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}])
         );
     }
 }

@@ -36,6 +36,9 @@ pub struct Endpoint {
     pub idle_timeout: Duration,
     /// The HTTP client (rustls), built on the first request ([`LazyClient`]).
     pub http: LazyClient,
+    /// `temperature` of every request, when set (`setup{ temperature }`);
+    /// the server's default otherwise.
+    pub temperature: Option<f64>,
 }
 
 /// HTTP clients [`LazyClient`]s of this process built (a count that only
@@ -130,6 +133,7 @@ impl Endpoint {
             api_key_env: api_key_env.into(),
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             http,
+            temperature: None,
         }
     }
 
@@ -141,7 +145,16 @@ impl Endpoint {
         let key = std::env::var(&cfg.api_key_env).ok();
         let mut e = Self::new(cfg.base_url.clone(), key, cfg.api_key_env.clone())?;
         e.idle_timeout = Duration::from_millis(cfg.idle_timeout_ms).max(Duration::from_millis(1));
+        e.temperature = cfg.temperature;
         Ok(e)
+    }
+
+    /// `body` with this endpoint's `temperature`, when one is set.
+    pub fn with_temperature(&self, mut body: serde_json::Value) -> serde_json::Value {
+        if let (Some(t), Some(obj)) = (self.temperature, body.as_object_mut()) {
+            obj.insert("temperature".into(), serde_json::json!(t));
+        }
+        body
     }
 
     /// Posts `body` as JSON to `{base_url}{path}` with `accept`, the

@@ -23,6 +23,9 @@ use crate::protocol::{
 ///    - `thinking`: one `thinking_delta`, then one `signature_delta` (each
 ///      only when non-empty);
 ///    - `redacted_thinking`: the start carries `data`, no delta;
+///    - a text block kept as JSON (with `citations`): the block with empty
+///      `text`, then one `text_delta` (none when empty);
+///    - any other block kept as JSON: the start carries it whole, no delta;
 ///    - `image` / `tool_result` (never in an assistant message): skipped,
 ///      the index stays reserved;
 /// 3. `message_delta` with `resp.stop_reason` and `resp.usage`;
@@ -57,6 +60,7 @@ pub fn response_events(resp: &MessagesResponse) -> Vec<StreamEvent> {
                     id: t.id.clone(),
                     name: t.name.clone(),
                     input: serde_json::Value::Object(serde_json::Map::new()),
+                    extra: t.extra.clone(),
                 }),
                 vec![ContentBlockDelta::InputJsonDelta {
                     partial_json: t.input.to_string(),
@@ -84,6 +88,21 @@ pub fn response_events(resp: &MessagesResponse) -> Vec<StreamEvent> {
                 ContentBlock::RedactedThinking { data: data.clone() },
                 Vec::new(),
             ),
+            // A text block kept as JSON (one with `citations`): its text
+            // as a delta, so the chat shows it as when streamed.
+            ContentBlock::Opaque(v) if block.kind() == "text" => {
+                let text = v.get("text").and_then(serde_json::Value::as_str);
+                let mut shell = v.clone();
+                if let Some(map) = shell.as_object_mut() {
+                    map.insert("text".into(), serde_json::Value::String(String::new()));
+                }
+                (
+                    ContentBlock::Opaque(shell),
+                    non_empty(text.unwrap_or_default(), |t| ContentBlockDelta::TextDelta {
+                        text: t,
+                    }),
+                )
+            }
             ContentBlock::Opaque(v) => (ContentBlock::Opaque(v.clone()), Vec::new()),
             ContentBlock::Image { .. } | ContentBlock::ToolResult(_) => continue,
         };
@@ -146,6 +165,7 @@ mod tests {
             id: id.into(),
             name: "Grep".into(),
             input,
+            extra: Default::default(),
         })
     }
 

@@ -414,6 +414,7 @@ mod tests {
                     id: "toolu_01".into(),
                     name: "Grep".into(),
                     input: serde_json::json!({}),
+                    extra: Default::default(),
                 }),
             },
             json("{\"pattern\": \"Grü"),
@@ -627,7 +628,7 @@ mod tests {
 
     #[test]
     fn unknown_delta_type_is_kept_as_unknown_delta() {
-        let body = "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"citations_delta\",\"citation\":{}}}\n\n\
+        let body = "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"future_delta\",\"x\":{}}}\n\n\
                     data: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(
             run(vec![body.into()]),

@@ -298,6 +298,17 @@ pub enum Repair {
         /// `messages.I.content.J`
         path: String,
     },
+    /// A `tool_use` id the API would refuse (characters other than
+    /// letters, digits, `_` and `-`, or used before in the request) was
+    /// sent as another, and so was the id of its `tool_result`.
+    RenamedToolUseId {
+        /// `messages.I.content.J`
+        path: String,
+        /// The id as the model wrote it.
+        from: String,
+        /// The id sent.
+        to: String,
+    },
 }
 
 impl fmt::Display for Repair {
@@ -313,6 +324,9 @@ impl fmt::Display for Repair {
             }
             Repair::TrimmedTrailingWhitespace { path } => {
                 write!(f, "trimmed trailing whitespace at {path}")
+            }
+            Repair::RenamedToolUseId { path, from, to } => {
+                write!(f, "sent the tool call id {from:?} at {path} as {to:?}")
             }
         }
     }
@@ -367,7 +381,10 @@ fn summary(problems: &[RequestProblem]) -> String {
 ///    roles alternate again; the API documents that it combines
 ///    consecutive same-role turns into one, so this says the same;
 /// 4. trims trailing whitespace from the last block of a final assistant
-///    message when it is text ([`FINAL_ASSISTANT_TRAILING_WHITESPACE`]).
+///    message when it is text ([`FINAL_ASSISTANT_TRAILING_WHITESPACE`]);
+/// 5. sends a `tool_use` id that breaks [`TOOL_USE_ID_PATTERN`] or
+///    [`TOOL_USE_ID_UNIQUE`] (a server that numbers its calls anew in
+///    every answer) as another, its `tool_result` in the next message too.
 ///
 /// Text inside `tool_result` content is left alone: what a tool said is
 /// not lathe's to edit.
@@ -378,7 +395,7 @@ pub fn sanitize(req: &mut MessagesRequest) -> Vec<Repair> {
         message.content.retain(|block| {
             let path = format!("messages.{i}.content.{j}");
             j += 1;
-            if text_of(block).is_some_and(|t| t.trim().is_empty()) {
+            if text_of(block).is_some_and(|t| t.trim().is_empty()) || is_textless_text(block) {
                 repairs.push(Repair::DroppedBlankText { path });
                 false
             } else if is_thinking(block) && !has_signature(block) {
@@ -427,7 +444,78 @@ pub fn sanitize(req: &mut MessagesRequest) -> Vec<Repair> {
             }
         }
     }
+    rename_tool_use_ids(&mut req.messages, &mut repairs);
     repairs
+}
+
+/// Step 5 of [`sanitize`]: every `tool_use` id valid and unique, each
+/// renamed one's `tool_result` (in the next message) renamed alike. The
+/// new id is the old one with other characters as `_` (`toolu_lathe` when
+/// none is left), plus `_2`, `_3`, … until unused. Deterministic, so the
+/// same transcript gives the same request every time.
+fn rename_tool_use_ids(messages: &mut [Message], repairs: &mut Vec<Repair>) {
+    let mut seen: HashSet<String> = HashSet::new();
+    for i in 0..messages.len() {
+        // (original id, its occurrence among this message's calls, new id)
+        let mut renamed: Vec<(String, usize, String)> = Vec::new();
+        let mut occurrences: std::collections::HashMap<String, usize> = Default::default();
+        for (j, block) in messages[i].content.iter_mut().enumerate() {
+            let ContentBlock::ToolUse(t) = block else {
+                continue;
+            };
+            let occ = occurrences.entry(t.id.clone()).or_insert(0);
+            let this = *occ;
+            *occ += 1;
+            if is_id_text(&t.id) && seen.insert(t.id.clone()) {
+                continue;
+            }
+            let mut base: String =
+                t.id.chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '-' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+            if base.trim_matches('_').is_empty() {
+                base = "toolu_lathe".into();
+            }
+            let mut n = 2;
+            let mut to = base.clone();
+            while seen.contains(&to) {
+                to = format!("{base}_{n}");
+                n += 1;
+            }
+            seen.insert(to.clone());
+            repairs.push(Repair::RenamedToolUseId {
+                path: format!("messages.{i}.content.{j}"),
+                from: t.id.clone(),
+                to: to.clone(),
+            });
+            renamed.push((std::mem::replace(&mut t.id, to.clone()), this, to));
+        }
+        let Some(next) = messages.get_mut(i + 1).filter(|_| !renamed.is_empty()) else {
+            continue;
+        };
+        // The n-th result for an id answers the n-th call with it.
+        let mut results: std::collections::HashMap<String, usize> = Default::default();
+        for block in &mut next.content {
+            let ContentBlock::ToolResult(r) = block else {
+                continue;
+            };
+            let occ = results.entry(r.tool_use_id.clone()).or_insert(0);
+            let this = *occ;
+            *occ += 1;
+            if let Some((_, _, to)) = renamed
+                .iter()
+                .find(|(from, n, _)| *from == r.tool_use_id && *n == this)
+            {
+                r.tool_use_id = to.clone();
+            }
+        }
+    }
 }
 
 /// Checks `req` against every rule in [`RULES`] and returns all problems
@@ -755,6 +843,12 @@ fn text_of(block: &ContentBlock) -> Option<&str> {
     }
 }
 
+/// A text block kept as JSON whose `text` is not a string: nothing the
+/// API would take, and nothing to show.
+fn is_textless_text(block: &ContentBlock) -> bool {
+    matches!(block, ContentBlock::Opaque(v) if block.kind() == "text" && !v.get("text").is_some_and(Value::is_string))
+}
+
 fn text_mut(block: &mut ContentBlock) -> Option<&mut String> {
     match block {
         ContentBlock::Text { text } => Some(text),
@@ -914,6 +1008,7 @@ mod tests {
             id: id.into(),
             name: "Read".into(),
             input: json!({}),
+            extra: Default::default(),
         })
     }
 
@@ -973,6 +1068,71 @@ mod tests {
 
     fn one(rule: &Rule, path: &str) -> Vec<(&'static str, String)> {
         vec![(rule.id, path.to_string())]
+    }
+
+    #[test]
+    fn bad_and_repeated_tool_use_ids_are_sent_renamed_with_their_results() {
+        let call = |id: &str| {
+            ContentBlock::ToolUse(ToolUse {
+                id: id.into(),
+                name: "Read".into(),
+                input: json!({}),
+                extra: Default::default(),
+            })
+        };
+        let answer = |id: &str, text: &str| {
+            ContentBlock::ToolResult(ToolResult {
+                tool_use_id: id.into(),
+                content: ToolResultContent::Text(text.into()),
+                is_error: false,
+            })
+        };
+        let mut req = MessagesRequest {
+            model: "m".into(),
+            max_tokens: 10,
+            system: String::new(),
+            messages: vec![
+                msg(Role::User, vec![text("go")]),
+                msg(
+                    Role::Assistant,
+                    vec![call("call_0"), call("call 1"), call("call_0")],
+                ),
+                msg(
+                    Role::User,
+                    vec![
+                        answer("call_0", "a"),
+                        answer("call 1", "b"),
+                        answer("call_0", "c"),
+                    ],
+                ),
+                msg(Role::Assistant, vec![call("call_0"), call("")]),
+                msg(Role::User, vec![answer("call_0", "d"), answer("", "e")]),
+            ],
+            tools: vec![],
+            stream: false,
+        };
+        let repairs = sanitize(&mut req);
+        assert_eq!(repairs.len(), 4, "{repairs:?}");
+        assert_eq!(validate(&req), Ok(()));
+        let ids = |m: &Message| -> Vec<String> {
+            m.content
+                .iter()
+                .map(|b| match b {
+                    ContentBlock::ToolUse(t) => t.id.clone(),
+                    ContentBlock::ToolResult(r) => {
+                        format!("{}={}", r.tool_use_id, r.content.as_text())
+                    }
+                    _ => String::new(),
+                })
+                .collect()
+        };
+        assert_eq!(ids(&req.messages[1]), ["call_0", "call_1", "call_0_2"]);
+        assert_eq!(
+            ids(&req.messages[2]),
+            ["call_0=a", "call_1=b", "call_0_2=c"]
+        );
+        assert_eq!(ids(&req.messages[3]), ["call_0_3", "toolu_lathe"]);
+        assert_eq!(ids(&req.messages[4]), ["call_0_3=d", "toolu_lathe=e"]);
     }
 
     #[test]
@@ -1137,6 +1297,7 @@ mod tests {
             id: "a".into(),
             name: "Read".into(),
             input: json!("path"),
+            extra: Default::default(),
         });
         let req = request(vec![
             user("x"),

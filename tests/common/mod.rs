@@ -256,6 +256,7 @@ pub async fn run_call(
             id: "toolu_1".into(),
             name: name.into(),
             input,
+            extra: Default::default(),
         }),
         env,
     )

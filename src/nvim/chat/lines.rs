@@ -111,6 +111,9 @@ pub struct LineEnd {
     pub len: usize,
     /// Its last character is a space or a tab.
     pub after_space: bool,
+    /// The text so far ended with `\r` (shown as a line break): a `\n`
+    /// that comes next belongs to it.
+    pub after_cr: bool,
 }
 
 /// What [`continue_long_lines`] returns.
@@ -125,21 +128,30 @@ pub struct Continued {
     pub end: LineEnd,
 }
 
-/// `text`, appended to a chat line that stands at `end`, with a line break
-/// added (never a character removed or changed) wherever a line would grow
+/// `text`, appended to a chat line that stands at `end`, with its line ends
+/// made `\n` (`\r\n` and a lone `\r` too, even split between two pieces:
+/// Neovim would show the `\r` as `^M`) and a line break added wherever a
+/// line would grow
 /// past [`SOFT_LINE_BYTES`] and a word starts (a letter after a space), or
 /// past [`HARD_LINE_BYTES`] in any case (at a character boundary), so no
 /// chat line of streamed text is longer than [`HARD_LINE_BYTES`] however
 /// long the model's line: Neovim measures, draws and parses a line as a
 /// whole, so one 200 KB line cost milliseconds in every redraw (issue 12).
-/// Removing the added breaks gives `text` back. Pure.
+/// Removing the added breaks gives `text` back with its line ends as
+/// `\n`. Pure.
 pub fn continue_long_lines(end: LineEnd, text: &str) -> Continued {
     let mut out = String::with_capacity(text.len() + text.len() / SOFT_LINE_BYTES + 1);
     let mut continued = Vec::new();
     let (mut len, mut after_space, mut line) = (end.len, end.after_space, 0);
+    let mut after_cr = end.after_cr;
     for ch in text.chars() {
-        if ch == '\n' {
-            out.push(ch);
+        if ch == '\n' && after_cr {
+            after_cr = false;
+            continue;
+        }
+        after_cr = ch == '\r';
+        if ch == '\n' || ch == '\r' {
+            out.push('\n');
             (len, after_space, line) = (0, false, line + 1);
             continue;
         }
@@ -158,7 +170,11 @@ pub fn continue_long_lines(end: LineEnd, text: &str) -> Continued {
     Continued {
         text: out,
         continued,
-        end: LineEnd { len, after_space },
+        end: LineEnd {
+            len,
+            after_space,
+            after_cr,
+        },
     }
 }
 
@@ -268,6 +284,7 @@ pub fn turn_end_line(outcome: &TurnOutcome, shown: bool) -> String {
     match outcome {
         TurnOutcome::Done => "*(done)*".to_string(),
         TurnOutcome::Stopped => "*(stopped)*".to_string(),
+        TurnOutcome::MaxTurns => "*(cut at max_turns)*".to_string(),
         TurnOutcome::Error(_) if shown => "*(error, see above)*".to_string(),
         TurnOutcome::Error(m) => format!("*(error: {})*", m.lines().next().unwrap_or("")),
     }
@@ -438,6 +455,30 @@ mod tests {
         let l = fold_lines(&long, "rust");
         assert_eq!(l[0], "  ```rust");
         assert_eq!(l[l.len() - 2], "  … 3 more lines");
+    }
+
+    #[test]
+    fn crlf_and_lone_cr_are_line_ends_even_split_between_pieces() {
+        let whole = continue_long_lines(LineEnd::default(), "one\r\ntwo\rthree\r\n\r\nfour");
+        assert_eq!(whole.text, "one\ntwo\nthree\n\nfour");
+        // The same answer streamed one byte at a time.
+        let mut end = LineEnd::default();
+        let mut text = String::new();
+        for ch in "one\r\ntwo\rthree\r\n\r\nfour".chars() {
+            let c = continue_long_lines(end, &ch.to_string());
+            text.push_str(&c.text);
+            end = c.end;
+        }
+        assert_eq!(text, whole.text);
+        assert!(!text.contains('\r'));
+    }
+
+    #[test]
+    fn a_cut_turn_ends_with_its_own_line() {
+        assert_eq!(
+            turn_end_line(&TurnOutcome::MaxTurns, false),
+            "*(cut at max_turns)*"
+        );
     }
 
     #[test]

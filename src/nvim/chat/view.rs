@@ -270,6 +270,7 @@ impl ChatView {
                 let at = LineEnd {
                     len,
                     after_space: len > 0 && self.line_end.after_space,
+                    after_cr: self.line_end.after_cr,
                 };
                 let wrapped = continue_long_lines(at, &text);
                 self.append(&mut buf, &wrapped.text);

@@ -136,7 +136,9 @@ impl OpenAiProvider {
         self.endpoint
             .post(
                 CHAT_COMPLETIONS_PATH,
-                &request::chat_request(req, stream),
+                &self
+                    .endpoint
+                    .with_temperature(request::chat_request(req, stream)),
                 accept,
                 &[],
                 AUTHORIZATION,

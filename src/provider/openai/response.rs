@@ -135,6 +135,7 @@ pub fn parse_completion(body: &[u8]) -> Result<MessagesResponse, ProviderError> 
             input: function
                 .map(|f| arguments_input(&f.arguments))
                 .unwrap_or_else(|| Value::Object(Map::new())),
+            extra: Default::default(),
         }));
     }
     Ok(MessagesResponse {

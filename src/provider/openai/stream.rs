@@ -380,6 +380,7 @@ impl ChunkTranslator {
                 id,
                 name,
                 input: Value::Object(Map::new()),
+                extra: Default::default(),
             }),
             out,
         );
@@ -636,12 +637,14 @@ mod tests {
                 ToolUse {
                     id: "a".into(),
                     name: "Glob".into(),
-                    input: json!({"pattern": "*"})
+                    input: json!({"pattern": "*"}),
+                    extra: Default::default(),
                 },
                 ToolUse {
                     id: "b".into(),
                     name: "Grep".into(),
-                    input: json!({"pattern": "x"})
+                    input: json!({"pattern": "x"}),
+                    extra: Default::default(),
                 },
             ]
         );

@@ -80,7 +80,7 @@ pub fn usage(entry: &Entry, meta: &AnswerMeta) -> Tokens {
         .map(|b| match b {
             Block::Text { text } => text.chars().count(),
             Block::ToolUse { input, .. } => input.to_string().chars().count(),
-            Block::Raw { block } => block.to_string().chars().count(),
+            Block::Raw { block, .. } => block.to_string().chars().count(),
         })
         .sum();
     let uncached = meta.request_bytes.saturating_sub(meta.cache.cached_bytes);
@@ -156,7 +156,7 @@ pub fn sse_events(entry: &Entry, meta: &AnswerMeta) -> Vec<SseEvent> {
                     .map(|piece| json!({"type": "input_json_delta", "partial_json": piece}))
                     .collect(),
             ),
-            Block::Raw { block } => (block.clone(), Vec::new()),
+            Block::Raw { block, deltas } => (block.clone(), deltas.clone()),
         };
         events.push(SseEvent {
             event: "content_block_start",
@@ -214,7 +214,7 @@ pub fn json_message(entry: &Entry, meta: &AnswerMeta) -> Value {
             Block::ToolUse {
                 id, name, input, ..
             } => json!({"type": "tool_use", "id": id, "name": name, "input": input}),
-            Block::Raw { block } => block.clone(),
+            Block::Raw { block, .. } => block.clone(),
         })
         .collect();
     let mut message = json!({

@@ -174,6 +174,18 @@ pub fn tool_use_input_not_object(index: usize, block: usize) -> String {
     format!("messages.{index}.content.{block}.tool_use.input: Input should be a valid dictionary")
 }
 
+/// A `server_tool_use` block sent back whose `input` is not a JSON object.
+pub fn server_tool_use_input_not_object(index: usize, block: usize) -> String {
+    format!(
+        "messages.{index}.content.{block}.server_tool_use.input: Input should be a valid dictionary"
+    )
+}
+
+/// A text block whose `text` is not a string.
+pub fn text_not_string(index: usize, block: usize) -> String {
+    format!("messages.{index}.content.{block}.text.text: Input should be a valid string")
+}
+
 /// A custom tool named outside `^[a-zA-Z0-9_-]{1,128}$`, at `tools[index]`.
 pub fn tool_name_pattern(index: usize) -> String {
     format!("tools.{index}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'")

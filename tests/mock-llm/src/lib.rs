@@ -31,7 +31,7 @@ pub mod openai_error;
 mod openai_expect;
 mod openai_pairing;
 mod openai_reply;
-mod pairing;
+pub mod pairing;
 mod prompt_cache;
 mod request;
 pub mod rules;

@@ -14,12 +14,12 @@ use serde_json::Value;
 
 use crate::api_error::{
     cache_control_on_empty_text, duplicate_tool_use_id, empty_content, image_media_type,
-    image_media_type_mismatch, image_too_large, image_too_wide, thinking_signature_invalid,
-    thinking_signature_missing, too_many_cache_control, tool_name_pattern, tool_use_id_pattern,
-    tool_use_input_not_object, unexpected_role, CACHE_CONTROL_MAX, DUPLICATE_TOOL_NAMES,
-    EMPTY_TEXT, FIRST_MESSAGE_NOT_USER, IMAGE_MAX_BASE64_BYTES, IMAGE_MAX_SIDE,
-    IMAGE_MAX_SIDE_MANY, MAX_TOKENS_BELOW_ONE, NO_MESSAGES, SYSTEM_ROLE, TRAILING_WHITESPACE,
-    WHITESPACE_TEXT,
+    image_media_type_mismatch, image_too_large, image_too_wide, server_tool_use_input_not_object,
+    text_not_string, thinking_signature_invalid, thinking_signature_missing,
+    too_many_cache_control, tool_name_pattern, tool_use_id_pattern, tool_use_input_not_object,
+    unexpected_role, CACHE_CONTROL_MAX, DUPLICATE_TOOL_NAMES, EMPTY_TEXT, FIRST_MESSAGE_NOT_USER,
+    IMAGE_MAX_BASE64_BYTES, IMAGE_MAX_SIDE, IMAGE_MAX_SIDE_MANY, MAX_TOKENS_BELOW_ONE, NO_MESSAGES,
+    SYSTEM_ROLE, TRAILING_WHITESPACE, WHITESPACE_TEXT,
 };
 use crate::request::{block_type, blocks, messages, role};
 
@@ -79,6 +79,12 @@ fn check_shapes(body: &Value) -> Result<(), String> {
                     if !block.get("input").is_some_and(Value::is_object) {
                         return Err(tool_use_input_not_object(i, j));
                     }
+                }
+                "server_tool_use" if !block.get("input").is_some_and(Value::is_object) => {
+                    return Err(server_tool_use_input_not_object(i, j));
+                }
+                "text" if !block.get("text").is_some_and(Value::is_string) => {
+                    return Err(text_not_string(i, j));
                 }
                 "image" => check_media_type(block, &format!("messages.{i}.content.{j}"))?,
                 "tool_result" => {

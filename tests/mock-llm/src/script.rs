@@ -169,7 +169,7 @@ impl Entry {
             fault.kind()?;
         }
         for (i, block) in self.content.iter().enumerate() {
-            if let Block::Raw { block } = block {
+            if let Block::Raw { block, .. } = block {
                 if !block.is_object() {
                     return Err(format!(
                         "content[{i}]: a raw block's `block` must be a JSON object (a content block), got {block}"
@@ -217,12 +217,17 @@ pub enum Block {
     /// `{"type":"raw","block":{...}}`: a content block of a type the script
     /// format does not model (`server_tool_use`, `web_search_tool_result`, a
     /// text block with `citations`, …), sent exactly as written: streamed as
-    /// a `content_block_start` carrying it, then `content_block_stop` (no
-    /// deltas); in the JSON message as-is. `POST /v1/chat/completions` skips
-    /// it. Must be a JSON object.
+    /// a `content_block_start` carrying it, then one `content_block_delta`
+    /// per `deltas` entry, then `content_block_stop`; in the JSON message
+    /// as-is (`deltas` are not applied there). `POST /v1/chat/completions`
+    /// skips it. Must be a JSON object.
     Raw {
         /// The whole content block, `type` included.
         block: Value,
+        /// The `delta` objects to stream for it, sent exactly as written
+        /// (`citations_delta`, `compaction_delta`, `input_json_delta`, …).
+        #[serde(default)]
+        deltas: Vec<Value>,
     },
 }
 
@@ -484,7 +489,8 @@ mod tests {
             entry.content[0],
             Block::Raw {
                 block: serde_json::json!({"type":"server_tool_use","id":"srvtoolu_01",
-                                          "name":"web_search","input":{"query":"x"}})
+                                          "name":"web_search","input":{"query":"x"}}),
+                deltas: Vec::new(),
             }
         );
         assert_eq!(entry.effective_stop_reason(), "end_turn");

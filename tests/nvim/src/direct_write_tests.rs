@@ -192,6 +192,7 @@ fn an_edit_result_waits_for_two_round_trips_and_the_file_is_already_written(
             id: format!("toolu_{name}"),
             name: name.into(),
             input,
+            extra: Default::default(),
         })
     };
     let bufnr = buf.handle();

@@ -257,6 +257,7 @@ fn an_edit_of_a_loaded_buffer_makes_three_main_thread_trips(t: nvim_oxi::tests::
             id: format!("toolu_{name}"),
             name: name.into(),
             input,
+            extra: Default::default(),
         })
     };
     let bufnr = buf.handle();
@@ -438,6 +439,7 @@ fn an_edit_after_a_read_of_a_large_buffer_fetches_only_the_changed_lines(
                 id: format!("toolu_{name}"),
                 name: name.into(),
                 input,
+                extra: Default::default(),
             })
         };
         let edit_input = |old: &str, new: &str| serde_json::json!({"file_path": &path, "old_string": old, "new_string": new});

@@ -201,6 +201,7 @@ fn one_search_takes_one_main_thread_snapshot(t: nvim_oxi::tests::TestTerminator)
                 id: "toolu_grep".into(),
                 name: "Grep".into(),
                 input: serde_json::json!({"pattern": "needle", "output_mode": "count"}),
+                extra: Default::default(),
             }),
             &env,
         )
