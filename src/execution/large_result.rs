@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::protocol::{ContentBlock, ToolResultContent};
 use crate::text::fill;
 
 /// Chars of a persisted result shown to the model.
@@ -85,6 +86,33 @@ impl ResultStore {
             ],
         )
     }
+
+    /// A result of text and images: its text (the text blocks joined with
+    /// `\n`, as the chat shows it) bounded as [`Self::bound`] does; when
+    /// the text is saved, the preview message takes the place of the text
+    /// blocks, first, and the images follow in their order.
+    pub fn bound_blocks(
+        &self,
+        tool_use_id: &str,
+        blocks: Vec<ContentBlock>,
+        max_chars: Option<usize>,
+    ) -> Vec<ContentBlock> {
+        let text = ToolResultContent::Blocks(blocks.clone()).as_text();
+        let Some(max) = max_chars.filter(|&m| text.chars().count() > m) else {
+            return blocks;
+        };
+        let bounded = self.bound(tool_use_id, text.clone(), Some(max));
+        if bounded == text {
+            return blocks;
+        }
+        std::iter::once(ContentBlock::Text { text: bounded })
+            .chain(
+                blocks
+                    .into_iter()
+                    .filter(|b| !matches!(b, ContentBlock::Text { .. })),
+            )
+            .collect()
+    }
 }
 
 /// Keeps `[A-Za-z0-9_-]`, replaces the rest with `_` (ids come from the model).
@@ -138,6 +166,45 @@ mod tests {
         // A session with no results writes nothing.
         let _none = ResultStore::new(dir.path().to_path_buf(), "s2");
         assert!(!dir.path().join("tool-results/s2").exists());
+    }
+
+    /// Issue 23: an image plus 200 KB of text went out inline.
+    #[test]
+    fn mixed_results_are_bounded_and_keep_their_images() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResultStore::new(dir.path().to_path_buf(), "s1");
+        let image = ContentBlock::Image {
+            source: crate::protocol::ImageSource {
+                kind: "base64".into(),
+                media_type: "image/png".into(),
+                data: "AAAA".into(),
+            },
+        };
+        let text = |t: String| ContentBlock::Text { text: t };
+        let small = vec![text("a".into()), image.clone()];
+        assert_eq!(store.bound_blocks("t1", small.clone(), Some(10)), small);
+        let big = vec![
+            text("x".repeat(100_000)),
+            image.clone(),
+            text("y".repeat(100_000)),
+        ];
+        let out = store.bound_blocks("t2", big, Some(30_000));
+        assert_eq!(out.len(), 2, "{:?}", &out[1]);
+        let ContentBlock::Text { text: shown } = &out[0] else {
+            panic!("{:?}", out[0])
+        };
+        assert!(
+            shown.starts_with("The output was too large to show in full (200001 chars"),
+            "{}",
+            &shown[..100]
+        );
+        assert!(shown.chars().count() < 2_500);
+        assert_eq!(out[1], image);
+        let saved = std::fs::read_to_string(dir.path().join("tool-results/s1/t2.txt")).unwrap();
+        assert_eq!(
+            saved,
+            format!("{}\n{}", "x".repeat(100_000), "y".repeat(100_000))
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod messages;
 mod progress;
 mod registry;
 mod schema_check;
+pub mod sendable;
 
 pub use checked::CheckedCall;
 pub use executor::{partition_tool_calls, Batch, ToolExecutor};
@@ -203,7 +204,24 @@ pub async fn run_checked(checked: CheckedCall, env: &ExecEnv) -> ToolRun {
                 &[("tool", &run.name), ("detail", &panic_text(&panic))],
             )))
         });
+    let outcome = match outcome {
+        Ok(out) => Ok(sendable_output(&run.name, out).await),
+        stop => stop,
+    };
     run.finish(outcome)
+}
+
+/// Gate 9's repair ([`sendable::repair`]); a result with images is
+/// decoded on the blocking pool.
+async fn sendable_output(tool: &str, out: ToolOutput) -> ToolOutput {
+    if !sendable::has_images(&out) {
+        return sendable::repair(tool, out);
+    }
+    let name = tool.to_string();
+    let fallback = ToolOutput::text(fill(sendable::EMPTY_RESULT, &[("tool", tool)]), "");
+    tokio::task::spawn_blocking(move || sendable::repair(&name, out))
+        .await
+        .unwrap_or(fallback)
 }
 
 /// One call's walk through gates 4–9.
@@ -826,13 +844,18 @@ impl Gates<'_> {
         }
     }
 
-    /// Gate 9's size rule for text results.
+    /// Gate 9's size rule, for the text of a result (a result with images
+    /// keeps them, its text bounded as a whole).
     fn bound(&self, content: ToolResultContent) -> ToolResultContent {
         match content {
             ToolResultContent::Text(t) => {
                 ToolResultContent::Text(self.env.results.bound(&self.id, t, self.max_result_chars))
             }
-            blocks => blocks,
+            ToolResultContent::Blocks(blocks) => ToolResultContent::Blocks(
+                self.env
+                    .results
+                    .bound_blocks(&self.id, blocks, self.max_result_chars),
+            ),
         }
     }
 

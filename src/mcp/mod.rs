@@ -128,6 +128,9 @@ pub struct ServerInfo {
     pub log: PathBuf,
     /// The tools registered for it.
     pub tools: Vec<String>,
+    /// What the user should know about its tools: renamed, skipped,
+    /// schema repaired ([`server::McpServer::tool_notes`]).
+    pub tool_notes: Vec<String>,
     /// Its URL, for an HTTP server.
     pub url: Option<String>,
 }
@@ -198,19 +201,51 @@ pub async fn register(server: &Arc<McpServer>, user: &Arc<UserTools>) -> Vec<Str
     for n in server.set_names(Vec::new()) {
         user.unregister(&n);
     }
-    let mut names = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    // Which of its tools has each name, for the notes on renamed ones.
+    let mut owners: Vec<(String, String)> = Vec::new();
+    let mut notes = Vec::new();
     for t in &tools {
-        let made = tools::user_tool(server, t).and_then(|tool| {
-            let name = crate::tools::Tool::name(&tool).to_string();
-            user.register(Arc::new(tool))
-                .map(|()| name)
-                .map_err(|e| e.to_string())
-        });
+        // Only its own tools: a clash with another server's or a Lua tool
+        // is refused by the table below, and noted.
+        let taken = |n: &str| names.iter().any(|m| m.eq_ignore_ascii_case(n));
+        let made = tools::free_tool_name(&server.config.name, &t.name, &taken)
+            .and_then(|name| tools::user_tool_named(server, t, name))
+            .and_then(|tool| {
+                let name = crate::tools::Tool::name(&tool).to_string();
+                user.register(Arc::new(tool))
+                    .map(|()| name)
+                    .map_err(|e| e.to_string())
+            });
         match made {
-            Ok(name) => names.push(name),
-            Err(why) => server.note(&format!("tool {:?} skipped: {why}", t.name)),
+            Ok(name) => {
+                let plain = tools::tool_name(&server.config.name, &t.name).unwrap_or_default();
+                if plain != name {
+                    let other = owners
+                        .iter()
+                        .find(|(n, _)| n.eq_ignore_ascii_case(&plain))
+                        .map_or_else(|| plain.clone(), |(_, tool)| tool.clone());
+                    notes.push(fill(
+                        tools::RENAMED,
+                        &[("tool", &t.name), ("name", &name), ("other", &other)],
+                    ));
+                }
+                if crate::tools::user::api_schema(&t.input_schema).is_some() {
+                    notes.push(fill(tools::SCHEMA_FLATTENED, &[("tool", &t.name)]));
+                }
+                owners.push((name.clone(), t.name.clone()));
+                names.push(name);
+            }
+            Err(why) => {
+                server.note(&format!("tool {:?} skipped: {why}", t.name));
+                notes.push(fill(tools::SKIPPED, &[("tool", &t.name), ("why", &why)]));
+            }
         }
     }
+    for n in &notes {
+        server.note(n);
+    }
+    server.set_tool_notes(notes);
     server.note(&format!(
         "registered {} tools: {}",
         names.len(),
@@ -370,6 +405,7 @@ pub fn statuses() -> Vec<ServerInfo> {
                 last_log_line: s.last_log_line(),
                 log: s.log_path.clone(),
                 tools: s.names(),
+                tool_notes: s.tool_notes(),
                 url: s.config.url().map(str::to_string),
                 location: trust::shown_location(&s.config),
             }
@@ -388,6 +424,7 @@ pub fn statuses() -> Vec<ServerInfo> {
             // It never ran: no log.
             log: PathBuf::new(),
             tools: Vec::new(),
+            tool_notes: Vec::new(),
             url: h.config.url().map(str::to_string),
             location: trust::shown_location(&h.config),
         }
