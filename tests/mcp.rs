@@ -366,6 +366,36 @@ async fn servers_started_by_setup_are_in_the_first_request() {
     lathe::mcp::stop_all();
 }
 
+/// Issue 23: `tool_sync("mcp__srv__tool", …)` right after `setup()` failed
+/// with "still starting": a direct call waits for its starting server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_call_right_after_setup_waits_for_its_starting_server() {
+    let f = Fixture::start().await;
+    f.server.kill();
+    let table = Arc::new(UserTools::new(["Read".to_string()]));
+    let (session, _mock) = f
+        .session_with(table.clone(), &json!({ "responses": [] }))
+        .await;
+    lathe::mcp::replace(
+        vec![f.server.config.clone()],
+        table,
+        &f.dir.path().join("mcp2"),
+        f.dir.path(),
+        &tokio::runtime::Handle::current(),
+    );
+    let result = session
+        .run_tool(
+            "mcp__test__echo",
+            json!({ "text": "early" }),
+            false,
+            Arc::new(RecordingSink::default()),
+        )
+        .await;
+    assert!(!result.is_error, "{}", result.content.as_text());
+    assert_eq!(result.content.as_text(), "echo: early");
+    lathe::mcp::stop_all();
+}
+
 /// The `tool_result` of `id` in the last message of `request`.
 fn result_of(request: &Value, id: &str) -> Value {
     request["messages"].as_array().unwrap().last().unwrap()["content"]

@@ -473,6 +473,41 @@ pub async fn wait_ready(cancel: &tokio_util::sync::CancellationToken) {
     }
 }
 
+/// Before a direct call of `name` (`lathe.tool()`, `tool_sync()`): when
+/// it is a tool of a server of the last [`replace`] that is still
+/// starting, waits until that server has registered its tools (or
+/// failed), at most [`FIRST_REQUEST_WAIT_MS`] ([`RETRY_WAIT_MS`] for a
+/// retry), ending early when `cancel` fires; a call right after `setup()`
+/// then finds the tool instead of [`SERVER_STARTING`]. `tool_sync()`'s own
+/// timeout still bounds the caller's wait. Returns at once for other names.
+pub async fn wait_for_tool(name: &str, cancel: &tokio_util::sync::CancellationToken) {
+    let Some(rest) = name.strip_prefix("mcp__") else {
+        return;
+    };
+    let server = SERVERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|s| rest.starts_with(&format!("{}__", clean_name(&s.config.name))))
+        .max_by_key(|s| s.config.name.len())
+        .cloned();
+    let Some(server) = server else {
+        return;
+    };
+    let ms = if server.is_retrying() {
+        RETRY_WAIT_MS
+    } else {
+        FIRST_REQUEST_WAIT_MS
+    };
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(ms);
+    while !server.is_ready() && tokio::time::Instant::now() < deadline {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}
+        }
+    }
+}
+
 /// Kills every server process (Neovim is exiting).
 pub fn stop_all() {
     let servers = SERVERS.lock().unwrap_or_else(|e| e.into_inner());
