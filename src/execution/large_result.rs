@@ -4,7 +4,11 @@
 //! preview, the size and that path (which Read can open). If the file cannot
 //! be written, the full result is returned instead — never lost.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::Value;
 
 use crate::protocol::{ContentBlock, ToolResultContent};
 use crate::text::fill;
@@ -19,10 +23,19 @@ pub const PERSISTED_RESULT: &str =
 It was saved to {path} — Read that file with offset/limit, or Grep it, to see the rest. \
 The first {preview_chars} chars:\n{preview}";
 
-/// Where one session's oversized results go.
-#[derive(Debug, Clone)]
+/// Model-facing: added to an error result when the same call (tool and
+/// input) already failed with the same message in this conversation, so
+/// that a model looping on it hears it is looping. `{count}` (this call
+/// included, at least 2).
+pub const REPEATED_FAILURE: &str = "You made this exact call before and it failed the same way ({count} times now, this one included): the same call will get the same answer. Change the input as the message above says, try another way, or tell the user what stops you.";
+
+/// Where one session's oversized results go, and what its calls failed
+/// with (gate 9's memory of the conversation).
+#[derive(Debug)]
 pub struct ResultStore {
     dir: PathBuf,
+    /// (tool, canonical input) → (error message, how many times).
+    failures: Mutex<HashMap<(String, String), (String, u32)>>,
 }
 
 impl ResultStore {
@@ -36,6 +49,7 @@ impl ResultStore {
             dir: state_dir
                 .join(crate::tools::retention::TOOL_RESULTS_DIR)
                 .join(sanitize(session_id)),
+            failures: Mutex::new(HashMap::new()),
         };
         if store.dir.is_dir() {
             store.hold();
@@ -47,6 +61,28 @@ impl ResultStore {
     /// (`<state>/tool-results/<session>`; it may not exist yet).
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Remembers that `tool` with `input` failed with `message`; from the
+    /// second time the same call fails the same way, the
+    /// [`REPEATED_FAILURE`] note to add to its result. The key is the tool
+    /// and its input as canonical JSON (keys sorted), so the same input
+    /// written in another key order is the same call.
+    pub fn repeated_failure(&self, tool: &str, input: &Value, message: &str) -> Option<String> {
+        let key = (
+            tool.to_string(),
+            serde_json::to_string(input).unwrap_or_default(),
+        );
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = failures
+            .entry(key)
+            .or_insert_with(|| (message.to_string(), 0));
+        if entry.0 == message {
+            entry.1 += 1;
+        } else {
+            *entry = (message.to_string(), 1);
+        }
+        (entry.1 >= 2).then(|| fill(REPEATED_FAILURE, &[("count", &entry.1.to_string())]))
     }
 
     /// Writes this process's `.lathe-pid-<pid>` marker in the folder
@@ -204,6 +240,38 @@ mod tests {
         assert_eq!(
             saved,
             format!("{}\n{}", "x".repeat(100_000), "y".repeat(100_000))
+        );
+    }
+
+    /// Issue 23: a small model made the same failing call 7–11 times.
+    #[test]
+    fn the_same_failing_call_is_told_from_its_second_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ResultStore::new(dir.path().to_path_buf(), "s1");
+        let input = serde_json::json!({ "b": 1, "a": "x" });
+        let same_in_other_order: Value = serde_json::from_str(r#"{"a":"x","b":1}"#).unwrap();
+        assert_eq!(store.repeated_failure("Edit", &input, "no"), None);
+        assert_eq!(
+            store.repeated_failure("Read", &input, "no"),
+            None,
+            "another tool"
+        );
+        assert_eq!(
+            store.repeated_failure("Edit", &serde_json::json!({ "a": "y" }), "no"),
+            None,
+            "another input"
+        );
+        assert_eq!(
+            store.repeated_failure("Edit", &same_in_other_order, "no").as_deref(),
+            Some("You made this exact call before and it failed the same way (2 times now, this one included): the same call will get the same answer. Change the input as the message above says, try another way, or tell the user what stops you.")
+        );
+        assert!(store
+            .repeated_failure("Edit", &input, "no")
+            .is_some_and(|n| n.contains("(3 times now")));
+        assert_eq!(
+            store.repeated_failure("Edit", &input, "other"),
+            None,
+            "another answer"
         );
     }
 

@@ -28,7 +28,7 @@ pub mod sendable;
 pub use checked::CheckedCall;
 pub use executor::{partition_tool_calls, Batch, ToolExecutor};
 pub use hook_gates::{Hooks, TurnStop, HOOK_STOPPED_TURN};
-pub use large_result::{ResultStore, PERSISTED_RESULT, PREVIEW_CHARS};
+pub use large_result::{ResultStore, PERSISTED_RESULT, PREVIEW_CHARS, REPEATED_FAILURE};
 pub use registry::{
     validators_compiled, RegisteredTool, RegistryError, ToolRegistry, UnknownToolExplainer,
     UserTools,
@@ -189,6 +189,7 @@ pub async fn run_checked(checked: CheckedCall, env: &ExecEnv) -> ToolRun {
             .as_ref()
             .map_or_else(|| pending.tool_use.name.clone(), |t| t.name().to_string()),
         max_result_chars: tool.as_ref().and_then(|t| t.max_result_chars()),
+        input: pending.tool_use.input.clone(),
         env,
         started: false,
         decision: None,
@@ -230,6 +231,9 @@ struct Gates<'a> {
     name: String,
     /// Gate 9's bound for text results (the resolved tool's).
     max_result_chars: Option<usize>,
+    /// The call's input as the model sent it (gate 9 tells a call that
+    /// failed the same way before: [`ResultStore::repeated_failure`]).
+    input: serde_json::Value,
     env: &'a ExecEnv,
     started: bool,
     decision: Option<Decision>,
@@ -873,8 +877,18 @@ impl Gates<'_> {
                 ToolStatus::Done,
                 out.summary,
             ),
-            Err(stop) => {
+            Err(mut stop) => {
                 let summary = stop.message.lines().next().unwrap_or_default().to_string();
+                if matches!(stop.status, ToolStatus::Error | ToolStatus::Denied) {
+                    if let Some(note) =
+                        self.env
+                            .results
+                            .repeated_failure(&self.name, &self.input, &stop.message)
+                    {
+                        stop.message.push_str("\n\n");
+                        stop.message.push_str(&note);
+                    }
+                }
                 (
                     ToolResult {
                         tool_use_id: id.clone(),
