@@ -242,16 +242,19 @@ pub async fn register(server: &Arc<McpServer>, user: &Arc<UserTools>) -> Vec<Str
             }
         }
     }
+    // The names first: a replace() running now unregisters what they say,
+    // so nothing slow (the log's writes) goes between the registrations
+    // and this.
+    server.set_names(names.clone());
+    server.set_tool_notes(notes.clone());
     for n in &notes {
         server.note(n);
     }
-    server.set_tool_notes(notes);
     server.note(&format!(
         "registered {} tools: {}",
         names.len(),
         names.join(", ")
     ));
-    server.set_names(names.clone());
     names
 }
 
