@@ -103,6 +103,10 @@ local function run(opts)
         if s.state ~= "running" and s.state ~= "starting" then
           table.insert(lines, ("  MCP server %s: %s"):format(s.name, s.error or s.state))
         end
+        -- Its tools renamed, not offered, or with a repaired schema (:help lathe-mcp-tool-names).
+        for _, note in ipairs(s.tool_notes or {}) do
+          table.insert(lines, ("  MCP server %s: %s"):format(s.name, note))
+        end
       end
       vim.notify(table.concat(lines, "\n"))
     elseif args == "mcp" then

@@ -163,3 +163,39 @@ async fn a_bash_output_over_the_load_limit_is_streamed_by_read_and_grepped() {
     );
     assert_eq!(grep, format!("{shown}:8999999:8999999"));
 }
+
+/// Issue 23: colour codes and `\r` redraws reached the model byte for
+/// byte. The result reads as a terminal shows it; the saved file keeps the
+/// raw output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_output_reads_as_a_terminal_shows_it_and_the_file_keeps_the_raw_bytes() {
+    let state = tempfile::tempdir().expect("state dir");
+    let command =
+        r"printf 'step 1/3\rstep 2/3\rstep 3/3\n\033[1;31mred\033[0m text\r\n'; seq 1 200000";
+    let script = json!({ "responses": [
+        { "content": [ { "type": "tool_use", "id": "toolu_01", "name": "Bash",
+                         "input": { "command": command, "description": "Count" } } ] },
+        { "content": [ { "type": "text", "text": "ok" } ] }
+    ] });
+    let state_dir = state.path().to_path_buf();
+    let h = harness(
+        script,
+        Vec::new(),
+        move |c| c.state_dir = state_dir,
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(h.ask("count").await, TurnOutcome::Done);
+    let (is_error, bash) = result_of(&h.session.transcript(), "toolu_01");
+    assert!(!is_error, "{bash:.300}");
+    assert!(
+        bash.starts_with("step 3/3\nred text\n1\n2\n3\n"),
+        "{bash:.300}"
+    );
+    assert!(
+        !bash.contains('\x1b') && !bash.contains('\r'),
+        "{bash:.300}"
+    );
+    let raw = std::fs::read(saved_path(&bash)).unwrap();
+    assert!(raw.starts_with(b"step 1/3\rstep 2/3\rstep 3/3\n\x1b[1;31mred\x1b[0m text\r\n1\n"));
+}

@@ -266,15 +266,47 @@ async fn nothing_found_names_the_active_filters() {
     .await;
     assert_eq!(
         out.as_deref(),
-        Ok("No matches for \"zzz\" in src (filters: glob \"*.py\", type \"py\", case-insensitive (-i), multiline). \
-            Binary files and files ignored by .gitignore are not searched; to search an ignored folder, pass it as path.")
+        Ok("No matches for \"zzz\" in src (filters: glob \"*.py\", type \"py\", case-insensitive (-i), multiline).")
     );
     let plain = grep(p.path(), json!({"pattern": "zzz"})).await;
     assert_eq!(
         plain.as_deref(),
-        Ok("No matches for \"zzz\" in the project root. Binary files and files ignored by .gitignore are not searched; \
-            to search an ignored folder, pass it as path.")
+        Ok("No matches for \"zzz\" in the project root. Some files there are ignored by the project's ignore files \
+            (.gitignore, .ignore or .rgignore) and were not searched; to search an ignored folder, pass it as path.")
     );
+}
+
+/// Issue 23: a small model copied the example pattern of the old no-match
+/// message 6–7 times, in a project that ignores nothing. Nothing found says
+/// so, names the ignore files only when they left something out, and
+/// carries no pattern to copy.
+#[tokio::test]
+async fn nothing_found_names_ignore_files_only_when_they_left_something_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = dir.path();
+    put(r, "src/a.py", b"x = 1\n", 1);
+    put(r, "build/out.js", b"y = 2\n", 1);
+    assert_eq!(
+        glob(r, json!({"pattern": "**/*.ts"})).await.as_deref(),
+        Ok("No files found matching \"**/*.ts\" in the project root.")
+    );
+    assert_eq!(
+        grep(r, json!({"pattern": "zzz"})).await.as_deref(),
+        Ok("No matches for \"zzz\" in the project root.")
+    );
+    // Ignoring files that do not match the pattern is no cause either.
+    put(r, ".gitignore", b"build/\n", 1);
+    assert_eq!(
+        glob(r, json!({"pattern": "**/*.ts"})).await.as_deref(),
+        Ok("No files found matching \"**/*.ts\" in the project root.")
+    );
+    let ignored = glob(r, json!({"pattern": "**/*.js"})).await.expect("glob");
+    assert_eq!(
+        ignored,
+        "No files found matching \"**/*.js\" in the project root. Files that match are ignored by the project's \
+         ignore files (.gitignore, .ignore or .rgignore), and Glob skips ignored files: pass their folder as path to list them."
+    );
+    assert!(!ignored.contains("e.g."), "{ignored}");
 }
 
 #[tokio::test]
@@ -611,8 +643,8 @@ async fn glob_errors_and_empty_results() {
     let none = glob(r, json!({"pattern": "**/*.log"})).await;
     assert_eq!(
         none.as_deref(),
-        Ok("No files found matching \"**/*.log\" in the project root. Files ignored by .gitignore are skipped; \
-            to list an ignored folder, start the pattern with it (e.g. \"build/**/*.js\") or pass it as path.")
+        Ok("No files found matching \"**/*.log\" in the project root. Files that match are ignored by the project's \
+            ignore files (.gitignore, .ignore or .rgignore), and Glob skips ignored files: pass their folder as path to list them.")
     );
     let file = r.join("README.md").display().to_string();
     let err = glob(r, json!({"pattern": "*", "path": "README.md"}))

@@ -191,7 +191,7 @@ impl Fixture {
 }
 
 /// The mock's tools (listed two a page, so this also checks `nextCursor`).
-const ALL_TOOLS: [&str; 8] = [
+const ALL_TOOLS: [&str; 15] = [
     "mcp__test__echo",
     "mcp__test__slow",
     "mcp__test__crash",
@@ -200,6 +200,13 @@ const ALL_TOOLS: [&str; 8] = [
     "mcp__test__big",
     "mcp__test__mixed",
     "mcp__test__boom",
+    "mcp__test__svg",
+    "mcp__test__jpg",
+    "mcp__test__structured",
+    "mcp__test__bigimage",
+    "mcp__test__pick",
+    "mcp__test__files_read",
+    "mcp__test__files_read_2",
 ];
 
 fn tool<'a>(request: &'a Value, name: &str) -> &'a Value {
@@ -359,6 +366,36 @@ async fn servers_started_by_setup_are_in_the_first_request() {
     lathe::mcp::stop_all();
 }
 
+/// Issue 23: `tool_sync("mcp__srv__tool", …)` right after `setup()` failed
+/// with "still starting": a direct call waits for its starting server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_call_right_after_setup_waits_for_its_starting_server() {
+    let f = Fixture::start().await;
+    f.server.kill();
+    let table = Arc::new(UserTools::new(["Read".to_string()]));
+    let (session, _mock) = f
+        .session_with(table.clone(), &json!({ "responses": [] }))
+        .await;
+    lathe::mcp::replace(
+        vec![f.server.config.clone()],
+        table,
+        &f.dir.path().join("mcp2"),
+        f.dir.path(),
+        &tokio::runtime::Handle::current(),
+    );
+    let result = session
+        .run_tool(
+            "mcp__test__echo",
+            json!({ "text": "early" }),
+            false,
+            Arc::new(RecordingSink::default()),
+        )
+        .await;
+    assert!(!result.is_error, "{}", result.content.as_text());
+    assert_eq!(result.content.as_text(), "echo: early");
+    lathe::mcp::stop_all();
+}
+
 /// The `tool_result` of `id` in the last message of `request`.
 fn result_of(request: &Value, id: &str) -> Value {
     request["messages"].as_array().unwrap().last().unwrap()["content"]
@@ -419,11 +456,104 @@ async fn large_results_go_to_a_file_and_links_and_audio_are_named() {
     f.server.kill();
 }
 
+/// Issue 23: whatever an MCP server returns or declares, the next request
+/// is one the API accepts (mock-llm refuses what the API would), and the
+/// user is told what lathe changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odd_results_and_schemas_still_make_requests_the_api_accepts() {
+    let f = Fixture::start().await;
+    let script = json!({ "responses": [
+        { "content": [
+            { "type": "tool_use", "id": "t1", "name": "mcp__test__svg", "input": {} },
+            { "type": "tool_use", "id": "t2", "name": "mcp__test__jpg", "input": {} },
+            { "type": "tool_use", "id": "t3", "name": "mcp__test__structured", "input": {} },
+            { "type": "tool_use", "id": "t4", "name": "mcp__test__bigimage", "input": {} },
+            { "type": "tool_use", "id": "t5", "name": "mcp__test__files_read", "input": {} },
+            { "type": "tool_use", "id": "t6", "name": "mcp__test__files_read_2", "input": {} },
+            { "type": "tool_use", "id": "t7", "name": "mcp__test__pick", "input": { "id": "a" } } ] },
+        { "content": [ { "type": "tool_use", "id": "t8", "name": "mcp__test__echo", "input": { "text": "still alive" } } ] },
+        { "content": [ { "type": "text", "text": "ok" } ],
+          "expect": { "tool_result_contains": { "t8": "echo: still alive" } } }
+    ] });
+    let (session, mock) = f.session(&script).await;
+    session
+        .ask("go", &tokio::runtime::Handle::current())
+        .unwrap();
+    common::wait_idle(&session).await;
+    let requests = mock.requests();
+    assert_eq!(mock.served(), 3, "{:#?}", mock.requests().last());
+    // A top-level oneOf: its branches' properties, the rest told in words.
+    let pick = tool(&requests[0], "mcp__test__pick");
+    assert!(pick["input_schema"].get("oneOf").is_none(), "{pick}");
+    assert_eq!(
+        pick["input_schema"]["properties"],
+        json!({ "id": { "type": "string" }, "path": { "type": "string" } })
+    );
+    assert_eq!(
+        pick["description"],
+        "Picks by id or by path.\n\nThe input must also match oneOf of these schemas: [{\"properties\":{\"id\":{\"type\":\"string\"}},\"required\":[\"id\"]},{\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}]"
+    );
+    assert_eq!(
+        text_of(&result_of(&requests[1], "t7")),
+        "picked {\"id\": \"a\"}"
+    );
+    // Two names that are one once cleaned: both reachable.
+    assert_eq!(
+        text_of(&result_of(&requests[1], "t5")),
+        "read by files.read"
+    );
+    assert_eq!(
+        text_of(&result_of(&requests[1], "t6")),
+        "read by files_read"
+    );
+    assert_eq!(
+        tool(&requests[0], "mcp__test__files_read_2")["description"],
+        "Reads (underscored name).\n\n(This is the tool files_read of the MCP server test; another of its tools has the same name once cleaned, so this one has a number at the end.)"
+    );
+    // An SVG: a note in its place, the text kept.
+    assert_eq!(
+        result_of(&requests[1], "t1")["content"],
+        "chart:\n[image (image/svg+xml, about 41 bytes) not sent: the model takes only PNG, JPEG, GIF and WebP images]"
+    );
+    // Declared image/jpg: sent as what its bytes are.
+    let jpg = result_of(&requests[1], "t2");
+    assert_eq!(
+        jpg["content"][0]["source"]["media_type"], "image/png",
+        "{jpg}"
+    );
+    // Only structuredContent: its JSON.
+    assert_eq!(
+        text_of(&result_of(&requests[1], "t3")),
+        "{\n  \"temperature\": 22.5,\n  \"unit\": \"C\"\n}"
+    );
+    // An image and 200000 chars of text: the text saved, the image kept.
+    let big = result_of(&requests[1], "t4");
+    let blocks = big["content"].as_array().unwrap();
+    assert_eq!(blocks.len(), 2, "{big}");
+    let preview = blocks[0]["text"].as_str().unwrap();
+    assert!(
+        preview.starts_with("The output was too large to show in full (200000 chars"),
+        "{}",
+        &preview[..200]
+    );
+    assert!(preview.chars().count() < 2_500);
+    assert_eq!(blocks[1]["type"], "image");
+    // The user sees the renamed tool and the repaired schema.
+    assert_eq!(
+        f.server.tool_notes(),
+        [
+            "tool pick: its input schema has anyOf, oneOf or allOf at the top level, which the Anthropic API refuses; lathe sends the properties of its branches and tells the model the rest in the tool's description",
+            "tool files_read is offered as mcp__test__files_read_2: files.read has the same name once cleaned",
+        ]
+    );
+    f.server.kill();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_lists_the_tools_again_and_the_log_marks_each_start() {
     let f = Fixture::start().await;
-    // Two tools a page: one listing is 4 requests.
-    assert_eq!(f.events().matches("list").count(), 4, "{}", f.events());
+    // Two tools a page: one listing is 8 requests.
+    assert_eq!(f.events().matches("list").count(), 8, "{}", f.events());
     let script = json!({ "responses": [
         { "content": [ { "type": "tool_use", "id": "t1", "name": "mcp__test__crash", "input": {} } ] },
         { "content": [ { "type": "tool_use", "id": "t2", "name": "mcp__test__echo", "input": { "text": "again" } } ] },
@@ -436,8 +566,8 @@ async fn a_restart_lists_the_tools_again_and_the_log_marks_each_start() {
         .unwrap();
     common::wait_idle(&session).await;
     assert_eq!(mock.served(), 3, "{:#?}", mock.requests());
-    assert_eq!(f.events().matches("list").count(), 8, "{}", f.events());
-    assert_eq!(f.table.snapshot().len(), 8);
+    assert_eq!(f.events().matches("list").count(), 16, "{}", f.events());
+    assert_eq!(f.table.snapshot().len(), 15);
     let log = std::fs::read_to_string(&f.server.log_path).unwrap();
     let starts: Vec<&str> = log
         .lines()

@@ -240,6 +240,19 @@ fn cases() -> Vec<Case> {
             repairable: false,
         },
         Case {
+            name: "tool schema with oneOf at its top level",
+            req: MessagesRequest {
+                tools: vec![ToolDefinition {
+                    input_schema: json!({ "type": "object", "oneOf": [{ "required": ["a"] }, { "required": ["b"] }] }),
+                    ..tool("Find")
+                }],
+                ..request(vec![user("hi")])
+            },
+            rule: validate::TOOL_SCHEMA_TOP_LEVEL,
+            api_message: api::tool_schema_top_level_combinator(0),
+            repairable: false,
+        },
+        Case {
             name: "tool name twice",
             req: MessagesRequest {
                 tools: vec![tool("Read"), tool("Read")],

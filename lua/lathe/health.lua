@@ -214,6 +214,10 @@ function M.check()
     else
       h.ok(("MCP server %s: %s, %d tools (log: %s)"):format(name, s.state, s.tools, s.log))
     end
+    -- Tools renamed (two names that are one once cleaned), not offered, or whose schema was repaired.
+    for _, note in ipairs(s.tool_notes or {}) do
+      h.warn(("MCP server %s: %s"):format(s.name, note), { "See :help lathe-mcp-tool-names" })
+    end
   end
   -- Configured (setup{ mcp_servers } or .mcp.json) but not started: before setup() and the first request.
   local started = {}

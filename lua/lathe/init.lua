@@ -491,6 +491,7 @@ end
 ---@field last_log_line? string
 ---@field log string Its log file ("" for a server that never ran).
 ---@field tools integer How many tools it registered.
+---@field tool_notes string[] Its tools renamed, not offered, or with a repaired schema.
 ---@field url? string An HTTP server's URL.
 ---@field location string Its command line or URL.
 

@@ -561,6 +561,8 @@ impl Session {
             Ok(c) => c.child_token(),
             Err(e) => e.into_inner().child_token(),
         };
+        // A tool of an MCP server still starting (a call right after setup()).
+        crate::mcp::wait_for_tool(name, &cancel).await;
         let mut env = self.exec_env(cancel, sink);
         env.interactive = interactive;
         if !record {

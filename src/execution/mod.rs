@@ -23,11 +23,12 @@ pub mod messages;
 mod progress;
 mod registry;
 mod schema_check;
+pub mod sendable;
 
 pub use checked::CheckedCall;
 pub use executor::{partition_tool_calls, Batch, ToolExecutor};
 pub use hook_gates::{Hooks, TurnStop, HOOK_STOPPED_TURN};
-pub use large_result::{ResultStore, PERSISTED_RESULT, PREVIEW_CHARS};
+pub use large_result::{ResultStore, PERSISTED_RESULT, PREVIEW_CHARS, REPEATED_FAILURE};
 pub use registry::{
     validators_compiled, RegisteredTool, RegistryError, ToolRegistry, UnknownToolExplainer,
     UserTools,
@@ -189,6 +190,7 @@ pub async fn run_checked(checked: CheckedCall, env: &ExecEnv) -> ToolRun {
             .as_ref()
             .map_or_else(|| pending.tool_use.name.clone(), |t| t.name().to_string()),
         max_result_chars: tool.as_ref().and_then(|t| t.max_result_chars()),
+        input: pending.tool_use.input.clone(),
         env,
         started: false,
         decision: None,
@@ -204,7 +206,24 @@ pub async fn run_checked(checked: CheckedCall, env: &ExecEnv) -> ToolRun {
                 &[("tool", &run.name), ("detail", &panic_text(&panic))],
             )))
         });
+    let outcome = match outcome {
+        Ok(out) => Ok(sendable_output(&run.name, out).await),
+        stop => stop,
+    };
     run.finish(outcome)
+}
+
+/// Gate 9's repair ([`sendable::repair`]); a result with images is
+/// decoded on the blocking pool.
+async fn sendable_output(tool: &str, out: ToolOutput) -> ToolOutput {
+    if !sendable::has_images(&out) {
+        return sendable::repair(tool, out);
+    }
+    let name = tool.to_string();
+    let fallback = ToolOutput::text(fill(sendable::EMPTY_RESULT, &[("tool", tool)]), "");
+    tokio::task::spawn_blocking(move || sendable::repair(&name, out))
+        .await
+        .unwrap_or(fallback)
 }
 
 /// One call's walk through gates 4–9.
@@ -213,6 +232,9 @@ struct Gates<'a> {
     name: String,
     /// Gate 9's bound for text results (the resolved tool's).
     max_result_chars: Option<usize>,
+    /// The call's input as the model sent it (gate 9 tells a call that
+    /// failed the same way before: [`ResultStore::repeated_failure`]).
+    input: serde_json::Value,
     env: &'a ExecEnv,
     started: bool,
     decision: Option<Decision>,
@@ -838,13 +860,18 @@ impl Gates<'_> {
         }
     }
 
-    /// Gate 9's size rule for text results.
+    /// Gate 9's size rule, for the text of a result (a result with images
+    /// keeps them, its text bounded as a whole).
     fn bound(&self, content: ToolResultContent) -> ToolResultContent {
         match content {
             ToolResultContent::Text(t) => {
                 ToolResultContent::Text(self.env.results.bound(&self.id, t, self.max_result_chars))
             }
-            blocks => blocks,
+            ToolResultContent::Blocks(blocks) => ToolResultContent::Blocks(
+                self.env
+                    .results
+                    .bound_blocks(&self.id, blocks, self.max_result_chars),
+            ),
         }
     }
 
@@ -862,8 +889,18 @@ impl Gates<'_> {
                 ToolStatus::Done,
                 out.summary,
             ),
-            Err(stop) => {
+            Err(mut stop) => {
                 let summary = stop.message.lines().next().unwrap_or_default().to_string();
+                if matches!(stop.status, ToolStatus::Error | ToolStatus::Denied) {
+                    if let Some(note) =
+                        self.env
+                            .results
+                            .repeated_failure(&self.name, &self.input, &stop.message)
+                    {
+                        stop.message.push_str("\n\n");
+                        stop.message.push_str(&note);
+                    }
+                }
                 (
                     ToolResult {
                         tool_use_id: id.clone(),

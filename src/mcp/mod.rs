@@ -128,6 +128,9 @@ pub struct ServerInfo {
     pub log: PathBuf,
     /// The tools registered for it.
     pub tools: Vec<String>,
+    /// What the user should know about its tools: renamed, skipped,
+    /// schema repaired ([`server::McpServer::tool_notes`]).
+    pub tool_notes: Vec<String>,
     /// Its URL, for an HTTP server.
     pub url: Option<String>,
 }
@@ -198,25 +201,60 @@ pub async fn register(server: &Arc<McpServer>, user: &Arc<UserTools>) -> Vec<Str
     for n in server.set_names(Vec::new()) {
         user.unregister(&n);
     }
-    let mut names = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    // Which of its tools has each name, for the notes on renamed ones.
+    let mut owners: Vec<(String, String)> = Vec::new();
+    let mut notes = Vec::new();
     for t in &tools {
-        let made = tools::user_tool(server, t).and_then(|tool| {
-            let name = crate::tools::Tool::name(&tool).to_string();
-            user.register(Arc::new(tool))
-                .map(|()| name)
-                .map_err(|e| e.to_string())
-        });
+        // Only its own tools: a clash with another server's or a Lua tool
+        // is refused by the table below, and noted.
+        let taken = |n: &str| names.iter().any(|m| m.eq_ignore_ascii_case(n));
+        let made = tools::free_tool_name(&server.config.name, &t.name, &taken)
+            .and_then(|name| tools::user_tool_named(server, t, name))
+            .and_then(|tool| {
+                let name = crate::tools::Tool::name(&tool).to_string();
+                user.register(Arc::new(tool))
+                    .map(|()| name)
+                    .map_err(|e| e.to_string())
+            });
         match made {
-            Ok(name) => names.push(name),
-            Err(why) => server.note(&format!("tool {:?} skipped: {why}", t.name)),
+            Ok(name) => {
+                let plain = tools::tool_name(&server.config.name, &t.name).unwrap_or_default();
+                if plain != name {
+                    let other = owners
+                        .iter()
+                        .find(|(n, _)| n.eq_ignore_ascii_case(&plain))
+                        .map_or_else(|| plain.clone(), |(_, tool)| tool.clone());
+                    notes.push(fill(
+                        tools::RENAMED,
+                        &[("tool", &t.name), ("name", &name), ("other", &other)],
+                    ));
+                }
+                if crate::tools::user::api_schema(&t.input_schema).is_some() {
+                    notes.push(fill(tools::SCHEMA_FLATTENED, &[("tool", &t.name)]));
+                }
+                owners.push((name.clone(), t.name.clone()));
+                names.push(name);
+            }
+            Err(why) => {
+                server.note(&format!("tool {:?} skipped: {why}", t.name));
+                notes.push(fill(tools::SKIPPED, &[("tool", &t.name), ("why", &why)]));
+            }
         }
+    }
+    // The names first: a replace() running now unregisters what they say,
+    // so nothing slow (the log's writes) goes between the registrations
+    // and this.
+    server.set_names(names.clone());
+    server.set_tool_notes(notes.clone());
+    for n in &notes {
+        server.note(n);
     }
     server.note(&format!(
         "registered {} tools: {}",
         names.len(),
         names.join(", ")
     ));
-    server.set_names(names.clone());
     names
 }
 
@@ -370,6 +408,7 @@ pub fn statuses() -> Vec<ServerInfo> {
                 last_log_line: s.last_log_line(),
                 log: s.log_path.clone(),
                 tools: s.names(),
+                tool_notes: s.tool_notes(),
                 url: s.config.url().map(str::to_string),
                 location: trust::shown_location(&s.config),
             }
@@ -388,6 +427,7 @@ pub fn statuses() -> Vec<ServerInfo> {
             // It never ran: no log.
             log: PathBuf::new(),
             tools: Vec::new(),
+            tool_notes: Vec::new(),
             url: h.config.url().map(str::to_string),
             location: trust::shown_location(&h.config),
         }
@@ -429,6 +469,41 @@ pub async fn wait_ready(cancel: &tokio_util::sync::CancellationToken) {
         if !waiting || cancel.is_cancelled() {
             return;
         }
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}
+        }
+    }
+}
+
+/// Before a direct call of `name` (`lathe.tool()`, `tool_sync()`): when
+/// it is a tool of a server of the last [`replace`] that is still
+/// starting, waits until that server has registered its tools (or
+/// failed), at most [`FIRST_REQUEST_WAIT_MS`] ([`RETRY_WAIT_MS`] for a
+/// retry), ending early when `cancel` fires; a call right after `setup()`
+/// then finds the tool instead of [`SERVER_STARTING`]. `tool_sync()`'s own
+/// timeout still bounds the caller's wait. Returns at once for other names.
+pub async fn wait_for_tool(name: &str, cancel: &tokio_util::sync::CancellationToken) {
+    let Some(rest) = name.strip_prefix("mcp__") else {
+        return;
+    };
+    let server = SERVERS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|s| rest.starts_with(&format!("{}__", clean_name(&s.config.name))))
+        .max_by_key(|s| s.config.name.len())
+        .cloned();
+    let Some(server) = server else {
+        return;
+    };
+    let ms = if server.is_retrying() {
+        RETRY_WAIT_MS
+    } else {
+        FIRST_REQUEST_WAIT_MS
+    };
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(ms);
+    while !server.is_ready() && tokio::time::Instant::now() < deadline {
         tokio::select! {
             () = cancel.cancelled() => return,
             () = tokio::time::sleep(std::time::Duration::from_millis(20)) => {}

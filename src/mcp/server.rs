@@ -92,6 +92,9 @@ pub struct McpServer {
     pub(crate) table: OnceLock<Weak<UserTools>>,
     /// Its registered tool names.
     names: StdMutex<Vec<String>>,
+    /// What the user should know about its tools at the last listing
+    /// (renamed, skipped, schema repaired), one line each.
+    tool_notes: StdMutex<Vec<String>>,
 }
 
 /// Why a call could not reach the server (one line, for model-facing texts).
@@ -116,7 +119,22 @@ impl McpServer {
             failures: StdMutex::new((0, None)),
             table: OnceLock::new(),
             names: StdMutex::new(Vec::new()),
+            tool_notes: StdMutex::new(Vec::new()),
         }
+    }
+
+    /// What the user should know about its tools (renamed, skipped,
+    /// schema repaired) since they were last listed; shown by
+    /// `:checkhealth lathe` and `:Lathe tools`.
+    pub fn tool_notes(&self) -> Vec<String> {
+        self.tool_notes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn set_tool_notes(&self, notes: Vec<String>) {
+        *self.tool_notes.lock().unwrap_or_else(|e| e.into_inner()) = notes;
     }
 
     /// Its registered tool names (`mcp__<server>__<tool>`).

@@ -22,6 +22,49 @@ use crate::tools::user::{
 };
 use crate::tools::{ToolContext, ToolError, ToolOutput, ToolSource};
 
+/// The name for `tool` of `server` that no name in `taken` has: its
+/// [`tool_name`], or, when that is taken (two tools whose names are one
+/// once cleaned, such as `files.read` and `files_read`), the same with
+/// `_2`, `_3`… (cut to fit the 64 chars).
+pub fn free_tool_name(
+    server: &str,
+    tool: &str,
+    taken: &dyn Fn(&str) -> bool,
+) -> Result<String, String> {
+    let name = tool_name(server, tool)?;
+    if !taken(&name) {
+        return Ok(name);
+    }
+    for n in 2..1000 {
+        let suffix = format!("_{n}");
+        let mut base = name.clone();
+        base.truncate(64 - suffix.len());
+        let candidate = base + &suffix;
+        if !taken(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    Err(format!("no free name for {tool:?}"))
+}
+
+/// Model-facing: added to the description of a tool offered under another
+/// name than its own cleaned one ([`free_tool_name`]). `{tool}` (the
+/// server's name for it), `{server}`.
+pub const RENAMED_NOTE: &str = "\n\n(This is the tool {tool} of the MCP server {server}; another of its tools has the same name once cleaned, so this one has a number at the end.)";
+
+/// User-facing (`:checkhealth lathe`, `:Lathe tools`): a tool offered
+/// under a suffixed name. `{tool}`, `{name}`, `{other}` (the server's
+/// tool that has the plain name).
+pub const RENAMED: &str =
+    "tool {tool} is offered as {name}: {other} has the same name once cleaned";
+
+/// User-facing: a tool whose schema had `anyOf` / `oneOf` / `allOf` at
+/// its top level, which the Messages API refuses. `{tool}`.
+pub const SCHEMA_FLATTENED: &str = "tool {tool}: its input schema has anyOf, oneOf or allOf at the top level, which the Anthropic API refuses; lathe sends the properties of its branches and tells the model the rest in the tool's description";
+
+/// User-facing: a tool that is not offered. `{tool}`, `{why}`.
+pub const SKIPPED: &str = "tool {tool} is not offered: {why}";
+
 /// `mcp__<server>__<tool>` with every character outside `[a-zA-Z0-9_-]`
 /// replaced by `_`. Errors: the name is longer than 64 chars (the Messages
 /// API's rule), as a reason to log.
@@ -64,9 +107,27 @@ pub struct McpBackend {
 /// be used (the reason to log).
 pub fn user_tool(server: &Arc<McpServer>, tool: &ServerTool) -> Result<UserTool, String> {
     let name = tool_name(&server.config.name, &tool.name)?;
+    user_tool_named(server, tool, name)
+}
+
+/// [`user_tool`] under `name` (from [`free_tool_name`]); a name other
+/// than the tool's own cleaned one is explained in its description
+/// ([`RENAMED_NOTE`]).
+pub fn user_tool_named(
+    server: &Arc<McpServer>,
+    tool: &ServerTool,
+    name: String,
+) -> Result<UserTool, String> {
+    let mut description = tool.description.clone();
+    if tool_name(&server.config.name, &tool.name).is_ok_and(|plain| plain != name) {
+        description.push_str(&fill(
+            RENAMED_NOTE,
+            &[("tool", &tool.name), ("server", &server.config.name)],
+        ));
+    }
     let spec = UserToolSpec {
         name,
-        description: tool.description.clone(),
+        description,
         input_schema: tool.input_schema.clone(),
         read_only: Flag::Fixed(tool.read_only),
         concurrency_safe: None,
@@ -144,6 +205,17 @@ pub fn output_of(tool: &str, result: &Value) -> Result<ToolOutput, ToolError> {
             other => blocks.push(ContentBlock::Text {
                 text: format!("[{} content not shown]", other.unwrap_or("unknown")),
             }),
+        }
+    }
+    blocks.retain(|b| !matches!(b, ContentBlock::Text { text } if text.is_empty()));
+    // A result with only `structuredContent` (MCP 2025-06-18, "Tools" →
+    // Structured Content): its data as JSON text, the API refusing an
+    // empty text block.
+    if blocks.is_empty() {
+        if let Some(data) = result.get("structuredContent").filter(|v| !v.is_null()) {
+            blocks.push(ContentBlock::Text {
+                text: serde_json::to_string_pretty(data).unwrap_or_default(),
+            });
         }
     }
     let content = if blocks
@@ -295,6 +367,28 @@ mod tests {
                 "see:\n[resource link: b.md <file:///a/b.md> (text/markdown); lathe cannot read MCP resources, so only the link is shown]\n[audio (audio/wav, about 6 bytes) omitted: lathe cannot pass audio to the model]\n[embedded resource <file:///x.bin> (application/octet-stream) omitted: it is binary]".into()
             )
         );
+    }
+
+    /// Issue 23: a result with only `structuredContent` became an empty
+    /// text block, which the API refuses.
+    #[test]
+    fn structured_content_alone_is_sent_as_json_text() {
+        let out = output_of(
+            "t",
+            &json!({ "content": [], "structuredContent": { "temperature": 22.5, "unit": "C" } }),
+        )
+        .unwrap();
+        assert_eq!(
+            out.content,
+            ToolResultContent::Text("{\n  \"temperature\": 22.5,\n  \"unit\": \"C\"\n}".into())
+        );
+        // With content too, the content is what the model reads.
+        let out = output_of(
+            "t",
+            &json!({ "content": [{ "type": "text", "text": "22.5 C" }], "structuredContent": { "temperature": 22.5 } }),
+        )
+        .unwrap();
+        assert_eq!(out.content, ToolResultContent::Text("22.5 C".into()));
     }
 
     #[test]

@@ -81,10 +81,12 @@ pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
 }
 
 /// `mcp_servers()` → `{ { name, state, error?, last_log_line?, log,
-/// tools, url?, location } }`: every configured MCP server's state
+/// tools, tool_notes, url?, location } }`: every configured MCP server's state
 /// (`running`, `starting`, `failed`, `waiting` for the user's approval of
 /// a `.mcp.json` server, `refused`), `tools` how many were registered,
-/// `location` its command line or URL. Errors: Lua could not allocate.
+/// `tool_notes` what to know about its tools (renamed, not offered, schema
+/// repaired), `location` its command line or URL. Errors: Lua could not
+/// allocate.
 pub fn mcp_servers(lua: &Lua, (): ()) -> mlua::Result<Table> {
     let servers = lua.create_table()?;
     for s in crate::mcp::statuses() {
@@ -95,6 +97,7 @@ pub fn mcp_servers(lua: &Lua, (): ()) -> mlua::Result<Table> {
         e.set("last_log_line", s.last_log_line)?;
         e.set("log", s.log.display().to_string())?;
         e.set("tools", s.tools.len())?;
+        e.set("tool_notes", lua.create_sequence_from(s.tool_notes)?)?;
         e.set("url", s.url)?;
         e.set("location", s.location)?;
         servers.push(e)?;

@@ -141,23 +141,51 @@ fn positive(key: &str, v: Value) -> mlua::Result<Option<u64>> {
     }
 }
 
-/// An empty Lua table reads as an empty list; where a schema needs an
-/// object (`properties = {}`), make it one.
-fn fix_empty_objects(schema: &mut Json) {
-    if let Json::Object(map) = schema {
-        for (key, value) in map.iter_mut() {
-            let wants_object = matches!(
-                key.as_str(),
-                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
-            );
-            if wants_object && value.as_array().is_some_and(Vec::is_empty) {
-                *value = Json::Object(Default::default());
-            } else {
-                fix_empty_objects(value);
+/// An empty Lua table has no shape: it reads as an empty list or an
+/// empty object, whichever `from_value` picks. Make it what the schema
+/// wants where it stands: an object for `properties` and the other maps
+/// of schemas, a list for `required`, `enum`, `type`, `anyOf`, `oneOf`,
+/// `allOf`, `prefixItems` and `examples`. Keys inside a map of schemas
+/// (`properties = { required = … }`) are names, not keywords.
+fn fix_empty_tables(schema: &mut Json) {
+    const MAPS: [&str; 5] = [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+    ];
+    const LISTS: [&str; 8] = [
+        "required",
+        "enum",
+        "type",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "prefixItems",
+        "examples",
+    ];
+    let empty = |v: &Json| {
+        v.as_array().is_some_and(Vec::is_empty) || v.as_object().is_some_and(|o| o.is_empty())
+    };
+    match schema {
+        Json::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if MAPS.contains(&key.as_str()) {
+                    if empty(value) {
+                        *value = Json::Object(Default::default());
+                    } else if let Json::Object(schemas) = value {
+                        schemas.values_mut().for_each(fix_empty_tables);
+                    }
+                } else if LISTS.contains(&key.as_str()) && empty(value) {
+                    *value = Json::Array(Vec::new());
+                } else {
+                    fix_empty_tables(value);
+                }
             }
         }
-    } else if let Json::Array(items) = schema {
-        items.iter_mut().for_each(fix_empty_objects);
+        Json::Array(items) => items.iter_mut().for_each(fix_empty_tables),
+        _ => {}
     }
 }
 
@@ -210,7 +238,7 @@ pub fn register_tool(lua: &Lua, spec: Value) -> mlua::Result<()> {
             ))
         }
     };
-    fix_empty_objects(&mut schema);
+    fix_empty_tables(&mut schema);
     let (read_only, read_only_fn) = flag("is_read_only", t.get("is_read_only")?)?;
     let (concurrency_safe, concurrency_fn) =
         flag("is_concurrency_safe", t.get("is_concurrency_safe")?)?;
@@ -566,12 +594,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn empty_tables_become_objects_where_a_schema_needs_one() {
+    fn empty_tables_become_what_the_schema_needs_there() {
         let mut s = serde_json::json!({ "type": "object", "properties": [], "required": [] });
-        fix_empty_objects(&mut s);
+        fix_empty_tables(&mut s);
         assert_eq!(
             s,
             serde_json::json!({ "type": "object", "properties": {}, "required": [] })
+        );
+        let mut s = serde_json::json!({ "type": "object", "required": {},
+            "properties": { "enum": {}, "required": { "type": "string", "enum": {} }, "x": { "items": {} } } });
+        fix_empty_tables(&mut s);
+        assert_eq!(
+            s,
+            serde_json::json!({ "type": "object", "required": [],
+                "properties": { "enum": {}, "required": { "type": "string", "enum": [] }, "x": { "items": {} } } })
         );
     }
 

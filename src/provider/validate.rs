@@ -142,6 +142,14 @@ pub const TOOL_NAME_UNIQUE: Rule = Rule {
     source: "API 400 \"tools: Tool names must be unique.\" (danny-avila/LibreChat#13162)",
 };
 
+/// A tool's `input_schema` has no `anyOf`, `oneOf` or `allOf` at its top
+/// level (lathe's user tools flatten them: `tools::user::api_schema`).
+pub const TOOL_SCHEMA_TOP_LEVEL: Rule = Rule {
+    id: "tool_schema_top_level",
+    what: "the input_schema of tool {value} has anyOf, oneOf or allOf at its top level",
+    source: "API 400 \"tools.N.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level\" (anthropics/claude-code#5319, mobile-next/mobile-mcp#344)",
+};
+
 /// Images are PNG, JPEG, GIF or WebP.
 pub const IMAGE_MEDIA_TYPE: Rule = Rule {
     id: "image_media_type",
@@ -191,6 +199,7 @@ pub const RULES: &[Rule] = &[
     MAX_TOKENS,
     TOOL_NAME_PATTERN,
     TOOL_NAME_UNIQUE,
+    TOOL_SCHEMA_TOP_LEVEL,
     MESSAGES_NON_EMPTY,
     FIRST_MESSAGE_USER,
     CONTENT_NON_EMPTY,
@@ -605,6 +614,16 @@ fn check_tools(req: &MessagesRequest, problems: &mut Vec<RequestProblem>) {
             problems.push(RequestProblem::new(
                 &TOOL_NAME_UNIQUE,
                 path,
+                &[("value", &format!("{name:?}"))],
+            ));
+        }
+        if ["anyOf", "oneOf", "allOf"]
+            .iter()
+            .any(|k| tool.input_schema.get(k).is_some())
+        {
+            problems.push(RequestProblem::new(
+                &TOOL_SCHEMA_TOP_LEVEL,
+                format!("tools.{k}.input_schema"),
                 &[("value", &format!("{name:?}"))],
             ));
         }

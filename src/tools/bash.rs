@@ -29,6 +29,7 @@ pub mod process;
 pub mod read_only;
 pub mod shells;
 pub mod spill;
+pub mod terminal;
 
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};

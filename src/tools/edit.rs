@@ -44,7 +44,7 @@ pub const EDIT_NOT_READ: &str = "{path} has not been read in this conversation. 
 pub const EDIT_FILE_NOT_FOUND: &str =
     "File does not exist: {path}. To create it, use Write, or Edit with an empty old_string.";
 /// Empty `old_string` on a file with content.
-pub const EDIT_EMPTY_OLD_STRING: &str = "old_string is empty, but {path} already has content. An empty old_string only creates a new file or fills an empty one. Put the exact text to replace in old_string, or use Write to replace the whole file.";
+pub const EDIT_EMPTY_OLD_STRING: &str = "old_string is empty, but {path} already has content; an empty old_string only creates a new file or fills an empty one. Copy the exact text you want to change from your Read of {path} into old_string (without the line-number prefixes), and put its replacement in new_string.";
 /// `old_string` is not in the file.
 pub const EDIT_NOT_FOUND: &str = "old_string was not found in {path}. It must match the file's current text exactly, including whitespace and indentation. Read the file again and copy the text to replace from it.";
 /// Appended to [`EDIT_NOT_FOUND`] when `old_string` carries Read's line-number prefixes.
@@ -131,9 +131,9 @@ fn has_line_number_prefixes(s: &str) -> bool {
 pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, ToolError> {
     let path = PathBuf::from(&input.file_path);
     let p = shown(&ctx.root, &path);
-    if input.old_string == input.new_string {
-        return Err(ToolError::new(EDIT_NO_CHANGE));
-    }
+    // The gates' order puts first the error that says what to do next: a
+    // missing file, then a file not read (Read it), then a wrong
+    // old_string, and only then a call that would change nothing.
     let whole_file = |before: Option<Document>| EditPlan {
         change: FileChange::new(path.clone(), before, input.new_string.clone()),
         replacements: Vec::new(),
@@ -142,6 +142,9 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
     let current = match current(ctx, &path).await {
         Ok(c) => c,
         Err(EditorError::NotFound(_)) if input.old_string.is_empty() => {
+            if input.new_string.is_empty() {
+                return Err(ToolError::new(EDIT_NO_CHANGE));
+            }
             return Ok(whole_file(None));
         }
         Err(EditorError::NotFound(_)) => {
@@ -150,14 +153,20 @@ pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, Tool
         Err(e) => return Err(editor_error(&ctx.root, &path, &e)),
     };
     let doc = &current.doc;
-    if input.old_string.is_empty() {
-        if !doc.text.is_empty() {
-            return Err(ToolError::new(fill(EDIT_EMPTY_OLD_STRING, &[("path", &p)])));
+    if input.old_string.is_empty() && doc.text.is_empty() {
+        if input.new_string.is_empty() {
+            return Err(ToolError::new(EDIT_NO_CHANGE));
         }
         // Filling an empty file loses nothing, so it needs no prior Read.
         return Ok(whole_file(Some(current.doc)));
     }
     check_read(&ctx.file_state.get(&path), doc, &p, EDIT_NOT_READ)?;
+    if input.old_string.is_empty() {
+        return Err(ToolError::new(fill(EDIT_EMPTY_OLD_STRING, &[("path", &p)])));
+    }
+    if input.old_string == input.new_string {
+        return Err(ToolError::new(EDIT_NO_CHANGE));
+    }
     // The model sees CRLF files with \n; accept \r\n it may have copied anyway.
     let (old, new) = match doc.format.line_ending {
         LineEnding::CrLf => (
@@ -317,7 +326,7 @@ mod tests {
         assert_eq!(EDIT_NO_CHANGE, "No changes to make: old_string and new_string are exactly the same. Give a new_string that differs, or skip this edit.");
         assert_eq!(EDIT_NOT_READ, "{path} has not been read in this conversation. Read it first, then edit it: Edit needs to know the file's current text.");
         assert_eq!(EDIT_FILE_NOT_FOUND, "File does not exist: {path}. To create it, use Write, or Edit with an empty old_string.");
-        assert_eq!(EDIT_EMPTY_OLD_STRING, "old_string is empty, but {path} already has content. An empty old_string only creates a new file or fills an empty one. Put the exact text to replace in old_string, or use Write to replace the whole file.");
+        assert_eq!(EDIT_EMPTY_OLD_STRING, "old_string is empty, but {path} already has content; an empty old_string only creates a new file or fills an empty one. Copy the exact text you want to change from your Read of {path} into old_string (without the line-number prefixes), and put its replacement in new_string.");
         assert_eq!(EDIT_NOT_FOUND, "old_string was not found in {path}. It must match the file's current text exactly, including whitespace and indentation. Read the file again and copy the text to replace from it.");
         assert_eq!(EDIT_LINE_NUMBER_HINT, " old_string seems to include the line-number prefixes of Read's output (spaces, a number, a TAB); leave them out and copy only the text after the TAB.");
         assert_eq!(EDIT_AMBIGUOUS, "old_string matches {count} times in {path} (at {lines}), but replace_all is false. To change every occurrence, set replace_all to true; to change one, add surrounding lines to old_string so that it matches exactly once.");
@@ -407,6 +416,36 @@ mod tests {
             std::fs::read_to_string(&f).expect("read"),
             "beta changed by user\n"
         );
+    }
+
+    /// Issue 23: a model that never read the file is sent to Read first,
+    /// whatever else is wrong with the call; an empty old_string on a file
+    /// with content is told how to quote the text, never to overwrite it.
+    #[tokio::test]
+    async fn not_read_comes_before_no_change_and_empty_old_string() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("a.txt"), "alpha\n").expect("write");
+        let c = ctx(dir.path());
+        let not_read = "a.txt has not been read in this conversation. Read it first, then edit it: Edit needs to know the file's current text.";
+        let same =
+            serde_json::json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "alpha"});
+        assert_eq!(
+            edit(&c, same.clone()).await.expect_err("same").message,
+            not_read
+        );
+        let empty = serde_json::json!({"file_path": "a.txt", "old_string": "", "new_string": "x"});
+        assert_eq!(
+            edit(&c, empty.clone()).await.expect_err("empty").message,
+            not_read
+        );
+        read(&c, "a.txt").await;
+        assert_eq!(
+            edit(&c, same).await.expect_err("same").message,
+            EDIT_NO_CHANGE
+        );
+        let message = edit(&c, empty).await.expect_err("empty").message;
+        assert_eq!(message, "old_string is empty, but a.txt already has content; an empty old_string only creates a new file or fills an empty one. Copy the exact text you want to change from your Read of a.txt into old_string (without the line-number prefixes), and put its replacement in new_string.");
+        assert!(!message.contains("Write"), "{message}");
     }
 
     #[tokio::test]

@@ -28,7 +28,7 @@ pub const FILE_NOT_TEXT: &str =
 /// The new text has characters the file's encoding cannot store.
 pub const FILE_UNENCODABLE: &str = "The new text cannot be saved in {path}, whose encoding is {encoding}: {detail} has no {encoding} form. Nothing was written. Use only characters that exist in {encoding} (for example an ASCII spelling or an escape sequence).";
 /// A file appeared where a new one was to be created.
-pub const FILE_ALREADY_EXISTS: &str = "{path} was created by someone else while this call ran, so nothing was written. Read it, then edit or overwrite it.";
+pub const FILE_ALREADY_EXISTS: &str = "{path} was created by someone else while this call ran, so nothing was written. Read it, then edit it if it still needs your change.";
 /// The buffer refuses changes.
 pub const FILE_NOT_MODIFIABLE: &str = "The Neovim buffer of {path} cannot be modified ({detail}), so nothing was changed. Ask the user to make it modifiable.";
 /// The path cannot be resolved (symlink loop, a file used as a directory, …).
@@ -40,7 +40,7 @@ pub const FILE_NOT_REGULAR: &str = "{path} is {kind}, not a regular file, so it 
 /// The file is over [`crate::editor::MAX_FILE_BYTES`] ([`EditorError::TooLarge`]).
 /// Read streams such a file instead (`tools::read::large`), so this is what
 /// Edit and Write answer.
-pub const FILE_TOO_LARGE: &str = "{path} is {size} bytes, more than the {max} bytes lathe loads whole, so it was not opened and nothing was changed. Edit and Write change only files up to that size: Read shows a larger file in parts, never enough to change it safely. Change it with Bash (e.g. `sed -i`) instead.";
+pub const FILE_TOO_LARGE: &str = "{path} is {size} bytes, more than the {max} bytes lathe loads whole, so it was not opened and nothing was changed. Edit and Write change only files up to that size: Read shows a larger file in parts, never enough to change it safely. Change only the lines you need with a Bash command instead.";
 /// Neovim or the bridge to it is gone.
 pub const EDITOR_UNAVAILABLE: &str =
     "The editor is not available ({detail}), so nothing was changed. Try the call again.";
@@ -561,7 +561,7 @@ mod tests {
         );
         assert_eq!(
             msg(EditorError::AlreadyExists(path.clone())),
-            "src/a.rs was created by someone else while this call ran, so nothing was written. Read it, then edit or overwrite it."
+            "src/a.rs was created by someone else while this call ran, so nothing was written. Read it, then edit it if it still needs your change."
         );
         assert_eq!(
             msg(EditorError::NotModifiable("'modifiable' is off".into())),
@@ -588,7 +588,7 @@ mod tests {
         );
         assert_eq!(
             msg(EditorError::TooLarge { path: path.clone(), size: 10_737_418_240, max: 67_108_864 }),
-            "src/a.rs is 10737418240 bytes, more than the 67108864 bytes lathe loads whole, so it was not opened and nothing was changed. Edit and Write change only files up to that size: Read shows a larger file in parts, never enough to change it safely. Change it with Bash (e.g. `sed -i`) instead."
+            "src/a.rs is 10737418240 bytes, more than the 67108864 bytes lathe loads whole, so it was not opened and nothing was changed. Edit and Write change only files up to that size: Read shows a larger file in parts, never enough to change it safely. Change only the lines you need with a Bash command instead."
         );
         assert_eq!(
             BUFFER_LEFT_MODIFIED,

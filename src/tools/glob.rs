@@ -81,10 +81,14 @@ pub const GLOB_PATH_NOT_FOUND: &str =
 pub const GLOB_NOT_A_DIRECTORY: &str = "Not a directory: {path}. Glob searches under a directory: pass the folder that holds the file as path, or use Read to open the file itself.";
 
 /// Error when the pattern does not parse; `{error}` is globset's message.
-pub const GLOB_BAD_PATTERN: &str = "Invalid glob pattern \"{pattern}\": {error}. Fix it (e.g. \"**/*.rs\", \"src/**/*.{ts,tsx}\") and try again.";
+pub const GLOB_BAD_PATTERN: &str = "Invalid glob pattern \"{pattern}\": {error}. Fix the pattern (`*` matches within one folder, `**` across folders, `{a,b}` either alternative, `[...]` one character of a set; every brace and bracket must be closed) and try again.";
 
 /// Result when nothing matched.
-pub const GLOB_NO_FILES: &str = "No files found matching \"{pattern}\" in {path}. Files ignored by .gitignore are skipped; to list an ignored folder, start the pattern with it (e.g. \"build/**/*.js\") or pass it as path.";
+pub const GLOB_NO_FILES: &str = "No files found matching \"{pattern}\" in {path}.";
+
+/// Added to [`GLOB_NO_FILES`] only when the project's ignore files did
+/// leave out files that match ([`search_walk::ignore_files_left_out`]).
+pub const GLOB_NO_FILES_IGNORED: &str = " Files that match are ignored by the project's ignore files (.gitignore, .ignore or .rgignore), and Glob skips ignored files: pass their folder as path to list them.";
 
 /// Note after the list when more than [`GLOB_MAX_FILES`] files matched (or
 /// the char cap was reached).
@@ -283,10 +287,16 @@ impl Plan {
             } else {
                 paths::display(&self.root, &self.dir)
             };
-            let text = fill(
+            let mut text = fill(
                 GLOB_NO_FILES,
                 &[("pattern", &self.pattern), ("path", &place)],
             );
+            if walk && left == search_walk::LeftOut::default() {
+                let spec = self.walk_spec();
+                if search_walk::ignore_files_left_out(&spec, cancel) {
+                    text.push_str(GLOB_NO_FILES_IGNORED);
+                }
+            }
             let text = search_walk::with_note(text, note.as_deref());
             return Ok(ToolOutput::text(text, "no files"));
         }
@@ -324,6 +334,24 @@ impl Plan {
         ))
     }
 
+    /// The walk of this search: below its start, files the pattern matches.
+    fn walk_spec(&self) -> WalkSpec {
+        let (start, matcher) = (self.start.clone(), self.matcher.clone());
+        let wanted: search_walk::Wanted = Arc::new(move |path: &Path| {
+            path.strip_prefix(&start)
+                .is_ok_and(|rel| matcher.is_match(rel))
+        });
+        WalkSpec {
+            start: self.start.clone(),
+            types: None,
+            overrides: None,
+            max_depth: self.max_depth,
+            wanted: Some(wanted),
+            readable: self.readable.clone(),
+            unsaved: self.unsaved.clone(),
+        }
+    }
+
     /// The number of matching files, the newest [`GLOB_MAX_FILES`] of
     /// them, newest first, the matching files left out for permission, and
     /// the matching buffers never written (an unsaved buffer counts as
@@ -333,20 +361,7 @@ impl Plan {
         let new_files = Mutex::new(Vec::new());
         // One time for every unsaved text, so they sort among themselves by path.
         let now = SystemTime::now();
-        let (start, matcher) = (self.start.clone(), self.matcher.clone());
-        let wanted: search_walk::Wanted = Arc::new(move |path: &Path| {
-            path.strip_prefix(&start)
-                .is_ok_and(|rel| matcher.is_match(rel))
-        });
-        let spec = WalkSpec {
-            start: self.start.clone(),
-            types: None,
-            overrides: None,
-            max_depth: self.max_depth,
-            wanted: Some(wanted),
-            readable: self.readable.clone(),
-            unsaved: self.unsaved.clone(),
-        };
+        let spec = self.walk_spec();
         let left = search_walk::walk_files(&spec, cancel, || {
             let (newest, new_files) = (&newest, &new_files);
             move |path: &Path, unsaved: Option<&Arc<UnsavedText>>| {
@@ -441,11 +456,15 @@ mod tests {
         );
         assert_eq!(
             GLOB_BAD_PATTERN,
-            "Invalid glob pattern \"{pattern}\": {error}. Fix it (e.g. \"**/*.rs\", \"src/**/*.{ts,tsx}\") and try again."
+            "Invalid glob pattern \"{pattern}\": {error}. Fix the pattern (`*` matches within one folder, `**` across folders, `{a,b}` either alternative, `[...]` one character of a set; every brace and bracket must be closed) and try again."
         );
         assert_eq!(
             GLOB_NO_FILES,
-            "No files found matching \"{pattern}\" in {path}. Files ignored by .gitignore are skipped; to list an ignored folder, start the pattern with it (e.g. \"build/**/*.js\") or pass it as path."
+            "No files found matching \"{pattern}\" in {path}."
+        );
+        assert_eq!(
+            GLOB_NO_FILES_IGNORED,
+            " Files that match are ignored by the project's ignore files (.gitignore, .ignore or .rgignore), and Glob skips ignored files: pass their folder as path to list them."
         );
         assert_eq!(
             GLOB_TRUNCATED,

@@ -143,25 +143,30 @@ pub const GREP_BAD_REGEX: &str = "Invalid regex pattern \"{pattern}\":\n{error}\
 /// Error for a regex that compiles past [`search::MAX_REGEX_BYTES`] (large
 /// counted repetitions such as `(\w{100}){100}`); `{error}` is the regex
 /// crate's message.
-pub const GREP_REGEX_TOO_BIG: &str = "The regex \"{pattern}\" is too big to run: compiled, it exceeds {max} bytes ({error}). Simplify it: use smaller repetition counts (e.g. + or {1,20} instead of {1000}), or search for a literal part and show context with -A/-B/-C.";
+pub const GREP_REGEX_TOO_BIG: &str = "The regex \"{pattern}\" is too big to run: compiled, it exceeds {max} bytes ({error}). Simplify it: use smaller counted repetitions or an open one, or search for a literal part and show context with -A/-B/-C.";
 
 /// Error for a pattern that matches a line break while `multiline` is off.
 pub const GREP_NEEDS_MULTILINE: &str = "The pattern \"{pattern}\" contains a line break (\\n), but without multiline a match never spans lines. Set multiline: true to search across lines, or remove the \\n from the pattern.";
 
 /// Error for a `type` that is not in ripgrep's type table.
-pub const GREP_UNKNOWN_TYPE: &str = "Unknown file type \"{type}\". type takes ripgrep's type names, for example: {examples}. To filter by file name instead, use glob (e.g. \"*.ext\").";
+pub const GREP_UNKNOWN_TYPE: &str = "Unknown file type \"{type}\". type takes ripgrep's type names, for example: {examples}. To filter by file name instead, use glob with the files' extension.";
 
 /// Error for a `glob` that does not parse.
 pub const GREP_BAD_GLOB: &str =
-    "Invalid glob \"{glob}\": {error}. Fix it (e.g. \"*.rs\", \"**/*.{ts,tsx}\") and try again.";
+    "Invalid glob \"{glob}\": {error}. Fix it (`*` matches within one folder, `**` across folders, `{a,b}` either alternative, `[...]` one character of a set; every brace and bracket must be closed) and try again.";
 
 /// Result when nothing matched; `{filters}` lists the active filters.
-pub const GREP_NO_MATCHES: &str = "No matches for \"{pattern}\" in {path}{filters}. Binary files and files ignored by .gitignore are not searched; to search an ignored folder, pass it as path.";
+pub const GREP_NO_MATCHES: &str = "No matches for \"{pattern}\" in {path}{filters}.";
+
+/// Added to [`GREP_NO_MATCHES`] only when the project's ignore files did
+/// leave out files the search would otherwise have read
+/// ([`search_walk::ignore_files_left_out`]).
+pub const GREP_NO_MATCHES_IGNORED: &str = " Some files there are ignored by the project's ignore files (.gitignore, .ignore or .rgignore) and were not searched; to search an ignored folder, pass it as path.";
 
 /// Added to [`GREP_NO_MATCHES`] when a glob with a `/` found nothing below
 /// a `path` other than the root (a model may have written the glob from
 /// the root). `{path}` is the searched path, relative to the root.
-pub const GREP_NO_MATCHES_GLOB_HINT: &str = " A glob that contains / is matched relative to the searched path ({path}), not the project root: \"sub/*.rs\" matches {path}/sub/*.rs.";
+pub const GREP_NO_MATCHES_GLOB_HINT: &str = " A glob that contains / is matched relative to the searched path ({path}), not to the project root.";
 
 /// Error for a glob whose folder lies outside the searched path. `{dir}`
 /// is that folder, `{path}` the searched path (both relative to the root
@@ -517,7 +522,14 @@ impl Plan {
         .collect();
         let note = (!notes.is_empty()).then(|| notes.join("\n"));
         if hits.is_empty() {
-            let text = search_walk::with_note(self.no_matches(), note.as_deref());
+            let mut text = self.no_matches();
+            if self.search.is_dir()
+                && left == search_walk::LeftOut::default()
+                && search_walk::ignore_files_left_out(&self.walk, cancel)
+            {
+                text.push_str(GREP_NO_MATCHES_IGNORED);
+            }
+            let text = search_walk::with_note(text, note.as_deref());
             return Ok(ToolOutput::text(text, "no matches"));
         }
         let mut out = self.render(
@@ -828,15 +840,19 @@ mod tests {
         );
         assert_eq!(
             GREP_UNKNOWN_TYPE,
-            "Unknown file type \"{type}\". type takes ripgrep's type names, for example: {examples}. To filter by file name instead, use glob (e.g. \"*.ext\")."
+            "Unknown file type \"{type}\". type takes ripgrep's type names, for example: {examples}. To filter by file name instead, use glob with the files' extension."
         );
         assert_eq!(
             GREP_BAD_GLOB,
-            "Invalid glob \"{glob}\": {error}. Fix it (e.g. \"*.rs\", \"**/*.{ts,tsx}\") and try again."
+            "Invalid glob \"{glob}\": {error}. Fix it (`*` matches within one folder, `**` across folders, `{a,b}` either alternative, `[...]` one character of a set; every brace and bracket must be closed) and try again."
         );
         assert_eq!(
             GREP_NO_MATCHES,
-            "No matches for \"{pattern}\" in {path}{filters}. Binary files and files ignored by .gitignore are not searched; to search an ignored folder, pass it as path."
+            "No matches for \"{pattern}\" in {path}{filters}."
+        );
+        assert_eq!(
+            GREP_NO_MATCHES_IGNORED,
+            " Some files there are ignored by the project's ignore files (.gitignore, .ignore or .rgignore) and were not searched; to search an ignored folder, pass it as path."
         );
         assert_eq!(
             GREP_CANCELLED,
@@ -851,11 +867,11 @@ mod tests {
         assert_eq!(PROJECT_ROOT_NAME, "the project root");
         assert_eq!(
             GREP_REGEX_TOO_BIG,
-            "The regex \"{pattern}\" is too big to run: compiled, it exceeds {max} bytes ({error}). Simplify it: use smaller repetition counts (e.g. + or {1,20} instead of {1000}), or search for a literal part and show context with -A/-B/-C."
+            "The regex \"{pattern}\" is too big to run: compiled, it exceeds {max} bytes ({error}). Simplify it: use smaller counted repetitions or an open one, or search for a literal part and show context with -A/-B/-C."
         );
         assert_eq!(
             GREP_NO_MATCHES_GLOB_HINT,
-            " A glob that contains / is matched relative to the searched path ({path}), not the project root: \"sub/*.rs\" matches {path}/sub/*.rs."
+            " A glob that contains / is matched relative to the searched path ({path}), not to the project root."
         );
         assert_eq!(
             GREP_GLOB_OUTSIDE_PATH,

@@ -57,7 +57,8 @@ pub const LSP_EDITOR_FAILED: &str =
 /// The file does not exist.
 pub const LSP_FILE_NOT_FOUND: &str = "File does not exist: {path}. Check the path; relative paths resolve against the project root {root}. Glob can find files by name.";
 /// `symbol` is empty.
-pub const LSP_EMPTY_SYMBOL: &str = "symbol is empty: give the identifier's text exactly as it appears on the line (e.g. \"parse_args\").";
+pub const LSP_EMPTY_SYMBOL: &str =
+    "symbol is empty: give the identifier's text exactly as it appears on the line.";
 /// More entries than the result lists.
 pub const LSP_MORE: &str = "[… {count} more not shown]";
 /// How a Grep for a symbol is suggested in messages.
@@ -476,7 +477,10 @@ mod tests {
         );
         assert_eq!(LSP_NONE_RUNNING, "No language server is running in the editor, so {tool} cannot answer. Use Grep instead{hint}.");
         assert_eq!(LSP_UNAVAILABLE, "This editor has no language servers (lathe is not running inside Neovim), so {tool} cannot answer. Use Grep instead{hint}.");
-        assert_eq!(LSP_EMPTY_SYMBOL, "symbol is empty: give the identifier's text exactly as it appears on the line (e.g. \"parse_args\").");
+        assert_eq!(
+            LSP_EMPTY_SYMBOL,
+            "symbol is empty: give the identifier's text exactly as it appears on the line."
+        );
         assert_eq!(LSP_MORE, "[… {count} more not shown]");
     }
 

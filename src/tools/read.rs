@@ -1053,7 +1053,7 @@ mod tests {
             )
             .await,
         );
-        assert_eq!(msg, "big.log is 67108865 bytes, more than the 67108864 bytes lathe loads whole, so it was not opened and nothing was changed. Edit and Write change only files up to that size: Read shows a larger file in parts, never enough to change it safely. Change it with Bash (e.g. `sed -i`) instead.");
+        assert_eq!(msg, "big.log is 67108865 bytes, more than the 67108864 bytes lathe loads whole, so it was not opened and nothing was changed. Edit and Write change only files up to that size: Read shows a larger file in parts, never enough to change it safely. Change only the lines you need with a Bash command instead.");
     }
 
     #[tokio::test]

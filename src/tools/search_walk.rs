@@ -354,19 +354,60 @@ fn found_by_walk(spec: &WalkSpec, rel: &Path, path: &Path) -> bool {
     listed || !search_unsaved::ignored_by_files(path)
 }
 
+/// `true` when the ignore files (`.gitignore`, `.ignore`, `.rgignore`,
+/// git's excludes) leave out at least one file below `spec.start` that a
+/// walk of `spec` would otherwise visit (through its types, globs, depth
+/// and `wanted`; its permission check is not asked). Two walks that only
+/// count, run when a search found nothing, so that its message names the
+/// ignore files only when they did leave something out; `false` when
+/// `cancel` fires.
+pub fn ignore_files_left_out(spec: &WalkSpec, cancel: &CancellationToken) -> bool {
+    let count = |ignores: bool, stop_past: usize| -> Option<usize> {
+        let mut n = 0usize;
+        for entry in builder_with(spec, ignores).build() {
+            if cancel.is_cancelled() {
+                return None;
+            }
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            if spec.wanted.as_ref().is_some_and(|w| !w(entry.path())) {
+                continue;
+            }
+            n += 1;
+            if n > stop_past {
+                break;
+            }
+        }
+        Some(n)
+    };
+    let Some(kept) = count(true, usize::MAX) else {
+        return false;
+    };
+    count(false, kept).is_some_and(|all| all > kept)
+}
+
 fn builder(spec: &WalkSpec) -> WalkBuilder {
+    builder_with(spec, true)
+}
+
+/// The walk of `spec`, reading the ignore files when `ignores`.
+fn builder_with(spec: &WalkSpec, ignores: bool) -> WalkBuilder {
     let mut b = WalkBuilder::new(&spec.start);
     b.hidden(false)
-        .parents(true)
-        .ignore(true)
-        .git_ignore(true)
-        .git_global(true)
-        .git_exclude(true)
+        .parents(ignores)
+        .ignore(ignores)
+        .git_ignore(ignores)
+        .git_global(ignores)
+        .git_exclude(ignores)
         .require_git(false)
         .follow_links(false)
-        .add_custom_ignore_filename(".rgignore")
         .max_depth(spec.max_depth)
         .filter_entry(|e| e.depth() == 0 || !is_vcs_dir(e));
+    if ignores {
+        b.add_custom_ignore_filename(".rgignore");
+    }
     if let Some(types) = &spec.types {
         b.types(types.clone());
     }

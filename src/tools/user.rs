@@ -42,6 +42,116 @@ pub const SCHEMA_NOT_OBJECT: &str =
 /// its root).
 pub const SCHEMA_INVALID: &str = "input_schema is not a valid JSON Schema: {problem} (at {at})";
 
+/// Model-facing: added to the description of a tool whose schema had
+/// `anyOf`, `oneOf` or `allOf` at its top level, which the Messages API
+/// refuses ("input_schema does not support oneOf, allOf, or anyOf at the
+/// top level"): the schema sent holds the branches' properties, and this
+/// says what else the input must satisfy. `{keyword}`, `{schema}` (the
+/// keyword's value, compact JSON).
+pub const SCHEMA_COMBINATOR_NOTE: &str =
+    "\n\nThe input must also match {keyword} of these schemas: {schema}";
+
+/// The JSON Schema keywords the Messages API refuses at the top level of
+/// an `input_schema`.
+pub const TOP_LEVEL_COMBINATORS: [&str; 3] = ["anyOf", "oneOf", "allOf"];
+
+/// `schema` as the Messages API takes it, and the note for the
+/// description: top-level `anyOf` / `oneOf` / `allOf` are moved out (the
+/// API refuses them there) and the properties of their object branches
+/// merged into the top-level `properties` (a property two branches define
+/// differently becomes an `anyOf` of both, which the API takes below the
+/// top level); `required` keeps the top level's, plus every `allOf`
+/// branch's, plus what every `anyOf` / `oneOf` branch requires. `None`:
+/// nothing to change.
+pub fn api_schema(schema: &Value) -> Option<(Value, String)> {
+    let obj = schema.as_object()?;
+    if !TOP_LEVEL_COMBINATORS.iter().any(|k| obj.contains_key(*k)) {
+        return None;
+    }
+    let mut out = obj.clone();
+    let mut props = out
+        .remove("properties")
+        .and_then(|p| match p {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let mut required: Vec<Value> = out
+        .remove("required")
+        .and_then(|r| r.as_array().cloned())
+        .unwrap_or_default();
+    let mut notes = Vec::new();
+    for keyword in TOP_LEVEL_COMBINATORS {
+        let Some(branches) = out.remove(keyword) else {
+            continue;
+        };
+        notes.push(fill(
+            SCHEMA_COMBINATOR_NOTE,
+            &[
+                ("keyword", keyword),
+                (
+                    "schema",
+                    &serde_json::to_string(&branches).unwrap_or_default(),
+                ),
+            ],
+        ));
+        let branches = branches.as_array().cloned().unwrap_or_default();
+        let mut common: Option<Vec<Value>> = None;
+        for branch in &branches {
+            if let Some(bp) = branch.get("properties").and_then(Value::as_object) {
+                for (name, sub) in bp {
+                    match props.get_mut(name) {
+                        None => {
+                            props.insert(name.clone(), sub.clone());
+                        }
+                        Some(have) if have == sub => {}
+                        Some(have) => {
+                            let alts = match have.get("anyOf").and_then(Value::as_array) {
+                                Some(a) if have.as_object().is_some_and(|o| o.len() == 1) => {
+                                    a.clone()
+                                }
+                                _ => vec![have.clone()],
+                            };
+                            if !alts.contains(sub) {
+                                let mut alts = alts;
+                                alts.push(sub.clone());
+                                *have = serde_json::json!({ "anyOf": alts });
+                            }
+                        }
+                    }
+                }
+            }
+            let req: Vec<Value> = branch
+                .get("required")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if keyword == "allOf" {
+                for r in req {
+                    if !required.contains(&r) {
+                        required.push(r);
+                    }
+                }
+            } else {
+                common = Some(match common {
+                    None => req,
+                    Some(c) => c.into_iter().filter(|r| req.contains(r)).collect(),
+                });
+            }
+        }
+        for r in common.unwrap_or_default() {
+            if !required.contains(&r) {
+                required.push(r);
+            }
+        }
+    }
+    out.insert("properties".into(), Value::Object(props));
+    if !required.is_empty() {
+        out.insert("required".into(), Value::Array(required));
+    }
+    Some((Value::Object(out), notes.concat()))
+}
+
 /// Model-facing: a callback of the tool (`is_read_only`, `validate_input`,
 /// `call`, …) raised an error. `{tool}`, `{callback}`, `{error}`.
 pub const CALLBACK_FAILED: &str =
@@ -193,9 +303,13 @@ pub struct UserTool {
 impl UserTool {
     /// The tool for `spec`. Errors: the name or the schema is invalid (see
     /// [`check_name`], [`check_schema`]).
-    pub fn new(spec: UserToolSpec, backend: Arc<dyn UserToolBackend>) -> Result<Self, String> {
+    pub fn new(mut spec: UserToolSpec, backend: Arc<dyn UserToolBackend>) -> Result<Self, String> {
         check_name(&spec.name)?;
         check_schema(&spec.input_schema)?;
+        if let Some((schema, note)) = api_schema(&spec.input_schema) {
+            spec.input_schema = schema;
+            spec.description.push_str(&note);
+        }
         Ok(Self { spec, backend })
     }
 
@@ -390,6 +504,46 @@ mod tests {
         )
         .unwrap_err();
         assert!(bad_min.contains("/properties/n/minimum"), "{bad_min}");
+    }
+
+    /// Issue 23: the API refuses every request with a tool whose schema
+    /// has anyOf, oneOf or allOf at its top level.
+    #[test]
+    fn top_level_combinators_are_flattened_into_properties() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "limit": { "type": "integer" } },
+            "required": ["limit"],
+            "anyOf": [
+                { "properties": { "id": { "type": "string" }, "q": { "type": "string" } }, "required": ["id", "q"] },
+                { "properties": { "path": { "type": "string" }, "q": { "type": "integer" } }, "required": ["path", "q"] }
+            ],
+            "allOf": [ { "required": ["mode"], "properties": { "mode": { "enum": ["a", "b"] } } } ]
+        });
+        let (sent, note) = api_schema(&schema).unwrap();
+        assert_eq!(
+            sent,
+            json!({
+                "type": "object",
+                "properties": {
+                    "limit": { "type": "integer" },
+                    "id": { "type": "string" },
+                    "q": { "anyOf": [ { "type": "string" }, { "type": "integer" } ] },
+                    "path": { "type": "string" },
+                    "mode": { "enum": ["a", "b"] }
+                },
+                "required": ["limit", "q", "mode"]
+            })
+        );
+        assert!(check_schema(&sent).is_ok());
+        assert_eq!(
+            note,
+            "\n\nThe input must also match anyOf of these schemas: [{\"properties\":{\"id\":{\"type\":\"string\"},\"q\":{\"type\":\"string\"}},\"required\":[\"id\",\"q\"]},{\"properties\":{\"path\":{\"type\":\"string\"},\"q\":{\"type\":\"integer\"}},\"required\":[\"path\",\"q\"]}]\n\nThe input must also match allOf of these schemas: [{\"properties\":{\"mode\":{\"enum\":[\"a\",\"b\"]}},\"required\":[\"mode\"]}]"
+        );
+        assert_eq!(
+            api_schema(&json!({ "type": "object", "properties": {} })),
+            None
+        );
     }
 
     #[test]

@@ -10,7 +10,11 @@ Tools: `echo` (readOnlyHint; returns its `text`), `slow` (sleeps 30 s unless
 cancelled), `crash` (exits the process with status 3 after a line on
 stderr), `fail` (isError), `image` (a 1x1 PNG), `big` (150000 chars of
 text), `mixed` (a text, a resource_link and an audio block), `boom` (HTTP:
-answers with status 500; stdio: a JSON-RPC error). `tools/list` is paged,
+answers with status 500; stdio: a JSON-RPC error), `svg` (a text and an
+SVG image), `jpg` (a PNG declared image/jpg), `structured` (only
+`structuredContent`), `bigimage` (an image and 200000 chars of text),
+`pick` (an input schema with `oneOf` at its top level), `files.read` and
+`files_read` (two names that are one once sanitised). `tools/list` is paged,
 two tools a page (`nextCursor`). When MOCK_MCP_EVENTS names a file, it
 appends `start`, `list`, `call <tool>` and `cancelled <id>` lines to it.
 When MOCK_MCP_FAIL_LIST names a file that exists, `tools/list` answers
@@ -49,6 +53,23 @@ TOOLS = [
     simple("big", "150000 chars of text."),
     simple("mixed", "A text, a resource link and audio."),
     simple("boom", "The server fails the request."),
+    simple("svg", "A text and an SVG image."),
+    simple("jpg", "A PNG declared image/jpg."),
+    simple("structured", "Only structuredContent."),
+    simple("bigimage", "An image and 200000 chars of text."),
+    {
+        "name": "pick",
+        "description": "Picks by id or by path.",
+        "inputSchema": {
+            "type": "object",
+            "oneOf": [
+                {"properties": {"id": {"type": "string"}}, "required": ["id"]},
+                {"properties": {"path": {"type": "string"}}, "required": ["path"]},
+            ],
+        },
+    },
+    simple("files.read", "Reads (dotted name)."),
+    simple("files_read", "Reads (underscored name)."),
 ]
 
 
@@ -101,6 +122,20 @@ def call_tool(req_id, name, args):
         }
     if name == "boom":
         raise Boom("boom on purpose")
+    if name == "svg":
+        svg = "PHN2ZyB4bWxucz0naHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmcnLz4="
+        return {"content": [{"type": "text", "text": "chart:"}, {"type": "image", "data": svg, "mimeType": "image/svg+xml"}]}
+    if name == "jpg":
+        return {"content": [{"type": "image", "data": PNG, "mimeType": "image/jpg"}]}
+    if name == "structured":
+        return {"content": [], "structuredContent": {"temperature": 22.5, "unit": "C"}}
+    if name == "bigimage":
+        line = "0123456789" * 9 + "abcdefghi\n"
+        return {"content": [{"type": "image", "data": PNG, "mimeType": "image/png"}, {"type": "text", "text": line * 2000}]}
+    if name == "pick":
+        return text("picked " + json.dumps(args, sort_keys=True))
+    if name in ("files.read", "files_read"):
+        return text("read by " + name)
     raise KeyError(name)
 
 

@@ -37,7 +37,7 @@ pub const OUTPUT_SAVED: &str = "[... {omitted} bytes of output omitted here ({to
 /// Between the head and the tail of cut output longer than the file keeps
 /// (`spill::MAX_SAVED_OUTPUT_BYTES`). `{omitted}`, `{total}`, `{saved}`:
 /// bytes; `{path}`: the file.
-pub const OUTPUT_PARTLY_SAVED: &str = "[... {omitted} bytes of output omitted here ({total} bytes in all). The first {saved} bytes of the output are saved in {path} (lathe keeps no more of one command's output): Read it with offset and limit, or Grep it. Do not run the command again to see it; if you need the end of such output, run the command with its output filtered (e.g. `| tail`).]";
+pub const OUTPUT_PARTLY_SAVED: &str = "[... {omitted} bytes of output omitted here ({total} bytes in all). The first {saved} bytes of the output are saved in {path} (lathe keeps no more of one command's output): Read it with offset and limit, or Grep it. Do not run the command again to see it; if you need the end of such output, run it with its output filtered or cut to its end.]";
 
 /// Between the head and the tail of cut output when the file could not be
 /// written. `{omitted}`, `{total}`: bytes; `{path}`: the file tried;
@@ -150,7 +150,7 @@ mod golden {
                 OUTPUT_PARTLY_SAVED,
                 &[("omitted", "100"), ("total", "300"), ("saved", "200"), ("path", "/s/1.log")]
             ),
-            "[... 100 bytes of output omitted here (300 bytes in all). The first 200 bytes of the output are saved in /s/1.log (lathe keeps no more of one command's output): Read it with offset and limit, or Grep it. Do not run the command again to see it; if you need the end of such output, run the command with its output filtered (e.g. `| tail`).]"
+            "[... 100 bytes of output omitted here (300 bytes in all). The first 200 bytes of the output are saved in /s/1.log (lathe keeps no more of one command's output): Read it with offset and limit, or Grep it. Do not run the command again to see it; if you need the end of such output, run it with its output filtered or cut to its end.]"
         );
     }
 

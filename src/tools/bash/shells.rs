@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::output_cap::{CappedText, OutputCap};
 use super::process::{read_some, sleep_until_opt, start, Jail, Started, Stopper};
+use super::terminal::TerminalText;
 
 /// How long after bash exited its job still counts as running while
 /// something it started holds the output pipe.
@@ -231,15 +232,19 @@ fn read_region(
     let region = file.take(end - from);
     let mut reader = std::io::BufReader::with_capacity(64 * 1024, region);
     match filter {
-        None => loop {
-            let buf = reader.fill_buf()?;
-            if buf.is_empty() {
-                break;
+        None => {
+            let mut terminal = TerminalText::new();
+            loop {
+                let buf = reader.fill_buf()?;
+                if buf.is_empty() {
+                    break;
+                }
+                cap.push(terminal.push(buf).as_bytes());
+                let n = buf.len();
+                reader.consume(n);
             }
-            cap.push(buf);
-            let n = buf.len();
-            reader.consume(n);
-        },
+            cap.push(terminal.finish().as_bytes());
+        }
         Some(re) => {
             let mut line = Vec::new();
             loop {
@@ -247,9 +252,10 @@ fn read_region(
                 if reader.read_until(b'\n', &mut line)? == 0 {
                     break;
                 }
-                let body = line.strip_suffix(b"\n").unwrap_or(&line);
-                if re.is_match(body) {
-                    cap.push(&line);
+                let shown = TerminalText::of(&line);
+                let body = shown.strip_suffix('\n').unwrap_or(&shown);
+                if re.is_match(body.as_bytes()) {
+                    cap.push(shown.as_bytes());
                 }
             }
         }

@@ -21,6 +21,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::output_cap::{CappedText, OutputCap};
+use super::terminal::TerminalText;
 
 /// The most bytes of one command's output kept in its file (1 GiB).
 pub const MAX_SAVED_OUTPUT_BYTES: u64 = 1 << 30;
@@ -52,6 +53,9 @@ pub enum Saved {
 /// A capped view of the output plus the full output in a file when cut.
 #[derive(Debug)]
 pub struct OutputSink {
+    /// What a terminal shows of the output: what `cap` gets (the file
+    /// gets the raw bytes).
+    terminal: TerminalText,
     cap: OutputCap,
     pending: Vec<u8>,
     threshold: usize,
@@ -70,6 +74,7 @@ impl OutputSink {
     /// it is longer than that.
     pub fn new(head_chars: usize, tail_chars: usize, path: PathBuf) -> Self {
         Self {
+            terminal: TerminalText::new(),
             cap: OutputCap::new(head_chars, tail_chars),
             pending: Vec::new(),
             threshold: head_chars.saturating_add(tail_chars).saturating_mul(4),
@@ -108,9 +113,11 @@ impl OutputSink {
         &self.path
     }
 
-    /// Appends a chunk of raw output.
+    /// Appends a chunk of raw output: as a terminal shows it to the cap,
+    /// as it is to the file.
     pub fn push(&mut self, chunk: &[u8]) {
-        self.cap.push(chunk);
+        let shown = self.terminal.push(chunk);
+        self.cap.push(shown.as_bytes());
         if self.error.is_some() {
             return;
         }
@@ -132,6 +139,8 @@ impl OutputSink {
     /// The capped text and where the full output is. When text was cut but
     /// the file was not written yet, it is written now.
     pub fn finish(&mut self) -> (CappedText, Saved) {
+        let last = self.terminal.finish();
+        self.cap.push(last.as_bytes());
         let text = self.cap.finish();
         if !text.is_complete() && self.file.is_none() && self.error.is_none() {
             self.open_and_flush();

@@ -191,6 +191,12 @@ pub fn tool_name_pattern(index: usize) -> String {
     format!("tools.{index}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,128}}$'")
 }
 
+/// A custom tool at `tools[index]` whose `input_schema` has `anyOf`,
+/// `oneOf` or `allOf` at its top level.
+pub fn tool_schema_top_level_combinator(index: usize) -> String {
+    format!("tools.{index}.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the top level")
+}
+
 /// An image at `block` (e.g. `messages.0.content.1`, or
 /// `messages.2.content.0.tool_result.content.1`) with a media type the API
 /// does not take.

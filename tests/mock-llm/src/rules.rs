@@ -16,7 +16,8 @@ use crate::api_error::{
     cache_control_on_empty_text, duplicate_tool_use_id, empty_content, image_media_type,
     image_media_type_mismatch, image_too_large, image_too_wide, server_tool_use_input_not_object,
     text_not_string, thinking_signature_invalid, thinking_signature_missing,
-    too_many_cache_control, tool_name_pattern, tool_use_id_pattern, tool_use_input_not_object,
+    too_many_cache_control, tool_name_pattern, tool_schema_top_level_combinator,
+    tool_use_id_pattern, tool_use_input_not_object,
     unexpected_role, CACHE_CONTROL_MAX, DUPLICATE_TOOL_NAMES, EMPTY_TEXT, FIRST_MESSAGE_NOT_USER,
     IMAGE_MAX_BASE64_BYTES, IMAGE_MAX_SIDE, IMAGE_MAX_SIDE_MANY, MAX_TOKENS_BELOW_ONE, NO_MESSAGES,
     SYSTEM_ROLE, TRAILING_WHITESPACE, WHITESPACE_TEXT,
@@ -61,6 +62,14 @@ fn check_shapes(body: &Value) -> Result<(), String> {
         let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
         if custom && !(name.len() <= TOOL_NAME_MAX_LEN && is_id_text(name)) {
             return Err(tool_name_pattern(k));
+        }
+        let schema = tool.get("input_schema");
+        if custom
+            && ["anyOf", "oneOf", "allOf"]
+                .iter()
+                .any(|key| schema.and_then(|s| s.get(key)).is_some())
+        {
+            return Err(tool_schema_top_level_combinator(k));
         }
     }
     for (i, message) in messages(body).iter().enumerate() {

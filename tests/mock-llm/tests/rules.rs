@@ -233,6 +233,14 @@ fn cases() -> Vec<(&'static str, Value, String)> {
             api::tool_name_pattern(1),
         ),
         (
+            "tool schema with anyOf at its top level",
+            with(json!({"tools": [
+                {"name": "Read", "input_schema": {"type": "object"}},
+                {"name": "Find", "input_schema": {"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}}
+            ]})),
+            api::tool_schema_top_level_combinator(1),
+        ),
+        (
             "tool name twice",
             with(json!({"tools": [
                 {"name": "Read", "input_schema": {"type": "object"}},

@@ -53,7 +53,19 @@ fn a_turn_calls_a_lua_tool_and_an_mcp_tool_and_checkhealth_shows_the_servers() -
         T.eq("turn", T.lathe.wait(10000), "done")
         vim.cmd("checkhealth lathe")
         local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-        T.has("checkhealth", text, "MCP server test: running, 8 tools (log: ")
+        T.has("checkhealth", text, "MCP server test: running, 15 tools (log: ")
+        -- Issue 23: a tool renamed because two names are one once cleaned, and a
+        -- schema lathe repaired, are shown where the user looks.
+        local renamed = "MCP server test: tool files_read is offered as mcp__test__files_read_2: files.read has the same name once cleaned"
+        T.has("checkhealth: renamed", text, "WARNING " .. renamed)
+        T.has("checkhealth: schema", text, "MCP server test: tool pick: its input schema has anyOf, oneOf or allOf at the top level")
+        local notified
+        local notify = vim.notify
+        vim.notify = function(msg) notified = msg end
+        vim.cmd("Lathe tools")
+        vim.notify = notify
+        T.has(":Lathe tools: renamed", notified, renamed)
+        T.has(":Lathe tools: both offered", notified, "mcp__test__files_read_2")
         -- A second setup adds a server that cannot start; the project's keeps running.
         T.setup(dir, {{ base_url = MOCK_URL, mcp_servers = {{ bad = {{ command = "/nonexistent/mcp-server" }} }} }})
         T.wait_for("the bad server failed", 10000, function()
@@ -63,7 +75,7 @@ fn a_turn_calls_a_lua_tool_and_an_mcp_tool_and_checkhealth_shows_the_servers() -
         end)
         vim.cmd("checkhealth lathe")
         text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-        T.has("still running", text, "MCP server test: running, 8 tools")
+        T.has("still running", text, "MCP server test: running, 15 tools")
         T.eq("asked once", #floats.asks, 1)
         "#
         ),
@@ -144,7 +156,7 @@ fn an_http_server_from_mcp_json_is_used_a_bad_setup_entry_only_warns_and_stop_en
         T.eq("echo", T.ok("mcp__web__echo", {{ text = "hi" }}).content, "echo: hi")
         vim.cmd("checkhealth lathe")
         local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-        T.has("checkhealth", text, "MCP server web ({url}): running, 8 tools (log: ")
+        T.has("checkhealth", text, "MCP server web ({url}): running, 15 tools (log: ")
         T.has("checkhealth", text, 'MCP server x in setup{{ mcp_servers }} is not valid: url is missing (an http server needs url = "https://…/mcp"); it is not started (the other servers are)')
         -- stop() ends a running lathe.tool() call of an MCP tool.
         local result
@@ -281,7 +293,9 @@ fn a_project_mcp_server_starts_only_after_the_user_allows_it() -> Result<(), Str
         T.has("changed", table.concat(asks[2].lines, "\n"), "--changed'  (changed since you allowed it)")
         vim.api.nvim_feedkeys("n", "x", false)
         T.wait_for("refused", 5000, function() return state().state == "refused" end)
-        T.eq("its tools are gone", tool_names()["mcp__test__echo"], nil)
+        -- A server replaced while it still lists its tools unregisters them
+        -- once that listing ends.
+        T.wait_for("its tools are gone", 10000, function() return tool_names()["mcp__test__echo"] == nil end)
         vim.wait(500)
         T.eq("the changed command never ran", vim.fn.filereadable(marker), 0)
         T.has("checkhealth", health(), "MCP server test: refused (.mcp.json, answer remembered: :Lathe mcp reset asks again)")

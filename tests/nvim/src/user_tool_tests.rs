@@ -73,6 +73,34 @@ fn registration_checks_name_schema_and_collisions() -> Result<(), String> {
     )
 }
 
+/// Issue 23: `required = {}` and `enum = {}` were refused ("{} is not of
+/// type array"): an empty Lua table where the schema wants a list is an
+/// empty list, and one where it wants an object an empty object.
+#[nvim_oxi::test]
+fn empty_tables_in_a_schema_are_what_the_schema_wants_there() -> Result<(), String> {
+    lua_test(
+        r#"
+        local lathe = T.lathe
+        T.setup(T.project())
+        lathe.register_tool({
+          name = "Empties",
+          description = "d",
+          input_schema = {
+            type = "object",
+            properties = { mode = { type = "string", enum = {} }, required = { type = "object", properties = {} } },
+            required = {},
+          },
+          call = function() return "ok" end,
+        })
+        local listed
+        for _, t in ipairs(lathe.tools()) do
+          if t.name == "Empties" then listed = t end
+        end
+        T.eq("registered", listed ~= nil, true)
+        "#,
+    )
+}
+
 #[nvim_oxi::test]
 fn a_lua_tool_runs_through_the_gates() -> Result<(), String> {
     lua_test(&format!(
