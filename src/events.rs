@@ -120,6 +120,17 @@ pub enum AgentEvent {
         /// size bound), for the chat's folded result.
         content: String,
     },
+    /// The conversation was compacted (docs/architecture.md, "Context
+    /// and compaction"): the chat shows `compacted: 180k → 24k` with the
+    /// summary folded under it.
+    Compacted {
+        /// Estimated tokens before.
+        before: u64,
+        /// Estimated tokens after.
+        after: u64,
+        /// The summary the model wrote.
+        summary: String,
+    },
     /// Something the user should see (API error, warning).
     Notice {
         /// The text.

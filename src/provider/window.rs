@@ -68,13 +68,20 @@ mod tests {
 
     #[test]
     fn published_windows_are_read() {
-        let list = json!({"data":[{"id":"a","max_model_len":4096},{"id":"b","max_model_len":32768}]});
+        let list =
+            json!({"data":[{"id":"a","max_model_len":4096},{"id":"b","max_model_len":32768}]});
         assert_eq!(from_models_list(&list, "b"), Some(32768));
         assert_eq!(from_models_list(&list, "c"), None, "two models, none ours");
         let one = json!({"data":[{"id":"x","max_model_len":8192}]});
         assert_eq!(from_models_list(&one, "served-name"), Some(8192));
-        assert_eq!(from_models_list(&json!({"data":[{"id":"gpt"}]}), "gpt"), None);
-        assert_eq!(from_props(&json!({"default_generation_settings":{"n_ctx":16384}})), Some(16384));
+        assert_eq!(
+            from_models_list(&json!({"data":[{"id":"gpt"}]}), "gpt"),
+            None
+        );
+        assert_eq!(
+            from_props(&json!({"default_generation_settings":{"n_ctx":16384}})),
+            Some(16384)
+        );
         assert_eq!(from_props(&json!({"n_ctx":0})), None);
     }
 }

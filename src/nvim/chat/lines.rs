@@ -296,12 +296,22 @@ pub fn usage_line(turn: &Usage, session: &Usage) -> String {
 }
 
 /// `n` for people: `950`, `12.3k`, `1.2M`.
-fn short(n: u64) -> String {
+pub fn short(n: u64) -> String {
     match n {
         0..=999 => n.to_string(),
         1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
         _ => format!("{:.1}M", n as f64 / 1_000_000.0),
     }
+}
+
+/// The chat line of a compaction: `compacted: 180.0k → 24.0k tokens`
+/// (estimates; the summary is folded under it).
+pub fn compacted_line(before: u64, after: u64) -> String {
+    format!(
+        "> **compacted:** {} → {} tokens",
+        short(before),
+        short(after)
+    )
 }
 
 /// The chat lines of a notice; errors are marked `**error:**`.

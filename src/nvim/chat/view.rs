@@ -16,9 +16,9 @@ use std::collections::{HashMap, HashSet};
 use nvim_oxi::api::{self, opts::SetExtmarkOpts, Buffer, Window};
 
 use super::lines::{
-    continue_long_lines, fold_lines, notice_line, progress_line, status_range, tool_line,
-    turn_end_line, usage_line, user_summary, withdrawn_line, LineEnd, LineState, CONTINUED_SIGN,
-    LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
+    compacted_line, continue_long_lines, fold_lines, notice_line, progress_line, status_range,
+    tool_line, turn_end_line, usage_line, user_summary, withdrawn_line, LineEnd, LineState,
+    CONTINUED_SIGN, LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
 };
 use super::{buf_opts, NAMESPACE};
 use crate::events::{AgentEvent, ToolStatus};
@@ -90,6 +90,9 @@ pub(super) struct ChatView {
     /// The `↪` sign marks of the answer being streamed (a withdrawn
     /// answer's go with it).
     continued_marks: Vec<u32>,
+    /// Folded summaries under `compacted:` lines: (extmark of the line, lines
+    /// folded).
+    summaries: Vec<(u32, usize)>,
 }
 
 /// Up to this size (bytes) the chat keeps its tree-sitter highlighting
@@ -345,6 +348,14 @@ impl ChatView {
                     self.add_block(&mut buf, &id);
                 }
             }
+            AgentEvent::Compacted {
+                before,
+                after,
+                summary,
+            } => {
+                self.append_line(&mut buf, &compacted_line(before, after), "LatheNote");
+                self.add_summary(&mut buf, &summary);
+            }
             AgentEvent::Notice { text, is_error } => {
                 let hl = if is_error { "LatheError" } else { "LatheNote" };
                 self.error_shown |= is_error;
@@ -525,6 +536,29 @@ impl ChatView {
         }
     }
 
+    /// The summary of a compaction, folded under the `compacted:` line
+    /// just written (`za` on it opens it).
+    fn add_summary(&mut self, buf: &mut Buffer, summary: &str) {
+        let lines = fold_lines(summary, "");
+        if lines.is_empty() {
+            return;
+        }
+        let (end_row, _) = self.end(buf);
+        // The `compacted:` line is the one before the empty last line.
+        let row = end_row.saturating_sub(1);
+        let mut text = lines.join("\n");
+        text.push('\n');
+        self.append(buf, &text);
+        let ns = self.ns();
+        if let Ok(mark) = buf.set_extmark(ns, row, 0, &SetExtmarkOpts::default()) {
+            self.summaries.push((mark, lines.len()));
+            for w in super::window::chat_windows(buf) {
+                super::window::fold(&w, row + 1, row + 1 + lines.len());
+            }
+        }
+        self.text_open = false;
+    }
+
     /// The folds of every result, 1-based line ranges from the tool line
     /// to the result's last line (for a new window).
     pub fn block_ranges(&mut self, buf: &Buffer) -> Vec<(usize, usize)> {
@@ -538,6 +572,10 @@ impl ChatView {
                 // 1-based: the tool line (just above the block) to its end.
                 Some((row, row + n))
             })
+            .chain(self.summaries.iter().filter_map(|(mark, n)| {
+                let (row, _, _) = buf.get_extmark_by_id(ns, *mark, &Default::default()).ok()?;
+                Some((row + 1, row + 1 + n))
+            }))
             .collect();
         out.sort_unstable();
         out
