@@ -76,6 +76,9 @@ async fn reads_past_the_window_clear_old_results_and_go_on(api: Api) {
     let mut responses: Vec<Value> = (1..=12)
         .map(|i| read(&format!("toolu_{i:02}"), &format!("f{i}.txt")))
         .collect();
+    // f1.txt again: its result was cleared, so the model gets the text,
+    // not "unchanged since your last read".
+    responses.push(read("toolu_13", "f1.txt"));
     responses.push(text("All read."));
     let script = json!({"context_window": WINDOW, "responses": responses});
     let h = harness(api, script, |_| {}).await;
@@ -87,9 +90,17 @@ async fn reads_past_the_window_clear_old_results_and_go_on(api: Api) {
         );
     }
     assert_eq!(h.ask("read every file").await, TurnOutcome::Done);
-    assert_eq!(h.server.served(), 13, "every scripted answer was used");
+    assert_eq!(h.server.served(), 14, "every scripted answer was used");
     let sizes = request_tokens(&h);
-    assert_eq!(sizes.len(), 13, "no request was refused: {sizes:?}");
+    assert_eq!(sizes.len(), 14, "no request was refused: {sizes:?}");
+    let transcript = h.session.transcript();
+    let again = common::tool_results(&transcript[transcript.len() - 2]);
+    assert_eq!(again[0].0, "toolu_13");
+    assert!(
+        again[0].2.contains("file 1 "),
+        "read again in full: {}",
+        &again[0].2[..again[0].2.len().min(200)]
+    );
     assert!(sizes.iter().all(|t| *t <= WINDOW), "{sizes:?}");
     assert!(
         notices(&h)
@@ -176,7 +187,40 @@ async fn a_prompt_that_cannot_be_sent_does_not_pile_up(api: Api) {
     }
 }
 
+/// Three compactions that fail in a row (the prompt alone is over the
+/// window) turn auto-compaction off with a message, never a loop.
+async fn three_failed_compactions_turn_auto_compaction_off(api: Api) {
+    let script = json!({"context_window": WINDOW, "responses": []});
+    let h = harness(api, script, |_| {}).await;
+    for _ in 0..3 {
+        let outcome = h.ask(&format!("huge {}", "q".repeat(900_000))).await;
+        assert!(matches!(outcome, TurnOutcome::Error(_)), "{outcome:?}");
+    }
+    let off: Vec<_> = notices(&h)
+        .into_iter()
+        .filter(|n| n.starts_with("Compacting failed 3 times in a row"))
+        .collect();
+    assert_eq!(off.len(), 1, "{:?}", notices(&h));
+    assert!(h.session.transcript().is_empty(), "no refused prompt kept");
+}
+
+/// An OpenAI-compatible server's own window (vLLM's `/v1/models`
+/// `max_model_len`; mock-llm publishes its `context_window` there) is the
+/// one lathe uses when setup() sets none.
+async fn the_servers_published_window_is_used(api: Api) {
+    let script = json!({"context_window": 32_768, "responses": [text("hi")]});
+    let h = harness(api, script, |_| {}).await;
+    assert_eq!(h.ask("hello").await, TurnOutcome::Done);
+    let window = h.session.context_meter().unwrap().window;
+    match api {
+        Api::OpenAi => assert_eq!(window, 32_768),
+        Api::Anthropic => assert_eq!(window, 200_000, "the Messages API publishes none"),
+    }
+}
+
 on_both_apis!(
+    three_failed_compactions_turn_auto_compaction_off,
+    the_servers_published_window_is_used,
     reads_past_the_window_clear_old_results_and_go_on,
     long_prompts_are_compacted_and_the_conversation_goes_on,
     a_refusal_for_length_compacts_and_retries_once,
