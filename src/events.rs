@@ -131,6 +131,14 @@ pub enum AgentEvent {
         /// The summary the model wrote.
         summary: String,
     },
+    /// How full the context window is now (after each answer, a clearing
+    /// or a compaction): the chat's winbar shows `ctx 143.0k/200.0k (71%)`.
+    Context {
+        /// Tokens in the context (estimate).
+        used: u64,
+        /// The model's window.
+        window: u64,
+    },
     /// Something the user should see (API error, warning).
     Notice {
         /// The text.

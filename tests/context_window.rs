@@ -113,6 +113,14 @@ async fn reads_past_the_window_clear_old_results_and_go_on(api: Api) {
     let last = h.server.requests().last().unwrap().to_string();
     assert!(last.contains("The output of this Read call was cleared"));
     // A cleared Read is read again in full, not "unchanged".
+    // `:Lathe context`: the parts, tool results by tool.
+    let report = h.session.context_report();
+    assert_eq!(report.tool_results[0].0, "Read");
+    assert!(
+        report.lines()[0].starts_with("lathe context: ctx "),
+        "{:?}",
+        report.lines()
+    );
     let meter = h.session.context_meter().unwrap();
     assert_eq!(meter.window, WINDOW);
     assert!(meter.used > 0 && meter.used <= WINDOW, "{meter:?}");

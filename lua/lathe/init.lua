@@ -317,6 +317,19 @@ function M.resume(which)
   call("resume", which)
 end
 
+--- Compacts the conversation now: a summary replaces it (see `:help
+--- lathe-context-window`); the chat shows "compacted: before → after".
+---@param focus? string What the summary should keep above all.
+function M.compact(focus)
+  call("compact", focus)
+end
+
+--- What the context holds, by part, as lines (`:Lathe context`).
+---@return string[] lines
+function M.context()
+  return call("context")
+end
+
 --- Starts a new conversation; the current one stays saved.
 function M.new()
   call("new")

@@ -224,6 +224,88 @@ impl ContextState {
     }
 }
 
+/// What the context holds, by part, in tokens (estimates): `:Lathe
+/// context`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ContextReport {
+    /// The meter (`None` before the first request).
+    pub meter: Option<Meter>,
+    /// The system prompt.
+    pub system: u64,
+    /// The tool definitions.
+    pub tools: u64,
+    /// The messages, tool results left out.
+    pub messages: u64,
+    /// Tool results by tool name, largest first.
+    pub tool_results: Vec<(String, u64)>,
+    /// What clearing old tool results would free now.
+    pub clearable: u64,
+}
+
+impl ContextReport {
+    /// The lines `:Lathe context` shows.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![match self.meter {
+            Some(m) => format!("lathe context: {}", m.label()),
+            None => "lathe context: no request sent yet (estimates)".to_string(),
+        }];
+        out.push(format!("  system prompt    {}", short(self.system)));
+        out.push(format!("  tools            {}", short(self.tools)));
+        out.push(format!("  messages         {}", short(self.messages)));
+        for (name, n) in &self.tool_results {
+            out.push(format!("  results of {name:<24} {}", short(*n)));
+        }
+        out.push(format!(
+            "  clearing old tool results would free {}; :Lathe compact summarizes the rest",
+            short(self.clearable)
+        ));
+        out
+    }
+}
+
+/// The report of a request `req` (with its transcript as `messages`).
+pub(crate) fn report(context: &ContextState, req: &MessagesRequest) -> ContextReport {
+    let tokens = |bytes: usize| context.estimate(bytes as u64);
+    let names: std::collections::HashMap<&str, &str> = req
+        .messages
+        .iter()
+        .flat_map(|m| m.tool_uses())
+        .map(|u| (u.id.as_str(), u.name.as_str()))
+        .collect();
+    let mut by_tool: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut other = 0usize;
+    let mut results: Vec<usize> = Vec::new();
+    for m in &req.messages {
+        for b in &m.content {
+            match b {
+                ContentBlock::ToolResult(r) => {
+                    let n = result_bytes(&r.content);
+                    let name = names.get(r.tool_use_id.as_str()).unwrap_or(&"tool");
+                    *by_tool.entry(name.to_string()).or_default() += n;
+                    results.push(n);
+                }
+                other_block => other += serde_json::to_vec(other_block).map_or(0, |v| v.len()),
+            }
+        }
+    }
+    let keep = results.len().saturating_sub(KEEP_RECENT_RESULTS);
+    let clearable: usize = results[..keep]
+        .iter()
+        .filter(|n| **n > MIN_CLEAR_BYTES)
+        .sum();
+    let mut tool_results: Vec<(String, u64)> =
+        by_tool.into_iter().map(|(k, v)| (k, tokens(v))).collect();
+    tool_results.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    ContextReport {
+        meter: context.meter(),
+        system: tokens(req.system.len()),
+        tools: tokens(serde_json::to_vec(&req.tools).map_or(0, |v| v.len())),
+        messages: tokens(other),
+        tool_results,
+        clearable: tokens(clearable),
+    }
+}
+
 /// Bytes of `req` serialized (no copy is made).
 pub fn request_bytes(req: &MessagesRequest) -> u64 {
     struct Count(u64);
@@ -335,6 +417,16 @@ fn recent_user_messages(messages: &[Message], budget: usize) -> Vec<String> {
 }
 
 impl Turn {
+    /// Tells the chat how full the window is now.
+    pub(crate) fn emit_meter(&self) {
+        if let Some(m) = self.context.meter() {
+            self.sink.emit(AgentEvent::Context {
+                used: m.used,
+                window: m.window,
+            });
+        }
+    }
+
     /// The context window: `setup{ context_window }`, else what the
     /// server publishes, else the model id's; asked once per session.
     pub(crate) async fn window(&self) -> u64 {
@@ -411,6 +503,7 @@ impl Turn {
                 ),
                 false,
             );
+            self.emit_meter();
             if after <= threshold {
                 return req;
             }
@@ -470,6 +563,7 @@ impl Turn {
             .replace_compacted(compacted, before, after, &summary);
         self.context.set_used(after);
         self.context.succeeded();
+        self.emit_meter();
         self.sink.emit(AgentEvent::Compacted {
             before,
             after,

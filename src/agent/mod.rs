@@ -10,6 +10,6 @@ pub mod system_prompt;
 mod transcript;
 mod turn;
 
-pub use compact::Meter;
+pub use compact::{ContextReport, Meter};
 pub use session::{sessions_built, AskError, Resumed, Session, SessionParts, Status, ToolInfo};
 pub use transcript::repair_pairing;

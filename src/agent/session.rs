@@ -615,6 +615,15 @@ impl Session {
         self.context.meter()
     }
 
+    /// What the context holds, by part (`:Lathe context`).
+    pub fn context_report(self: &Arc<Self>) -> super::compact::ContextReport {
+        let turn = self.turn(
+            CancellationToken::new(),
+            Arc::new(Mutex::new(Usage::default())),
+        );
+        super::compact::report(&self.context, &turn.build_request())
+    }
+
     /// Compacts the conversation now (`:Lathe compact [focus]`), as a turn
     /// of its own: progress and the result arrive through the session's
     /// `EventSink` (`AgentEvent::Compacted`, or a notice saying why not).

@@ -521,6 +521,7 @@ impl Turn {
         self.add_usage(asm.usage());
         self.context
             .measured(self.request_bytes.load(Ordering::Relaxed), asm.usage());
+        self.emit_meter();
         let mut message = asm.message();
         if let Some(c) = &cut {
             // The cut call never runs and is not part of the history.

@@ -348,7 +348,13 @@ pub fn withdrawn_line(reason: &str) -> String {
 /// What the winbar shows (`:help lathe-winbar`): model, permission mode,
 /// turn state and the session's tokens, with `%` escaped for `'winbar'`
 /// and cut at the end when the window is narrow.
-pub fn winbar(model: &str, mode: &str, state: &str, session: &Usage) -> String {
+pub fn winbar(
+    model: &str,
+    mode: &str,
+    state: &str,
+    context: Option<(u64, u64)>,
+    session: &Usage,
+) -> String {
     let mut s = String::from(" lathe");
     if !model.is_empty() {
         s.push_str(" · ");
@@ -358,8 +364,12 @@ pub fn winbar(model: &str, mode: &str, state: &str, session: &Usage) -> String {
     s.push_str(if mode.is_empty() { "default" } else { mode });
     s.push_str(" · ");
     s.push_str(state);
-    if session.input_tokens.is_some() || session.output_tokens.is_some() {
+    if let Some((used, window)) = context {
         s.push_str(" · ");
+        s.push_str(&crate::agent::Meter { used, window }.label());
+    }
+    if session.input_tokens.is_some() || session.output_tokens.is_some() {
+        s.push_str(" · spend ");
         s.push_str(&tokens(session));
     }
     // `%<` at the end: a narrow window cuts the tail (tokens) and keeps
@@ -465,11 +475,11 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            winbar("m-1", "plan", "running", &u),
-            " lathe · m-1 · mode: plan · running · 1.5k in, 20 out%<"
+            winbar("m-1", "plan", "running", Some((143_000, 200_000)), &u),
+            " lathe · m-1 · mode: plan · running · ctx 143.0k/200.0k (71%%) · spend 1.5k in, 20 out%<"
         );
         assert_eq!(
-            winbar("", "", "idle 100%", &Usage::default()),
+            winbar("", "", "idle 100%", None, &Usage::default()),
             " lathe · mode: default · idle 100%%%<"
         );
     }

@@ -68,6 +68,8 @@ pub(super) struct ChatView {
     pub model: String,
     /// The session's tokens (winbar).
     pub session_usage: Usage,
+    /// How full the context window is: (used, window) (winbar).
+    pub context: Option<(u64, u64)>,
     /// A turn is being shown as running.
     pub running: bool,
     /// The token line of the turn that is ending.
@@ -118,6 +120,7 @@ impl ChatView {
         self.answer_start = None;
         self.waiting = None;
         self.session_usage = Usage::default();
+        self.context = None;
         self.running = false;
         self.usage.clear();
         self.text_open = false;
@@ -355,6 +358,9 @@ impl ChatView {
             } => {
                 self.append_line(&mut buf, &compacted_line(before, after), "LatheNote");
                 self.add_summary(&mut buf, &summary);
+            }
+            AgentEvent::Context { used, window } => {
+                self.context = Some((used, window));
             }
             AgentEvent::Notice { text, is_error } => {
                 let hl = if is_error { "LatheError" } else { "LatheNote" };

@@ -262,7 +262,7 @@ fn status_statusline_component_and_user_events_follow_a_turn() -> Result<(), Str
           state = "idle", mode = "default", model = "claude-sonnet-4-5", last = "done",
           tokens = { input = 300, output = 30, cache_read = 0, cache_write = 0 },
         })
-        T.eq("component after", T.lathe.statusline_component(), "lathe: idle · 330 tokens")
+        T.eq("component after", T.lathe.statusline_component(), "lathe: idle · ctx 220/200.0k (0%)")
         T.lathe.mode("plan")
         T.eq("component shows a mode other than default", T.lathe.statusline_component(),
           "lathe: idle · 330 tokens · plan")
