@@ -704,10 +704,7 @@ impl ChatView {
 /// `get_changedtick` panics on the -1 Neovim returns for a buffer wiped,
 /// e.g. by a frame that runs while Neovim exits).
 fn changedtick(buf: &Buffer) -> Option<u32> {
-    if !buf.is_valid() {
-        return None;
-    }
-    buf.get_changedtick().ok()
+    crate::nvim::changedtick(buf).ok()
 }
 
 /// The text of line `row` (0-based) of `buf`, or "".
