@@ -690,8 +690,10 @@ impl Session {
                 offset: r.offset,
                 limit: r.limit,
             })
-            .collect();
-        log.record(&Record::FileStamps { files });
+            .collect::<Vec<_>>();
+        if !files.is_empty() {
+            log.record(&Record::FileStamps { files });
+        }
     }
 
     /// Tokens used by every request of the session so far (input, output,

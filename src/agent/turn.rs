@@ -35,6 +35,8 @@ use crate::provider::replay::response_events;
 use crate::provider::retry::{is_retryable, RetryPolicy};
 use crate::provider::{EventStream, Provider, ProviderError};
 
+mod window;
+
 use super::context::{self, UserTurn};
 use super::transcript::Transcript;
 use crate::events::{AgentEvent, EventSink, TurnOutcome};

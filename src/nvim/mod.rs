@@ -146,3 +146,18 @@ fn try_install() -> Result<(), String> {
     napi::create_autocmd(["VimLeavePre"], &opts).map_err(|e| e.to_string())?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_panic_goes_to_the_log_not_the_terminal() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("lathe").join("panic.log");
+        super::quiet_panics(Some(log.clone()));
+        let joined = std::thread::spawn(|| panic!("boom at exit")).join();
+        assert!(joined.is_err());
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("lathe panic: "), "{text}");
+        assert!(text.contains("boom at exit"), "{text}");
+    }
+}
