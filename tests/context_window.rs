@@ -226,6 +226,22 @@ async fn the_servers_published_window_is_used(api: Api) {
     }
 }
 
+/// `stop_reason: model_context_window_exceeded` (Messages API) says the
+/// window is full and what to do, not a plain "done".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_stopped_by_a_full_window_says_so() {
+    let api = Api::Anthropic;
+    let script = json!({"responses": [
+        {"content": [{"type": "text", "text": "Half an"}], "stop_reason": "model_context_window_exceeded"}
+    ]});
+    let h = harness(api, script, |_| {}).await;
+    let outcome = h.ask("go on").await;
+    assert_eq!(
+        outcome,
+        TurnOutcome::Error("The answer stopped because the model's context window is full. Run :Lathe compact and ask the model to go on, or :Lathe new to start afresh.".into())
+    );
+}
+
 on_both_apis!(
     three_failed_compactions_turn_auto_compaction_off,
     the_servers_published_window_is_used,
