@@ -20,6 +20,8 @@ local subcommands = {
   "tools",
   "jobs",
   "mcp",
+  "compact",
+  "context",
 }
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
 
@@ -140,6 +142,13 @@ local function run(opts)
         lines[#lines + 1] = ("%s  %-10s %5ds  %s  (output: %s)"):format(j.id, state, j.seconds, j.command, j.output)
       end
       vim.notify("lathe: background jobs\n" .. table.concat(lines, "\n"))
+    elseif args == "compact" or args:match("^compact%s") then
+      -- :Lathe compact [focus] (:help :Lathe-compact).
+      local focus = vim.trim(args:sub(8))
+      lathe.compact(focus ~= "" and focus or nil)
+    elseif args == "context" then
+      -- What the context holds (:help :Lathe-context).
+      vim.notify(table.concat(lathe.context(), "\n"))
     elseif args == "mode" or args:match("^mode%s+%S+$") then
       local name = vim.trim(args:sub(5))
       local mode = lathe.mode(name ~= "" and name or nil)
@@ -157,7 +166,7 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools|jobs|mcp [reset]",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools|jobs|mcp [reset]|compact [focus]|context",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then

@@ -125,6 +125,25 @@ pub enum AgentEvent {
         /// size bound), for the chat's folded result.
         content: String,
     },
+    /// The conversation was compacted (docs/architecture.md, "Context
+    /// and compaction"): the chat shows `compacted: 180k → 24k` with the
+    /// summary folded under it.
+    Compacted {
+        /// Estimated tokens before.
+        before: u64,
+        /// Estimated tokens after.
+        after: u64,
+        /// The summary the model wrote.
+        summary: String,
+    },
+    /// How full the context window is now (after each answer, a clearing
+    /// or a compaction): the chat's winbar shows `ctx 143.0k/200.0k (71%)`.
+    Context {
+        /// Tokens in the context (estimate).
+        used: u64,
+        /// The model's window.
+        window: u64,
+    },
     /// Something the user should see (API error, warning).
     Notice {
         /// The text.

@@ -34,7 +34,17 @@ fn again_answer() -> Value {
 
 async fn harness(api: Api, hostile: Value) -> Harness {
     let script = json!({"responses": [hostile, done_answer(), again_answer()]});
-    common::harness_on(api, script, vec![], |_| {}, vec![]).await
+    // Compaction off: these answers are about every call getting its
+    // result, in requests mock-llm (no window here) takes as they are;
+    // 10,000 results are past a 200k window (tests/context_window.rs).
+    common::harness_on(
+        api,
+        script,
+        vec![],
+        |c| c.auto_compact_permille = None,
+        vec![],
+    )
+    .await
 }
 
 /// Runs the hostile turn and a second prompt; returns the hostile answer's

@@ -901,6 +901,9 @@ data: [DONE]\n\n";
     config.model = "m".into();
     config.claude_settings = false;
     config.state_dir = root.join(".state");
+    // This server answers exactly two POSTs: with the window set, lathe
+    // does not ask it for its own (GET /v1/models, /props).
+    config.context_window = Some(128_000);
     let session = Session::new(SessionParts {
         provider: lathe::provider::from_config(&config).unwrap(),
         config,

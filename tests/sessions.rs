@@ -130,3 +130,84 @@ async fn a_session_file_that_cannot_be_written_is_reported_once_and_turns_go_on(
     assert!(failures[0].starts_with(prefix), "{}", failures[0]);
     assert_eq!(h.session.transcript().len(), 4);
 }
+
+/// The stale rule after `:Lathe resume` (issue 22): the stamps of the files
+/// the model read are saved with the session, so an Edit of a file read
+/// before and unchanged since works, and one changed meanwhile is refused
+/// as stale (not as "not read in this conversation"). A compaction is a
+/// marker in the file: the resumed conversation starts from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_stamps_and_compaction_survive_a_resume() {
+    let script = json!({ "responses": [
+      { "content": [
+          { "type": "tool_use", "id": "toolu_01", "name": "Read", "input": { "file_path": "a.txt" } },
+          { "type": "tool_use", "id": "toolu_02", "name": "Read", "input": { "file_path": "b.txt" } } ] },
+      { "content": [ { "type": "text", "text": "Read both." } ] },
+      { "content": [
+          { "type": "tool_use", "id": "toolu_03", "name": "Edit",
+            "input": { "file_path": "a.txt", "old_string": "alpha", "new_string": "ALPHA" } },
+          { "type": "tool_use", "id": "toolu_04", "name": "Edit",
+            "input": { "file_path": "b.txt", "old_string": "beta", "new_string": "BETA" } } ] },
+      { "content": [ { "type": "text", "text": "Done." } ] }
+    ] });
+    let h = harness(
+        script,
+        Vec::new(),
+        |c| {
+            let root = c.cwd.clone();
+            c.sessions_dir = Some(root.join(".sessions"));
+            c.permissions.mode = lathe::permissions::Mode::AcceptEdits;
+        },
+        Vec::new(),
+    )
+    .await;
+    h.write("a.txt", "alpha\n");
+    h.write("b.txt", "beta\n");
+    assert_eq!(h.ask("read a.txt and b.txt").await, TurnOutcome::Done);
+    h.session
+        .compact(Some("the two files"), &tokio::runtime::Handle::current())
+        .unwrap();
+    wait_idle(&h.session).await;
+    h.session.flush_log();
+    let compacted = h.session.transcript();
+    assert_eq!(compacted.len(), 1, "one user message after compaction");
+    let path = h.session.log_path().unwrap().to_path_buf();
+    // Someone changes b.txt while lathe is closed.
+    h.write("b.txt", "beta changed\n");
+
+    let config = h.session.config().clone();
+    let resumed = Session::resume(
+        SessionParts {
+            provider: lathe::provider::from_config(&config).unwrap(),
+            config,
+            editor: Arc::new(DiskEditor),
+            prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
+            sink: Arc::new(RecordingSink::default()),
+            hooks: Vec::new(),
+        },
+        &path,
+    )
+    .unwrap();
+    assert_eq!(
+        resumed.session.transcript(),
+        compacted,
+        "the resumed conversation starts from the compaction"
+    );
+    assert!(resumed
+        .events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::Compacted { .. })));
+    let s = resumed.session;
+    s.ask("edit both", &tokio::runtime::Handle::current())
+        .unwrap();
+    assert_eq!(wait_idle(&s).await, TurnOutcome::Done);
+    assert_eq!(h.read("a.txt"), "ALPHA\n", "unchanged since read: edited");
+    assert_eq!(h.read("b.txt"), "beta changed\n", "changed: refused");
+    let transcript = s.transcript();
+    let results = common::tool_results(&transcript[transcript.len() - 2]);
+    assert!(!results[0].1, "{results:?}");
+    assert_eq!(
+        results[1].2,
+        "b.txt has been modified since you last read it (by the user or another program), so nothing was changed. Read it again, then retry with its current text."
+    );
+}

@@ -9,6 +9,8 @@
 ---@field api_key_env? string Environment variable holding the API key. Default "ANTHROPIC_API_KEY" ("OPENAI_API_KEY" with provider "openai").
 ---@field max_turns? integer Model requests per `:Lathe` request, at least 1. Default 50.
 ---@field max_tokens? integer `max_tokens` of each request. Default 8192.
+---@field context_window? integer The model's context window in tokens (at least 1000). Default: what an OpenAI-compatible server publishes, else 1000000 when the model id says `1m`, else 200000.
+---@field auto_compact? boolean|number Compact the conversation before a request that would fill this share of the context window (0.1..1); false never compacts on its own. Default 0.85.
 ---@field retry_max_tokens? integer `max_tokens` of the one continuation after an answer was cut at max_tokens. Default 32000.
 ---@field cwd? string Project root; relative tool paths resolve here. Default the current directory.
 ---@field save_after_edit? boolean Write a buffer lathe changed if it had no unsaved changes. Default true.
@@ -313,6 +315,19 @@ end
 ---@param which string A session's `path` from `sessions()`, or "last" (the newest).
 function M.resume(which)
   call("resume", which)
+end
+
+--- Compacts the conversation now: a summary replaces it (see `:help
+--- lathe-context-window`); the chat shows "compacted: before → after".
+---@param focus? string What the summary should keep above all.
+function M.compact(focus)
+  call("compact", focus)
+end
+
+--- What the context holds, by part, as lines (`:Lathe context`).
+---@return string[] lines
+function M.context()
+  return call("context")
 end
 
 --- Starts a new conversation; the current one stays saved.

@@ -1,6 +1,7 @@
 //! The query loop: request → stream → tools → tool_results → repeat, until
 //! `stop_reason` is not `tool_use` or `max_turns` requests were made.
 
+pub mod compact;
 pub mod context;
 pub mod resume;
 mod session;
@@ -9,5 +10,6 @@ pub mod system_prompt;
 mod transcript;
 mod turn;
 
+pub use compact::{ContextReport, Meter};
 pub use session::{sessions_built, AskError, Resumed, Session, SessionParts, Status, ToolInfo};
 pub use transcript::repair_pairing;

@@ -24,6 +24,8 @@ pub(crate) struct Restored {
     pub usage: Usage,
     /// Events that draw the conversation in a chat.
     pub events: Vec<AgentEvent>,
+    /// The last saved record of the files the model read.
+    pub files: Vec<super::session_log::FileStamp>,
 }
 
 /// Replays `records` (see `session_log`).
@@ -48,6 +50,7 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
         }
     }
     let mut events = Vec::new();
+    let mut files = Vec::new();
     let mut turn_open = false;
     // Calls shown as started and not finished yet: id → name.
     let mut open_calls: Vec<(String, String)> = Vec::new();
@@ -145,6 +148,22 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                     turn_open = false;
                 }
             }
+            Record::ClearToolResults { ids } => transcript.clear_results_by_id(ids),
+            Record::Compacted {
+                messages,
+                before,
+                after,
+                summary,
+            } => {
+                transcript.restore(messages.clone());
+                events.push(AgentEvent::Compacted {
+                    before: *before,
+                    after: *after,
+                    summary: summary.clone(),
+                });
+            }
+            Record::Withdraw { blocks } => transcript.withdraw_user_blocks(*blocks),
+            Record::FileStamps { files: saved } => files = saved.clone(),
             Record::ToolStart { .. } | Record::ToolDone { .. } => {}
         }
     }
@@ -157,6 +176,7 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
         repaired,
         usage,
         events,
+        files,
     }
 }
 

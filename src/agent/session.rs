@@ -121,6 +121,8 @@ pub struct Session {
     usage: Mutex<Usage>,
     id: String,
     log: Option<SessionLog>,
+    /// The context window and meter (agent::compact).
+    context: Arc<super::compact::ContextState>,
 }
 
 /// A saved session brought back by [`Session::resume`].
@@ -206,6 +208,30 @@ impl Session {
         )
         .map_err(|e| e.to_string())?;
         session.transcript.restore(restored.messages);
+        for f in &restored.files {
+            let Some(hash) = crate::editor::TextHash::from_hex(&f.sha256) else {
+                continue;
+            };
+            // A version no document has now: the text hash alone decides
+            // whether the file moved on (the stale rule).
+            let record = crate::tools::file_state::ReadRecord {
+                stamp: crate::editor::Stamp {
+                    version: crate::editor::Version::Disk {
+                        mtime: None,
+                        len: u64::MAX,
+                    },
+                    hash,
+                },
+                offset: f.offset,
+                limit: f.limit,
+            };
+            session.file_state.record(&f.path, record);
+        }
+        // Read answers with the text again where the saved record says the
+        // content is gone (a compaction, a cleared result).
+        for f in restored.files.iter().rev().filter(|f| !f.in_context) {
+            session.file_state.mark_gone(&f.path);
+        }
         *session.usage.lock().unwrap_or_else(|e| e.into_inner()) = restored.usage;
         Ok(Resumed {
             session,
@@ -304,6 +330,7 @@ impl Session {
             usage: Mutex::new(Usage::default()),
             id: sid,
             log,
+            context: Arc::default(),
         }))
     }
 
@@ -454,6 +481,7 @@ impl Session {
                 super::turn::add(&mut total, &turn);
                 total.clone()
             };
+            session.save_file_stamps();
             if let Some(log) = &session.log {
                 log.record(&Record::turn_end(&outcome, turn.clone(), total.clone()));
             }
@@ -585,6 +613,96 @@ impl Session {
             max_tokens: AtomicU32::new(self.config.max_tokens),
             stream_broke: AtomicBool::new(false),
             usage,
+            context: self.context.clone(),
+            request_bytes: AtomicU64::new(0),
+        }
+    }
+
+    /// How full the context window is: the last request's input tokens
+    /// (input + cache read + cache write) and output, scaled by what was
+    /// added or taken out since; `None` before the first request.
+    pub fn context_meter(&self) -> Option<super::compact::Meter> {
+        self.context.meter()
+    }
+
+    /// What the context holds, by part (`:Lathe context`).
+    pub fn context_report(self: &Arc<Self>) -> super::compact::ContextReport {
+        let turn = self.turn(
+            CancellationToken::new(),
+            Arc::new(Mutex::new(Usage::default())),
+        );
+        super::compact::report(&self.context, &turn.build_request())
+    }
+
+    /// Compacts the conversation now (`:Lathe compact [focus]`), as a turn
+    /// of its own: progress and the result arrive through the session's
+    /// `EventSink` (`AgentEvent::Compacted`, or a notice saying why not).
+    /// Errors: [`AskError::Busy`] while a turn runs.
+    pub fn compact(
+        self: &Arc<Self>,
+        focus: Option<&str>,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<(), AskError> {
+        let mut slot = self.lock_slot();
+        if slot.running.is_some() {
+            return Err(AskError::Busy);
+        }
+        let cancel = CancellationToken::new();
+        let (done_tx, done_rx) = watch::channel(false);
+        slot.generation += 1;
+        let generation = slot.generation;
+        slot.running = Some(RunningTurn {
+            cancel: cancel.clone(),
+            finished: done_rx,
+        });
+        drop(slot);
+        let session = Arc::clone(self);
+        let focus = focus.map(str::to_string);
+        rt.spawn(async move {
+            let turn_usage = Arc::new(Mutex::new(Usage::default()));
+            let turn = session.turn(cancel, turn_usage);
+            let outcome = match turn.compact(focus.as_deref()).await {
+                Ok(()) => TurnOutcome::Done,
+                Err(e) => {
+                    let msg = crate::text::fill(super::compact::COMPACT_FAILED, &[("error", &e)]);
+                    session.sink.emit(AgentEvent::Notice {
+                        text: msg.clone(),
+                        is_error: true,
+                    });
+                    TurnOutcome::Error(msg)
+                }
+            };
+            session.save_file_stamps();
+            {
+                let mut slot = session.lock_slot();
+                slot.last = Some(outcome);
+                if slot.generation == generation {
+                    slot.running = None;
+                }
+            }
+            let _ = done_tx.send(true);
+        });
+        Ok(())
+    }
+
+    /// Records the stamp of each file the model read in the session file
+    /// (`Record::FileStamps`), so the stale rule holds after a resume.
+    fn save_file_stamps(&self) {
+        let Some(log) = &self.log else { return };
+        let files = self
+            .file_state
+            .recent()
+            .into_iter()
+            .map(|(path, r)| session_log::FileStamp {
+                in_context: self.file_state.content_in_context(&path),
+                path,
+                sha256: r.stamp.hash.to_hex(),
+                offset: r.offset,
+                limit: r.limit,
+            })
+            .collect::<Vec<_>>();
+        if !files.is_empty() {
+            log.record(&Record::FileStamps { files });
         }
     }
 

@@ -64,6 +64,24 @@ pub struct Header {
     pub first_prompt: String,
 }
 
+/// What one read of a file saw, as saved ([`Record::FileStamps`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// SHA-256 of the logical text, hex.
+    pub sha256: String,
+    /// 1-based first line shown, when the read was partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
+    /// Line count asked for, when the read was partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// Whether the content read is still in the conversation.
+    #[serde(default)]
+    pub in_context: bool,
+}
+
 /// One line after the header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -92,6 +110,37 @@ pub enum Record {
     Truncate {
         /// Messages kept.
         len: usize,
+    },
+    /// `Transcript::clear_tool_results`: these results' output replaced by
+    /// the cleared text.
+    ClearToolResults {
+        /// Their `tool_use_id`s.
+        ids: Vec<String>,
+    },
+    /// `Transcript::replace_compacted`: the conversation from here on
+    /// starts from these messages (a resume starts from the last marker).
+    Compacted {
+        /// The compacted conversation.
+        messages: Vec<Message>,
+        /// Estimated tokens before.
+        before: u64,
+        /// Estimated tokens after.
+        after: u64,
+        /// The summary as the model wrote it (for the chat).
+        summary: String,
+    },
+    /// `Transcript::withdraw_user_blocks`: a prompt that could not be sent
+    /// taken out.
+    Withdraw {
+        /// Blocks taken off the last user message.
+        blocks: usize,
+    },
+    /// The record of each file the model read (its stamp), saved at each
+    /// turn's end and after a compaction, so the stale rule holds after
+    /// `:Lathe resume`.
+    FileStamps {
+        /// One per file.
+        files: Vec<FileStamp>,
     },
     /// A tool call's chat line began (`AgentEvent::ToolStarted`).
     ToolStart {

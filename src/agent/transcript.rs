@@ -4,9 +4,26 @@
 
 use std::sync::{Mutex, MutexGuard};
 
+use std::collections::HashMap;
+
 use super::session_log::{Record, SessionLog};
 use crate::execution::interrupted_result;
-use crate::protocol::{ContentBlock, Message, Role, ToolResult};
+use crate::protocol::{ContentBlock, Message, Role, ToolResult, ToolResultContent, ToolUse};
+use crate::text::fill;
+
+/// Model-facing: what a cleared `tool_result` says instead of its output
+/// (docs/architecture.md, "Context and compaction"). `{tool}`.
+pub const TOOL_RESULT_CLEARED: &str = "The output of this {tool} call was cleared from the conversation to keep it within the model's context window. Call {tool} again if you still need it.";
+
+/// A `tool_result` cleared by [`Transcript::clear_tool_results`]: its
+/// call, as the model made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClearedResult {
+    /// The `tool_use` the result answered.
+    pub call: ToolUse,
+    /// Bytes of output taken out.
+    pub bytes: usize,
+}
 
 /// The session's messages behind a lock, shared by the session and its turn.
 /// With a [`SessionLog`], every change is also recorded there (under the
@@ -15,6 +32,8 @@ use crate::protocol::{ContentBlock, Message, Role, ToolResult};
 pub struct Transcript {
     messages: Mutex<Vec<Message>>,
     log: Option<SessionLog>,
+    /// Counts the changes that are not appends (a compaction).
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl Transcript {
@@ -24,6 +43,7 @@ impl Transcript {
         Self {
             messages: Mutex::default(),
             log,
+            generation: Default::default(),
         }
     }
 
@@ -130,6 +150,71 @@ impl Transcript {
         msgs.truncate(len);
     }
 
+    /// Replaces the output of the oldest `tool_result`s with
+    /// [`TOOL_RESULT_CLEARED`] until at least `need` bytes are freed (or
+    /// none is left): results of more than `min_bytes`, not already
+    /// cleared, leaving the newest `keep_recent` results as they are. The
+    /// pairing is kept (the blocks stay, with their ids and `is_error`).
+    /// Returns what was cleared, oldest first.
+    pub fn clear_tool_results(
+        &self,
+        keep_recent: usize,
+        min_bytes: usize,
+        need: usize,
+    ) -> Vec<ClearedResult> {
+        let mut msgs = self.lock();
+        let ids = pick_results_to_clear(&msgs, keep_recent, min_bytes, need);
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        self.record(|| Record::ClearToolResults { ids: ids.clone() });
+        clear_results(&mut msgs, &ids)
+    }
+
+    /// Replays a [`Record::ClearToolResults`].
+    pub fn clear_results_by_id(&self, ids: &[String]) {
+        let mut msgs = self.lock();
+        self.record(|| Record::ClearToolResults { ids: ids.to_vec() });
+        clear_results(&mut msgs, ids);
+    }
+
+    /// Replaces the whole conversation with `messages` (a compaction's
+    /// result), recorded as a [`Record::Compacted`] marker so a resumed
+    /// session starts from it. `before` and `after` are the estimated
+    /// tokens, `summary` the summary as written (for the chat).
+    pub fn replace_compacted(
+        &self,
+        messages: Vec<Message>,
+        before: u64,
+        after: u64,
+        summary: &str,
+    ) {
+        let mut msgs = self.lock();
+        self.record(|| Record::Compacted {
+            messages: messages.clone(),
+            before,
+            after,
+            summary: summary.to_string(),
+        });
+        *msgs = messages;
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many times the conversation was replaced (compacted).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Takes the last `blocks` blocks out of the last user message (the
+    /// message goes when nothing is left): a prompt that could not be sent
+    /// does not stay in the conversation. Recorded.
+    pub fn withdraw_user_blocks(&self, blocks: usize) {
+        let mut msgs = self.lock();
+        self.record(|| Record::Withdraw { blocks });
+        withdraw(&mut msgs, blocks);
+    }
+
     /// Adds the `tool_result`s answering the last assistant message, in order.
     pub fn push_tool_results(&self, results: Vec<ToolResult>) {
         if results.is_empty() {
@@ -149,6 +234,112 @@ impl Transcript {
     fn lock(&self) -> MutexGuard<'_, Vec<Message>> {
         self.messages.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The last `blocks` blocks of the last user message taken out (see
+/// [`Transcript::withdraw_user_blocks`]).
+fn withdraw(msgs: &mut Vec<Message>, blocks: usize) {
+    let Some(last) = msgs.last_mut().filter(|m| m.role == Role::User) else {
+        return;
+    };
+    let keep = last.content.len().saturating_sub(blocks);
+    last.content.truncate(keep);
+    if last.content.is_empty() {
+        msgs.pop();
+    }
+}
+
+/// Bytes a `tool_result`'s output takes in a request (text and image data).
+pub fn result_bytes(content: &ToolResultContent) -> usize {
+    match content {
+        ToolResultContent::Text(t) => t.len(),
+        ToolResultContent::Blocks(blocks) => blocks
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text { text } => text.len(),
+                ContentBlock::Image { source } => source.data.len(),
+                _ => 0,
+            })
+            .sum(),
+    }
+}
+
+/// Whether a result's output is already the cleared text.
+fn is_cleared(content: &ToolResultContent) -> bool {
+    let prefix = TOOL_RESULT_CLEARED
+        .split("{tool}")
+        .next()
+        .unwrap_or_default();
+    matches!(content, ToolResultContent::Text(t) if t.starts_with(prefix))
+}
+
+/// The ids [`Transcript::clear_tool_results`] clears, oldest first.
+fn pick_results_to_clear(
+    msgs: &[Message],
+    keep_recent: usize,
+    min_bytes: usize,
+    need: usize,
+) -> Vec<String> {
+    let results: Vec<&ToolResult> = msgs
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .flat_map(|m| m.content.iter())
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let candidates = results.len().saturating_sub(keep_recent);
+    let mut freed = 0;
+    let mut ids = Vec::new();
+    for r in &results[..candidates] {
+        if freed >= need {
+            break;
+        }
+        let bytes = result_bytes(&r.content);
+        if bytes <= min_bytes || is_cleared(&r.content) {
+            continue;
+        }
+        freed += bytes;
+        ids.push(r.tool_use_id.clone());
+    }
+    ids
+}
+
+/// Replaces the output of the results with these ids by
+/// [`TOOL_RESULT_CLEARED`] naming their tool.
+fn clear_results(msgs: &mut [Message], ids: &[String]) -> Vec<ClearedResult> {
+    let calls: HashMap<String, ToolUse> = msgs
+        .iter()
+        .flat_map(|m| m.tool_uses())
+        .map(|u| (u.id.clone(), u.clone()))
+        .collect();
+    let mut out = Vec::new();
+    for block in msgs
+        .iter_mut()
+        .filter(|m| m.role == Role::User)
+        .flat_map(|m| m.content.iter_mut())
+    {
+        let ContentBlock::ToolResult(r) = block else {
+            continue;
+        };
+        if !ids.contains(&r.tool_use_id) {
+            continue;
+        }
+        let call = calls
+            .get(&r.tool_use_id)
+            .cloned()
+            .unwrap_or_else(|| ToolUse {
+                id: r.tool_use_id.clone(),
+                name: "tool".into(),
+                input: serde_json::json!({}),
+                extra: Default::default(),
+            });
+        let bytes = result_bytes(&r.content);
+        r.content = ToolResultContent::Text(fill(TOOL_RESULT_CLEARED, &[("tool", &call.name)]));
+        out.push(ClearedResult { call, bytes });
+    }
+    out
 }
 
 /// Makes `messages` satisfy the pairing rule: after every assistant message
@@ -266,6 +457,40 @@ mod tests {
         repair_pairing(&mut msgs);
         assert_eq!(result_ids(&msgs[2]), vec!["a", "b"]);
         assert!(matches!(&msgs[2].content[2], ContentBlock::Text { text } if text == "more"));
+    }
+
+    #[test]
+    fn the_oldest_big_results_are_cleared_pairing_kept_and_the_newest_kept() {
+        let tr = |id: &str, text: &str| {
+            ContentBlock::ToolResult(ToolResult {
+                tool_use_id: id.into(),
+                content: ToolResultContent::Text(text.into()),
+                is_error: false,
+            })
+        };
+        let t = Transcript::default();
+        t.push_user_text("go");
+        for (id, size) in [("a", 5000), ("b", 10), ("c", 5000), ("d", 5000)] {
+            t.push_assistant(assistant_with(&[id]));
+            t.push_tool_results(vec![match tr(id, &"x".repeat(size)) {
+                ContentBlock::ToolResult(r) => r,
+                _ => unreachable!(),
+            }]);
+        }
+        // Need 6000 bytes, keep the newest result: a and c go, b is too
+        // small to be worth it, d is the newest.
+        let cleared = t.clear_tool_results(1, 100, 6000);
+        let ids: Vec<_> = cleared.iter().map(|c| c.call.id.as_str()).collect();
+        assert_eq!(ids, ["a", "c"]);
+        assert_eq!(cleared[0].call.name, "Read");
+        let msgs = t.snapshot();
+        assert_eq!(result_ids(&msgs[2]), vec!["a"], "pairing kept");
+        assert!(matches!(&msgs[2].content[0], ContentBlock::ToolResult(r)
+            if r.content.as_text() == "The output of this Read call was cleared from the conversation to keep it within the model's context window. Call Read again if you still need it."));
+        assert!(t.clear_tool_results(1, 100, 6000).is_empty(), "never twice");
+        t.push_user_text("next");
+        t.withdraw_user_blocks(1);
+        assert_eq!(t.snapshot(), msgs, "the withdrawn prompt is gone");
     }
 
     #[test]

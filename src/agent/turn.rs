@@ -37,6 +37,8 @@ use crate::provider::replay::response_events;
 use crate::provider::retry::{is_retryable, RetryPolicy};
 use crate::provider::{EventStream, Provider, ProviderError};
 
+mod window;
+
 use super::context::{self, UserTurn};
 use super::transcript::Transcript;
 use crate::events::{AgentEvent, EventSink, TurnOutcome};
@@ -88,6 +90,10 @@ pub(crate) struct Turn {
     /// Token counts of this turn's requests, added up (read by the session
     /// after the turn).
     pub usage: Arc<std::sync::Mutex<Usage>>,
+    /// The session's context window and meter (agent::compact).
+    pub context: Arc<super::compact::ContextState>,
+    /// Bytes of the request being answered (for the meter's calibration).
+    pub request_bytes: std::sync::atomic::AtomicU64,
 }
 
 /// How one try of a request ended.
@@ -123,6 +129,9 @@ enum Reply {
     /// The API or the connection failed (retries exhausted or not
     /// retryable); nothing of this answer was kept. The text is for the user.
     Failed(String),
+    /// The API refused the request for its length, after a compaction
+    /// (or with compaction off); nothing of this answer was kept.
+    Overflow(ProviderError),
 }
 
 impl Turn {
@@ -147,9 +156,12 @@ impl Turn {
         if self.cancel.is_cancelled() {
             return TurnOutcome::Stopped;
         }
+        let prompt_blocks = blocks.len();
         self.transcript.push_user_blocks(&user.prompt, blocks);
+        // Changes other than appending (a compaction) move it.
+        let generation = self.transcript.generation();
         let mut continued_after_cut = false;
-        for _ in 0..self.config.max_turns {
+        for request in 0..self.config.max_turns {
             if self.cancel.is_cancelled() {
                 return TurnOutcome::Stopped;
             }
@@ -164,6 +176,21 @@ impl Turn {
             match reply {
                 Reply::Failed(msg) => {
                     self.notice(msg.clone(), true);
+                    return TurnOutcome::Error(msg);
+                }
+                Reply::Overflow(error) => {
+                    let msg = fill(
+                        super::compact::CONTEXT_FULL,
+                        &[("error", &error.to_string())],
+                    );
+                    self.notice(msg.clone(), true);
+                    // Nothing of this turn but its prompt is in the
+                    // conversation: take the prompt out, so refused
+                    // prompts do not pile up.
+                    if request == 0 && self.transcript.generation() == generation {
+                        self.transcript.withdraw_user_blocks(prompt_blocks);
+                        self.notice(super::compact::PROMPT_NOT_KEPT.to_string(), false);
+                    }
                     return TurnOutcome::Error(msg);
                 }
                 Reply::Interrupted => return TurnOutcome::Stopped,
@@ -211,6 +238,11 @@ impl Turn {
                         );
                     }
                     Some(StopReason::PauseTurn) => {}
+                    Some(StopReason::ModelContextWindowExceeded) => {
+                        let msg = super::compact::WINDOW_FULL_STOP.to_string();
+                        self.notice(msg.clone(), true);
+                        return TurnOutcome::Error(msg);
+                    }
                     Some(StopReason::Refusal) => {
                         self.transcript.truncate(start);
                         let details = details
@@ -300,7 +332,7 @@ impl Turn {
         }
     }
 
-    fn notice(&self, text: String, is_error: bool) {
+    pub(crate) fn notice(&self, text: String, is_error: bool) {
         self.sink.emit(AgentEvent::Notice { text, is_error });
     }
 
@@ -311,18 +343,13 @@ impl Turn {
     /// again: streaming, or not streaming when `stream_fallback =
     /// "non_streaming"`; `"off"` ends the turn instead.
     async fn request(&self) -> Reply {
-        let req = MessagesRequest {
-            model: self.config.model.clone(),
-            max_tokens: self.max_tokens.load(Ordering::Relaxed),
-            system: super::system_prompt::for_mode(&self.system, self.env.permissions.mode()),
-            messages: with_context(self.transcript.snapshot(), &self.project_context),
-            tools: self.env.registry.definitions(),
-            stream: true,
-        };
+        // Before every request: make it fit the context window (clear old
+        // tool results, then compact; agent::compact).
+        let req = self.fit_window(self.build_request()).await;
         // The one check before every send: repair what can be repaired
         // (whitespace-only text, unsigned thinking, …), refuse what the API
         // would refuse with a 400 that no retry can fix.
-        let req = match crate::provider::validate::prepare(req) {
+        let mut req = match crate::provider::validate::prepare(req) {
             Ok(req) => req,
             Err(error) => return Reply::Failed(user_message(&error, &self.config.api_key_env)),
         };
@@ -331,7 +358,10 @@ impl Turn {
         // for the continuation in one piece (this request only).
         let mut streaming = !self.stream_broke.swap(false, Ordering::Relaxed);
         let mut attempt = 1;
+        let mut compacted_for_overflow = false;
         loop {
+            self.request_bytes
+                .store(super::compact::request_bytes(&req), Ordering::Relaxed);
             let (error, output_began) = match self.attempt(&req, streaming).await {
                 Attempt::Reply(reply) => return reply,
                 Attempt::Failed {
@@ -339,6 +369,29 @@ impl Turn {
                     output_began,
                 } => (error, output_began),
             };
+            if super::compact::is_context_overflow(&error) {
+                // Refused for its length anyway: compact and retry once.
+                if !compacted_for_overflow && self.config.auto_compact_permille.is_some() {
+                    compacted_for_overflow = true;
+                    match self.compact(None).await {
+                        Ok(()) => {
+                            match crate::provider::validate::prepare(self.build_request()) {
+                                Ok(r) => req = r,
+                                Err(e) => {
+                                    return Reply::Failed(user_message(
+                                        &e,
+                                        &self.config.api_key_env,
+                                    ))
+                                }
+                            }
+                            continue;
+                        }
+                        Err(e) => self
+                            .notice(fill(super::compact::COMPACT_FAILED, &[("error", &e)]), true),
+                    }
+                }
+                return Reply::Overflow(error);
+            }
             let give_up = || Reply::Failed(user_message(&error, &self.config.api_key_env));
             if output_began {
                 match self.config.stream_fallback {
@@ -477,6 +530,9 @@ impl Turn {
         }
         self.release(&mut exec, &mut held, last.take());
         self.add_usage(asm.usage());
+        self.context
+            .measured(self.request_bytes.load(Ordering::Relaxed), asm.usage());
+        self.emit_meter();
         let mut message = asm.message();
         if let Some(c) = &cut {
             // The cut call never runs and is not part of the history.

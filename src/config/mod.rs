@@ -123,6 +123,14 @@ pub const OPENAI_NEEDS_MODEL: &str = "setup(): provider = \"openai\" needs a mod
 /// Environment variable holding the key for `provider = "openai"`.
 pub const DEFAULT_OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
 
+/// `auto_compact` when setup() does not set it: compact when a request
+/// would fill 85 % of the window.
+pub const DEFAULT_AUTO_COMPACT_PERMILLE: u32 = 850;
+
+/// The setup() error for a bad `auto_compact`.
+pub const AUTO_COMPACT_INVALID: &str =
+    "setup(): auto_compact must be false, true, or the share of the context window at which lathe compacts (above 0.1, at most 1; default 0.85), got {value}";
+
 /// The effective configuration of a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -139,6 +147,15 @@ pub struct Config {
     pub api_key_env: String,
     /// Model requests per `ask` at most.
     pub max_turns: u32,
+    /// The model's context window in tokens (`setup{ context_window }`);
+    /// `None`: the server's published figure, else the model id's
+    /// (`provider::window`).
+    pub context_window: Option<u64>,
+    /// Compact (clear old tool results, then summarize) before a request
+    /// that would fill this many thousandths of the window; `None`
+    /// (`auto_compact = false`) never compacts on its own. Default
+    /// [`DEFAULT_AUTO_COMPACT_PERMILLE`].
+    pub auto_compact_permille: Option<u32>,
     /// `max_tokens` of each request.
     pub max_tokens: u32,
     /// `max_tokens` for the continuation after an answer was cut at
@@ -240,6 +257,8 @@ impl Config {
                 .unwrap_or_else(|| DEFAULT_BASE_URL.into()),
             api_key_env: DEFAULT_API_KEY_ENV.into(),
             max_turns: DEFAULT_MAX_TURNS,
+            context_window: None,
+            auto_compact_permille: Some(DEFAULT_AUTO_COMPACT_PERMILLE),
             max_tokens: DEFAULT_MAX_TOKENS,
             retry_max_tokens: DEFAULT_RETRY_MAX_TOKENS,
             temperature: None,
@@ -400,6 +419,32 @@ impl Config {
                 return Err(ConfigError("setup(): max_turns must be at least 1".into()));
             }
             cfg.max_turns = n;
+        }
+        if let Some(n) = raw.context_window {
+            let n: u64 = whole("context_window", &n, 100_000_000)?;
+            if n < 1000 {
+                return Err(ConfigError(format!(
+                    "setup(): context_window must be at least 1000 tokens, got {n}"
+                )));
+            }
+            cfg.context_window = Some(n);
+        }
+        if let Some(v) = raw.auto_compact {
+            cfg.auto_compact_permille = match &v {
+                Value::Bool(false) => None,
+                Value::Bool(true) => Some(DEFAULT_AUTO_COMPACT_PERMILLE),
+                _ => Some(
+                    v.as_f64()
+                        .filter(|f| *f > 0.1 && *f <= 1.0)
+                        .map(|f| (f * 1000.0).round() as u32)
+                        .ok_or_else(|| {
+                            ConfigError(crate::text::fill(
+                                AUTO_COMPACT_INVALID,
+                                &[("value", &v.to_string())],
+                            ))
+                        })?,
+                ),
+            };
         }
         if let Some(n) = raw.retry_max_tokens {
             cfg.retry_max_tokens = whole("retry_max_tokens", &n, u32::MAX.into())?;
@@ -608,6 +653,8 @@ struct RawSetup {
     max_tokens: Option<Value>,
     retry_max_tokens: Option<Value>,
     temperature: Option<Value>,
+    context_window: Option<Value>,
+    auto_compact: Option<Value>,
     cwd: Option<String>,
     save_after_edit: Option<bool>,
     max_tool_concurrency: Option<Value>,
@@ -710,6 +757,29 @@ mod tests {
             c.permissions.of(RuleKind::Deny).collect::<Vec<_>>(),
             vec![&Rule::tool("Write")]
         );
+    }
+
+    #[test]
+    fn context_options_default_and_parse() {
+        let d = Config::from_setup(&json!({}), Path::new("/p")).unwrap();
+        assert_eq!(d.context_window, None);
+        assert_eq!(d.auto_compact_permille, Some(850));
+        let c = Config::from_setup(
+            &json!({"context_window": 32768, "auto_compact": 0.9}),
+            Path::new("/p"),
+        )
+        .unwrap();
+        assert_eq!(c.context_window, Some(32768));
+        assert_eq!(c.auto_compact_permille, Some(900));
+        let off = Config::from_setup(&json!({"auto_compact": false}), Path::new("/p")).unwrap();
+        assert_eq!(off.auto_compact_permille, None);
+        assert_eq!(
+            Config::from_setup(&json!({"auto_compact": 2}), Path::new("/p"))
+                .unwrap_err()
+                .0,
+            "setup(): auto_compact must be false, true, or the share of the context window at which lathe compacts (above 0.1, at most 1; default 0.85), got 2"
+        );
+        assert!(Config::from_setup(&json!({"context_window": 10}), Path::new("/p")).is_err());
     }
 
     #[test]

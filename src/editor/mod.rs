@@ -38,6 +38,24 @@ use sha2::{Digest, Sha256};
 pub struct TextHash(pub [u8; 32]);
 
 impl TextHash {
+    /// The hash as 64 lowercase hex digits (session files keep it so).
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The hash of [`TextHash::to_hex`]'s text; `None` when it is not 64
+    /// hex digits.
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        if hex.len() != 64 || !hex.is_ascii() {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Some(Self(out))
+    }
+
     /// Hash of `text` (its UTF-8 bytes).
     pub fn of(text: &str) -> Self {
         Self(Sha256::digest(text.as_bytes()).into())

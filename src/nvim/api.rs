@@ -94,6 +94,15 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     t.set("status", lua.create_function(status)?)?;
     t.set("settled", lua.create_function(|_, ()| Ok(settled_now()))?)?;
     t.set("transcript", lua.create_function(transcript)?)?;
+    t.set("compact", lua.create_function(compact)?)?;
+    t.set(
+        "context",
+        lua.create_function(|_, ()| {
+            Ok(state::session()
+                .map(|s| s.context_report().lines())
+                .unwrap_or_else(|| vec!["lathe context: no conversation yet".to_string()]))
+        })?,
+    )?;
     t.set("tool", lua.create_function(tool)?)?;
     t.set("info", lua.create_function(info)?)?;
     t.set("match_col", lua.create_function(match_col)?)?;
@@ -233,6 +242,22 @@ fn ask_now(lua: &Lua, (prompt, opts): (Value, Value)) -> mlua::Result<()> {
     }
     super::chat::open_window()
         .or_else(|e| fail(format!("lathe.ask: cannot open the chat window: {e}")))
+}
+
+/// `compact(focus)`: compacts the conversation now (`:Lathe compact
+/// [focus]`); the chat shows the result. Errors: a turn is running.
+fn compact(_: &Lua, focus: Value) -> mlua::Result<()> {
+    let focus = match focus {
+        Value::Nil => None,
+        other => Some(string_arg("compact", "focus", other)?),
+    };
+    let s = session()?;
+    let rt = super::runtime::handle().or_else(|e| fail(e.to_string()))?;
+    if let Err(e) = s.compact(focus.as_deref(), &rt) {
+        return fail(e.to_string());
+    }
+    super::chat::open_window()
+        .or_else(|e| fail(format!("lathe.compact: cannot open the chat window: {e}")))
 }
 
 /// `opts.range` of `ask` as 1-based `(first, last)`, in order; `None`

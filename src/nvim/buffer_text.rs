@@ -128,7 +128,7 @@ pub(crate) fn snapshot(buf: &Buffer) -> Result<Snapshot, EditorError> {
         // which Neovim writes as a 0-byte file despite 'eol'.
         eol = false;
     }
-    let tick = buf.get_changedtick().map_err(unavailable)? as u64;
+    let tick = crate::nvim::changedtick(buf).map_err(unavailable)? as u64;
     let modified = opt_bool(buf, "modified")?;
     let format = format_of(buf)?;
     Ok(Snapshot {
@@ -217,7 +217,7 @@ pub(crate) fn read_unless_loaded(
         let Version::Buffer { bufnr, changedtick } = known else {
             return Ok(None);
         };
-        let tick = buf.get_changedtick().map_err(unavailable)? as u64;
+        let tick = crate::nvim::changedtick(&buf).map_err(unavailable)? as u64;
         if *bufnr != buf.handle() as i64 || *changedtick != tick {
             return Ok(None);
         }
@@ -438,7 +438,8 @@ fn write_span(
     path: &Path,
     save: bool,
 ) -> Option<Result<WriteOutcome, EditorError>> {
-    if buf.handle() as i64 != span.bufnr || buf.get_changedtick().ok()? as u64 != span.tick {
+    if buf.handle() as i64 != span.bufnr || crate::nvim::changedtick(buf).ok()? as u64 != span.tick
+    {
         return None;
     }
     if let Err(e) = check_modifiable(buf, path) {
@@ -472,7 +473,7 @@ fn write_span(
     let direct = if save && !modified {
         let name = buf.get_name().ok()?;
         let prepared = super::direct_write::prepare(buf, &name, &format);
-        if buf.get_changedtick().ok()? as u64 != span.tick {
+        if crate::nvim::changedtick(buf).ok()? as u64 != span.tick {
             return None;
         }
         prepared
@@ -502,7 +503,7 @@ fn write_span(
         }
     }
     close_undo_block(buf);
-    let mut tick = match buf.get_changedtick() {
+    let mut tick = match crate::nvim::changedtick(buf) {
         Ok(t) => t as u64,
         Err(e) => return Some(Err(unavailable(e))),
     };
@@ -533,7 +534,7 @@ fn write_span(
         // a change. Exactly that one step means the text is still ours; more
         // (a formatter on BufWritePre) and the stamp stays at the tick
         // before the write, so the next change compares the text.
-        let one_step = buf.get_changedtick().is_ok_and(|t| t as u64 == tick + 1);
+        let one_step = crate::nvim::changedtick(buf).is_ok_and(|t| t as u64 == tick + 1);
         let clean = opt_bool(buf, "modified").is_ok_and(|m| !m);
         if one_step && clean {
             tick += 1;

@@ -345,7 +345,7 @@ pub(crate) fn finish(
     if !buf.is_valid() || !buf.is_loaded() {
         return written.is_ok();
     }
-    let tick = buf.get_changedtick().ok().map(|t| t as u64);
+    let tick = crate::nvim::changedtick(&buf).ok().map(|t| t as u64);
     let ours = match written {
         Ok(s) => s,
         Err(_) if tick == Some(write.tick) => return fallback(&buf),

@@ -53,6 +53,48 @@ use nvim_oxi::api::{self as napi, opts::CreateAutocmdOpts};
 /// Name under which the exports table is stored in `package.loaded`.
 pub const CORE_MODULE: &str = "lathe.core";
 
+/// `b:changedtick` of `buf` (`:help changetick`), read as the buffer
+/// variable: nvim-oxi's `Buffer::get_changedtick` converts Neovim's answer
+/// before looking at the error, and panics on the -1 a buffer being wiped
+/// answers (at Neovim's exit, a chat frame still queued printed a
+/// backtrace; issue 22). Every read of a tick goes through here. Errors:
+/// the buffer is gone.
+pub fn changedtick(buf: &nvim_oxi::api::Buffer) -> Result<u32, nvim_oxi::api::Error> {
+    if !buf.is_valid() {
+        return Err(nvim_oxi::api::Error::Other("the buffer is gone".into()));
+    }
+    let tick: i64 = buf.get_var("changedtick")?;
+    u32::try_from(tick).map_err(|_| nvim_oxi::api::Error::Other("no changedtick".into()))
+}
+
+/// Keeps panic messages off the user's terminal: a panic anywhere in the
+/// process (a thread of the runtime, a callback while Neovim exits) is
+/// written to `{stdpath("state")}/lathe/panic.log` instead of stderr (the
+/// main thread's are also shown by `guard::guarded` with `vim.notify`).
+/// Installed once, when the module loads.
+pub fn quiet_panics(log: Option<std::path::PathBuf>) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::panic::set_hook(Box::new(move |info| {
+            let Some(path) = &log else { return };
+            let line = format!(
+                "{} lathe panic: {info}\n",
+                crate::agent::session_log::now_ms()
+            );
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
+                let _ = std::io::Write::write_all(&mut f, line.as_bytes());
+            }
+        }));
+    });
+}
+
 /// Sets lathe up in this Neovim (main thread, from the plugin entry):
 /// creates the main-thread bridge, stores the exports table in
 /// `package.loaded["lathe.core"]` and registers the `VimLeavePre` autocmd
@@ -68,6 +110,7 @@ pub fn install() {
 }
 
 fn try_install() -> Result<(), String> {
+    quiet_panics(state::state_dir().map(|d| d.join("panic.log")));
     let lua = state::lua();
     let loaded: mlua::Table = lua
         .globals()
@@ -102,4 +145,19 @@ fn try_install() -> Result<(), String> {
         .build();
     napi::create_autocmd(["VimLeavePre"], &opts).map_err(|e| e.to_string())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_panic_goes_to_the_log_not_the_terminal() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("lathe").join("panic.log");
+        super::quiet_panics(Some(log.clone()));
+        let joined = std::thread::spawn(|| panic!("boom at exit")).join();
+        assert!(joined.is_err());
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("lathe panic: "), "{text}");
+        assert!(text.contains("boom at exit"), "{text}");
+    }
 }

@@ -58,6 +58,14 @@ pub fn status_json() -> Value {
         "model": model,
         "tokens": user_events::usage_json(&usage),
     });
+    if let Some(m) = session.as_ref().and_then(|s| s.context_meter()) {
+        out["context"] = json!({
+            "used": m.used,
+            "window": m.window,
+            "percent": (m.used * 100).checked_div(m.window).unwrap_or(0),
+            "label": m.label(),
+        });
+    }
     if let Some(t) = tool {
         out["tool"] = t;
     }
@@ -99,6 +107,12 @@ pub fn component() -> String {
         }
     } else {
         let mut t = "lathe: idle".to_string();
+        if let Some(m) = session.context_meter() {
+            t.push_str(" · ");
+            t.push_str(&m.label());
+            push_mode(&mut t, session.mode());
+            return t;
+        }
         let u = session.usage();
         let total = u.input_tokens.unwrap_or(0)
             + u.output_tokens.unwrap_or(0)

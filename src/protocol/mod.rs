@@ -305,6 +305,8 @@ pub enum StopReason {
     PauseTurn,
     /// The model refused.
     Refusal,
+    /// The answer filled the model's context window.
+    ModelContextWindowExceeded,
     /// Any value this version does not know.
     #[serde(other)]
     Other,

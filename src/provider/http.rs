@@ -200,6 +200,37 @@ impl Endpoint {
     }
 }
 
+impl Endpoint {
+    /// `GET {url}` (a whole URL) with the key as `post` sends it, the JSON
+    /// of a 2xx answer read within `timeout`; `None` on any failure (a
+    /// server that does not publish it, a body that is not JSON).
+    pub async fn get_json(
+        &self,
+        url: &str,
+        key_header: HeaderName,
+        key_prefix: &str,
+        timeout: Duration,
+    ) -> Option<serde_json::Value> {
+        let mut builder = self
+            .http
+            .get()
+            .ok()?
+            .get(url)
+            .header(ACCEPT, "application/json")
+            .timeout(timeout);
+        if let Some(key) = &self.api_key {
+            let mut value = HeaderValue::from_str(&format!("{key_prefix}{key}")).ok()?;
+            value.set_sensitive(true);
+            builder = builder.header(key_header, value);
+        }
+        let resp = builder.send().await.ok()?;
+        if !resp.status().is_success() {
+            return None;
+        }
+        resp.json().await.ok()
+    }
+}
+
 /// Header the Anthropic API and OpenAI (and their SDKs) use for a retry
 /// wait in milliseconds; preferred over `retry-after` when both are sent.
 pub const RETRY_AFTER_MS: &str = "retry-after-ms";

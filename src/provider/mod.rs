@@ -22,6 +22,7 @@ pub mod replay;
 pub mod retry;
 pub mod sse;
 pub mod validate;
+pub mod window;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -114,6 +115,14 @@ impl ProviderError {
 /// Sends requests to a model.
 #[async_trait]
 pub trait Provider: Send + Sync {
+    /// The context window the server publishes for `model`, in tokens
+    /// ([`window`]); `None` (the default) when it publishes none. Asked
+    /// once per session, before its first request.
+    async fn context_window(&self, model: &str) -> Option<u64> {
+        let _ = model;
+        None
+    }
+
     /// Starts a streaming request (`stream: true` is set by the provider).
     /// Returns once the response headers arrived: a non-2xx status is an
     /// `Err(ProviderError::Http)` here; later failures come through the stream.

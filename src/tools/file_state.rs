@@ -51,6 +51,23 @@ pub struct FileState {
     records: Mutex<HashMap<PathBuf, Option<ReadRecord>>>,
     parent: Option<Arc<FileState>>,
     texts: Arc<TextCache>,
+    /// Of a state without a parent: when each record was last made, and
+    /// which files' content the model no longer has.
+    seen: Mutex<Seen>,
+}
+
+/// Per file, when the model last read (or wrote) it, and whether that
+/// content is still in the conversation (docs/architecture.md, "Context
+/// and compaction").
+#[derive(Debug, Default)]
+struct Seen {
+    /// Path → sequence number of its latest record (higher is newer).
+    order: HashMap<PathBuf, u64>,
+    next: u64,
+    /// Files whose Read result was cleared or compacted away: the stamp
+    /// still holds for the stale rule, but Read answers with the text
+    /// again instead of "unchanged".
+    gone: std::collections::HashSet<PathBuf>,
 }
 
 impl FileState {
@@ -65,7 +82,60 @@ impl FileState {
             records: Mutex::default(),
             parent: Some(parent.clone()),
             texts: parent.texts.clone(),
+            seen: Mutex::default(),
         }
+    }
+
+    fn seen(&self) -> std::sync::MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the content of the model's last read of `path` is still in
+    /// the conversation (`false` once [`FileState::mark_gone`] said its
+    /// result was cleared or compacted away, until the next record).
+    pub fn content_in_context(&self, path: &Path) -> bool {
+        match &self.parent {
+            Some(p) => p.content_in_context(path),
+            None => !self.seen().gone.contains(path),
+        }
+    }
+
+    /// The model no longer has the text of its last read of `path` (the
+    /// result was cleared); its record still holds for the stale rule.
+    pub fn mark_gone(&self, path: &Path) {
+        match &self.parent {
+            Some(p) => p.mark_gone(path),
+            None => {
+                self.seen().gone.insert(path.to_path_buf());
+            }
+        }
+    }
+
+    /// [`FileState::mark_gone`] for every file (a compaction).
+    pub fn mark_all_gone(&self) {
+        match &self.parent {
+            Some(p) => p.mark_all_gone(),
+            None => {
+                let paths: Vec<PathBuf> = self.lock().keys().cloned().collect();
+                self.seen().gone.extend(paths);
+            }
+        }
+    }
+
+    /// Every file with a record, newest record first.
+    pub fn recent(&self) -> Vec<(PathBuf, ReadRecord)> {
+        if let Some(p) = &self.parent {
+            return p.recent();
+        }
+        let records: Vec<(PathBuf, ReadRecord)> = self
+            .lock()
+            .iter()
+            .filter_map(|(p, r)| r.clone().map(|r| (p.clone(), r)))
+            .collect();
+        let seen = self.seen();
+        let mut out = records;
+        out.sort_by_key(|(p, _)| std::cmp::Reverse(seen.order.get(p).copied().unwrap_or(0)));
+        out
     }
 
     /// Keeps `text` as the logical text of `path` at `stamp` (which must be
@@ -111,9 +181,17 @@ impl FileState {
         self.parent.as_ref().and_then(|p| p.get(path))
     }
 
-    /// Stores `record` for `path`, replacing an older one.
+    /// Stores `record` for `path`, replacing an older one (its content is
+    /// in the conversation again).
     pub fn record(&self, path: &Path, record: ReadRecord) {
         self.lock().insert(path.to_path_buf(), Some(record));
+        if self.parent.is_none() {
+            let mut seen = self.seen();
+            seen.next += 1;
+            let n = seen.next;
+            seen.order.insert(path.to_path_buf(), n);
+            seen.gone.remove(path);
+        }
     }
 
     /// Forgets `path`.
@@ -224,6 +302,34 @@ mod tests {
         first.commit();
         second.commit();
         assert_eq!(shared.get(p), Some(rec(3)));
+    }
+
+    #[test]
+    fn cleared_content_is_gone_until_the_next_record_and_recent_is_newest_first() {
+        let state = Arc::new(FileState::new());
+        let (a, b) = (Path::new("/a"), Path::new("/b"));
+        state.record(a, rec(1));
+        state.record(b, rec(2));
+        let staged = FileState::staged(&state);
+        staged.mark_gone(a);
+        assert!(
+            !state.content_in_context(a),
+            "marked through a staged state"
+        );
+        assert!(state.content_in_context(b));
+        assert_eq!(
+            state.get(a),
+            Some(rec(1)),
+            "the stamp stays for the stale rule"
+        );
+        let order: Vec<_> = state.recent().into_iter().map(|(p, _)| p).collect();
+        assert_eq!(order, vec![b.to_path_buf(), a.to_path_buf()]);
+        staged.record(a, rec(3));
+        staged.commit();
+        assert!(state.content_in_context(a), "read again");
+        assert_eq!(state.recent()[0].0, a);
+        state.mark_all_gone();
+        assert!(!state.content_in_context(a) && !state.content_in_context(b));
     }
 
     #[test]

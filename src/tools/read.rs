@@ -596,11 +596,15 @@ impl TypedTool for ReadTool {
         let (text, shown_lines) = render(&doc.text, first, limit);
         let last = first + shown_lines - 1;
         let previous = ctx.file_state.get(&path);
-        if previous.is_some_and(|r| {
-            r.offset == Some(first)
-                && r.limit == input.limit
-                && !r.stamp.is_stale(&doc.version, || TextHash::of(&doc.text))
-        }) {
+        // A result cleared from the conversation (or compacted away) is
+        // not "unchanged": the model no longer has that text.
+        if ctx.file_state.content_in_context(&path)
+            && previous.is_some_and(|r| {
+                r.offset == Some(first)
+                    && r.limit == input.limit
+                    && !r.stamp.is_stale(&doc.version, || TextHash::of(&doc.text))
+            })
+        {
             let lines = if first == last {
                 format!("line {first}")
             } else {

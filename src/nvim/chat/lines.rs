@@ -313,12 +313,22 @@ pub fn usage_line(turn: &Usage, session: &Usage) -> String {
 }
 
 /// `n` for people: `950`, `12.3k`, `1.2M`.
-fn short(n: u64) -> String {
+pub fn short(n: u64) -> String {
     match n {
         0..=999 => n.to_string(),
         1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
         _ => format!("{:.1}M", n as f64 / 1_000_000.0),
     }
+}
+
+/// The chat line of a compaction: `compacted: 180.0k → 24.0k tokens`
+/// (estimates; the summary is folded under it).
+pub fn compacted_line(before: u64, after: u64) -> String {
+    format!(
+        "> **compacted:** {} → {} tokens",
+        short(before),
+        short(after)
+    )
 }
 
 /// The chat lines of a notice; errors are marked `**error:**`.
@@ -355,7 +365,13 @@ pub fn withdrawn_line(reason: &str) -> String {
 /// What the winbar shows (`:help lathe-winbar`): model, permission mode,
 /// turn state and the session's tokens, with `%` escaped for `'winbar'`
 /// and cut at the end when the window is narrow.
-pub fn winbar(model: &str, mode: &str, state: &str, session: &Usage) -> String {
+pub fn winbar(
+    model: &str,
+    mode: &str,
+    state: &str,
+    context: Option<(u64, u64)>,
+    session: &Usage,
+) -> String {
     let mut s = String::from(" lathe");
     if !model.is_empty() {
         s.push_str(" · ");
@@ -365,8 +381,12 @@ pub fn winbar(model: &str, mode: &str, state: &str, session: &Usage) -> String {
     s.push_str(if mode.is_empty() { "default" } else { mode });
     s.push_str(" · ");
     s.push_str(state);
-    if session.input_tokens.is_some() || session.output_tokens.is_some() {
+    if let Some((used, window)) = context {
         s.push_str(" · ");
+        s.push_str(&crate::agent::Meter { used, window }.label());
+    }
+    if session.input_tokens.is_some() || session.output_tokens.is_some() {
+        s.push_str(" · spend ");
         s.push_str(&tokens(session));
     }
     // `%<` at the end: a narrow window cuts the tail (tokens) and keeps
@@ -496,11 +516,11 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            winbar("m-1", "plan", "running", &u),
-            " lathe · m-1 · mode: plan · running · 1.5k in, 20 out%<"
+            winbar("m-1", "plan", "running", Some((143_000, 200_000)), &u),
+            " lathe · m-1 · mode: plan · running · ctx 143.0k/200.0k (71%%) · spend 1.5k in, 20 out%<"
         );
         assert_eq!(
-            winbar("", "", "idle 100%", &Usage::default()),
+            winbar("", "", "idle 100%", None, &Usage::default()),
             " lathe · mode: default · idle 100%%%<"
         );
     }

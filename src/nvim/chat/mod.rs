@@ -363,7 +363,7 @@ pub fn winbar() -> String {
         } else {
             "idle"
         };
-        lines::winbar(&v.model, &v.mode, state, &v.session_usage)
+        lines::winbar(&v.model, &v.mode, state, v.context, &v.session_usage)
     })
 }
 

@@ -16,9 +16,9 @@ use std::collections::{HashMap, HashSet};
 use nvim_oxi::api::{self, opts::SetExtmarkOpts, Buffer, Window};
 
 use super::lines::{
-    continue_long_lines, fold_lines, notice_line, progress_line, status_range, tool_line,
-    turn_end_line, usage_line, user_summary, withdrawn_line, LineEnd, LineState, CONTINUED_SIGN,
-    LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
+    compacted_line, continue_long_lines, fold_lines, notice_line, progress_line, status_range,
+    tool_line, turn_end_line, usage_line, user_summary, withdrawn_line, LineEnd, LineState,
+    CONTINUED_SIGN, LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
 };
 use super::{buf_opts, NAMESPACE};
 use crate::events::{AgentEvent, ToolStatus};
@@ -68,6 +68,8 @@ pub(super) struct ChatView {
     pub model: String,
     /// The session's tokens (winbar).
     pub session_usage: Usage,
+    /// How full the context window is: (used, window) (winbar).
+    pub context: Option<(u64, u64)>,
     /// A turn is being shown as running.
     pub running: bool,
     /// The token line of the turn that is ending.
@@ -90,6 +92,9 @@ pub(super) struct ChatView {
     /// The `↪` sign marks of the answer being streamed (a withdrawn
     /// answer's go with it).
     continued_marks: Vec<u32>,
+    /// Folded summaries under `compacted:` lines: (extmark of the line, lines
+    /// folded).
+    summaries: Vec<(u32, usize)>,
 }
 
 /// Up to this size (bytes) the chat keeps its tree-sitter highlighting
@@ -115,6 +120,7 @@ impl ChatView {
         self.answer_start = None;
         self.waiting = None;
         self.session_usage = Usage::default();
+        self.context = None;
         self.running = false;
         self.usage.clear();
         self.text_open = false;
@@ -346,6 +352,17 @@ impl ChatView {
                     self.add_block(&mut buf, &id);
                 }
             }
+            AgentEvent::Compacted {
+                before,
+                after,
+                summary,
+            } => {
+                self.append_line(&mut buf, &compacted_line(before, after), "LatheNote");
+                self.add_summary(&mut buf, &summary);
+            }
+            AgentEvent::Context { used, window } => {
+                self.context = Some((used, window));
+            }
             AgentEvent::Notice { text, is_error } => {
                 let hl = if is_error { "LatheError" } else { "LatheNote" };
                 self.error_shown |= is_error;
@@ -526,6 +543,29 @@ impl ChatView {
         }
     }
 
+    /// The summary of a compaction, folded under the `compacted:` line
+    /// just written (`za` on it opens it).
+    fn add_summary(&mut self, buf: &mut Buffer, summary: &str) {
+        let lines = fold_lines(summary, "");
+        if lines.is_empty() {
+            return;
+        }
+        let (end_row, _) = self.end(buf);
+        // The `compacted:` line is the one before the empty last line.
+        let row = end_row.saturating_sub(1);
+        let mut text = lines.join("\n");
+        text.push('\n');
+        self.append(buf, &text);
+        let ns = self.ns();
+        if let Ok(mark) = buf.set_extmark(ns, row, 0, &SetExtmarkOpts::default()) {
+            self.summaries.push((mark, lines.len()));
+            for w in super::window::chat_windows(buf) {
+                super::window::fold(&w, row + 1, row + 1 + lines.len());
+            }
+        }
+        self.text_open = false;
+    }
+
     /// The folds of every result, 1-based line ranges from the tool line
     /// to the result's last line (for a new window).
     pub fn block_ranges(&mut self, buf: &Buffer) -> Vec<(usize, usize)> {
@@ -539,6 +579,10 @@ impl ChatView {
                 // 1-based: the tool line (just above the block) to its end.
                 Some((row, row + n))
             })
+            .chain(self.summaries.iter().filter_map(|(mark, n)| {
+                let (row, _, _) = buf.get_extmark_by_id(ns, *mark, &Default::default()).ok()?;
+                Some((row + 1, row + 1 + n))
+            }))
             .collect();
         out.sort_unstable();
         out
@@ -661,10 +705,7 @@ impl ChatView {
 /// `get_changedtick` panics on the -1 Neovim returns for a buffer wiped,
 /// e.g. by a frame that runs while Neovim exits).
 fn changedtick(buf: &Buffer) -> Option<u32> {
-    if !buf.is_valid() {
-        return None;
-    }
-    buf.get_changedtick().ok()
+    crate::nvim::changedtick(buf).ok()
 }
 
 /// The text of line `row` (0-based) of `buf`, or "".

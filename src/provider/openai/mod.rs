@@ -148,8 +148,34 @@ impl OpenAiProvider {
     }
 }
 
+/// How long each request for a server's published context window may take.
+pub const WINDOW_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
 #[async_trait]
 impl Provider for OpenAiProvider {
+    /// vLLM's `GET {base_url}/models` `max_model_len` for `model`, else
+    /// llama.cpp's `GET {server root}/props` `n_ctx` (the root is
+    /// `base_url` without its `/v1`); each asked with
+    /// [`WINDOW_PROBE_TIMEOUT`].
+    async fn context_window(&self, model: &str) -> Option<u64> {
+        let base = &self.endpoint.base_url;
+        let get = |url: String| async move {
+            self.endpoint
+                .get_json(&url, AUTHORIZATION, "Bearer ", WINDOW_PROBE_TIMEOUT)
+                .await
+        };
+        if let Some(n) = get(format!("{base}/models"))
+            .await
+            .and_then(|b| crate::provider::window::from_models_list(&b, model))
+        {
+            return Some(n);
+        }
+        let root = base.strip_suffix("/v1").unwrap_or(base);
+        get(format!("{root}/props"))
+            .await
+            .and_then(|b| crate::provider::window::from_props(&b))
+    }
+
     /// Sends `req` with `stream: true` and `stream_options: {include_usage:
     /// true}` to [`OpenAiProvider::chat_completions_url`] (`accept:
     /// text/event-stream`, `Authorization: Bearer` when a key is set) and

@@ -25,6 +25,7 @@
 
 mod answer;
 pub mod api_error;
+pub mod context_window;
 mod expect;
 mod openai_answer;
 pub mod openai_error;

@@ -1,4 +1,4 @@
-//! `mock-llm --script FILE [--port N] [--log FILE]`: serves a script on
+//! `mock-llm --script FILE [--port N] [--log FILE] [--context-window N]`: serves a script on
 //! `127.0.0.1` until killed. The first stdout line is exactly
 //! `listening on http://127.0.0.1:PORT` (flushed), so a caller can read the
 //! port when it passed `--port 0`. Exit codes: 2 for bad arguments, 1 when
@@ -8,19 +8,21 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: mock-llm --script FILE [--port N] [--log FILE]\n\
+const USAGE: &str = "usage: mock-llm --script FILE [--port N] [--log FILE] [--context-window N]\n\
   --script FILE  JSON script of responses (see tests/mock-llm/README.md)\n\
   --port N       port on 127.0.0.1 (default 0: a free port)\n\
-  --log FILE     append every request body to FILE as one JSON line";
+  --log FILE     append every request body to FILE as one JSON line\n\
+  --context-window N  refuse requests over N tokens (bytes / 4), as the API does";
 
 struct Args {
     script: PathBuf,
     port: u16,
     log: Option<PathBuf>,
+    context_window: Option<u64>,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let (mut script, mut port, mut log) = (None, 0u16, None);
+    let (mut script, mut port, mut log, mut context_window) = (None, 0u16, None, None);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
         match arg.as_str() {
@@ -32,12 +34,23 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .parse()
                     .map_err(|_| format!("--port must be a number 0..=65535, got {text:?}"))?;
             }
+            "--context-window" => {
+                let text = value("--context-window")?;
+                context_window = Some(text.parse().map_err(|_| {
+                    format!("--context-window must be a number of tokens, got {text:?}")
+                })?);
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     let script = script.ok_or("--script FILE is required")?;
-    Ok(Args { script, port, log })
+    Ok(Args {
+        script,
+        port,
+        log,
+        context_window,
+    })
 }
 
 #[tokio::main]
@@ -52,13 +65,16 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let script = match mock_llm::Script::from_file(&args.script) {
+    let mut script = match mock_llm::Script::from_file(&args.script) {
         Ok(script) => script,
         Err(e) => {
             eprintln!("mock-llm: {e}");
             return ExitCode::from(1);
         }
     };
+    if args.context_window.is_some() {
+        script.context_window = args.context_window;
+    }
     let entries = script.responses.len();
     let server = match mock_llm::spawn_on_port(script, args.log.as_deref(), args.port).await {
         Ok(server) => server,
@@ -94,7 +110,18 @@ mod tests {
 
     #[test]
     fn parses_all_flags() {
-        let args = parse(&["--script", "s.json", "--port", "8080", "--log", "l.jsonl"]).unwrap();
+        let args = parse(&[
+            "--script",
+            "s.json",
+            "--port",
+            "8080",
+            "--log",
+            "l.jsonl",
+            "--context-window",
+            "200000",
+        ])
+        .unwrap();
+        assert_eq!(args.context_window, Some(200_000));
         assert_eq!(args.script, PathBuf::from("s.json"));
         assert_eq!(args.port, 8080);
         assert_eq!(args.log, Some(PathBuf::from("l.jsonl")));

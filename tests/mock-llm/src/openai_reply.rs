@@ -9,7 +9,7 @@ use crate::api_error::script_exhausted;
 use crate::openai_answer::{completion, stream_wire, to_wire, ChatMeta};
 use crate::openai_error::OpenAiError;
 use crate::script::{Entry, FaultKind};
-use crate::{openai_expect, openai_pairing};
+use crate::{context_window, openai_expect, openai_pairing};
 
 /// An answer, before it becomes an HTTP response.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,18 +61,43 @@ pub fn admit(
     parsed: Result<Value, serde_json::Error>,
     entry: Option<&Entry>,
     index: usize,
-) -> Result<(Value, &Entry), OpenAiError> {
+    window: Option<u64>,
+    body_bytes: usize,
+) -> Result<Admitted<'_>, OpenAiError> {
     let body = parsed.map_err(|e| {
         OpenAiError::invalid_request(format!("mock-llm: the request body is not JSON: {e}"), None)
     })?;
     openai_pairing::check(&body)?;
+    let tokens = context_window::tokens(body_bytes);
+    if let Some(window) = window.filter(|w| tokens > *w) {
+        return Err(OpenAiError {
+            status: 400,
+            message: context_window::context_length_exceeded(tokens, window),
+            error_type: "invalid_request_error".into(),
+            param: Some("messages".into()),
+            code: Some("context_length_exceeded".into()),
+        });
+    }
+    if context_window::is_summary_request(&body) {
+        return Ok(Admitted::Summary(body));
+    }
     let Some(entry) = entry else {
         return Err(OpenAiError::for_status(500, Some(script_exhausted(index))));
     };
     if let Some(expect) = &entry.expect {
         openai_expect::check(expect, index, &body)?;
     }
-    Ok((body, entry))
+    Ok(Admitted::Entry(body, entry))
+}
+
+/// A request [`admit`] let through.
+#[derive(Debug)]
+pub enum Admitted<'a> {
+    /// It consumes this script entry.
+    Entry(Value, &'a Entry),
+    /// A summary request, answered by mock-llm itself
+    /// ([`context_window::summary_entry`]); no entry consumed.
+    Summary(Value),
 }
 
 /// The reply to a consumed `entry`: the chat completion (streamed when
@@ -165,26 +190,34 @@ mod tests {
         let ok = json!({"messages":[{"role":"user","content":"hi"}]});
         let e = entries(r#"{"responses":[{"expect":{"last_user_text_contains":"yo"}}]}"#);
         let bad_json = serde_json::from_str::<Value>("{");
-        assert!(admit(bad_json, Some(&e[0]), 0)
+        assert!(admit(bad_json, Some(&e[0]), 0, None, 1)
             .unwrap_err()
             .message
             .starts_with("mock-llm: the request body is not JSON"));
-        let err = admit(Ok(json!({"messages":[]})), None, 0).unwrap_err();
+        let err = admit(Ok(json!({"messages":[]})), None, 0, None, 14).unwrap_err();
         assert_eq!(err.message, "[] is too short - 'messages'");
-        let err = admit(Ok(ok.clone()), None, 3).unwrap_err();
+        let err = admit(Ok(ok.clone()), None, 3, None, 40).unwrap_err();
         assert_eq!(
             (err.status, err.error_type.as_str(), err.message),
             (500, "server_error", script_exhausted(3))
         );
-        let err = admit(Ok(ok.clone()), Some(&e[0]), 0).unwrap_err();
+        let err = admit(Ok(ok.clone()), Some(&e[0]), 0, None, 40).unwrap_err();
         assert!(err
             .message
             .starts_with("mock-llm: script expectation failed"));
         let with_yo = json!({"messages":[{"role":"user","content":"yo"}]});
+        assert!(matches!(
+            admit(Ok(with_yo.clone()), Some(&e[0]), 0, None, 40).unwrap(),
+            Admitted::Entry(body, _) if body == with_yo
+        ));
+        // Over the window: OpenAI's context_length_exceeded, before the
+        // script is even looked at.
+        let err = admit(Ok(with_yo.clone()), None, 0, Some(9), 40).unwrap_err();
         assert_eq!(
-            admit(Ok(with_yo.clone()), Some(&e[0]), 0).unwrap().0,
-            with_yo
+            (err.status, err.code.as_deref(), err.param.as_deref()),
+            (400, Some("context_length_exceeded"), Some("messages"))
         );
+        assert!(err.message.starts_with("This model's maximum context length is 9 tokens. However, your messages resulted in 10 tokens."));
     }
 
     #[test]

@@ -17,10 +17,10 @@ use crate::api_error::{
     image_media_type_mismatch, image_too_large, image_too_wide, server_tool_use_input_not_object,
     text_not_string, thinking_signature_invalid, thinking_signature_missing,
     too_many_cache_control, tool_name_pattern, tool_schema_top_level_combinator,
-    tool_use_id_pattern, tool_use_input_not_object,
-    unexpected_role, CACHE_CONTROL_MAX, DUPLICATE_TOOL_NAMES, EMPTY_TEXT, FIRST_MESSAGE_NOT_USER,
-    IMAGE_MAX_BASE64_BYTES, IMAGE_MAX_SIDE, IMAGE_MAX_SIDE_MANY, MAX_TOKENS_BELOW_ONE, NO_MESSAGES,
-    SYSTEM_ROLE, TRAILING_WHITESPACE, WHITESPACE_TEXT,
+    tool_use_id_pattern, tool_use_input_not_object, unexpected_role, CACHE_CONTROL_MAX,
+    DUPLICATE_TOOL_NAMES, EMPTY_TEXT, FIRST_MESSAGE_NOT_USER, IMAGE_MAX_BASE64_BYTES,
+    IMAGE_MAX_SIDE, IMAGE_MAX_SIDE_MANY, MAX_TOKENS_BELOW_ONE, NO_MESSAGES, SYSTEM_ROLE,
+    TRAILING_WHITESPACE, WHITESPACE_TEXT,
 };
 use crate::request::{block_type, blocks, messages, role};
 

@@ -23,6 +23,11 @@ pub const DEFAULT_JSON_CHUNK_CHARS: usize = 24;
 pub struct Script {
     /// The scripted answers, in the order they are served.
     pub responses: Vec<Entry>,
+    /// The context window to enforce, in tokens (bytes / 4 of the request
+    /// body): a longer request is refused with the API's own 400 (README,
+    /// "Context window"). Absent: no limit.
+    #[serde(default)]
+    pub context_window: Option<u64>,
 }
 
 /// Why a script could not be loaded.

@@ -22,7 +22,7 @@ use crate::api_error::{
 };
 use crate::prompt_cache::PromptCache;
 use crate::script::{Entry, FaultKind, Script};
-use crate::{expect, pairing};
+use crate::{context_window, expect, pairing};
 
 /// State shared by all connections of one server.
 pub(crate) struct Shared {
@@ -103,6 +103,28 @@ impl Shared {
         if let Err(message) = crate::rules::check(&value) {
             return Decision::Reject(StatusCode::BAD_REQUEST, message);
         }
+        let tokens = context_window::tokens(body.len());
+        if let Some(window) = self.script.context_window.filter(|w| tokens > *w) {
+            return Decision::Reject(
+                StatusCode::BAD_REQUEST,
+                context_window::prompt_too_long(tokens, window),
+            );
+        }
+        if context_window::is_summary_request(&value) {
+            // Answered by mock-llm itself: the script does not advance.
+            let lookup = inner.cache.lookup(&value);
+            inner.cache.write(&lookup);
+            return Decision::Answer(Box::new(Answer {
+                entry: context_window::summary_entry(&value),
+                stream: value.get("stream").and_then(Value::as_bool) == Some(true),
+                meta: AnswerMeta {
+                    id: format!("msg_mock_{request_number}"),
+                    model: model_of(&value),
+                    request_bytes: body.len(),
+                    cache: lookup.counts,
+                },
+            }));
+        }
         let index = inner.next;
         let Some(entry) = self.script.responses.get(index) else {
             return Decision::Reject(StatusCode::INTERNAL_SERVER_ERROR, script_exhausted(index));
@@ -128,16 +150,21 @@ impl Shared {
             stream: value.get("stream").and_then(Value::as_bool) == Some(true),
             meta: AnswerMeta {
                 id: format!("msg_mock_{request_number}"),
-                model: value
-                    .get("model")
-                    .and_then(Value::as_str)
-                    .unwrap_or("mock-llm")
-                    .to_string(),
+                model: model_of(&value),
                 request_bytes: body.len(),
                 cache: lookup.counts,
             },
         }))
     }
+}
+
+/// The request's `model`, or `mock-llm`.
+fn model_of(value: &Value) -> String {
+    value
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("mock-llm")
+        .to_string()
 }
 
 enum Decision {
@@ -159,9 +186,37 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/messages", post(messages))
         .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/models", axum::routing::get(models))
+        .route("/props", axum::routing::get(props))
         .fallback(not_found)
         .layer(DefaultBodyLimit::disable())
         .with_state(shared)
+}
+
+/// `GET /v1/models` in vLLM's shape: one model whose `max_model_len` is
+/// the script's `context_window` (404 without one).
+async fn models(State(shared): State<Arc<Shared>>) -> Response {
+    match shared.script.context_window {
+        Some(window) => axum::Json(serde_json::json!({
+            "object": "list",
+            "data": [{"id": "mock-llm", "object": "model", "owned_by": "mock-llm", "max_model_len": window}]
+        }))
+        .into_response(),
+        None => not_found().await,
+    }
+}
+
+/// `GET /props` in llama.cpp's shape: `default_generation_settings.n_ctx`
+/// is the script's `context_window` (404 without one).
+async fn props(State(shared): State<Arc<Shared>>) -> Response {
+    match shared.script.context_window {
+        Some(window) => axum::Json(serde_json::json!({
+            "default_generation_settings": {"n_ctx": window},
+            "total_slots": 1
+        }))
+        .into_response(),
+        None => not_found().await,
+    }
 }
 
 async fn not_found() -> Response {
@@ -351,9 +406,23 @@ impl Shared {
         inner.requests.push(recorded);
         let number = inner.requests.len();
         let index = inner.next;
-        match openai_reply::admit(parsed, self.script.responses.get(index), index) {
+        let window = self.script.context_window;
+        match openai_reply::admit(
+            parsed,
+            self.script.responses.get(index),
+            index,
+            window,
+            body.len(),
+        ) {
             Err(error) => (number, error.into()),
-            Ok((request, entry)) => {
+            Ok(openai_reply::Admitted::Summary(request)) => {
+                // Answered by mock-llm itself: the script does not advance.
+                let meta = ChatMeta::new(&request, number, body.len());
+                let stream = openai_reply::wants_stream(&request);
+                let entry = context_window::summary_entry(&request);
+                (number, openai_reply::answer(&entry, &meta, stream))
+            }
+            Ok(openai_reply::Admitted::Entry(request, entry)) => {
                 inner.next += 1;
                 let meta = ChatMeta::new(&request, number, body.len());
                 let stream = openai_reply::wants_stream(&request);

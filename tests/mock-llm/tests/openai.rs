@@ -757,3 +757,31 @@ async fn a_body_that_is_not_json_is_a_400_and_is_recorded() {
     assert_eq!(server.requests(), [json!("{not json")]);
     assert_eq!(server.served(), 0);
 }
+
+#[tokio::test]
+async fn a_context_window_refuses_with_context_length_exceeded_and_summaries_consume_nothing() {
+    let server = start(
+        r#"{"context_window": 50, "responses":[{"content":[{"type":"text","text":"scripted"}]}]}"#,
+    )
+    .await;
+    let long = json!({"model":"m","messages":[{"role":"user","content":"y".repeat(400)}]});
+    let tokens = serde_json::to_vec(&long).unwrap().len() / 4;
+    let r = post(&server, &long).await;
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "context_length_exceeded");
+    assert_eq!(
+        body["error"]["message"],
+        format!("This model's maximum context length is 50 tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages.")
+    );
+    let summary = json!({"model":"m","messages":[
+        {"role":"user","content":"go"},
+        {"role":"user","content":"Write a summary of this conversation."}
+    ]});
+    let r: Value = post(&server, &summary).await.json().await.unwrap();
+    assert!(r["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("<summary>"));
+    assert_eq!(server.served(), 0);
+}

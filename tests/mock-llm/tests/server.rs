@@ -502,3 +502,59 @@ async fn stream_faults_on_a_non_streaming_request_fail_the_http_way() {
     assert!(!err.is_status(), "a transport error, not a status: {err:?}");
     assert_eq!(server.served(), 2);
 }
+
+#[tokio::test]
+async fn a_context_window_refuses_longer_requests_and_summaries_consume_nothing() {
+    let server = start(
+        r#"{"context_window": 100, "responses":[{"content":[{"type":"text","text":"scripted"}]}]}"#,
+    )
+    .await;
+    // Over the window: the API's own 400, the script does not advance.
+    let long = ask(&"x".repeat(500), false);
+    let tokens = serde_json::to_vec(&long).unwrap().len() / 4;
+    let r = post(&server, &long).await;
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "invalid_request_error");
+    assert_eq!(
+        body["error"]["message"],
+        format!("prompt is too long: {tokens} tokens > 100 maximum")
+    );
+    assert_eq!(server.served(), 0);
+    // A summary request is answered by mock-llm itself.
+    let summary = json!({"model":"m","max_tokens":100,"messages":[
+        {"role":"user","content":"fix it"},
+        {"role":"assistant","content":"done"},
+        {"role":"user","content":"Write a summary of this conversation."}
+    ]});
+    let r: Value = post(&server, &summary).await.json().await.unwrap();
+    assert_eq!(
+        r["content"][0]["text"],
+        "<summary>\nmock-llm summary of 3 messages.\nUser requests:\n- fix it\n</summary>"
+    );
+    let bytes = serde_json::to_vec(&summary).unwrap().len() as u64;
+    assert_eq!(r["usage"]["input_tokens"], bytes / 4, "usage is the count");
+    assert_eq!(server.served(), 0, "no script entry consumed");
+    // The script's entry is still the next answer.
+    let r: Value = post(&server, &ask("hi", false)).await.json().await.unwrap();
+    assert_eq!(r["content"][0]["text"], "scripted");
+    // The window is published the way vLLM and llama.cpp do.
+    let models: Value = common::client()
+        .get(format!("{}/v1/models", server.url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(models["data"][0]["max_model_len"], 100);
+    let props: Value = common::client()
+        .get(format!("{}/props", server.url()))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(props["default_generation_settings"]["n_ctx"], 100);
+}

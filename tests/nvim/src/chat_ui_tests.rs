@@ -480,7 +480,7 @@ fn the_prompt_area_types_sends_and_remembers() -> Result<(), String> {
           T.eq("one error says why", #errors, 1)
         end
         T.eq("wait", T.lathe.wait(10000), "done")
-        T.has("winbar: state and tokens", vim.wo[vim.fn.bufwinid(T.chat_buf())].winbar, " · idle · 1.2k in, 30 out")
+        T.has("winbar: state and tokens", vim.wo[vim.fn.bufwinid(T.chat_buf())].winbar, " · spend 1.2k in, 30 out")
         T.has("the multi-line prompt in the transcript", T.chat_text(), "## You\n\none\ntwo\n\n## lathe")
         T.type("<CR>")
         T.eq("second", T.lathe.wait(10000), "done")

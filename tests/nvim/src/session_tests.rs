@@ -66,7 +66,7 @@ fn a_conversation_is_saved_and_resumed_where_it_was() -> Result<(), String> {
         end
         table.sort(types)
         T.eq("records", types,
-          { "assistant", "assistant", "tool_done", "tool_results", "tool_start", "turn_end", "user" })
+          { "assistant", "assistant", "file_stamps", "tool_done", "tool_results", "tool_start", "turn_end", "user" })
 
         -- :Lathe new: an empty conversation and chat; the old one is listed.
         -- The chat's windows stay, and so does a half-typed prompt.
@@ -261,11 +261,12 @@ fn status_statusline_component_and_user_events_follow_a_turn() -> Result<(), Str
         T.eq("status after", after, {
           state = "idle", mode = "default", model = "claude-sonnet-4-5", last = "done",
           tokens = { input = 300, output = 30, cache_read = 0, cache_write = 0 },
+          context = { used = 220, window = 200000, percent = 0, label = "ctx 220/200.0k (0%)" },
         })
-        T.eq("component after", T.lathe.statusline_component(), "lathe: idle · 330 tokens")
+        T.eq("component after", T.lathe.statusline_component(), "lathe: idle · ctx 220/200.0k (0%)")
         T.lathe.mode("plan")
         T.eq("component shows a mode other than default", T.lathe.statusline_component(),
-          "lathe: idle · 330 tokens · plan")
+          "lathe: idle · ctx 220/200.0k (0%) · plan")
         -- :Lathe status reads the table.
         local shown = {}
         vim.notify = function(msg) table.insert(shown, msg) end

@@ -1,0 +1,252 @@
+//! A conversation past the context window (issue 22): mock-llm enforces a
+//! window (tokens = request bytes / 4, the API's own 400 beyond it) and
+//! answers summary requests itself; lathe clears old tool results, then
+//! compacts, before requests that would not fit, retries once after a
+//! refusal anyway, and never lets a refused prompt pile up. Every test
+//! runs against both APIs.
+
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Api, Harness};
+use lathe::events::{AgentEvent, TurnOutcome};
+use lathe::protocol::{ContentBlock, Role};
+use serde_json::{json, Value};
+
+/// mock-llm's default window for these tests: the real one.
+const WINDOW: u64 = 200_000;
+
+async fn harness(
+    api: Api,
+    script: Value,
+    tune: impl FnOnce(&mut lathe::config::Config),
+) -> Harness {
+    common::harness_on(api, script, vec![], tune, vec![]).await
+}
+
+fn read(id: &str, path: &str) -> Value {
+    json!({"content": [{"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": path}}]})
+}
+
+fn text(t: &str) -> Value {
+    json!({"content": [{"type": "text", "text": t}]})
+}
+
+/// Every request body mock-llm got, with its size in tokens (bytes / 4).
+fn request_tokens(h: &Harness) -> Vec<u64> {
+    h.server
+        .requests()
+        .iter()
+        .map(|r| (serde_json::to_vec(r).unwrap().len() / 4) as u64)
+        .collect()
+}
+
+fn notices(h: &Harness) -> Vec<String> {
+    h.sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
+fn compactions(h: &Harness) -> Vec<(u64, u64, String)> {
+    h.sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Compacted {
+                before,
+                after,
+                summary,
+            } => Some((before, after, summary)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Twelve Reads of 100 KB files (~300k tokens) in one turn, against a 200k
+/// window: old results are cleared before the window fills, the turn goes
+/// on to its end, the user is told, and no request is refused.
+async fn reads_past_the_window_clear_old_results_and_go_on(api: Api) {
+    let mut responses: Vec<Value> = (1..=12)
+        .map(|i| read(&format!("toolu_{i:02}"), &format!("f{i}.txt")))
+        .collect();
+    // f1.txt again: its result was cleared, so the model gets the text,
+    // not "unchanged since your last read".
+    responses.push(read("toolu_13", "f1.txt"));
+    responses.push(text("All read."));
+    let script = json!({"context_window": WINDOW, "responses": responses});
+    let h = harness(api, script, |_| {}).await;
+    for i in 1..=12 {
+        // 2000 lines (one Read) of ~94 KB with the line numbers.
+        h.write(
+            &format!("f{i}.txt"),
+            &format!("{:<39}\n", format!("file {i}")).repeat(2000),
+        );
+    }
+    assert_eq!(h.ask("read every file").await, TurnOutcome::Done);
+    assert_eq!(h.server.served(), 14, "every scripted answer was used");
+    let sizes = request_tokens(&h);
+    assert_eq!(sizes.len(), 14, "no request was refused: {sizes:?}");
+    let transcript = h.session.transcript();
+    let again = common::tool_results(&transcript[transcript.len() - 2]);
+    assert_eq!(again[0].0, "toolu_13");
+    assert!(
+        again[0].2.contains("file 1 "),
+        "read again in full: {}",
+        &again[0].2[..again[0].2.len().min(200)]
+    );
+    assert!(sizes.iter().all(|t| *t <= WINDOW), "{sizes:?}");
+    assert!(
+        notices(&h)
+            .iter()
+            .any(|n| n.starts_with("Cleared the output of ")),
+        "the user is told: {:?}",
+        notices(&h)
+    );
+    // The model is told what was cleared, and the pairing holds.
+    let last = h.server.requests().last().unwrap().to_string();
+    assert!(last.contains("The output of this Read call was cleared"));
+    // A cleared Read is read again in full, not "unchanged".
+    // `:Lathe context`: the parts, tool results by tool.
+    let report = h.session.context_report();
+    assert_eq!(report.tool_results[0].0, "Read");
+    assert!(
+        report.lines()[0].starts_with("lathe context: ctx "),
+        "{:?}",
+        report.lines()
+    );
+    let meter = h.session.context_meter().unwrap();
+    assert_eq!(meter.window, WINDOW);
+    assert!(meter.used > 0 && meter.used <= WINDOW, "{meter:?}");
+}
+
+/// Turns whose prompts cannot be cleared: before the request that would
+/// cross the threshold, lathe compacts (mock-llm writes the summary without
+/// using a scripted answer); the conversation goes on from the summary
+/// and the user's latest prompt is kept verbatim.
+async fn long_prompts_are_compacted_and_the_conversation_goes_on(api: Api) {
+    let script = json!({"context_window": WINDOW, "responses": [
+        text("one"), text("two"), text("three"), text("four"), text("five")
+    ]});
+    let h = harness(api, script, |_| {}).await;
+    for (i, word) in ["alpha", "beta", "gamma", "delta", "omega"]
+        .iter()
+        .enumerate()
+    {
+        let prompt = format!("{word} {}", "y".repeat(200_000));
+        assert_eq!(h.ask(&prompt).await, TurnOutcome::Done, "turn {i}");
+    }
+    assert_eq!(h.server.served(), 5, "summaries used no scripted answer");
+    let sizes = request_tokens(&h);
+    assert!(sizes.iter().all(|t| *t <= WINDOW), "{sizes:?}");
+    let done = compactions(&h);
+    assert!(!done.is_empty(), "compacted");
+    let (before, after, summary) = &done[0];
+    assert!(after < before, "{before} → {after}");
+    assert!(summary.contains("mock-llm summary of"), "{summary}");
+    // The conversation now starts from the summary.
+    let first = &h.session.transcript()[0];
+    assert_eq!(first.role, Role::User);
+    assert!(matches!(&first.content[0], ContentBlock::Text { text }
+        if text.starts_with("This conversation was compacted to fit the model's context window")));
+    let last_request = h.server.requests().last().unwrap().to_string();
+    assert!(last_request.contains("omega"), "the latest prompt is kept");
+}
+
+/// The window lathe believes is larger than the server's: the request is
+/// refused (`prompt is too long` / `context_length_exceeded`); lathe
+/// compacts and sends it again once, and the turn ends well.
+async fn a_refusal_for_length_compacts_and_retries_once(api: Api) {
+    let script = json!({"context_window": 60_000, "responses": [text("one"), text("two")]});
+    let h = harness(api, script, |c| c.context_window = Some(1_000_000)).await;
+    assert_eq!(
+        h.ask(&format!("first {}", "a".repeat(150_000))).await,
+        TurnOutcome::Done
+    );
+    assert_eq!(
+        h.ask(&format!("second {}", "b".repeat(150_000))).await,
+        TurnOutcome::Done
+    );
+    assert_eq!(compactions(&h).len(), 1);
+    assert_eq!(h.server.served(), 2);
+}
+
+/// A window too small for even one prompt: the refusal says what the user
+/// can do, and the refused prompt does not stay in the conversation, so
+/// asking again does not make it longer.
+async fn a_prompt_that_cannot_be_sent_does_not_pile_up(api: Api) {
+    let script = json!({"context_window": 40_000, "responses": [text("hi")]});
+    let h = harness(api, script, |c| c.context_window = Some(1_000_000)).await;
+    assert_eq!(h.ask("hello").await, TurnOutcome::Done);
+    let before = h.session.transcript();
+    for _ in 0..2 {
+        let outcome = h.ask(&format!("huge {}", "z".repeat(400_000))).await;
+        let TurnOutcome::Error(msg) = outcome else {
+            panic!("refused: {outcome:?}")
+        };
+        assert!(msg.contains("Run :Lathe compact"), "says what to do: {msg}");
+        assert_eq!(h.session.transcript(), before, "nothing piles up");
+    }
+}
+
+/// Three compactions that fail in a row (the prompt alone is over the
+/// window) turn auto-compaction off with a message, never a loop.
+async fn three_failed_compactions_turn_auto_compaction_off(api: Api) {
+    let script = json!({"context_window": WINDOW, "responses": []});
+    let h = harness(api, script, |_| {}).await;
+    for _ in 0..3 {
+        let outcome = h.ask(&format!("huge {}", "q".repeat(900_000))).await;
+        assert!(matches!(outcome, TurnOutcome::Error(_)), "{outcome:?}");
+    }
+    let off: Vec<_> = notices(&h)
+        .into_iter()
+        .filter(|n| n.starts_with("Compacting failed 3 times in a row"))
+        .collect();
+    assert_eq!(off.len(), 1, "{:?}", notices(&h));
+    assert!(h.session.transcript().is_empty(), "no refused prompt kept");
+}
+
+/// An OpenAI-compatible server's own window (vLLM's `/v1/models`
+/// `max_model_len`; mock-llm publishes its `context_window` there) is the
+/// one lathe uses when setup() sets none.
+async fn the_servers_published_window_is_used(api: Api) {
+    let script = json!({"context_window": 32_768, "responses": [text("hi")]});
+    let h = harness(api, script, |_| {}).await;
+    assert_eq!(h.ask("hello").await, TurnOutcome::Done);
+    let window = h.session.context_meter().unwrap().window;
+    match api {
+        Api::OpenAi => assert_eq!(window, 32_768),
+        Api::Anthropic => assert_eq!(window, 200_000, "the Messages API publishes none"),
+    }
+}
+
+/// `stop_reason: model_context_window_exceeded` (Messages API) says the
+/// window is full and what to do, not a plain "done".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_stopped_by_a_full_window_says_so() {
+    let api = Api::Anthropic;
+    let script = json!({"responses": [
+        {"content": [{"type": "text", "text": "Half an"}], "stop_reason": "model_context_window_exceeded"}
+    ]});
+    let h = harness(api, script, |_| {}).await;
+    let outcome = h.ask("go on").await;
+    assert_eq!(
+        outcome,
+        TurnOutcome::Error("The answer stopped because the model's context window is full. Run :Lathe compact and ask the model to go on, or :Lathe new to start afresh.".into())
+    );
+}
+
+on_both_apis!(
+    three_failed_compactions_turn_auto_compaction_off,
+    the_servers_published_window_is_used,
+    reads_past_the_window_clear_old_results_and_go_on,
+    long_prompts_are_compacted_and_the_conversation_goes_on,
+    a_refusal_for_length_compacts_and_retries_once,
+    a_prompt_that_cannot_be_sent_does_not_pile_up,
+);
