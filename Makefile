@@ -24,7 +24,9 @@ PYLSP_PKG := python-lsp-server==1.15.0 pyflakes==4.1.0
 RG        := $(VENV)/bin/rg
 RG_PKG    := ripgrep==15.1.0
 LIB_EXT   := $(if $(filter Darwin,$(shell uname -s)),dylib,so)
-LIB_BUILT := target/release/liblathe.$(LIB_EXT)
+# Where cargo builds: $(CARGO_TARGET_DIR) when it is set, as cargo does.
+TARGET    := $(or $(CARGO_TARGET_DIR),target)
+LIB_BUILT := $(TARGET)/release/liblathe.$(LIB_EXT)
 LIB_INST  := lua/lathe/lathe.so
 STYLUA    := .tools/bin/stylua
 

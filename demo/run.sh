@@ -47,7 +47,7 @@ if [ -n "${!key_env:-}" ]; then
   prompt=${PROMPT:-"python3 test_greeting.py fails. Find the bug and fix it."}
   echo "== model: the real $provider API (\$$key_env is set)"
 else
-  "$root/target/release/mock-llm" --script "$root/demo/script.json" --port 0 \
+  "${CARGO_TARGET_DIR:-$root/target}/release/mock-llm" --script "$root/demo/script.json" --port 0 \
     --log "$tmp/requests.jsonl" >"$tmp/mock.out" 2>"$tmp/mock.err" &
   mock_pid=$!
   for _ in $(seq 1 100); do

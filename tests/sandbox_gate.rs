@@ -344,3 +344,35 @@ async fn what_the_sandbox_cannot_hide_asks_first_and_runs_once_allowed() {
     assert_eq!(status, ToolStatus::Done, "allowed, it runs: {text}");
     assert!(text.contains("ran"), "{text}");
 }
+
+#[tokio::test]
+async fn a_hidden_file_cannot_be_opened_even_by_root_and_an_answered_ask_opens_it() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let (env, _) = common::exec_env(
+        &p.root,
+        rules(&p.root, Mode::Default, &[(RuleKind::Allow, "Bash")]),
+        vec![],
+    );
+    // As root (CI, containers) the namespace's capabilities opened the
+    // cover: an empty file and exit 0, which looks like an empty .env.
+    let (_, text) = bash(&env, "python3 -c \"print(repr(open('.env').read()))\"").await;
+    assert!(text.contains("PermissionError"), "{text}");
+    assert!(!text.contains("''"), "not an empty file: {text}");
+    assert!(!text.contains("sekrit"), "{text}");
+    // `cat .env` asks (a protected name); answered yes, it reads it.
+    let (env, prompter) = common::exec_env(
+        &p.root,
+        rules(&p.root, Mode::Default, &[]),
+        vec![PromptAnswer::AllowOnce],
+    );
+    let (status, text) = bash(&env, "cat .env").await;
+    assert_eq!(prompter.asked().len(), 1, "{text}");
+    assert_eq!(status, ToolStatus::Done, "{text}");
+    assert!(
+        text.contains("TOKEN=sekrit-env"),
+        "the answered ask opens it: {text}"
+    );
+}

@@ -101,7 +101,7 @@ impl Reason {
     /// else an ask): `rule Read(secret/**) from setup() denies reading
     /// secret/s.txt`, `the command reads .env, and .env (.env files) always
     /// asks`.
-    fn about(mut self, path: &Path, is_dir: bool, root: &Path, denies: bool) -> Self {
+    pub(super) fn about(mut self, path: &Path, is_dir: bool, root: &Path, denies: bool) -> Self {
         let path = shown(path, is_dir, root);
         self.text = match (denies, self.kind) {
             (true, ReasonKind::Rule) => format!("{} reading {path}", self.text),

@@ -145,14 +145,25 @@ impl ReadFilter {
     /// [`ReadFilter::access`] by the name `path` alone.
     fn access_by_name(&self, path: &Path) -> ReadAccess {
         match read_access(&self.rules, &self.tool, path, false, &self.root) {
-            ReadAccess::Asks(r) if self.approved.as_ref() == Some(&r) => {
-                match protected_reason(path) {
-                    Some(p) if p != r => ReadAccess::Asks(p),
-                    _ => ReadAccess::Free,
-                }
-            }
+            ReadAccess::Asks(r) if self.answered(&r, path) => match protected_reason(path) {
+                Some(p) if p != r => ReadAccess::Asks(p),
+                _ => ReadAccess::Free,
+            },
             other => other,
         }
+    }
+
+    /// Whether the ask the user answered was `r`, for the call as a whole
+    /// (Grep over a folder) or as the reason a Bash command reading `path`
+    /// asked (`the command reads .env, and …`).
+    fn answered(&self, r: &Reason, path: &Path) -> bool {
+        let Some(a) = &self.approved else {
+            return false;
+        };
+        a == r
+            || [false, true]
+                .into_iter()
+                .any(|is_dir| a.text == r.clone().about(path, is_dir, &self.root, false).text)
     }
 
     /// [`ReadFilter::access`] by every name of `spelled` (its real path

@@ -714,9 +714,46 @@ pub(super) fn enter(steps: &ChildSteps) -> io::Result<()> {
             steps.ruleset.as_raw_fd(),
             0,
         ))?;
+        // In its own user namespace the command holds every capability
+        // there (and uid 0 when lathe runs as root): with
+        // CAP_DAC_OVERRIDE a cover (mode 000) opens, as an empty file.
+        // None is kept, and with no_new_privs the exec cannot give root's
+        // back.
+        if steps.hide.is_some() {
+            let header = CapHeader {
+                version: LINUX_CAPABILITY_VERSION_3,
+                pid: 0,
+            };
+            let data = [CapData::default(); 2];
+            check(libc::syscall(
+                libc::SYS_capset,
+                &header as *const CapHeader,
+                data.as_ptr(),
+            ))?;
+        }
     }
     Ok(())
 }
+
+/// `capset`'s header (`struct __user_cap_header_struct`).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+/// `capset`'s data (`struct __user_cap_data_struct`), two of them for
+/// version 3 (64 capabilities).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// `_LINUX_CAPABILITY_VERSION_3`.
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 
 /// Probes the kernel (uncached).
 /// `namespaces`: also try a user namespace (a fork of `/bin/true`).

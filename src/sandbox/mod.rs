@@ -27,8 +27,9 @@
 //!
 //! Limits, by design or by the kernel:
 //! - A hidden file's name stays visible (its cover is an empty file); a
-//!   hidden folder shows as an empty folder. Root (CI) can open a cover
-//!   but it is empty; other users get `EACCES`. Hidden paths are resolved
+//!   hidden folder shows as an empty folder. Opening a cover fails with
+//!   `EACCES`, for root too (the child drops every capability after its
+//!   mounts; with no_new_privs the exec gives none back). Hidden paths are resolved
 //!   at [`prepare`] (the caller lists every hard link of a hidden file),
 //!   and a hidden path that changed before the spawn fails the spawn
 //!   (`ESTALE`).

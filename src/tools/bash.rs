@@ -491,12 +491,15 @@ fn read_only_env() -> Vec<(String, String)> {
 /// it could not write or open, or the network.
 pub fn sandbox_note(output: &str, policy: &Policy, cwd: &Path) -> Option<String> {
     let mut what = Vec::new();
-    let mut paths: Vec<String> = Vec::new();
+    // Each path an error names, and whether it was "missing".
+    let mut paths: Vec<(String, bool)> = Vec::new();
     for line in output.lines() {
+        // A hidden folder shows empty: what was in it is "missing".
         let refused = [
             "Permission denied",
             "Read-only file system",
             "Operation not permitted",
+            "No such file or directory",
         ]
         .iter()
         .any(|e| line.contains(e));
@@ -507,23 +510,37 @@ pub fn sandbox_note(output: &str, policy: &Policy, cwd: &Path) -> Option<String>
         if let Some(p) =
             path_in(line).filter(|p| !p.starts_with("/dev/tcp/") && !p.starts_with("/dev/udp/"))
         {
-            if !paths.contains(&p) {
-                paths.push(p);
+            let missing = line.contains("No such file or directory");
+            if !paths.iter().any(|(q, _)| *q == p) {
+                paths.push((p, missing));
             }
         }
     }
-    for p in paths.iter().take(3) {
-        let path = cwd.join(p);
+    let mut named = 0;
+    for (p, missing) in &paths {
+        if named == 3 {
+            break;
+        }
+        let path = folded(&cwd.join(p));
         let path = path.as_path();
         let p = &path.display().to_string();
         let hidden = policy.hidden.iter().any(|h| path.starts_with(h));
+        let frozen =
+            policy.tier == Tier::Workspace && policy.frozen.iter().any(|f| path.starts_with(f));
         let writable =
             policy.tier == Tier::Workspace && policy.writable.iter().any(|w| path.starts_with(w));
         if hidden {
             what.push(fill(messages::SANDBOX_HID, &[("path", p)]));
+        } else if *missing {
+            continue;
+        } else if frozen {
+            what.push(fill(messages::SANDBOX_FROZEN, &[("path", p)]));
         } else if !writable {
             what.push(fill(messages::SANDBOX_NO_WRITE, &[("path", p)]));
+        } else {
+            continue;
         }
+        named += 1;
     }
     let network_words = [
         "/dev/tcp/",
@@ -537,7 +554,11 @@ pub fn sandbox_note(output: &str, policy: &Policy, cwd: &Path) -> Option<String>
         "Connection refused",
         "Name or service not known",
     ];
-    if !policy.network && network_words.iter().any(|w| output.contains(w)) {
+    // Python: `PermissionError: [Errno 1] Operation not permitted` from a
+    // `socket.socket()` the filter refused.
+    let python_socket =
+        output.contains("[Errno 1] Operation not permitted") && output.contains("socket");
+    if !policy.network && (python_socket || network_words.iter().any(|w| output.contains(w))) {
         what.push(messages::SANDBOX_NO_NETWORK.to_string());
     }
     if what.is_empty() {
@@ -547,6 +568,22 @@ pub fn sandbox_note(output: &str, policy: &Policy, cwd: &Path) -> Option<String>
         messages::SANDBOX_BLOCKED,
         &[("what", &what.join("; "))],
     ))
+}
+
+/// `path` with `.` and `..` folded by name (the error named the path as
+/// the command wrote it, relative to where it ran).
+fn folded(path: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The path an error line names: quoted (`'…'`, `‘…’`, `"…"`) or a field
@@ -750,7 +787,7 @@ Runs a bash command in the project root and returns its output (stdout and stder
             tier,
             writable: vec![PathBuf::from("/p"), PathBuf::from("/tmp")],
             hidden: vec![PathBuf::from("/p/secret"), PathBuf::from("/p/.env")],
-            frozen: Vec::new(),
+            frozen: vec![PathBuf::from("/p/.git/config")],
             network,
         };
         let ws = policy(Tier::Workspace, false);
@@ -774,6 +811,11 @@ Runs a bash command in the project root and returns its output (stdout and stder
             ("bash: line 1: .env: Read-only file system", &ws, Some("/p/.env cannot be opened (a Read rule or a protected name covers it)")),
             ("curl: (6) Could not resolve host: example.com", &ws, Some("the network is off")),
             ("bash: connect: Operation not permitted\nbash: line 1: /dev/tcp/127.0.0.1/80: Operation not permitted", &ws, Some("the network is off")),
+            ("bash: line 1: ../out.txt: Permission denied", &ws, Some("it may not write /out.txt")),
+            ("bash: line 1: .git/config: Read-only file system", &ws, Some("/p/.git/config stays read-only in the sandbox (git hooks and config, .claude, .mcp.json, editor settings: what would run or grant something later)")),
+            ("FileNotFoundError: [Errno 2] No such file or directory: 'secret/key.txt'", &ws, Some("/p/secret/key.txt cannot be opened (a Read rule or a protected name covers it)")),
+            ("cat: nothere.txt: No such file or directory", &ws, None),
+            ("  File \"<string>\", line 1, in <module>\n    s = socket.socket()\nPermissionError: [Errno 1] Operation not permitted", &ws, Some("the network is off")),
             // Inside the folders it may write: not the sandbox.
             ("touch: cannot touch '/p/x': Permission denied", &ws, None),
             ("curl: (6) Could not resolve host: example.com", &policy(Tier::Workspace, true), None),

@@ -81,6 +81,10 @@ pub const SANDBOX_NO_WRITE: &str = "it may not write {path}";
 /// `{path}`.
 pub const SANDBOX_HID: &str = "{path} cannot be opened (a Read rule or a protected name covers it)";
 
+/// A write to what stays read-only inside the sandbox even where the
+/// command may write. `{path}`.
+pub const SANDBOX_FROZEN: &str = "{path} stays read-only in the sandbox (git hooks and config, .claude, .mcp.json, editor settings: what would run or grant something later)";
+
 /// The network was off.
 pub const SANDBOX_NO_NETWORK: &str = "the network is off";
 
@@ -105,6 +109,10 @@ mod golden {
         assert_eq!(
             fill(SANDBOX_HID, &[("path", "/p/.env")]),
             "/p/.env cannot be opened (a Read rule or a protected name covers it)"
+        );
+        assert_eq!(
+            fill(SANDBOX_FROZEN, &[("path", "/p/.git/config")]),
+            "/p/.git/config stays read-only in the sandbox (git hooks and config, .claude, .mcp.json, editor settings: what would run or grant something later)"
         );
         assert_eq!(SANDBOX_NO_NETWORK, "the network is off");
         assert_eq!(SANDBOX_STOPPED_SHORT, "stopped by the sandbox");
