@@ -9,7 +9,10 @@
 //! and without a signature, unknown blocks, text that is blank or not a
 //! string, blocks that never stop, stray deltas), feeds their stream
 //! events through lathe's decoder and assembler, answers every reported
-//! call, and builds the next request as the turn loop does
+//! call (with a built-in tool's text or an MCP server's result — images of
+//! types the API refuses or bytes that are not what they say, empty text,
+//! only `structuredContent`, audio, resources — through gate 9's repair),
+//! and builds the next request as the turn loop does
 //! (`validate::prepare`, `cache::body_with_breakpoints`). The request must
 //! pass lathe's own check and mock-llm's pairing rule and request rules
 //! (the API's, `tests/mock-llm/README.md`), and every call kept in the
@@ -186,16 +189,91 @@ fn answer() -> impl Strategy<Value = (Vec<Block>, bool, Option<&'static str>)> {
     )
 }
 
-/// A tool's outcome: its text and whether it failed.
-fn outcome() -> impl Strategy<Value = (String, bool)> {
-    (
+/// A tool's outcome: what gate 9 hands on (its content, whether it failed).
+#[derive(Debug, Clone)]
+enum Outcome {
+    /// A built-in tool's text.
+    Text(String, bool),
+    /// An MCP server's `tools/call` result, as JSON.
+    Mcp(Value),
+}
+
+/// A 1×1 PNG.
+const PNG_1X1: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
+
+/// One item of an MCP result's `content`: the shapes servers send,
+/// including those the API takes only repaired (an image of a type it
+/// refuses, or whose bytes are not what it says, empty text).
+fn mcp_item() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(json!({"type": "text", "text": ""})),
+        "[a-z ]{1,12}".prop_map(|t| json!({"type": "text", "text": t})),
+        Just(json!({"type": "image", "mimeType": "image/png", "data": PNG_1X1})),
+        Just(json!({"type": "image", "mimeType": "image/jpg", "data": PNG_1X1})),
+        Just(json!({"type": "image", "mimeType": "image/svg+xml", "data": "PHN2Zy8+"})),
+        Just(json!({"type": "image", "mimeType": "image/png", "data": "bm90IGFuIGltYWdl"})),
+        Just(json!({"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="})),
+        Just(json!({"type": "resource", "resource": {"uri": "file:///a", "text": "x"}})),
+    ]
+}
+
+fn outcome() -> impl Strategy<Value = Outcome> {
+    let text = (
         prop_oneof![
             Just("README.md".to_string()),
             Just("No files found".to_string()),
+            Just(String::new()),
             "[a-z]{1,8}"
         ],
         any::<bool>(),
     )
+        .prop_map(|(t, e)| Outcome::Text(t, e));
+    let mcp = (
+        prop::collection::vec(mcp_item(), 0..4),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(content, structured, is_error)| {
+            let mut r = json!({"content": content, "isError": is_error});
+            if structured {
+                r["structuredContent"] = json!({"temperature": 21, "unit": "C"});
+            }
+            Outcome::Mcp(r)
+        });
+    prop_oneof![text, mcp]
+}
+
+/// The `tool_result` content and error flag gate 9 makes of `outcome`
+/// (`mcp::tools::output_of`, then `execution::sendable::repair`, as a
+/// call through the pipeline does).
+fn result_of(outcome: &Outcome) -> (ToolResultContent, bool) {
+    match outcome {
+        Outcome::Text(text, true) => (
+            ToolResultContent::Text(lathe::execution::sendable::error_text("Glob", text.clone())),
+            true,
+        ),
+        Outcome::Text(text, false) => {
+            let out = lathe::tools::ToolOutput::text(text.clone(), "");
+            (
+                lathe::execution::sendable::repair("Glob", out).content,
+                false,
+            )
+        }
+        Outcome::Mcp(result) => match lathe::mcp::tools::output_of("mcp__srv__t", result) {
+            Ok(out) => (
+                lathe::execution::sendable::repair("mcp__srv__t", out).content,
+                false,
+            ),
+            Err(e) => (
+                ToolResultContent::Text(lathe::execution::sendable::error_text(
+                    "mcp__srv__t",
+                    e.message,
+                )),
+                true,
+            ),
+        },
+    }
 }
 
 /// The `data:` lines of an answer, in order.
@@ -223,7 +301,7 @@ fn events(blocks: &[Block], stray: bool, stop: Option<&str>) -> Vec<Value> {
 
 /// The request lathe builds after `answers` (each answered with
 /// `outcomes`, in turn), checked by lathe and by mock-llm's rules.
-fn check(answers: &[(Vec<Block>, bool, Option<&'static str>)], outcomes: &[(String, bool)]) {
+fn check(answers: &[(Vec<Block>, bool, Option<&'static str>)], outcomes: &[Outcome]) {
     let mut messages = vec![Message::user_text("go")];
     let mut outcome = outcomes.iter().cycle();
     for (blocks, stray, stop) in answers {
@@ -243,10 +321,13 @@ fn check(answers: &[(Vec<Block>, bool, Option<&'static str>)], outcomes: &[(Stri
         let results: Vec<ContentBlock> = kept
             .iter()
             .map(|id| {
-                let (text, is_error) = outcome.next().cloned().unwrap_or_default();
+                let (content, is_error) = outcome
+                    .next()
+                    .map(result_of)
+                    .unwrap_or((ToolResultContent::Text("ok".into()), false));
                 ContentBlock::ToolResult(ToolResult {
                     tool_use_id: id.clone(),
-                    content: ToolResultContent::Text(text),
+                    content,
                     is_error,
                 })
             })
@@ -331,5 +412,5 @@ fn the_issue_23_answers_make_requests_the_api_accepts() {
             Some("tool_use"),
         ),
     ];
-    check(&answers, &[("ok".into(), false)]);
+    check(&answers, &[Outcome::Text("ok".into(), false)]);
 }

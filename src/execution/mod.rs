@@ -890,6 +890,7 @@ impl Gates<'_> {
                 out.summary,
             ),
             Err(mut stop) => {
+                stop.message = sendable::error_text(&self.name, std::mem::take(&mut stop.message));
                 let summary = stop.message.lines().next().unwrap_or_default().to_string();
                 if matches!(stop.status, ToolStatus::Error | ToolStatus::Denied) {
                     if let Some(note) =

@@ -39,6 +39,20 @@ pub const IMAGE_WHY_TOO_LARGE: &str = "it is too large to send, even scaled down
 /// Model-facing: a result with nothing in it. `{tool}`.
 pub const EMPTY_RESULT: &str = "{tool} finished and returned no output.";
 
+/// Model-facing: a failure with no message (an MCP `isError` result with
+/// no text, a Lua tool's `error("")`). `{tool}`.
+pub const EMPTY_ERROR: &str = "{tool} failed and gave no message.";
+
+/// The text of a failed call's `tool_result`: `message`, or
+/// [`EMPTY_ERROR`] when it is blank (the API refuses an empty one).
+pub fn error_text(tool: &str, message: String) -> String {
+    if message.trim().is_empty() {
+        fill(EMPTY_ERROR, &[("tool", tool)])
+    } else {
+        message
+    }
+}
+
 /// Makes `out` sendable (see the module docs). CPU-bound when the result
 /// has images (they are decoded): run off the async runtime's workers.
 pub fn repair(tool: &str, mut out: ToolOutput) -> ToolOutput {
@@ -192,6 +206,11 @@ mod tests {
             "it is too large to send, even scaled down"
         );
         assert_eq!(EMPTY_RESULT, "{tool} finished and returned no output.");
+        assert_eq!(
+            error_text("mcp__srv__t", " ".into()),
+            "mcp__srv__t failed and gave no message."
+        );
+        assert_eq!(error_text("Glob", "bad".into()), "bad");
     }
 
     #[test]
