@@ -242,7 +242,30 @@ async fn an_answer_stopped_by_a_full_window_says_so() {
     );
 }
 
+/// One turn that reads more than the window holds (three Reads of ~6k
+/// tokens each against a 20k window, none old enough to clear): the
+/// summary request keeps the start of each result, the conversation is
+/// compacted and the turn goes on to its end.
+async fn one_turn_past_the_window_is_compacted_and_goes_on(api: Api) {
+    let script = json!({"context_window": 20_000, "responses": [
+        read("toolu_01", "a.txt"),
+        read("toolu_02", "b.txt"),
+        read("toolu_03", "c.txt"),
+        text("All read."),
+    ]});
+    let h = harness(api, script, |c| c.context_window = Some(20_000)).await;
+    for f in ["a.txt", "b.txt", "c.txt"] {
+        h.write(f, &format!("{:<39}\n", format!("line of {f}")).repeat(500));
+    }
+    assert_eq!(h.ask("read the three files").await, TurnOutcome::Done);
+    assert_eq!(h.server.served(), 4, "every scripted answer was used");
+    assert_eq!(compactions(&h).len(), 1, "{:?}", notices(&h));
+    let sizes = request_tokens(&h);
+    assert!(sizes.iter().all(|t| *t <= 20_000), "{sizes:?}");
+}
+
 on_both_apis!(
+    one_turn_past_the_window_is_compacted_and_goes_on,
     three_failed_compactions_turn_auto_compaction_off,
     the_servers_published_window_is_used,
     reads_past_the_window_clear_old_results_and_go_on,

@@ -24,7 +24,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use super::transcript::{repair_pairing, result_bytes};
-use crate::protocol::{ContentBlock, Message, MessagesRequest, Role, Usage};
+use crate::protocol::{ContentBlock, Message, MessagesRequest, Role, ToolResultContent, Usage};
 use crate::provider::ProviderError;
 #[cfg(test)]
 use crate::text::fill;
@@ -353,6 +353,65 @@ pub fn is_context_overflow(err: &ProviderError) -> bool {
 /// `messages` with the oldest quarter (at least two) taken off, starting
 /// again at a user message with no `tool_result` whose call is gone;
 /// `false` when nothing would be left.
+/// How much of each tool result's text a summary request keeps at first
+/// when it is too long: halved at each step down to
+/// [`SUMMARY_RESULT_FLOOR`] before whole messages are left out.
+pub const SUMMARY_RESULT_CHARS: usize = 8000;
+
+/// The least of each tool result a summary request keeps.
+pub const SUMMARY_RESULT_FLOOR: usize = 250;
+
+/// Marks where a tool result was cut for a summary request.
+pub const CUT_FOR_SUMMARY: &str = "[… cut for the summary]";
+
+/// Cuts each tool result of `messages` to its first `max_chars`
+/// characters (an image becomes a note): a summary needs what a result
+/// was about, not all of it. `true` when something was cut.
+pub(crate) fn shorten_results(messages: &mut [Message], max_chars: usize) -> bool {
+    let cut = |text: &mut String| -> bool {
+        if let Some(kept) = text.strip_suffix(CUT_FOR_SUMMARY) {
+            let kept = kept.strip_suffix('\n').unwrap_or(kept);
+            if kept.chars().count() <= max_chars {
+                return false;
+            }
+            *text = kept.to_string();
+        }
+        match text.char_indices().nth(max_chars) {
+            Some((at, _)) => {
+                text.truncate(at);
+                text.push('\n');
+                text.push_str(CUT_FOR_SUMMARY);
+                true
+            }
+            None => false,
+        }
+    };
+    let mut changed = false;
+    for block in messages.iter_mut().flat_map(|m| m.content.iter_mut()) {
+        let ContentBlock::ToolResult(result) = block else {
+            continue;
+        };
+        match &mut result.content {
+            ToolResultContent::Text(text) => changed |= cut(text),
+            ToolResultContent::Blocks(blocks) => {
+                for b in blocks.iter_mut() {
+                    match b {
+                        ContentBlock::Text { text } => changed |= cut(text),
+                        ContentBlock::Image { .. } => {
+                            *b = ContentBlock::Text {
+                                text: "[image]".into(),
+                            };
+                            changed = true;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    changed
+}
+
 pub(crate) fn trim_oldest(messages: &mut Vec<Message>) -> bool {
     let cut = (messages.len() / 4).max(2);
     if cut >= messages.len() {
@@ -428,6 +487,35 @@ mod tests {
     use super::*;
     use crate::protocol::ToolUse;
     use serde_json::json;
+
+    #[test]
+    fn a_summary_request_keeps_the_start_of_each_tool_result() {
+        let result = |content| Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult(crate::protocol::ToolResult {
+                tool_use_id: "a".into(),
+                content,
+                is_error: false,
+            })],
+        };
+        let mut messages = vec![
+            result(ToolResultContent::Text("é".repeat(600))),
+            result(ToolResultContent::Text("short".into())),
+        ];
+        assert!(shorten_results(&mut messages, 250));
+        let ContentBlock::ToolResult(r) = &messages[0].content[0] else {
+            panic!()
+        };
+        assert_eq!(
+            r.content.as_text(),
+            format!("{}\n{CUT_FOR_SUMMARY}", "é".repeat(250))
+        );
+        let ContentBlock::ToolResult(r) = &messages[1].content[0] else {
+            panic!()
+        };
+        assert_eq!(r.content.as_text(), "short");
+        assert!(!shorten_results(&mut messages, 250), "nothing more to cut");
+    }
 
     #[test]
     fn golden_texts() {

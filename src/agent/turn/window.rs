@@ -190,13 +190,15 @@ impl Turn {
         }
         let policy = RetryPolicy::from_config(&self.config);
         let mut attempt = 1;
-        let mut trims = 0;
+        let mut shrink = Shrink {
+            result_chars: SUMMARY_RESULT_CHARS,
+            trims: 0,
+        };
         loop {
             let req = self.summary_request(&history, &prompt);
             let fits = self.context.estimate(request_bytes(&req)) <= window * 95 / 100;
             if !fits {
-                trims += 1;
-                if trims > MAX_TRIMS || !trim_oldest(&mut history) {
+                if !shrink.step(&mut history) {
                     return Err(CANNOT_TRIM.to_string());
                 }
                 continue;
@@ -225,8 +227,7 @@ impl Turn {
                     return Ok(summary);
                 }
                 Err(e) if is_context_overflow(&e) => {
-                    trims += 1;
-                    if trims > MAX_TRIMS || !trim_oldest(&mut history) {
+                    if !shrink.step(&mut history) {
                         return Err(CANNOT_TRIM.to_string());
                     }
                 }
@@ -315,5 +316,30 @@ impl Turn {
             });
         }
         out
+    }
+}
+
+/// How a summary request too long for the window is made shorter: first
+/// each tool result cut shorter (halved from [`SUMMARY_RESULT_CHARS`]
+/// down to [`SUMMARY_RESULT_FLOOR`]: one turn that read more than the
+/// window holds is still summarized), then the oldest messages left out
+/// ([`trim_oldest`], at most [`MAX_TRIMS`] times).
+struct Shrink {
+    result_chars: usize,
+    trims: usize,
+}
+
+impl Shrink {
+    /// One step shorter; `false` when nothing is left to shorten.
+    fn step(&mut self, history: &mut Vec<Message>) -> bool {
+        while self.result_chars >= SUMMARY_RESULT_FLOOR {
+            let cut = shorten_results(history, self.result_chars);
+            self.result_chars /= 2;
+            if cut {
+                return true;
+            }
+        }
+        self.trims += 1;
+        self.trims <= MAX_TRIMS && trim_oldest(history)
     }
 }

@@ -462,6 +462,11 @@ fn an_edit_after_a_read_of_a_large_buffer_fetches_only_the_changed_lines(
         // Read's tick check, the span edit, taking the file lathe wrote off
         // the main thread: no `:write` of the whole buffer.
         check_eq("main-thread trips of that Edit", main.trips() - trips0, 3)?;
+        // The direct save's last step is posted, not waited for (the file
+        // already holds the edit): one more trip through the first-in,
+        // first-out bridge lets it run before the count is read — on a
+        // busy machine it had not yet (CI saw (0, 0)).
+        main.run(|| ()).await.map_err(|e| e.to_string())?;
         let writes1 = NvimEditor::write_counts();
         check_eq(
             "(:write, direct) saves of that Edit",
