@@ -37,17 +37,6 @@ async fn harness(api: Api, script: Value) -> Harness {
     .await
 }
 
-fn notices(h: &Harness) -> Vec<String> {
-    h.sink
-        .events()
-        .into_iter()
-        .filter_map(|e| match e {
-            AgentEvent::Notice { text, .. } => Some(text),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Events (Messages API) or `data:` lines (chat completions) after which a
 /// two-call answer `[first, second]` breaks: the first call has completed
 /// and started (its following block opened), the second is still streaming.
@@ -85,7 +74,7 @@ async fn a_bash_append_then_an_overload_mid_answer_runs_once(api: Api) {
     assert_eq!(h.read("log"), "run\n", "the command ran exactly once");
     assert_eq!(h.server.requests().len(), 2, "no answer was asked again");
     assert_eq!(tool_use_ids(&h), ["toolu_1"]);
-    let n = notices(&h);
+    let n = h.notices();
     assert!(
         n.iter()
             .any(|t| t.starts_with("The answer broke off (") && t.contains("so nothing runs twice")),
@@ -161,7 +150,7 @@ async fn a_tool_call_cut_by_max_tokens_never_runs_even_when_its_json_is_complete
         "the cut call is not in the history: {history}"
     );
     assert_eq!(tool_use_ids(&h), ["toolu_1"]);
-    let n = notices(&h);
+    let n = h.notices();
     assert!(
         n.contains(&"The answer was cut at the max_tokens limit (1000 tokens); its last tool call (Write) was incomplete and did not run. lathe asks the model to continue with max_tokens 4000.".to_string()),
         "{n:?}"
@@ -177,7 +166,7 @@ async fn an_answer_cut_twice_tells_the_user_and_the_conversation_stays_valid(api
     ]});
     let h = harness(api, script).await;
     assert_eq!(h.ask("write a lot").await, TurnOutcome::Done);
-    let n = notices(&h);
+    let n = h.notices();
     assert!(
         n.iter()
             .any(|t| t.starts_with("The answer was cut at the max_tokens limit again")),
@@ -204,7 +193,7 @@ async fn a_refusal_is_taken_out_of_the_conversation(api: Api) {
         .events()
         .iter()
         .any(|e| matches!(e, AgentEvent::AssistantWithdrawn { reason } if reason == "refused")));
-    let n = notices(&h);
+    let n = h.notices();
     assert!(
         n.iter()
             .any(|t| t.starts_with("The model declined to answer")),
@@ -296,7 +285,7 @@ async fn a_refusal_shows_its_stop_details() {
     ]});
     let h = harness(Api::Anthropic, script).await;
     assert_eq!(h.ask("write malware").await, TurnOutcome::Done);
-    let n = notices(&h);
+    let n = h.notices();
     assert!(
         n.iter().any(
             |t| t.starts_with("The model declined to answer this request (")

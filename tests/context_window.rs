@@ -43,17 +43,6 @@ fn request_tokens(h: &Harness) -> Vec<u64> {
         .collect()
 }
 
-fn notices(h: &Harness) -> Vec<String> {
-    h.sink
-        .events()
-        .into_iter()
-        .filter_map(|e| match e {
-            AgentEvent::Notice { text, .. } => Some(text),
-            _ => None,
-        })
-        .collect()
-}
-
 fn compactions(h: &Harness) -> Vec<(u64, u64, String)> {
     h.sink
         .events()
@@ -103,11 +92,11 @@ async fn reads_past_the_window_clear_old_results_and_go_on(api: Api) {
     );
     assert!(sizes.iter().all(|t| *t <= WINDOW), "{sizes:?}");
     assert!(
-        notices(&h)
+        h.notices()
             .iter()
             .any(|n| n.starts_with("Cleared the output of ")),
         "the user is told: {:?}",
-        notices(&h)
+        h.notices()
     );
     // The model is told what was cleared, and the pairing holds.
     let last = h.server.requests().last().unwrap().to_string();
@@ -204,11 +193,12 @@ async fn three_failed_compactions_turn_auto_compaction_off(api: Api) {
         let outcome = h.ask(&format!("huge {}", "q".repeat(900_000))).await;
         assert!(matches!(outcome, TurnOutcome::Error(_)), "{outcome:?}");
     }
-    let off: Vec<_> = notices(&h)
+    let off: Vec<_> = h
+        .notices()
         .into_iter()
         .filter(|n| n.starts_with("Compacting failed 3 times in a row"))
         .collect();
-    assert_eq!(off.len(), 1, "{:?}", notices(&h));
+    assert_eq!(off.len(), 1, "{:?}", h.notices());
     assert!(h.session.transcript().is_empty(), "no refused prompt kept");
 }
 
@@ -259,7 +249,7 @@ async fn one_turn_past_the_window_is_compacted_and_goes_on(api: Api) {
     }
     assert_eq!(h.ask("read the three files").await, TurnOutcome::Done);
     assert_eq!(h.server.served(), 4, "every scripted answer was used");
-    assert_eq!(compactions(&h).len(), 1, "{:?}", notices(&h));
+    assert_eq!(compactions(&h).len(), 1, "{:?}", h.notices());
     let sizes = request_tokens(&h);
     assert!(sizes.iter().all(|t| *t <= 20_000), "{sizes:?}");
 }

@@ -394,17 +394,6 @@ async fn interrupting_a_long_bash_kills_its_process_group_and_the_conversation_c
     assert_eq!(h.ask("go on").await, TurnOutcome::Done);
 }
 
-fn notices(h: &Harness) -> Vec<String> {
-    h.sink
-        .events()
-        .into_iter()
-        .filter_map(|e| match e {
-            AgentEvent::Notice { text, .. } => Some(text),
-            _ => None,
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn overloaded_529_then_success_is_retried() {
     let script = json!({"responses": [
@@ -414,7 +403,7 @@ async fn overloaded_529_then_success_is_retried() {
     let h = harness(script, |_| {}, vec![]).await;
     assert_eq!(h.ask("hi").await, TurnOutcome::Done);
     assert_eq!(h.server.requests().len(), 2);
-    let n = notices(&h);
+    let n = h.notices();
     assert!(
         n.iter()
             .any(|t| t.starts_with("retrying in ") && t.contains("(attempt 2 of 5)")),
@@ -429,7 +418,7 @@ async fn a_sub_second_wait_is_shown_as_it_is() {
     let h = harness(script, |_| {}, vec![]).await;
     assert_eq!(h.ask("hi").await, TurnOutcome::Done);
     // The first backoff is 500 ms with jitter: never shown as "1s" or "0s".
-    let n = notices(&h);
+    let n = h.notices();
     assert!(
         n.iter()
             .any(|t| t.starts_with("retrying in 0.") && !t.starts_with("retrying in 0s")),
@@ -475,9 +464,9 @@ async fn a_quota_limit_is_not_retried_and_the_user_is_told() {
     );
     assert!(msg.contains(lathe::provider::hints::HINT_QUOTA), "{msg}");
     assert!(
-        !notices(&h).iter().any(|t| t.starts_with("retrying")),
+        !h.notices().iter().any(|t| t.starts_with("retrying")),
         "{:?}",
-        notices(&h)
+        h.notices()
     );
 }
 
@@ -492,11 +481,11 @@ async fn rate_limit_429_honours_retry_after() {
     // The wait comes from retry-after exactly (no backoff jitter): the notice
     // states it; no wall-clock assertion.
     assert!(
-        notices(&h)
+        h.notices()
             .iter()
             .any(|t| t.starts_with("retrying in 1s (attempt 2 of 5)")),
         "{:?}",
-        notices(&h)
+        h.notices()
     );
 }
 
@@ -552,12 +541,12 @@ async fn disconnect_after_a_tool_use_keeps_it_with_its_result_and_continues() {
             t[1]
         );
         assert!(
-            notices(&h)
+            h.notices()
                 .iter()
                 .any(|n| n.starts_with("The answer broke off (")
                     && n.contains("after 1 tool call started")),
             "{:?}",
-            notices(&h)
+            h.notices()
         );
         let streamed: Vec<bool> = h
             .server

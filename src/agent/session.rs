@@ -96,6 +96,30 @@ struct TurnSlot {
     generation: u64,
 }
 
+impl TurnSlot {
+    /// Makes a new turn the running one: its cancel token, the sender
+    /// that says it finished, and its generation (for [`TurnSlot::release`]).
+    fn claim(&mut self) -> (CancellationToken, watch::Sender<bool>, u64) {
+        let cancel = CancellationToken::new();
+        let (done_tx, done_rx) = watch::channel(false);
+        self.generation += 1;
+        self.running = Some(RunningTurn {
+            cancel: cancel.clone(),
+            finished: done_rx,
+        });
+        (cancel, done_tx, self.generation)
+    }
+
+    /// Records the turn of `generation` as ended with `outcome`; the slot
+    /// is free unless a newer turn has claimed it since.
+    fn release(&mut self, generation: u64, outcome: TurnOutcome) {
+        self.last = Some(outcome);
+        if self.generation == generation {
+            self.running = None;
+        }
+    }
+}
+
 /// One conversation.
 pub struct Session {
     config: Config,
@@ -452,14 +476,7 @@ impl Session {
             Some(t) => Some(t.finished),
             None => None,
         };
-        let cancel = CancellationToken::new();
-        let (done_tx, done_rx) = watch::channel(false);
-        slot.generation += 1;
-        let generation = slot.generation;
-        slot.running = Some(RunningTurn {
-            cancel: cancel.clone(),
-            finished: done_rx,
-        });
+        let (cancel, done_tx, generation) = slot.claim();
         drop(slot);
 
         let session = Arc::clone(self);
@@ -489,13 +506,7 @@ impl Session {
                 turn,
                 session: total,
             });
-            {
-                let mut slot = session.lock_slot();
-                slot.last = Some(outcome.clone());
-                if slot.generation == generation {
-                    slot.running = None;
-                }
-            }
+            session.lock_slot().release(generation, outcome.clone());
             let _ = done_tx.send(true);
             session.sink.emit(AgentEvent::TurnEnded { outcome });
         });
@@ -647,14 +658,7 @@ impl Session {
         if slot.running.is_some() {
             return Err(AskError::Busy);
         }
-        let cancel = CancellationToken::new();
-        let (done_tx, done_rx) = watch::channel(false);
-        slot.generation += 1;
-        let generation = slot.generation;
-        slot.running = Some(RunningTurn {
-            cancel: cancel.clone(),
-            finished: done_rx,
-        });
+        let (cancel, done_tx, generation) = slot.claim();
         drop(slot);
         let session = Arc::clone(self);
         let focus = focus.map(str::to_string);
@@ -673,13 +677,7 @@ impl Session {
                 }
             };
             session.save_file_stamps();
-            {
-                let mut slot = session.lock_slot();
-                slot.last = Some(outcome);
-                if slot.generation == generation {
-                    slot.running = None;
-                }
-            }
+            session.lock_slot().release(generation, outcome);
             let _ = done_tx.send(true);
         });
         Ok(())

@@ -162,6 +162,19 @@ impl Harness {
         std::fs::write(p, text).expect("write");
     }
 
+    /// The text of every notice the chat was sent, in order.
+    #[allow(dead_code)] // not every test binary that includes common asks for it
+    pub fn notices(&self) -> Vec<String> {
+        self.sink
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                lathe::events::AgentEvent::Notice { text, .. } => Some(text),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The text of `rel` under the root.
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.root.join(rel)).expect("read")
