@@ -216,11 +216,11 @@ async fn the_servers_published_window_is_used(api: Api) {
     }
 }
 
-/// `stop_reason: model_context_window_exceeded` (Messages API) says the
-/// window is full and what to do, not a plain "done".
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_answer_stopped_by_a_full_window_says_so() {
-    let api = Api::Anthropic;
+/// An answer the model's full context window stopped says so and what to
+/// do, not a plain "done" — `stop_reason: model_context_window_exceeded`
+/// on the Messages API, `finish_reason: "length"` with fewer output tokens
+/// than `max_tokens` on an OpenAI-compatible server (llama.cpp's way).
+async fn an_answer_stopped_by_a_full_window_says_so(api: Api) {
     let script = json!({"responses": [
         {"content": [{"type": "text", "text": "Half an"}], "stop_reason": "model_context_window_exceeded"}
     ]});
@@ -255,6 +255,7 @@ async fn one_turn_past_the_window_is_compacted_and_goes_on(api: Api) {
 }
 
 on_both_apis!(
+    an_answer_stopped_by_a_full_window_says_so,
     one_turn_past_the_window_is_compacted_and_goes_on,
     three_failed_compactions_turn_auto_compaction_off,
     the_servers_published_window_is_used,

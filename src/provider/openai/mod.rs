@@ -33,7 +33,9 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 
 use self::errors::http_error;
 use crate::config::Config;
-use crate::protocol::{MessagesRequest, MessagesResponse};
+use futures::StreamExt;
+
+use crate::protocol::{MessagesRequest, MessagesResponse, StreamEvent};
 use crate::provider::anthropic::{NON_STREAMING_TIMEOUT, NON_STREAMING_TIMEOUT_MESSAGE};
 use crate::provider::http::{read_capped, Endpoint, MAX_ERROR_BODY_BYTES};
 use crate::provider::idle::{ceil_secs, idle_timeout_message, with_idle_timeout};
@@ -212,14 +214,15 @@ impl Provider for OpenAiProvider {
             .unwrap_or("")
             .to_ascii_lowercase();
         if content_type.is_empty() || content_type.starts_with("text/event-stream") {
-            return Ok(stream::decode(with_idle_timeout(resp.bytes_stream(), idle)));
+            let events = stream::decode(with_idle_timeout(resp.bytes_stream(), idle));
+            return Ok(limit_stops(events, req.max_tokens));
         }
         let body = tokio::time::timeout(idle, resp.bytes())
             .await
             .map_err(|_| ProviderError::Transport(idle_timeout_message(idle)))?
             .map_err(|e| ProviderError::Transport(chain(&e)))?;
         if content_type.starts_with("application/json") {
-            let answer = response::parse_completion(&body)?;
+            let answer = limit_stop(response::parse_completion(&body)?, req.max_tokens);
             let events = response_events(&answer).into_iter().map(Ok);
             return Ok(Box::pin(futures::stream::iter(events)));
         }
@@ -259,7 +262,7 @@ impl Provider for OpenAiProvider {
                 .bytes()
                 .await
                 .map_err(|e| ProviderError::Transport(chain(&e)))?;
-            response::parse_completion(&bytes)
+            response::parse_completion(&bytes).map(|a| limit_stop(a, req.max_tokens))
         };
         tokio::time::timeout(limit, answer).await.map_err(|_| {
             ProviderError::Transport(fill(
@@ -268,6 +271,28 @@ impl Provider for OpenAiProvider {
             ))
         })?
     }
+}
+
+/// `events` with the `message_delta`'s stop reason read by
+/// [`response::stop_for_limit`] against the `max_tokens` lathe asked for.
+fn limit_stops(events: EventStream, asked: u32) -> EventStream {
+    Box::pin(events.map(move |event| match event {
+        Ok(StreamEvent::MessageDelta { mut delta, usage }) => {
+            delta.stop_reason = delta
+                .stop_reason
+                .map(|r| response::stop_for_limit(r, usage.as_ref(), asked));
+            Ok(StreamEvent::MessageDelta { delta, usage })
+        }
+        other => other,
+    }))
+}
+
+/// `answer` with its stop reason read by [`response::stop_for_limit`].
+fn limit_stop(mut answer: MessagesResponse, asked: u32) -> MessagesResponse {
+    answer.stop_reason = answer
+        .stop_reason
+        .map(|r| response::stop_for_limit(r, Some(&answer.usage), asked));
+    answer
 }
 
 #[cfg(test)]

@@ -26,6 +26,25 @@ pub fn stop_reason(finish_reason: Option<&str>, has_tool_calls: bool) -> StopRea
     }
 }
 
+/// The stop reason of an answer lathe asked for with `max_tokens = asked`:
+/// `reason` as it is, except a [`StopReason::MaxTokens`] (`length`) whose
+/// reported output is shorter than `asked`. That answer did not reach
+/// lathe's limit: the server stopped it because the prompt and the answer
+/// filled the model's context window (llama.cpp with context shift off ends
+/// so with `finish_reason: "length"`, not with an error), so it is
+/// [`StopReason::ModelContextWindowExceeded`] — raising `max_tokens` and
+/// asking again would be refused the same way. Without reported output
+/// tokens, `length` stays `max_tokens`. Pure.
+pub fn stop_for_limit(reason: StopReason, usage: Option<&Usage>, asked: u32) -> StopReason {
+    let output = usage.and_then(|u| u.output_tokens);
+    match (reason, output) {
+        (StopReason::MaxTokens, Some(out)) if out < u64::from(asked) => {
+            StopReason::ModelContextWindowExceeded
+        }
+        (reason, _) => reason,
+    }
+}
+
 /// `usage` as [`Usage`]: `completion_tokens` → output;
 /// `prompt_tokens_details.cached_tokens` (or DeepSeek's
 /// `prompt_cache_hit_tokens`) → cache read; `prompt_tokens` minus the cached
@@ -173,6 +192,57 @@ mod tests {
         ];
         for (finish, tools, want) in cases {
             assert_eq!(stop_reason(finish, tools), want, "{finish:?} {tools}");
+        }
+    }
+
+    #[test]
+    fn a_length_stop_short_of_max_tokens_is_a_full_context_window() {
+        let out = |n| Usage {
+            output_tokens: Some(n),
+            ..Usage::default()
+        };
+        let full = StopReason::ModelContextWindowExceeded;
+        let cases = [
+            (StopReason::MaxTokens, Some(out(120)), 4096, full.clone()),
+            (StopReason::MaxTokens, Some(out(0)), 4096, full),
+            (
+                StopReason::MaxTokens,
+                Some(out(4096)),
+                4096,
+                StopReason::MaxTokens,
+            ),
+            (
+                StopReason::MaxTokens,
+                Some(out(5000)),
+                4096,
+                StopReason::MaxTokens,
+            ),
+            (
+                StopReason::MaxTokens,
+                Some(Usage::default()),
+                4096,
+                StopReason::MaxTokens,
+            ),
+            (StopReason::MaxTokens, None, 4096, StopReason::MaxTokens),
+            (
+                StopReason::EndTurn,
+                Some(out(12)),
+                4096,
+                StopReason::EndTurn,
+            ),
+            (
+                StopReason::ToolUse,
+                Some(out(12)),
+                4096,
+                StopReason::ToolUse,
+            ),
+        ];
+        for (reason, usage, asked, want) in cases {
+            assert_eq!(
+                stop_for_limit(reason.clone(), usage.as_ref(), asked),
+                want,
+                "{reason:?} {usage:?} {asked}"
+            );
         }
     }
 

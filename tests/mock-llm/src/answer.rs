@@ -37,6 +37,9 @@ pub struct AnswerMeta {
     /// The prompt cache simulation's counts for the request (zero without
     /// `cache_control` breakpoints, and on `/v1/chat/completions`).
     pub cache: CacheCounts,
+    /// The request's `max_tokens`: the output an answer stopped by
+    /// `max_tokens` reports, as the real API does.
+    pub max_tokens: Option<u64>,
 }
 
 /// The token counts of an answer (Messages API `usage`).
@@ -84,9 +87,14 @@ pub fn usage(entry: &Entry, meta: &AnswerMeta) -> Tokens {
         })
         .sum();
     let uncached = meta.request_bytes.saturating_sub(meta.cache.cached_bytes);
+    let written = (out_chars / 4).max(1) as u64;
+    let output = match meta.max_tokens {
+        Some(max) if entry.effective_stop_reason() == "max_tokens" => max,
+        _ => written,
+    };
     Tokens {
         input: (uncached / 4).max(1) as u64,
-        output: (out_chars / 4).max(1) as u64,
+        output,
         cache_creation: meta.cache.creation,
         cache_read: meta.cache.read,
     }
@@ -249,6 +257,7 @@ mod tests {
             model: "m".into(),
             request_bytes: 40,
             cache: CacheCounts::default(),
+            max_tokens: Some(4096),
         }
     }
 
@@ -401,6 +410,22 @@ mod tests {
             json_message(&script.responses[2], &meta()).get("stop_details"),
             Some(&Value::Null)
         );
+    }
+
+    #[test]
+    fn an_answer_stopped_by_max_tokens_reports_max_tokens_of_output() {
+        let script = Script::from_json(
+            r#"{"responses":[{"content":[{"type":"text","text":"Half"}],"stop_reason":"max_tokens"},
+                {"content":[{"type":"text","text":"Half"}],"stop_reason":"model_context_window_exceeded"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(usage(&script.responses[0], &meta()).output, 4096);
+        assert_eq!(usage(&script.responses[1], &meta()).output, 1);
+        let unknown = AnswerMeta {
+            max_tokens: None,
+            ..meta()
+        };
+        assert_eq!(usage(&script.responses[0], &unknown).output, 1);
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct ChatMeta {
     /// The request's `stream_options.include_usage`: add the usage chunk
     /// (and `"usage": null` on every other chunk, as OpenAI does).
     pub include_usage: bool,
+    /// The request's `max_tokens` (or `max_completion_tokens`).
+    pub max_tokens: Option<u64>,
 }
 
 impl ChatMeta {
@@ -50,6 +52,10 @@ impl ChatMeta {
                 .pointer("/stream_options/include_usage")
                 .and_then(Value::as_bool)
                 == Some(true),
+            max_tokens: request
+                .get("max_completion_tokens")
+                .or_else(|| request.get("max_tokens"))
+                .and_then(Value::as_u64),
         }
     }
 
@@ -63,6 +69,7 @@ impl ChatMeta {
             model: self.model.clone(),
             request_bytes: self.request_bytes,
             cache: CacheCounts::default(),
+            max_tokens: self.max_tokens,
         };
         let tokens = usage(entry, &meta);
         (tokens.input, tokens.output)
@@ -81,14 +88,16 @@ impl ChatMeta {
 /// OpenAI's `finish_reason` for the entry's stop reason: `end_turn`,
 /// `stop_sequence` and `pause_turn` → `stop` (OpenAI has no paused turn),
 /// `tool_use` → `tool_calls`, `max_tokens` → `length`, `refusal` →
-/// `content_filter`; any other value is sent as written (so a script may
-/// give OpenAI's own values).
+/// `content_filter`, `model_context_window_exceeded` → `length` (as
+/// llama.cpp ends an answer that filled its context window: its output is
+/// then shorter than `max_tokens`); any other value is sent as written (so
+/// a script may give OpenAI's own values).
 pub fn finish_reason(entry: &Entry) -> String {
     let reason = entry.effective_stop_reason();
     match reason.as_str() {
         "end_turn" | "stop_sequence" | "pause_turn" => "stop".into(),
         "tool_use" => "tool_calls".into(),
-        "max_tokens" => "length".into(),
+        "max_tokens" | "model_context_window_exceeded" => "length".into(),
         "refusal" => "content_filter".into(),
         _ => reason,
     }
@@ -251,6 +260,7 @@ mod tests {
             model: "m".into(),
             request_bytes: 40,
             include_usage,
+            max_tokens: Some(4096),
         }
     }
 
@@ -334,6 +344,7 @@ mod tests {
             ("stop_sequence", "stop"),
             ("pause_turn", "stop"),
             ("max_tokens", "length"),
+            ("model_context_window_exceeded", "length"),
             ("refusal", "content_filter"),
             ("tool_use", "tool_calls"),
             ("function_call", "function_call"),

@@ -122,6 +122,7 @@ impl Shared {
                     model: model_of(&value),
                     request_bytes: body.len(),
                     cache: lookup.counts,
+                    max_tokens: value.get("max_tokens").and_then(Value::as_u64),
                 },
             }));
         }
@@ -153,6 +154,7 @@ impl Shared {
                 model: model_of(&value),
                 request_bytes: body.len(),
                 cache: lookup.counts,
+                max_tokens: value.get("max_tokens").and_then(Value::as_u64),
             },
         }))
     }
