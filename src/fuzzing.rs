@@ -180,7 +180,7 @@ pub fn answer_events(data: &[u8]) {
         model: "m".into(),
         max_tokens: 1024,
         system: String::new(),
-        messages,
+        messages: messages.into_iter().map(std::sync::Arc::new).collect(),
         tools: Vec::new(),
         stream: true,
     };

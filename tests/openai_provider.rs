@@ -430,7 +430,7 @@ fn transcript_request() -> MessagesRequest {
         model: "qwen3-coder".into(),
         max_tokens: 8192,
         system: "You are lathe.".into(),
-        messages: vec![
+        messages: lathe::protocol::shared(vec![
             Message {
                 role: Role::User,
                 content: vec![
@@ -475,7 +475,7 @@ fn transcript_request() -> MessagesRequest {
                 content: vec![text("Done.")],
             },
             Message::user_text("Thanks"),
-        ],
+        ]),
         tools: vec![ToolDefinition {
             name: "Read".into(),
             description: "Reads a file.".into(),
@@ -522,13 +522,13 @@ fn a_transcript_as_chat_completions_json() {
 #[test]
 fn an_assistant_turn_of_only_tool_calls_has_empty_content() {
     let req = MessagesRequest {
-        messages: vec![
+        messages: lathe::protocol::shared(vec![
             Message::user_text("go"),
             Message {
                 role: Role::Assistant,
                 content: vec![tool("c1", "Glob", json!({"pattern": "*.rs"}))],
             },
-        ],
+        ]),
         system: String::new(),
         tools: vec![],
         ..transcript_request()
@@ -608,7 +608,7 @@ fn request() -> MessagesRequest {
         model: "gpt-4o".into(),
         max_tokens: 1024,
         system: String::new(),
-        messages: vec![Message::user_text("weather in NYC?")],
+        messages: lathe::protocol::shared(vec![Message::user_text("weather in NYC?")]),
         tools: vec![],
         stream: false,
     }

@@ -38,7 +38,7 @@ fn request() -> MessagesRequest {
         model: "claude-sonnet-4-5".into(),
         max_tokens: 1024,
         system: String::new(),
-        messages: vec![Message::user_text("find the typo")],
+        messages: lathe::protocol::shared(vec![Message::user_text("find the typo")]),
         tools: vec![],
         stream: false,
     }

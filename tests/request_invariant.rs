@@ -346,7 +346,7 @@ fn check(answers: &[(Vec<Block>, bool, Option<&'static str>)], outcomes: &[Outco
         model: "claude-test".into(),
         max_tokens: 1024,
         system: "You are a test.".into(),
-        messages,
+        messages: lathe::protocol::shared(messages),
         tools: vec![],
         stream: true,
     };

@@ -65,7 +65,7 @@ fn request(messages: Vec<Message>) -> MessagesRequest {
         model: "claude-test".into(),
         max_tokens: 64,
         system: "You are a test.".into(),
-        messages,
+        messages: lathe::protocol::shared(messages),
         tools: vec![tool("Read")],
         stream: false,
     }

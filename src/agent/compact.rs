@@ -315,20 +315,7 @@ pub(crate) fn report(context: &ContextState, req: &MessagesRequest) -> ContextRe
 
 /// Bytes of `req` serialized (no copy is made).
 pub fn request_bytes(req: &MessagesRequest) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len() as u64;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Serializing plain data into a counter cannot fail.
-    let _ = serde_json::to_writer(&mut count, req);
-    count.0
+    crate::provider::wire::json_bytes(req)
 }
 
 /// Whether the API refused a request for its length: HTTP 413, a 400

@@ -626,6 +626,7 @@ impl Session {
             usage,
             context: self.context.clone(),
             request_bytes: AtomicU64::new(0),
+            first_with_context: Default::default(),
         }
     }
 

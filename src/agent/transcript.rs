@@ -2,7 +2,7 @@
 //! roles alternate and every `tool_use` is answered by a `tool_result` first
 //! in the next user message (the rule the API enforces with a 400).
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use std::collections::HashMap;
 
@@ -28,9 +28,15 @@ pub struct ClearedResult {
 /// The session's messages behind a lock, shared by the session and its turn.
 /// With a [`SessionLog`], every change is also recorded there (under the
 /// lock, so the file holds the changes in the order they happened).
+///
+/// Each message is kept in an `Arc`: a request shares them
+/// ([`Transcript::shared`]) instead of copying the conversation, and a
+/// change makes a new `Arc` of only the message it changes
+/// (`Arc::make_mut`), so a provider can reuse what it made of every other
+/// message (`provider::wire`).
 #[derive(Debug, Default)]
 pub struct Transcript {
-    messages: Mutex<Vec<Message>>,
+    messages: Mutex<Vec<Arc<Message>>>,
     log: Option<SessionLog>,
     /// Counts the changes that are not appends (a compaction).
     generation: std::sync::atomic::AtomicU64,
@@ -50,7 +56,7 @@ impl Transcript {
     /// Replaces the messages without recording anything (a resumed
     /// session's, already in its file).
     pub fn restore(&self, messages: Vec<Message>) {
-        *self.lock() = messages;
+        *self.lock() = messages.into_iter().map(Arc::new).collect();
     }
 
     /// Makes the messages satisfy the pairing rule ([`repair_pairing`]);
@@ -59,9 +65,15 @@ impl Transcript {
     /// when the file is read back.
     pub fn repair(&self) -> bool {
         let mut msgs = self.lock();
-        let before = msgs.clone();
-        repair_pairing(&mut msgs);
-        *msgs != before
+        if is_paired(&msgs) {
+            return false;
+        }
+        let mut owned = owned(&msgs);
+        let before = owned.clone();
+        repair_pairing(&mut owned);
+        let changed = owned != before;
+        *msgs = owned.into_iter().map(Arc::new).collect();
+        changed
     }
 
     fn record(&self, record: impl FnOnce() -> Record) {
@@ -72,6 +84,11 @@ impl Transcript {
 
     /// A copy of every message.
     pub fn snapshot(&self) -> Vec<Message> {
+        owned(&self.lock())
+    }
+
+    /// Every message, shared (pointers, not copies): what a request sends.
+    pub fn shared(&self) -> Vec<Arc<Message>> {
         self.lock().clone()
     }
 
@@ -98,13 +115,17 @@ impl Transcript {
             text: prompt.to_string(),
             blocks: blocks.clone(),
         });
-        repair_pairing(&mut msgs);
+        if !is_paired(&msgs) {
+            let mut all = owned(&msgs);
+            repair_pairing(&mut all);
+            *msgs = all.into_iter().map(Arc::new).collect();
+        }
         match msgs.last_mut() {
-            Some(last) if last.role == Role::User => last.content.extend(blocks),
-            _ => msgs.push(Message {
+            Some(last) if last.role == Role::User => Arc::make_mut(last).content.extend(blocks),
+            _ => msgs.push(Arc::new(Message {
                 role: Role::User,
                 content: blocks,
-            }),
+            })),
         }
     }
 
@@ -124,6 +145,7 @@ impl Transcript {
         });
         match msgs.last_mut() {
             Some(last) if last.role == Role::Assistant && last.tool_uses().next().is_none() => {
+                let last = Arc::make_mut(last);
                 for block in message.content {
                     match (last.content.last_mut(), block) {
                         (Some(ContentBlock::Text { text }), ContentBlock::Text { text: more }) => {
@@ -133,7 +155,7 @@ impl Transcript {
                     }
                 }
             }
-            _ => msgs.push(message),
+            _ => msgs.push(Arc::new(message)),
         }
     }
 
@@ -196,7 +218,7 @@ impl Transcript {
             after,
             summary: summary.to_string(),
         });
-        *msgs = messages;
+        *msgs = messages.into_iter().map(Arc::new).collect();
         self.generation
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
@@ -225,23 +247,24 @@ impl Transcript {
             results: results.clone(),
         });
         let content = results.into_iter().map(ContentBlock::ToolResult).collect();
-        msgs.push(Message {
+        msgs.push(Arc::new(Message {
             role: Role::User,
             content,
-        });
+        }));
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<Message>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<Arc<Message>>> {
         self.messages.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 /// The last `blocks` blocks of the last user message taken out (see
 /// [`Transcript::withdraw_user_blocks`]).
-fn withdraw(msgs: &mut Vec<Message>, blocks: usize) {
+fn withdraw(msgs: &mut Vec<Arc<Message>>, blocks: usize) {
     let Some(last) = msgs.last_mut().filter(|m| m.role == Role::User) else {
         return;
     };
+    let last = Arc::make_mut(last);
     let keep = last.content.len().saturating_sub(blocks);
     last.content.truncate(keep);
     if last.content.is_empty() {
@@ -275,7 +298,7 @@ fn is_cleared(content: &ToolResultContent) -> bool {
 
 /// The ids [`Transcript::clear_tool_results`] clears, oldest first.
 fn pick_results_to_clear(
-    msgs: &[Message],
+    msgs: &[Arc<Message>],
     keep_recent: usize,
     min_bytes: usize,
     need: usize,
@@ -308,17 +331,23 @@ fn pick_results_to_clear(
 
 /// Replaces the output of the results with these ids by
 /// [`TOOL_RESULT_CLEARED`] naming their tool.
-fn clear_results(msgs: &mut [Message], ids: &[String]) -> Vec<ClearedResult> {
+fn clear_results(msgs: &mut [Arc<Message>], ids: &[String]) -> Vec<ClearedResult> {
     let calls: HashMap<String, ToolUse> = msgs
         .iter()
         .flat_map(|m| m.tool_uses())
         .map(|u| (u.id.clone(), u.clone()))
         .collect();
+    let answers = |m: &Arc<Message>| {
+        m.role == Role::User
+            && m.content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ToolResult(r) if ids.contains(&r.tool_use_id)))
+    };
     let mut out = Vec::new();
     for block in msgs
         .iter_mut()
-        .filter(|m| m.role == Role::User)
-        .flat_map(|m| m.content.iter_mut())
+        .filter(|m| answers(m))
+        .flat_map(|m| Arc::make_mut(m).content.iter_mut())
     {
         let ContentBlock::ToolResult(r) = block else {
             continue;
@@ -340,6 +369,33 @@ fn clear_results(msgs: &mut [Message], ids: &[String]) -> Vec<ClearedResult> {
         out.push(ClearedResult { call, bytes });
     }
     out
+}
+
+/// Deep copies of `msgs`.
+fn owned(msgs: &[Arc<Message>]) -> Vec<Message> {
+    msgs.iter().map(|m| Message::clone(m)).collect()
+}
+
+/// Whether `messages` satisfy the pairing rule as they are (what
+/// [`repair_pairing`] would leave unchanged), looked at without copying.
+fn is_paired(messages: &[Arc<Message>]) -> bool {
+    messages.iter().enumerate().all(|(i, m)| {
+        if m.role != Role::Assistant {
+            return true;
+        }
+        let mut uses = m.tool_uses().peekable();
+        if uses.peek().is_none() {
+            return true;
+        }
+        let Some(next) = messages.get(i + 1).filter(|n| n.role == Role::User) else {
+            return false;
+        };
+        let mut results = next.content.iter().map(|b| match b {
+            ContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
+            _ => None,
+        });
+        uses.all(|u| results.next() == Some(Some(u.id.as_str()))) && results.all(|r| r.is_none())
+    })
 }
 
 /// Makes `messages` satisfy the pairing rule: after every assistant message

@@ -94,6 +94,9 @@ pub(crate) struct Turn {
     pub context: Arc<super::compact::ContextState>,
     /// Bytes of the request being answered (for the meter's calibration).
     pub request_bytes: std::sync::atomic::AtomicU64,
+    /// The transcript's first message and the same with the project
+    /// context before it, made once per turn ([`with_context`]).
+    pub first_with_context: std::sync::Mutex<Option<(Arc<Message>, Arc<Message>)>>,
 }
 
 /// How one try of a request ended.
@@ -361,7 +364,7 @@ impl Turn {
         let mut compacted_for_overflow = false;
         loop {
             self.request_bytes
-                .store(super::compact::request_bytes(&req), Ordering::Relaxed);
+                .store(self.provider.request_bytes(&req), Ordering::Relaxed);
             let (error, output_began) = match self.attempt(&req, streaming).await {
                 Attempt::Reply(reply) => return reply,
                 Attempt::Failed {
@@ -610,17 +613,34 @@ impl Turn {
 /// `messages` with `context` as a text block before the first user
 /// message's own blocks (after per-project text, the conversation; the
 /// system prompt before it stays the same for every project).
-fn with_context(mut messages: Vec<Message>, context: &str) -> Vec<Message> {
+///
+/// `memo` keeps the last first message made, for as long as the
+/// transcript's first message is the same `Arc`: the message sent is then
+/// the same `Arc` too, and a provider reuses what it made of it.
+fn with_context(
+    mut messages: Vec<Arc<Message>>,
+    context: &str,
+    memo: &std::sync::Mutex<Option<(Arc<Message>, Arc<Message>)>>,
+) -> Vec<Arc<Message>> {
     if context.trim().is_empty() {
         return messages;
     }
-    if let Some(first) = messages.first_mut().filter(|m| m.role == Role::User) {
-        first.content.insert(
-            0,
-            ContentBlock::Text {
-                text: context.to_string(),
-            },
-        );
+    let Some(first) = messages.first_mut().filter(|m| m.role == Role::User) else {
+        return messages;
+    };
+    let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
+    match memo.as_ref() {
+        Some((from, made)) if Arc::ptr_eq(from, first) => *first = made.clone(),
+        _ => {
+            let from = first.clone();
+            Arc::make_mut(first).content.insert(
+                0,
+                ContentBlock::Text {
+                    text: context.to_string(),
+                },
+            );
+            *memo = Some((from, first.clone()));
+        }
     }
     messages
 }

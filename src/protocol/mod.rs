@@ -9,6 +9,8 @@ mod stream;
 
 pub use stream::{ApiErrorBody, ContentBlockDelta, MessageDeltaBody, StreamEvent};
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -366,6 +368,11 @@ pub struct ToolDefinition {
     pub input_schema: Value,
 }
 
+/// `messages` as a request carries them (each in an `Arc` of its own).
+pub fn shared(messages: Vec<Message>) -> Vec<Arc<Message>> {
+    messages.into_iter().map(Arc::new).collect()
+}
+
 /// The body of `POST /v1/messages`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessagesRequest {
@@ -376,8 +383,11 @@ pub struct MessagesRequest {
     /// System prompt.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub system: String,
-    /// The conversation.
-    pub messages: Vec<Message>,
+    /// The conversation. Each message is shared with the transcript it
+    /// came from (a request clones pointers, not the conversation), and a
+    /// provider may keep a message's serialized form for as long as the
+    /// same `Arc` is sent again (`provider::body`).
+    pub messages: Vec<Arc<Message>>,
     /// Tools the model may call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolDefinition>,

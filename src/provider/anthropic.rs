@@ -10,6 +10,7 @@
 //! [`Provider::complete`] sends the same request with `stream: false` (the
 //! fallback after a failed stream).
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
@@ -18,6 +19,7 @@ use serde::Deserialize;
 
 use super::http::{self, cut, read_capped, Endpoint, HTTP_ERROR_KIND, MAX_ERROR_BODY_BYTES};
 use super::idle::{idle_timeout_message, with_idle_timeout};
+use super::wire::WireCache;
 use super::{sse, EventStream, Provider, ProviderError};
 use crate::config::Config;
 use crate::protocol::{ApiErrorBody, MessagesRequest, MessagesResponse};
@@ -48,6 +50,8 @@ const MAX_ERROR_MESSAGE_CHARS: usize = 1000;
 pub struct AnthropicProvider {
     /// Where requests go; the key is sent as `x-api-key`.
     endpoint: Endpoint,
+    /// The JSON of the messages sent, reused while they are sent again.
+    wire: Arc<WireCache>,
 }
 
 impl AnthropicProvider {
@@ -78,7 +82,10 @@ impl AnthropicProvider {
 
     /// A provider posting to `endpoint`.
     pub fn on(endpoint: Endpoint) -> Self {
-        Self { endpoint }
+        Self {
+            endpoint,
+            wire: Arc::default(),
+        }
     }
 
     /// This provider with `timeout` as the longest silence of a streaming
@@ -134,13 +141,17 @@ impl AnthropicProvider {
                 env: self.endpoint.api_key_env.clone(),
             });
         }
-        let body = self
+        let extra: Vec<(&str, serde_json::Value)> = self
             .endpoint
-            .with_temperature(super::cache::body_with_breakpoints(req, stream));
+            .temperature
+            .map(|t| ("temperature", serde_json::json!(t)))
+            .into_iter()
+            .collect();
+        let body = self.wire.body(req, stream, &extra);
         self.endpoint
-            .post(
+            .post_bytes(
                 MESSAGES_PATH,
-                &body,
+                body,
                 accept,
                 &[("anthropic-version", ANTHROPIC_VERSION)],
                 HeaderName::from_static("x-api-key"),
@@ -152,6 +163,11 @@ impl AnthropicProvider {
 
 #[async_trait]
 impl Provider for AnthropicProvider {
+    /// Counted from the messages' JSON as [`WireCache`] keeps it.
+    fn request_bytes(&self, req: &MessagesRequest) -> u64 {
+        self.wire.request_bytes(req)
+    }
+
     /// Sends `req` with `stream: true` to [`AnthropicProvider::messages_url`]
     /// with headers `x-api-key` (when a key is set), `anthropic-version:
     /// 2023-06-01`, `content-type: application/json`, `accept:
@@ -400,7 +416,7 @@ mod tests {
             model: "claude-sonnet-4-5".into(),
             max_tokens: 1024,
             system: "be brief".into(),
-            messages: vec![Message::user_text("hi")],
+            messages: crate::protocol::shared(vec![Message::user_text("hi")]),
             tools: vec![],
             stream: false,
         }

@@ -12,7 +12,7 @@ use crate::protocol::MessagesRequest;
 pub const MAX_BREAKPOINTS: usize = 4;
 
 /// Block types that take a `cache_control` (thinking blocks do not).
-const CACHEABLE: &[&str] = &["text", "image", "tool_use", "tool_result", "document"];
+pub(crate) const CACHEABLE: &[&str] = &["text", "image", "tool_use", "tool_result", "document"];
 
 /// `req` as the JSON body to send, with `stream` set and an ephemeral
 /// `cache_control` on the last tool, on the system prompt (sent as one text
@@ -94,7 +94,7 @@ mod tests {
             model: "m".into(),
             max_tokens: 100,
             system: "You are lathe.".into(),
-            messages: vec![
+            messages: crate::protocol::shared(vec![
                 Message::user_text("hi"),
                 Message {
                     role: Role::Assistant,
@@ -114,7 +114,7 @@ mod tests {
                         },
                     ],
                 },
-            ],
+            ]),
             tools: vec![
                 ToolDefinition {
                     name: "Read".into(),
@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn an_empty_text_block_is_passed_over() {
         let mut r = request();
-        r.messages[2].content = vec![
+        std::sync::Arc::make_mut(&mut r.messages[2]).content = vec![
             ContentBlock::Text { text: "x".into() },
             ContentBlock::Text { text: "".into() },
         ];
@@ -193,7 +193,8 @@ mod tests {
             "type": "text", "text": "kept", "cache_control": {"type": "ephemeral"}, "citations": []
         }))
         .unwrap();
-        r.messages[1].content = vec![carried.clone(), carried.clone(), carried];
+        std::sync::Arc::make_mut(&mut r.messages[1]).content =
+            vec![carried.clone(), carried.clone(), carried];
         let body = body_with_breakpoints(&r, true);
         assert_eq!(count_breakpoints(&body), MAX_BREAKPOINTS);
         // The conversation's breakpoint is the one that fits.

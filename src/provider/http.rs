@@ -173,13 +173,28 @@ impl Endpoint {
         key_header: HeaderName,
         key_prefix: &str,
     ) -> Result<reqwest::Response, ProviderError> {
+        let bytes = serde_json::to_vec(body).map_err(|e| ProviderError::Request(e.to_string()))?;
+        self.post_bytes(path, bytes, accept, extra, key_header, key_prefix)
+            .await
+    }
+
+    /// Like [`post`](Self::post) with the body's JSON already made.
+    pub async fn post_bytes(
+        &self,
+        path: &str,
+        body: Vec<u8>,
+        accept: &'static str,
+        extra: &[(&'static str, &'static str)],
+        key_header: HeaderName,
+        key_prefix: &str,
+    ) -> Result<reqwest::Response, ProviderError> {
         let mut builder = self
             .http
             .get()?
             .post(format!("{}{path}", self.base_url))
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, accept)
-            .json(body);
+            .body(body);
         for (name, value) in extra {
             builder = builder.header(*name, *value);
         }

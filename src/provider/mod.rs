@@ -23,6 +23,7 @@ pub mod retry;
 pub mod sse;
 pub mod validate;
 pub mod window;
+pub mod wire;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -123,6 +124,14 @@ pub trait Provider: Send + Sync {
         None
     }
 
+    /// Bytes of `req` as this provider sends it, about (what the context
+    /// meter and the window check count). The default serializes it into
+    /// a counter; a provider that keeps its messages' JSON
+    /// ([`wire::WireCache`]) counts from that.
+    fn request_bytes(&self, req: &MessagesRequest) -> u64 {
+        wire::json_bytes(req)
+    }
+
     /// Starts a streaming request (`stream: true` is set by the provider).
     /// Returns once the response headers arrived: a non-2xx status is an
     /// `Err(ProviderError::Http)` here; later failures come through the stream.
@@ -209,7 +218,7 @@ mod tests {
             model: "m".into(),
             max_tokens: 10,
             system: String::new(),
-            messages: vec![Message::user_text("hi")],
+            messages: crate::protocol::shared(vec![Message::user_text("hi")]),
             tools: vec![],
             stream: false,
         }

@@ -22,7 +22,8 @@
 //! catch a request lathe should never have built.
 
 use std::collections::HashSet;
-use std::fmt;
+use std::fmt::{self, Write as _};
+use std::sync::Arc;
 
 use base64::Engine;
 use serde_json::Value;
@@ -399,9 +400,19 @@ fn summary(problems: &[RequestProblem]) -> String {
 /// not lathe's to edit.
 pub fn sanitize(req: &mut MessagesRequest) -> Vec<Repair> {
     let mut repairs = Vec::new();
+    let droppable = |block: &ContentBlock| {
+        text_of(block).is_some_and(|t| t.trim().is_empty())
+            || is_textless_text(block)
+            || is_thinking(block) && !has_signature(block)
+    };
+    // A message is copied (`Arc::make_mut`) only when it is repaired: the
+    // others stay shared with the transcript.
     for (i, message) in req.messages.iter_mut().enumerate() {
+        if !message.content.iter().any(droppable) {
+            continue;
+        }
         let mut j = 0;
-        message.content.retain(|block| {
+        Arc::make_mut(message).content.retain(|block| {
             let path = format!("messages.{i}.content.{j}");
             j += 1;
             if text_of(block).is_some_and(|t| t.trim().is_empty()) || is_textless_text(block) {
@@ -426,14 +437,16 @@ pub fn sanitize(req: &mut MessagesRequest) -> Vec<Repair> {
         i += 1;
         keep
     });
-    let mut merged: Vec<Message> = Vec::with_capacity(req.messages.len());
+    let mut merged: Vec<Arc<Message>> = Vec::with_capacity(req.messages.len());
     for (i, message) in std::mem::take(&mut req.messages).into_iter().enumerate() {
         match merged.last_mut() {
             Some(last) if last.role == message.role => {
                 repairs.push(Repair::MergedIntoPrevious {
                     path: format!("messages.{i}"),
                 });
-                last.content.extend(message.content);
+                Arc::make_mut(last)
+                    .content
+                    .extend(message.content.iter().cloned());
             }
             _ => merged.push(message),
         }
@@ -441,15 +454,20 @@ pub fn sanitize(req: &mut MessagesRequest) -> Vec<Repair> {
     req.messages = merged;
     let last_index = req.messages.len().saturating_sub(1);
     if let Some(last) = req.messages.last_mut() {
-        if last.role == Role::Assistant {
+        let trailing = last.role == Role::Assistant
+            && last
+                .content
+                .last()
+                .and_then(text_of)
+                .is_some_and(|t| t.ends_with(char::is_whitespace));
+        if trailing {
+            let last = Arc::make_mut(last);
             let j = last.content.len().saturating_sub(1);
             if let Some(text) = last.content.last_mut().and_then(text_mut) {
-                if text.ends_with(char::is_whitespace) {
-                    text.truncate(text.trim_end().len());
-                    repairs.push(Repair::TrimmedTrailingWhitespace {
-                        path: format!("messages.{last_index}.content.{j}"),
-                    });
-                }
+                text.truncate(text.trim_end().len());
+                repairs.push(Repair::TrimmedTrailingWhitespace {
+                    path: format!("messages.{last_index}.content.{j}"),
+                });
             }
         }
     }
@@ -462,13 +480,29 @@ pub fn sanitize(req: &mut MessagesRequest) -> Vec<Repair> {
 /// new id is the old one with other characters as `_` (`toolu_lathe` when
 /// none is left), plus `_2`, `_3`, … until unused. Deterministic, so the
 /// same transcript gives the same request every time.
-fn rename_tool_use_ids(messages: &mut [Message], repairs: &mut Vec<Repair>) {
+fn rename_tool_use_ids(messages: &mut [Arc<Message>], repairs: &mut Vec<Repair>) {
     let mut seen: HashSet<String> = HashSet::new();
     for i in 0..messages.len() {
+        // Most messages need nothing: looked at without copying them.
+        let mut fine: Vec<&str> = Vec::new();
+        let all_fine = messages[i].tool_uses().all(|t| {
+            let ok = is_id_text(&t.id) && !seen.contains(&t.id) && !fine.contains(&t.id.as_str());
+            fine.push(&t.id);
+            ok
+        });
+        if all_fine {
+            let ids: Vec<String> = fine.into_iter().map(str::to_string).collect();
+            seen.extend(ids);
+            continue;
+        }
         // (original id, its occurrence among this message's calls, new id)
         let mut renamed: Vec<(String, usize, String)> = Vec::new();
         let mut occurrences: std::collections::HashMap<String, usize> = Default::default();
-        for (j, block) in messages[i].content.iter_mut().enumerate() {
+        for (j, block) in Arc::make_mut(&mut messages[i])
+            .content
+            .iter_mut()
+            .enumerate()
+        {
             let ContentBlock::ToolUse(t) = block else {
                 continue;
             };
@@ -510,7 +544,7 @@ fn rename_tool_use_ids(messages: &mut [Message], repairs: &mut Vec<Repair>) {
         };
         // The n-th result for an id answers the n-th call with it.
         let mut results: std::collections::HashMap<String, usize> = Default::default();
-        for block in &mut next.content {
+        for block in &mut Arc::make_mut(next).content {
             let ContentBlock::ToolResult(r) = block else {
                 continue;
             };
@@ -554,6 +588,7 @@ pub fn validate(req: &MessagesRequest) -> Result<(), Vec<RequestProblem>> {
     }
     let images = count_images(&req.messages);
     let mut tool_use_ids = HashSet::new();
+    let mut path = String::new();
     let last = req.messages.len().saturating_sub(1);
     for (i, message) in req.messages.iter().enumerate() {
         if message.content.is_empty() && !(i == last && message.role == Role::Assistant) {
@@ -564,7 +599,10 @@ pub fn validate(req: &MessagesRequest) -> Result<(), Vec<RequestProblem>> {
             ));
         }
         for (j, block) in message.content.iter().enumerate() {
-            let path = format!("messages.{i}.content.{j}");
+            // One buffer for every block's path: a request of thousands of
+            // blocks costs no allocation per block.
+            path.clear();
+            let _ = write!(path, "messages.{i}.content.{j}");
             check_block(block, &path, images, &mut tool_use_ids, &mut problems);
         }
         check_pairing(&req.messages, i, &mut problems);
@@ -659,19 +697,19 @@ fn check_block(
     match block {
         ContentBlock::Image { source } => check_image(source, path, images, problems),
         ContentBlock::ToolUse(t) => {
-            let shown = format!("{:?}", t.id);
+            let shown = || format!("{:?}", t.id);
             if !is_id_text(&t.id) {
                 problems.push(RequestProblem::new(
                     &TOOL_USE_ID_PATTERN,
                     format!("{path}.id"),
-                    &[("value", &shown)],
+                    &[("value", &shown())],
                 ));
             }
             if !tool_use_ids.insert(t.id.clone()) {
                 problems.push(RequestProblem::new(
                     &TOOL_USE_ID_UNIQUE,
                     path,
-                    &[("value", &shown)],
+                    &[("value", &shown())],
                 ));
             }
             if !t.input.is_object() {
@@ -772,7 +810,7 @@ fn check_image(
 /// `tool_use` ids must all be answered by the `tool_result` blocks that open
 /// the next (user) message; a user message's `tool_result`s must answer
 /// `tool_use`s of the assistant message right before it.
-fn check_pairing(messages: &[Message], i: usize, problems: &mut Vec<RequestProblem>) {
+fn check_pairing(messages: &[Arc<Message>], i: usize, problems: &mut Vec<RequestProblem>) {
     let message = &messages[i];
     match message.role {
         Role::Assistant => {
@@ -829,7 +867,7 @@ fn check_pairing(messages: &[Message], i: usize, problems: &mut Vec<RequestProbl
     }
 }
 
-fn check_final_assistant(messages: &[Message], problems: &mut Vec<RequestProblem>) {
+fn check_final_assistant(messages: &[Arc<Message>], problems: &mut Vec<RequestProblem>) {
     let Some(last) = messages.last() else {
         return;
     };
@@ -898,7 +936,7 @@ fn has_signature(block: &ContentBlock) -> bool {
 }
 
 /// Images in the request, in messages and inside tool results.
-fn count_images(messages: &[Message]) -> usize {
+fn count_images(messages: &[Arc<Message>]) -> usize {
     let in_blocks = |blocks: &[ContentBlock]| {
         blocks
             .iter()
@@ -921,7 +959,7 @@ fn count_images(messages: &[Message]) -> usize {
 
 /// Blocks with a (non-null) `cache_control`. lathe's own system prompt and
 /// tools carry none; only blocks kept as JSON can.
-fn count_cache_control(messages: &[Message]) -> usize {
+fn count_cache_control(messages: &[Arc<Message>]) -> usize {
     messages
         .iter()
         .flat_map(|m| m.content.iter())
@@ -1044,7 +1082,7 @@ mod tests {
             model: "m".into(),
             max_tokens: 100,
             system: String::new(),
-            messages,
+            messages: crate::protocol::shared(messages),
             tools: vec![],
             stream: true,
         }
@@ -1110,7 +1148,7 @@ mod tests {
             model: "m".into(),
             max_tokens: 10,
             system: String::new(),
-            messages: vec![
+            messages: crate::protocol::shared(vec![
                 msg(Role::User, vec![text("go")]),
                 msg(
                     Role::Assistant,
@@ -1126,7 +1164,7 @@ mod tests {
                 ),
                 msg(Role::Assistant, vec![call("call_0"), call("")]),
                 msg(Role::User, vec![answer("call_0", "d"), answer("", "e")]),
-            ],
+            ]),
             tools: vec![],
             stream: false,
         };
@@ -1521,7 +1559,7 @@ mod tests {
         );
         assert_eq!(
             req.messages,
-            vec![msg(Role::User, vec![text("first"), text("second")])]
+            crate::protocol::shared(vec![msg(Role::User, vec![text("first"), text("second")])])
         );
         assert_eq!(validate(&req), Ok(()));
     }
@@ -1583,7 +1621,7 @@ mod tests {
     fn an_empty_final_assistant_message_is_dropped() {
         let mut req = request(vec![user("x"), msg(Role::Assistant, vec![text(" ")])]);
         sanitize(&mut req);
-        assert_eq!(req.messages, vec![user("x")]);
+        assert_eq!(req.messages, crate::protocol::shared(vec![user("x")]));
     }
 
     #[test]

@@ -54,7 +54,11 @@ impl Turn {
                 &self.system,
                 self.env.permissions.mode(),
             ),
-            messages: super::with_context(self.transcript.snapshot(), &self.project_context),
+            messages: super::with_context(
+                self.transcript.shared(),
+                &self.project_context,
+                &self.first_with_context,
+            ),
             tools: self.env.registry.definitions(),
             stream: true,
         }
@@ -66,7 +70,7 @@ impl Turn {
     /// conversation changed).
     pub(crate) async fn fit_window(&self, req: MessagesRequest) -> MessagesRequest {
         let window = self.window().await;
-        let bytes = request_bytes(&req);
+        let bytes = self.provider.request_bytes(&req);
         let estimate = self.context.estimate(bytes);
         self.context.set_used(estimate);
         let Some(permille) = self.config.auto_compact_permille else {
@@ -93,7 +97,7 @@ impl Turn {
                 }
             }
             req = self.build_request();
-            let after = self.context.estimate(request_bytes(&req));
+            let after = self.context.estimate(self.provider.request_bytes(&req));
             self.context.set_used(after);
             let n = crate::text::plural(cleared.len(), "old tool call", "old tool calls");
             self.notice(
@@ -161,7 +165,7 @@ impl Turn {
             content: blocks,
         }];
         let mut probe = self.build_request();
-        probe.messages = compacted.clone();
+        probe.messages = compacted.iter().cloned().map(Arc::new).collect();
         let after = self.context.estimate(request_bytes(&probe));
         self.transcript
             .replace_compacted(compacted, before, after, &summary);
@@ -262,7 +266,7 @@ impl Turn {
             model: self.config.model.clone(),
             max_tokens: self.config.max_tokens,
             system: COMPACT_SYSTEM.to_string(),
-            messages,
+            messages: messages.into_iter().map(Arc::new).collect(),
             // The same tools: the history has their calls (and the prompt
             // cache its prefix); the prompt asks for text only.
             tools: self.env.registry.definitions(),

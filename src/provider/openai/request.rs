@@ -67,7 +67,7 @@ pub fn chat_request(req: &MessagesRequest, stream: bool) -> Value {
 
 /// The chat messages for `system` and `messages`, by the rules of the module
 /// doc. Pure.
-pub fn chat_messages(system: &str, messages: &[Message]) -> Vec<Value> {
+pub fn chat_messages(system: &str, messages: &[std::sync::Arc<Message>]) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len() + 1);
     if !system.is_empty() {
         out.push(json!({"role": "system", "content": system}));
@@ -198,7 +198,7 @@ mod tests {
             model: "m".into(),
             max_tokens: 5,
             system: String::new(),
-            messages: vec![Message::user_text("hi")],
+            messages: crate::protocol::shared(vec![Message::user_text("hi")]),
             tools: vec![],
             stream: true,
         };
@@ -228,6 +228,9 @@ mod tests {
                 content: vec![ContentBlock::Opaque(json!({"type": "x"}))],
             },
         ];
-        assert_eq!(chat_messages("", &msgs), Vec::<Value>::new());
+        assert_eq!(
+            chat_messages("", &crate::protocol::shared(msgs)),
+            Vec::<Value>::new()
+        );
     }
 }

@@ -1,0 +1,343 @@
+//! A request body whose cost follows what changed (docs/architecture.md,
+//! "Context and compaction"): each message of the conversation is
+//! serialized once, when it is first sent, and its JSON text reused in every
+//! later request for as long as the same `Arc<Message>` is sent again (the
+//! transcript shares its messages with each request and makes a new `Arc`
+//! only for a message it changes). A request then costs the new messages
+//! plus copying bytes, not a new tree of the whole conversation.
+//!
+//! The body is the one [`super::cache::body_with_breakpoints`] describes
+//! (the same breakpoints, in the same order of priority): the conversation's
+//! breakpoint is on the last message, which is serialized fresh with it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use super::cache::{CACHEABLE, MAX_BREAKPOINTS};
+use crate::protocol::{ContentBlock, Message, MessagesRequest};
+
+/// Bytes of `value` serialized, counted without a copy.
+pub fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Serializing plain data into a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// The JSON text of messages already sent, by the address of their `Arc`.
+/// Each entry holds its `Arc`, so the address cannot be reused by another
+/// message while the entry lives; entries of messages a request no longer
+/// carries are dropped at that request.
+#[derive(Debug, Default)]
+pub struct WireCache {
+    entries: Mutex<HashMap<usize, Sent>>,
+}
+
+/// A message sent and its JSON text.
+type Sent = (Arc<Message>, Arc<str>);
+
+impl WireCache {
+    /// The JSON text of each of `messages`, in order: from the cache, or
+    /// serialized now and kept. Entries for other messages are dropped.
+    pub fn texts(&self, messages: &[Arc<Message>]) -> Vec<Arc<str>> {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut made = 0;
+        let texts: Vec<Arc<str>> = messages
+            .iter()
+            .map(|m| {
+                let key = Arc::as_ptr(m) as usize;
+                match entries.get(&key) {
+                    Some((held, text)) if Arc::ptr_eq(held, m) => text.clone(),
+                    _ => {
+                        made += 1;
+                        let text: Arc<str> =
+                            Arc::from(serde_json::to_string(&**m).unwrap_or_default());
+                        entries.insert(key, (m.clone(), text.clone()));
+                        text
+                    }
+                }
+            })
+            .collect();
+        // Let go of what this request no longer carries (a request that
+        // only adds messages has nothing to let go: it costs lookups).
+        if entries.len() > messages.len() {
+            let sent: std::collections::HashSet<usize> =
+                messages.iter().map(|m| Arc::as_ptr(m) as usize).collect();
+            entries.retain(|key, _| sent.contains(key));
+        }
+        texts
+    }
+
+    /// How many messages are kept (tests).
+    pub fn len(&self) -> usize {
+        self.entries.lock().map(|e| e.len()).unwrap_or(0)
+    }
+
+    /// `true` when nothing is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of the body [`WireCache::body`] makes for `req` (without the
+    /// breakpoints and `stream`, a few dozen bytes): what the context meter
+    /// and the window check count.
+    pub fn request_bytes(&self, req: &MessagesRequest) -> u64 {
+        let texts = self.texts(&req.messages);
+        let messages: u64 = texts.iter().map(|t| t.len() as u64 + 1).sum();
+        json_bytes(&head(req)) + messages + 12
+    }
+
+    /// The body of `req` with `stream` set, `extra` fields added (e.g.
+    /// `temperature`) and an ephemeral `cache_control` on the last cacheable
+    /// block of the last message, on the system prompt (sent as one text
+    /// block) and on the last tool — as many as the API's limit leaves
+    /// after the breakpoints blocks kept byte for byte already carry.
+    pub fn body(&self, req: &MessagesRequest, stream: bool, extra: &[(&str, Value)]) -> Vec<u8> {
+        let (last, earlier) = match req.messages.split_last() {
+            Some((last, earlier)) => (Some(last), earlier),
+            None => (None, &[][..]),
+        };
+        let texts = self.texts(earlier);
+        let mut budget = MAX_BREAKPOINTS.saturating_sub(carried_breakpoints(&req.messages));
+        let mut mark = |obj: &mut serde_json::Map<String, Value>| {
+            if budget > 0 && !obj.contains_key("cache_control") {
+                budget -= 1;
+                obj.insert("cache_control".into(), json!({ "type": "ephemeral" }));
+            }
+        };
+        // The conversation's breakpoint covers the most, so it goes first.
+        let last = last.map(|m| {
+            let mut value = serde_json::to_value(&**m).unwrap_or(Value::Null);
+            if let Some(block) = value
+                .get_mut("content")
+                .and_then(Value::as_array_mut)
+                .and_then(|blocks| {
+                    blocks.iter_mut().rev().find(|b| {
+                        let cacheable = b
+                            .get("type")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| CACHEABLE.contains(&t));
+                        cacheable && b.get("text") != Some(&json!(""))
+                    })
+                })
+                .and_then(Value::as_object_mut)
+            {
+                mark(block);
+            }
+            value.to_string()
+        });
+        let mut head = head(req);
+        head.insert("stream".into(), Value::Bool(stream));
+        // An empty text block may not carry a breakpoint (the API says so).
+        if let Some(Value::String(system)) = head.get("system").filter(|s| *s != "").cloned() {
+            let mut block = serde_json::Map::new();
+            block.insert("type".into(), json!("text"));
+            block.insert("text".into(), Value::String(system));
+            mark(&mut block);
+            head.insert("system".into(), Value::Array(vec![Value::Object(block)]));
+        }
+        if let Some(tool) = head
+            .get_mut("tools")
+            .and_then(Value::as_array_mut)
+            .and_then(|t| t.last_mut())
+            .and_then(Value::as_object_mut)
+        {
+            mark(tool);
+        }
+        for (key, value) in extra {
+            head.insert((*key).to_string(), value.clone());
+        }
+        let head = Value::Object(head).to_string();
+        let size: usize = texts.iter().map(|t| t.len() + 1).sum::<usize>()
+            + last.as_ref().map_or(0, String::len)
+            + head.len()
+            + 16;
+        let mut out = Vec::with_capacity(size);
+        // `head` is a JSON object: its `}` is replaced by the messages.
+        out.extend_from_slice(head.trim_end_matches('}').as_bytes());
+        if head != "{}" {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"messages\":[");
+        let mut first = true;
+        for text in texts.iter().map(|t| &**t).chain(last.as_deref()) {
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.extend_from_slice(text.as_bytes());
+        }
+        out.extend_from_slice(b"]}");
+        out
+    }
+}
+
+/// Every field of `req` but `messages`, as sent.
+fn head(req: &MessagesRequest) -> serde_json::Map<String, Value> {
+    let mut head = match serde_json::to_value(MessagesRequest {
+        messages: Vec::new(),
+        model: req.model.clone(),
+        max_tokens: req.max_tokens,
+        system: req.system.clone(),
+        tools: req.tools.clone(),
+        stream: req.stream,
+    }) {
+        Ok(Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    head.remove("messages");
+    head
+}
+
+/// The `cache_control` breakpoints that blocks kept byte for byte carry
+/// (also inside a `tool_result`).
+fn carried_breakpoints(messages: &[Arc<Message>]) -> usize {
+    fn in_block(b: &ContentBlock) -> usize {
+        match b {
+            ContentBlock::Opaque(v) => super::cache::count_breakpoints(v),
+            ContentBlock::ToolResult(r) => match &r.content {
+                crate::protocol::ToolResultContent::Blocks(blocks) => {
+                    blocks.iter().map(in_block).sum()
+                }
+                _ => 0,
+            },
+            _ => 0,
+        }
+    }
+    messages
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .map(in_block)
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Role, ToolDefinition};
+    use pretty_assertions::assert_eq;
+
+    fn text(role: Role, t: &str) -> Arc<Message> {
+        Arc::new(Message {
+            role,
+            content: vec![ContentBlock::Text { text: t.into() }],
+        })
+    }
+
+    fn request(messages: Vec<Arc<Message>>) -> MessagesRequest {
+        MessagesRequest {
+            model: "m".into(),
+            max_tokens: 64,
+            system: "be brief".into(),
+            messages,
+            tools: vec![ToolDefinition {
+                name: "Read".into(),
+                description: "reads".into(),
+                input_schema: json!({"type": "object"}),
+            }],
+            stream: true,
+        }
+    }
+
+    /// The body is, as JSON, the one the whole-tree way makes.
+    #[test]
+    fn the_body_is_the_one_body_with_breakpoints_makes() {
+        let cases = [
+            request(vec![]),
+            request(vec![text(Role::User, "hi")]),
+            request(vec![
+                text(Role::User, "hi"),
+                text(Role::Assistant, "hello"),
+                text(Role::User, "again"),
+            ]),
+            MessagesRequest {
+                system: String::new(),
+                tools: vec![],
+                ..request(vec![text(Role::User, "hi")])
+            },
+            request(vec![Arc::new(Message {
+                role: Role::User,
+                content: vec![
+                    ContentBlock::Opaque(
+                        json!({"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}}),
+                    ),
+                    ContentBlock::Opaque(
+                        json!({"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}}),
+                    ),
+                    ContentBlock::Opaque(
+                        json!({"type": "text", "text": "c", "cache_control": {"type": "ephemeral"}}),
+                    ),
+                    ContentBlock::Text { text: "d".into() },
+                ],
+            })]),
+        ];
+        for stream in [true, false] {
+            for req in &cases {
+                let cache = WireCache::default();
+                let ours: Value = serde_json::from_slice(&cache.body(req, stream, &[])).unwrap();
+                let theirs = super::super::cache::body_with_breakpoints(req, stream);
+                assert_eq!(ours, theirs);
+                // Twice: the second body comes from the cache.
+                let again: Value = serde_json::from_slice(&cache.body(req, stream, &[])).unwrap();
+                assert_eq!(again, theirs);
+            }
+        }
+    }
+
+    #[test]
+    fn extra_fields_are_added() {
+        let cache = WireCache::default();
+        let body: Value = serde_json::from_slice(&cache.body(
+            &request(vec![text(Role::User, "hi")]),
+            true,
+            &[("temperature", json!(0.5))],
+        ))
+        .unwrap();
+        assert_eq!(body["temperature"], json!(0.5));
+    }
+
+    /// A message is serialized once while the same `Arc` is sent; a
+    /// changed message (a new `Arc`) is serialized again, and a message
+    /// no longer sent is let go.
+    #[test]
+    fn a_message_is_kept_while_its_arc_is_sent_and_let_go_after() {
+        let cache = WireCache::default();
+        let a = text(Role::User, "a");
+        let b = text(Role::Assistant, "b");
+        let first = cache.texts(&[a.clone(), b.clone()]);
+        let second = cache.texts(&[a.clone(), b.clone()]);
+        assert!(Arc::ptr_eq(&first[0], &second[0]), "reused, not made again");
+        let mut changed = b.clone();
+        Arc::make_mut(&mut changed)
+            .content
+            .push(ContentBlock::Text {
+                text: "more".into(),
+            });
+        let third = cache.texts(&[a.clone(), changed.clone()]);
+        assert!(Arc::ptr_eq(&first[0], &third[0]));
+        assert_eq!(&*third[1], serde_json::to_string(&*changed).unwrap());
+        cache.texts(&[changed]);
+        assert_eq!(cache.len(), 1, "the messages no longer sent are let go");
+    }
+
+    #[test]
+    fn request_bytes_is_the_size_of_the_body_give_or_take_the_breakpoints() {
+        let req = request(vec![text(Role::User, "hi"), text(Role::Assistant, "yo")]);
+        let cache = WireCache::default();
+        let counted = cache.request_bytes(&req);
+        let plain = json_bytes(&req);
+        assert!(counted.abs_diff(plain) <= 16, "{counted} vs {plain}");
+    }
+}
