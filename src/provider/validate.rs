@@ -481,6 +481,15 @@ pub fn sanitize(req: &mut MessagesRequest) -> Vec<Repair> {
 /// none is left), plus `_2`, `_3`, … until unused. Deterministic, so the
 /// same transcript gives the same request every time.
 fn rename_tool_use_ids(messages: &mut [Arc<Message>], repairs: &mut Vec<Repair>) {
+    // Nearly every request needs no renaming: checked without a copy.
+    let mut ids: HashSet<&str> = HashSet::new();
+    if messages
+        .iter()
+        .flat_map(|m| m.tool_uses())
+        .all(|t| is_id_text(&t.id) && ids.insert(&t.id))
+    {
+        return;
+    }
     let mut seen: HashSet<String> = HashSet::new();
     for i in 0..messages.len() {
         // Most messages need nothing: looked at without copying them.
@@ -675,11 +684,11 @@ fn is_id_text(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-fn check_block(
-    block: &ContentBlock,
+fn check_block<'a>(
+    block: &'a ContentBlock,
     path: &str,
     images: usize,
-    tool_use_ids: &mut HashSet<String>,
+    tool_use_ids: &mut HashSet<&'a str>,
     problems: &mut Vec<RequestProblem>,
 ) {
     if let Some(text) = text_of(block) {
@@ -705,7 +714,7 @@ fn check_block(
                     &[("value", &shown())],
                 ));
             }
-            if !tool_use_ids.insert(t.id.clone()) {
+            if !tool_use_ids.insert(&t.id) {
                 problems.push(RequestProblem::new(
                     &TOOL_USE_ID_UNIQUE,
                     path,
@@ -810,27 +819,36 @@ fn check_image(
 /// `tool_use` ids must all be answered by the `tool_result` blocks that open
 /// the next (user) message; a user message's `tool_result`s must answer
 /// `tool_use`s of the assistant message right before it.
+/// Above this many calls in one answer, pairing is checked through a set:
+/// an answer with thousands of calls must not cost a quadratic check on
+/// every request (issue 12 §5), and the usual one or two calls no
+/// allocation.
+const FEW_IDS: usize = 16;
+
 fn check_pairing(messages: &[Arc<Message>], i: usize, problems: &mut Vec<RequestProblem>) {
     let message = &messages[i];
     match message.role {
         Role::Assistant => {
-            // Sets, not lists: an answer with thousands of calls must not
-            // cost a quadratic check on every request (issue 12 §5).
-            let answered: HashSet<&str> = match messages.get(i + 1) {
-                Some(next) if next.role == Role::User => next
-                    .content
-                    .iter()
-                    .map_while(|b| match b {
-                        ContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => HashSet::new(),
+            let next: &[ContentBlock] = match messages.get(i + 1) {
+                Some(next) if next.role == Role::User => &next.content,
+                _ => &[],
+            };
+            let results = || {
+                next.iter().map_while(|b| match b {
+                    ContentBlock::ToolResult(r) => Some(r.tool_use_id.as_str()),
+                    _ => None,
+                })
+            };
+            let set: Option<HashSet<&str>> =
+                (message.tool_uses().count() > FEW_IDS).then(|| results().collect());
+            let answered = |id: &str| match &set {
+                Some(set) => set.contains(id),
+                None => results().any(|r| r == id),
             };
             let missing: Vec<&str> = message
                 .tool_uses()
                 .map(|t| t.id.as_str())
-                .filter(|id| !answered.contains(id))
+                .filter(|id| !answered(id))
                 .collect();
             if !missing.is_empty() {
                 let detail = format!("no result right after for {}", missing.join(", "));
@@ -842,15 +860,23 @@ fn check_pairing(messages: &[Arc<Message>], i: usize, problems: &mut Vec<Request
             }
         }
         Role::User => {
-            let previous: HashSet<&str> = match i.checked_sub(1).map(|p| &messages[p]) {
-                Some(prev) if prev.role == Role::Assistant => {
-                    prev.tool_uses().map(|t| t.id.as_str()).collect()
-                }
-                _ => HashSet::new(),
+            let prev = i
+                .checked_sub(1)
+                .map(|p| &messages[p])
+                .filter(|p| p.role == Role::Assistant);
+            let calls = || {
+                prev.into_iter()
+                    .flat_map(|p| p.tool_uses())
+                    .map(|t| t.id.as_str())
+            };
+            let set: Option<HashSet<&str>> = (calls().count() > FEW_IDS).then(|| calls().collect());
+            let called = |id: &str| match &set {
+                Some(set) => set.contains(id),
+                None => calls().any(|c| c == id),
             };
             for (j, block) in message.content.iter().enumerate() {
                 if let ContentBlock::ToolResult(r) = block {
-                    if !previous.contains(&r.tool_use_id.as_str()) {
+                    if !called(&r.tool_use_id) {
                         let detail = format!(
                             "the result for {} answers no call of the message before",
                             r.tool_use_id

@@ -36,53 +36,52 @@ pub fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
     count.0
 }
 
-/// The JSON text of messages already sent, by the address of their `Arc`.
-/// Each entry holds its `Arc`, so the address cannot be reused by another
-/// message while the entry lives; entries of messages a request no longer
-/// carries are dropped at that request.
+/// The JSON text of the messages of the last request, in its order. A
+/// message is found at its own index (a conversation grows at its end), or
+/// else by the address of its `Arc`; each entry holds its `Arc`, so an
+/// address cannot be reused by another message while it is kept. What the
+/// next request no longer carries is let go.
 #[derive(Debug, Default)]
 pub struct WireCache {
-    entries: Mutex<HashMap<usize, Sent>>,
+    sent: Mutex<Vec<Sent>>,
 }
 
 /// A message sent and its JSON text.
 type Sent = (Arc<Message>, Arc<str>);
 
 impl WireCache {
-    /// The JSON text of each of `messages`, in order: from the cache, or
-    /// serialized now and kept. Entries for other messages are dropped.
+    /// The JSON text of each of `messages`, in order: kept from the last
+    /// call, or serialized now. Only these are kept afterwards.
     pub fn texts(&self, messages: &[Arc<Message>]) -> Vec<Arc<str>> {
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let mut made = 0;
-        let texts: Vec<Arc<str>> = messages
-            .iter()
-            .map(|m| {
-                let key = Arc::as_ptr(m) as usize;
-                match entries.get(&key) {
-                    Some((held, text)) if Arc::ptr_eq(held, m) => text.clone(),
-                    _ => {
-                        made += 1;
-                        let text: Arc<str> =
-                            Arc::from(serde_json::to_string(&**m).unwrap_or_default());
-                        entries.insert(key, (m.clone(), text.clone()));
-                        text
-                    }
-                }
-            })
-            .collect();
-        // Let go of what this request no longer carries (a request that
-        // only adds messages has nothing to let go: it costs lookups).
-        if entries.len() > messages.len() {
-            let sent: std::collections::HashSet<usize> =
-                messages.iter().map(|m| Arc::as_ptr(m) as usize).collect();
-            entries.retain(|key, _| sent.contains(key));
+        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        let old = std::mem::take(&mut *sent);
+        let mut by_address: Option<HashMap<usize, &Sent>> = None;
+        let mut now = Vec::with_capacity(messages.len());
+        for (i, m) in messages.iter().enumerate() {
+            let kept = match old.get(i) {
+                Some(entry) if Arc::ptr_eq(&entry.0, m) => Some(entry.1.clone()),
+                _ => by_address
+                    .get_or_insert_with(|| {
+                        old.iter()
+                            .map(|e| (Arc::as_ptr(&e.0) as usize, e))
+                            .collect()
+                    })
+                    .get(&(Arc::as_ptr(m) as usize))
+                    .filter(|e| Arc::ptr_eq(&e.0, m))
+                    .map(|e| e.1.clone()),
+            };
+            let text =
+                kept.unwrap_or_else(|| Arc::from(serde_json::to_string(&**m).unwrap_or_default()));
+            now.push((m.clone(), text));
         }
+        let texts = now.iter().map(|(_, t)| t.clone()).collect();
+        *sent = now;
         texts
     }
 
     /// How many messages are kept (tests).
     pub fn len(&self) -> usize {
-        self.entries.lock().map(|e| e.len()).unwrap_or(0)
+        self.sent.lock().map(|e| e.len()).unwrap_or(0)
     }
 
     /// `true` when nothing is kept.
@@ -96,7 +95,14 @@ impl WireCache {
     pub fn request_bytes(&self, req: &MessagesRequest) -> u64 {
         let texts = self.texts(&req.messages);
         let messages: u64 = texts.iter().map(|t| t.len() as u64 + 1).sum();
-        json_bytes(&head(req)) + messages + 12
+        json_bytes(&Head {
+            model: &req.model,
+            max_tokens: req.max_tokens,
+            system: &req.system,
+            tools: &req.tools,
+            stream: req.stream,
+        }) + messages
+            + 12
     }
 
     /// The body of `req` with `stream` set, `extra` fields added (e.g.
@@ -182,6 +188,19 @@ impl WireCache {
         out.extend_from_slice(b"]}");
         out
     }
+}
+
+/// Every field of a request but `messages`, borrowed (to count its bytes
+/// without a copy): the same fields and rules as [`MessagesRequest`].
+#[derive(serde::Serialize)]
+struct Head<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    system: &'a str,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tools: &'a [crate::protocol::ToolDefinition],
+    stream: bool,
 }
 
 /// Every field of `req` but `messages`, as sent.
