@@ -518,6 +518,7 @@ impl Turn {
                     let call = PendingToolUse {
                         tool_use: done.to_tool_use(),
                         input_error: done.input.as_ref().err().map(|e| e.detail()),
+                        sent: done.input.as_ref().err().map(|e| e.raw.clone()),
                         refusal: done.refusal.clone(),
                     };
                     self.release(&mut exec, &mut held, last.replace((done.index, call)));

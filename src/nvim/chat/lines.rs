@@ -181,8 +181,7 @@ pub fn continue_long_lines(end: LineEnd, text: &str) -> Continued {
 /// The chat line of a tool call: `- Name(detail): status` plus ` — summary`
 /// (its first line). Returns the line and the byte range of the status word.
 pub fn tool_line(name: &str, detail: &str, status: &str, summary: &str) -> String {
-    let detail = key_argument(detail);
-    let mut line = format!("- {name}({detail}): {status}");
+    let mut line = format!("{}: {status}", tool_head(name, detail));
     let first = summary.lines().next().unwrap_or("").trim();
     if !first.is_empty() {
         line.push_str(" — ");
@@ -208,9 +207,20 @@ pub fn key_argument(detail: &str) -> String {
     out
 }
 
+/// `- Name(key argument)`, or `- Name` when the key argument is empty
+/// (never empty parentheses).
+fn tool_head(name: &str, detail: &str) -> String {
+    let detail = key_argument(detail);
+    if detail.is_empty() {
+        format!("- {name}")
+    } else {
+        format!("- {name}({detail})")
+    }
+}
+
 /// Byte range of the status word in a [`tool_line`] for `name`, `detail`.
 pub fn status_range(name: &str, detail: &str, status: &str) -> (usize, usize) {
-    let start = format!("- {name}({}): ", key_argument(detail)).len();
+    let start = tool_head(name, detail).len() + 2;
     (start, start + status.len())
 }
 
@@ -532,6 +542,15 @@ mod tests {
             "- Bash(cd x &&…): running"
         );
         assert_eq!(status_range("Bash", "cd x &&\nmake", "running"), (20, 27));
+    }
+
+    #[test]
+    fn a_tool_line_without_a_key_argument_has_no_empty_parentheses() {
+        assert_eq!(
+            tool_line("Read", "", "error", "bad input"),
+            "- Read: error — bad input"
+        );
+        assert_eq!(status_range("Read", " ", "error"), (8, 13));
     }
 
     #[test]
