@@ -202,6 +202,22 @@ async fn three_failed_compactions_turn_auto_compaction_off(api: Api) {
     assert!(h.session.transcript().is_empty(), "no refused prompt kept");
 }
 
+/// A compaction that fails (the prompt alone is over the window) is shown
+/// once: the request refused for its length afterwards does not compact
+/// the same conversation again and repeat the error.
+async fn a_failed_compaction_is_shown_once(api: Api) {
+    let script = json!({"context_window": WINDOW, "responses": []});
+    let h = harness(api, script, |_| {}).await;
+    let outcome = h.ask(&format!("huge {}", "q".repeat(900_000))).await;
+    assert!(matches!(outcome, TurnOutcome::Error(_)), "{outcome:?}");
+    let failed: Vec<_> = h
+        .notices()
+        .into_iter()
+        .filter(|n| n.starts_with("Compacting the conversation failed"))
+        .collect();
+    assert_eq!(failed.len(), 1, "{:?}", h.notices());
+}
+
 /// An OpenAI-compatible server's own window (vLLM's `/v1/models`
 /// `max_model_len`; mock-llm publishes its `context_window` there) is the
 /// one lathe uses when setup() sets none.
@@ -255,6 +271,7 @@ async fn one_turn_past_the_window_is_compacted_and_goes_on(api: Api) {
 }
 
 on_both_apis!(
+    a_failed_compaction_is_shown_once,
     an_answer_stopped_by_a_full_window_says_so,
     one_turn_past_the_window_is_compacted_and_goes_on,
     three_failed_compactions_turn_auto_compaction_off,

@@ -63,18 +63,20 @@ impl Turn {
     /// Before every request: when `req` would fill the `auto_compact`
     /// share of the window, clears old tool results and, if that is not
     /// enough, compacts; returns the request to send (rebuilt when the
-    /// conversation changed).
-    pub(crate) async fn fit_window(&self, req: MessagesRequest) -> MessagesRequest {
+    /// conversation changed) and whether a compaction was tried and
+    /// failed (already told: the same conversation is not compacted again
+    /// for this request).
+    pub(crate) async fn fit_window(&self, req: MessagesRequest) -> (MessagesRequest, bool) {
         let window = self.window().await;
         let bytes = request_bytes(&req);
         let estimate = self.context.estimate(bytes);
         self.context.set_used(estimate);
         let Some(permille) = self.config.auto_compact_permille else {
-            return req;
+            return (req, false);
         };
         let threshold = window * u64::from(permille) / 1000;
         if estimate <= threshold || !self.context.auto_allowed() {
-            return req;
+            return (req, false);
         }
         // Cheap first: clear the oldest large tool results.
         let target = threshold * CLEAR_TARGET_PERMILLE / 1000;
@@ -109,17 +111,17 @@ impl Turn {
             );
             self.emit_meter();
             if after <= threshold {
-                return req;
+                return (req, false);
             }
         }
         match self.compact(None).await {
-            Ok(()) => self.build_request(),
+            Ok(()) => (self.build_request(), false),
             Err(error) => {
                 self.notice(fill(COMPACT_FAILED, &[("error", &error)]), true);
                 if self.context.failed() {
                     self.notice(AUTO_COMPACT_OFF.to_string(), true);
                 }
-                req
+                (req, true)
             }
         }
     }
