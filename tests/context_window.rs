@@ -218,6 +218,28 @@ async fn a_failed_compaction_is_shown_once(api: Api) {
     assert_eq!(failed.len(), 1, "{:?}", h.notices());
 }
 
+/// The meter the chat was last told (winbar) is the session's own
+/// (`status()`, the statusline) after a refused request too.
+async fn the_chat_meter_matches_the_session_after_a_refusal(api: Api) {
+    let script = json!({"context_window": 40_000, "responses": [text("hi")]});
+    let h = harness(api, script, |c| c.context_window = Some(1_000_000)).await;
+    assert_eq!(h.ask("hello").await, TurnOutcome::Done);
+    let outcome = h.ask(&format!("huge {}", "z".repeat(400_000))).await;
+    assert!(matches!(outcome, TurnOutcome::Error(_)), "{outcome:?}");
+    let told = h
+        .sink
+        .events()
+        .into_iter()
+        .rev()
+        .find_map(|e| match e {
+            AgentEvent::Context { used, window } => Some((used, window)),
+            _ => None,
+        })
+        .unwrap();
+    let meter = h.session.context_meter().unwrap();
+    assert_eq!(told, (meter.used, meter.window));
+}
+
 /// An OpenAI-compatible server's own window (vLLM's `/v1/models`
 /// `max_model_len`; mock-llm publishes its `context_window` there) is the
 /// one lathe uses when setup() sets none.
@@ -272,6 +294,7 @@ async fn one_turn_past_the_window_is_compacted_and_goes_on(api: Api) {
 
 on_both_apis!(
     a_failed_compaction_is_shown_once,
+    the_chat_meter_matches_the_session_after_a_refusal,
     an_answer_stopped_by_a_full_window_says_so,
     one_turn_past_the_window_is_compacted_and_goes_on,
     three_failed_compactions_turn_auto_compaction_off,

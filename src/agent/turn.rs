@@ -189,6 +189,7 @@ impl Turn {
                     // prompts do not pile up.
                     if request == 0 && self.transcript.generation() == generation {
                         self.transcript.withdraw_user_blocks(prompt_blocks);
+                        self.refresh_meter();
                         self.notice(super::compact::PROMPT_NOT_KEPT.to_string(), false);
                     }
                     return TurnOutcome::Error(msg);

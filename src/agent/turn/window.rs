@@ -28,6 +28,20 @@ impl Turn {
         }
     }
 
+    /// Sets the meter to `used` tokens and tells the chat: the winbar,
+    /// the statusline and `status()` show the same figure after every
+    /// change, a refused request's too.
+    pub(crate) fn set_meter(&self, used: u64) {
+        self.context.set_used(used);
+        self.emit_meter();
+    }
+
+    /// The meter set to the estimate of the conversation as it is now
+    /// (after a refused prompt was taken out).
+    pub(crate) fn refresh_meter(&self) {
+        self.set_meter(self.context.estimate(request_bytes(&self.build_request())));
+    }
+
     /// The context window: `setup{ context_window }`, else what the
     /// server publishes, else the model id's; asked once per session.
     pub(crate) async fn window(&self) -> u64 {
@@ -70,7 +84,7 @@ impl Turn {
         let window = self.window().await;
         let bytes = request_bytes(&req);
         let estimate = self.context.estimate(bytes);
-        self.context.set_used(estimate);
+        self.set_meter(estimate);
         let Some(permille) = self.config.auto_compact_permille else {
             return (req, false);
         };
@@ -97,6 +111,7 @@ impl Turn {
             req = self.build_request();
             let after = self.context.estimate(request_bytes(&req));
             self.context.set_used(after);
+            // Told below, after the notice.
             let n = crate::text::plural(cleared.len(), "old tool call", "old tool calls");
             self.notice(
                 fill(
