@@ -75,6 +75,28 @@ async fn a_saved_session_resumes_with_the_same_transcript_and_goes_on_in_its_fil
     assert_eq!(resumed.session.usage(), h.session.usage());
     assert_eq!(resumed.session.id(), h.session.id());
 
+    // The meter of the resumed conversation, before its first request:
+    // an estimate from its transcript, told to the chat.
+    resumed
+        .session
+        .estimate_context(&tokio::runtime::Handle::current());
+    let mut told = None;
+    for _ in 0..500 {
+        told = sink.events().into_iter().find_map(|e| match e {
+            AgentEvent::Context { used, window } => Some((used, window)),
+            _ => None,
+        });
+        if told.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let (used, window) = told.expect("the chat is told the meter");
+    assert_eq!(window, 200_000);
+    assert!(used > 0, "{used}");
+    let meter = resumed.session.context_meter().unwrap();
+    assert_eq!((meter.used, meter.window), (used, window));
+
     let s = resumed.session;
     s.ask("and now?", &tokio::runtime::Handle::current())
         .unwrap();

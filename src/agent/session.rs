@@ -636,6 +636,20 @@ impl Session {
         self.context.meter()
     }
 
+    /// Estimates how full the window is from the conversation as it is
+    /// now, no request sent, and tells the chat (`AgentEvent::Context`):
+    /// a resumed session shows its meter before its first request. The
+    /// window is asked of the provider as a first request would; runs on
+    /// `rt` and returns at once.
+    pub fn estimate_context(self: &Arc<Self>, rt: &tokio::runtime::Handle) {
+        let session = Arc::clone(self);
+        rt.spawn(async move {
+            let turn = session.turn(CancellationToken::new(), Arc::default());
+            turn.window().await;
+            turn.refresh_meter();
+        });
+    }
+
     /// What the context holds, by part (`:Lathe context`).
     pub fn context_report(self: &Arc<Self>) -> super::compact::ContextReport {
         let turn = self.turn(
