@@ -661,13 +661,15 @@ impl Session {
 
     /// Compacts the conversation now (`:Lathe compact [focus]`), as a turn
     /// of its own: progress and the result arrive through the session's
-    /// `EventSink` (`AgentEvent::Compacted`, or a notice saying why not).
+    /// `EventSink` (`AgentEvent::Compacted`, or a notice saying why not),
+    /// and the returned task ends with the same result (`Err`: the
+    /// notice's text), so a caller outside the chat can say it too.
     /// Errors: [`AskError::Busy`] while a turn runs.
     pub fn compact(
         self: &Arc<Self>,
         focus: Option<&str>,
         rt: &tokio::runtime::Handle,
-    ) -> Result<(), AskError> {
+    ) -> Result<tokio::task::JoinHandle<Result<(), String>>, AskError> {
         let mut slot = self.lock_slot();
         if slot.running.is_some() {
             return Err(AskError::Busy);
@@ -676,25 +678,25 @@ impl Session {
         drop(slot);
         let session = Arc::clone(self);
         let focus = focus.map(str::to_string);
-        rt.spawn(async move {
+        Ok(rt.spawn(async move {
             let turn_usage = Arc::new(Mutex::new(Usage::default()));
             let turn = session.turn(cancel, turn_usage);
-            let outcome = match turn.compact(focus.as_deref()).await {
-                Ok(()) => TurnOutcome::Done,
+            let (outcome, result) = match turn.compact(focus.as_deref()).await {
+                Ok(()) => (TurnOutcome::Done, Ok(())),
                 Err(e) => {
                     let msg = crate::text::fill(super::compact::COMPACT_FAILED, &[("error", &e)]);
                     session.sink.emit(AgentEvent::Notice {
                         text: msg.clone(),
                         is_error: true,
                     });
-                    TurnOutcome::Error(msg)
+                    (TurnOutcome::Error(msg.clone()), Err(msg))
                 }
             };
             session.save_file_stamps();
             session.lock_slot().release(generation, outcome);
             let _ = done_tx.send(true);
-        });
-        Ok(())
+            result
+        }))
     }
 
     /// Records the stamp of each file the model read in the session file
