@@ -240,6 +240,30 @@ async fn the_chat_meter_matches_the_session_after_a_refusal(api: Api) {
     assert_eq!(told, (meter.used, meter.window));
 }
 
+/// A summary that comes back empty is no compaction: `:Lathe compact`
+/// fails with a message saying so, the conversation stays as it was and
+/// the chat gets no "compacted" line (with nothing folded under it).
+async fn an_empty_summary_fails_the_compaction(api: Api) {
+    let script = json!({"summary": "<summary>\n</summary>", "responses": [text("hi")]});
+    let h = harness(api, script, |_| {}).await;
+    assert_eq!(h.ask("hello").await, TurnOutcome::Done);
+    let before = h.session.transcript();
+    let done = h
+        .session
+        .compact(None, &tokio::runtime::Handle::current())
+        .unwrap();
+    assert_eq!(
+        done.await.unwrap(),
+        Err("Compacting the conversation failed: the model answered without a summary".into())
+    );
+    assert!(compactions(&h).is_empty());
+    assert_eq!(h.session.transcript(), before);
+    assert_eq!(
+        h.notices(),
+        ["Compacting the conversation failed: the model answered without a summary"]
+    );
+}
+
 /// An OpenAI-compatible server's own window (vLLM's `/v1/models`
 /// `max_model_len`; mock-llm publishes its `context_window` there) is the
 /// one lathe uses when setup() sets none.
@@ -293,6 +317,7 @@ async fn one_turn_past_the_window_is_compacted_and_goes_on(api: Api) {
 }
 
 on_both_apis!(
+    an_empty_summary_fails_the_compaction,
     a_failed_compaction_is_shown_once,
     the_chat_meter_matches_the_session_after_a_refusal,
     an_answer_stopped_by_a_full_window_says_so,

@@ -332,13 +332,18 @@ pub fn short(n: u64) -> String {
 }
 
 /// The chat line of a compaction: `compacted: 180.0k → 24.0k tokens`
-/// (estimates; the summary is folded under it).
-pub fn compacted_line(before: u64, after: u64) -> String {
-    format!(
+/// (estimates; the summary is folded under it). A summary with nothing to
+/// show (`summary_shown` false) is said on the line, never an empty fold.
+pub fn compacted_line(before: u64, after: u64, summary_shown: bool) -> String {
+    let mut line = format!(
         "> **compacted:** {} → {} tokens",
         short(before),
         short(after)
-    )
+    );
+    if !summary_shown {
+        line.push_str(" (the summary is empty)");
+    }
+    line
 }
 
 /// The chat lines of a notice; errors are marked `**error:**`.
@@ -542,6 +547,18 @@ mod tests {
             "- Bash(cd x &&…): running"
         );
         assert_eq!(status_range("Bash", "cd x &&\nmake", "running"), (20, 27));
+    }
+
+    #[test]
+    fn a_compaction_without_a_summary_to_show_says_so() {
+        assert_eq!(
+            compacted_line(180_000, 24_000, true),
+            "> **compacted:** 180.0k → 24.0k tokens"
+        );
+        assert_eq!(
+            compacted_line(180_000, 24_000, false),
+            "> **compacted:** 180.0k → 24.0k tokens (the summary is empty)"
+        );
     }
 
     #[test]

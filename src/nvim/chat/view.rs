@@ -357,7 +357,8 @@ impl ChatView {
                 after,
                 summary,
             } => {
-                self.append_line(&mut buf, &compacted_line(before, after), "LatheNote");
+                let shown = !fold_lines(&summary, "").is_empty();
+                self.append_line(&mut buf, &compacted_line(before, after, shown), "LatheNote");
                 self.add_summary(&mut buf, &summary);
             }
             AgentEvent::Context { used, window } => {
