@@ -1,12 +1,16 @@
 //! `:Lathe compact` in the chat (`:help :Lathe-compact`): a compaction
-//! that fails says why in the chat and with `vim.notify`.
+//! that fails says why in the chat and with `vim.notify`; the compaction
+//! line is a block of its own.
 
 use crate::common::lua_test_with_model;
 
-const SCRIPT: &str = r###"{ "responses": [] }"###;
+const SCRIPT: &str = r###"{ "responses": [
+  { "content": [ { "type": "text", "text": "Hello." } ],
+    "usage": { "input_tokens": 1200, "output_tokens": 30 } }
+] }"###;
 
 #[nvim_oxi::test]
-fn a_manual_compaction_says_why_it_failed() -> Result<(), String> {
+fn a_manual_compaction_says_why_it_failed_and_is_a_block_of_its_own() -> Result<(), String> {
     lua_test_with_model(
         SCRIPT,
         r###"vim.cmd("runtime plugin/lathe.lua")
@@ -21,6 +25,19 @@ fn a_manual_compaction_says_why_it_failed() -> Result<(), String> {
         vim.notify = notify
         T.eq("notified", notified, { { "lathe: " .. why, vim.log.levels.ERROR } })
         T.wait_for("the chat line", 5000, function() return T.chat_text():find(why, 1, true) ~= nil end)
-        T.eq("one line in the chat", T.chat_text(), "> **error:** " .. why .. "\n")"###,
+        T.eq("one line in the chat", T.chat_text(), "> **error:** " .. why .. "\n")
+
+        vim.cmd("Lathe say hello")
+        T.eq("turn", T.lathe.wait(10000), "done")
+        vim.cmd("Lathe compact")
+        T.wait_for("compacted", 5000, function() return T.chat_text():find("compacted:", 1, true) ~= nil end)
+        local lines = T.lines(T.chat_buf())
+        local at
+        for i, l in ipairs(lines) do
+          if l:find("^> %*%*compacted:%*%*") then at = i end
+        end
+        T.has("after the turn's end", lines[at - 2], "*(done)*")
+        T.eq("a blank line before the compaction line", lines[at - 1], "")
+        T.has("the summary under it", lines[at + 1] .. lines[at + 2], "mock-llm summary of")"###,
     )
 }
