@@ -378,8 +378,10 @@ pub fn withdrawn_line(reason: &str) -> String {
 }
 
 /// What the winbar shows (`:help lathe-winbar`): model, permission mode,
-/// turn state and the session's tokens, with `%` escaped for `'winbar'`
-/// and cut at the end when the window is narrow.
+/// the session's spend, turn state and the context meter, with `%`
+/// escaped for `'winbar'`. The state and the meter come last: a narrow
+/// window cuts the parts after ` lathe · ` first (`%<` there, `:help
+/// 'statusline'`), so the meter is the last to go.
 pub fn winbar(
     model: &str,
     mode: &str,
@@ -387,26 +389,22 @@ pub fn winbar(
     context: Option<(u64, u64)>,
     session: &Usage,
 ) -> String {
-    let mut s = String::from(" lathe");
+    let mut parts: Vec<String> = Vec::new();
     if !model.is_empty() {
-        s.push_str(" · ");
-        s.push_str(model);
+        parts.push(model.to_string());
     }
-    s.push_str(" · mode: ");
-    s.push_str(if mode.is_empty() { "default" } else { mode });
-    s.push_str(" · ");
-    s.push_str(state);
-    if let Some((used, window)) = context {
-        s.push_str(" · ");
-        s.push_str(&crate::agent::Meter { used, window }.label());
-    }
+    parts.push(format!(
+        "mode: {}",
+        if mode.is_empty() { "default" } else { mode }
+    ));
     if session.input_tokens.is_some() || session.output_tokens.is_some() {
-        s.push_str(" · spend ");
-        s.push_str(&tokens(session));
+        parts.push(format!("spend {}", tokens(session)));
     }
-    // `%<` at the end: a narrow window cuts the tail (tokens) and keeps
-    // the model and mode (`:help 'statusline'`).
-    format!("{}%<", s.replace('%', "%%"))
+    parts.push(state.to_string());
+    if let Some((used, window)) = context {
+        parts.push(crate::agent::Meter { used, window }.label());
+    }
+    format!(" lathe · %<{}", parts.join(" · ").replace('%', "%%"))
 }
 
 #[cfg(test)]
@@ -532,11 +530,11 @@ mod tests {
         };
         assert_eq!(
             winbar("m-1", "plan", "running", Some((143_000, 200_000)), &u),
-            " lathe · m-1 · mode: plan · running · ctx 143.0k/200.0k (71%%) · spend 1.5k in, 20 out%<"
+            " lathe · %<m-1 · mode: plan · spend 1.5k in, 20 out · running · ctx 143.0k/200.0k (71%%)"
         );
         assert_eq!(
             winbar("", "", "idle 100%", None, &Usage::default()),
-            " lathe · mode: default · idle 100%%%<"
+            " lathe · %<mode: default · idle 100%%"
         );
     }
 

@@ -1,6 +1,7 @@
-//! `:Lathe compact` in the chat (`:help :Lathe-compact`): a compaction
-//! that fails says why in the chat and with `vim.notify`; the compaction
-//! line is a block of its own.
+//! `:Lathe compact` in the chat (`:help :Lathe-compact`,
+//! `:help lathe-winbar`): a compaction that fails says why in the chat and
+//! with `vim.notify`; the compaction line is a block of its own; the
+//! winbar's context meter stays visible in a narrow chat window.
 
 use crate::common::lua_test_with_model;
 
@@ -38,6 +39,14 @@ fn a_manual_compaction_says_why_it_failed_and_is_a_block_of_its_own() -> Result<
         end
         T.has("after the turn's end", lines[at - 2], "*(done)*")
         T.eq("a blank line before the compaction line", lines[at - 1], "")
-        T.has("the summary under it", lines[at + 1] .. lines[at + 2], "mock-llm summary of")"###,
+        T.has("the summary under it", lines[at + 1] .. lines[at + 2], "mock-llm summary of")
+
+        -- A narrow chat window keeps the meter and cuts the rest first.
+        local chat = vim.fn.bufwinid("lathe://chat")
+        T.wait_for("the meter", 5000, function() return vim.wo[chat].winbar:find("ctx ", 1, true) ~= nil end)
+        vim.api.nvim_win_set_width(chat, 40)
+        local shown = vim.api.nvim_eval_statusline(vim.wo[chat].winbar, { winid = chat, use_winbar = true }).str
+        T.has("the meter shows at 40 columns", shown, "ctx ")
+        T.has("with the state", shown, "idle · ctx ")"###,
     )
 }
