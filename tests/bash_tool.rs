@@ -527,7 +527,7 @@ async fn normalize_fills_the_default_timeout() {
         prepared.input_json,
         json!({"command": "ls", "timeout": 120000, "description": "List files"})
     );
-    assert_eq!(tool.describe(&prepared, &root), "List files");
+    assert_eq!(tool.describe(&prepared, &root), "ls  # List files");
     assert_eq!(tool.target_path(&prepared), None);
 }
 

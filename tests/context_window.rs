@@ -202,6 +202,68 @@ async fn three_failed_compactions_turn_auto_compaction_off(api: Api) {
     assert!(h.session.transcript().is_empty(), "no refused prompt kept");
 }
 
+/// A compaction that fails (the prompt alone is over the window) is shown
+/// once: the request refused for its length afterwards does not compact
+/// the same conversation again and repeat the error.
+async fn a_failed_compaction_is_shown_once(api: Api) {
+    let script = json!({"context_window": WINDOW, "responses": []});
+    let h = harness(api, script, |_| {}).await;
+    let outcome = h.ask(&format!("huge {}", "q".repeat(900_000))).await;
+    assert!(matches!(outcome, TurnOutcome::Error(_)), "{outcome:?}");
+    let failed: Vec<_> = h
+        .notices()
+        .into_iter()
+        .filter(|n| n.starts_with("Compacting the conversation failed"))
+        .collect();
+    assert_eq!(failed.len(), 1, "{:?}", h.notices());
+}
+
+/// The meter the chat was last told (winbar) is the session's own
+/// (`status()`, the statusline) after a refused request too.
+async fn the_chat_meter_matches_the_session_after_a_refusal(api: Api) {
+    let script = json!({"context_window": 40_000, "responses": [text("hi")]});
+    let h = harness(api, script, |c| c.context_window = Some(1_000_000)).await;
+    assert_eq!(h.ask("hello").await, TurnOutcome::Done);
+    let outcome = h.ask(&format!("huge {}", "z".repeat(400_000))).await;
+    assert!(matches!(outcome, TurnOutcome::Error(_)), "{outcome:?}");
+    let told = h
+        .sink
+        .events()
+        .into_iter()
+        .rev()
+        .find_map(|e| match e {
+            AgentEvent::Context { used, window } => Some((used, window)),
+            _ => None,
+        })
+        .unwrap();
+    let meter = h.session.context_meter().unwrap();
+    assert_eq!(told, (meter.used, meter.window));
+}
+
+/// A summary that comes back empty is no compaction: `:Lathe compact`
+/// fails with a message saying so, the conversation stays as it was and
+/// the chat gets no "compacted" line (with nothing folded under it).
+async fn an_empty_summary_fails_the_compaction(api: Api) {
+    let script = json!({"summary": "<summary>\n</summary>", "responses": [text("hi")]});
+    let h = harness(api, script, |_| {}).await;
+    assert_eq!(h.ask("hello").await, TurnOutcome::Done);
+    let before = h.session.transcript();
+    let done = h
+        .session
+        .compact(None, &tokio::runtime::Handle::current())
+        .unwrap();
+    assert_eq!(
+        done.await.unwrap(),
+        Err("Compacting the conversation failed: the model answered without a summary".into())
+    );
+    assert!(compactions(&h).is_empty());
+    assert_eq!(h.session.transcript(), before);
+    assert_eq!(
+        h.notices(),
+        ["Compacting the conversation failed: the model answered without a summary"]
+    );
+}
+
 /// An OpenAI-compatible server's own window (vLLM's `/v1/models`
 /// `max_model_len`; mock-llm publishes its `context_window` there) is the
 /// one lathe uses when setup() sets none.
@@ -255,6 +317,9 @@ async fn one_turn_past_the_window_is_compacted_and_goes_on(api: Api) {
 }
 
 on_both_apis!(
+    an_empty_summary_fails_the_compaction,
+    a_failed_compaction_is_shown_once,
+    the_chat_meter_matches_the_session_after_a_refusal,
     an_answer_stopped_by_a_full_window_says_so,
     one_turn_past_the_window_is_compacted_and_goes_on,
     three_failed_compactions_turn_auto_compaction_off,

@@ -75,6 +75,28 @@ async fn a_saved_session_resumes_with_the_same_transcript_and_goes_on_in_its_fil
     assert_eq!(resumed.session.usage(), h.session.usage());
     assert_eq!(resumed.session.id(), h.session.id());
 
+    // The meter of the resumed conversation, before its first request:
+    // an estimate from its transcript, told to the chat.
+    resumed
+        .session
+        .estimate_context(&tokio::runtime::Handle::current());
+    let mut told = None;
+    for _ in 0..500 {
+        told = sink.events().into_iter().find_map(|e| match e {
+            AgentEvent::Context { used, window } => Some((used, window)),
+            _ => None,
+        });
+        if told.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let (used, window) = told.expect("the chat is told the meter");
+    assert_eq!(window, 200_000);
+    assert!(used > 0, "{used}");
+    let meter = resumed.session.context_meter().unwrap();
+    assert_eq!((meter.used, meter.window), (used, window));
+
     let s = resumed.session;
     s.ask("and now?", &tokio::runtime::Handle::current())
         .unwrap();
@@ -210,4 +232,56 @@ async fn file_stamps_and_compaction_survive_a_resume() {
         results[1].2,
         "b.txt has been modified since you last read it (by the user or another program), so nothing was changed. Read it again, then retry with its current text."
     );
+}
+
+/// An error shows the same way after `:Lathe resume` as it did live: its
+/// error notice, then the turn's end pointing at it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_shows_after_a_resume_as_it_did_live() {
+    let script = json!({"context_window": 40_000, "responses": [
+        { "content": [ { "type": "text", "text": "hi" } ] }
+    ]});
+    let h = harness(
+        script,
+        Vec::new(),
+        |c| {
+            let root = c.cwd.clone();
+            c.sessions_dir = Some(root.join(".sessions"));
+            c.context_window = Some(1_000_000);
+        },
+        Vec::new(),
+    )
+    .await;
+    assert_eq!(h.ask("hello").await, TurnOutcome::Done);
+    let refused = h.ask(&format!("huge {}", "z".repeat(400_000))).await;
+    assert!(matches!(refused, TurnOutcome::Error(_)), "{refused:?}");
+    h.session.flush_log();
+    let errors = |events: Vec<AgentEvent>| -> Vec<AgentEvent> {
+        events
+            .into_iter()
+            .filter(|e| {
+                matches!(
+                    e,
+                    AgentEvent::Notice { is_error: true, .. } | AgentEvent::TurnEnded { .. }
+                )
+            })
+            .collect()
+    };
+    let config = h.session.config().clone();
+    let resumed = Session::resume(
+        SessionParts {
+            provider: lathe::provider::from_config(&config).unwrap(),
+            config,
+            editor: Arc::new(DiskEditor),
+            prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
+            sink: Arc::new(RecordingSink::default()),
+            hooks: Vec::new(),
+        },
+        h.session.log_path().unwrap(),
+    )
+    .unwrap();
+    let live = errors(h.sink.events());
+    // The first turn's end; the failed compaction, the refusal, its end.
+    assert_eq!(live.len(), 4, "{live:?}");
+    assert_eq!(errors(resumed.events), live);
 }

@@ -34,11 +34,16 @@ fn chat_column(screen: &str) -> Vec<String> {
 /// `lathe.wait()` (nothing is typed into the chat), and returns the screen.
 fn ask_and_wait(name: &str, prompt: &str) -> String {
     keys(name, &format!(":Lathe {prompt}\r"));
+    // The message names the prompt: the previous turn's "turn done" may
+    // still be on the screen before Neovim has read these keys.
     keys(
         name,
-        ":lua vim.cmd.echo(vim.fn.string('turn ' .. require('lathe').wait(20000)))\r",
+        &format!(
+            ":lua vim.cmd.echo(vim.fn.string('turn {prompt} ' .. require('lathe').wait(20000)))\r"
+        ),
     );
-    wait_for(name, "the turn ends", |s| s.contains("turn done"))
+    let done = format!("turn {prompt} done");
+    wait_for(name, "the turn ends", |s| s.contains(&done))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -318,7 +318,8 @@ function M.resume(which)
 end
 
 --- Compacts the conversation now: a summary replaces it (see `:help
---- lathe-context-window`); the chat shows "compacted: before → after".
+--- lathe-context-window`); the chat shows "compacted: before → after", or
+--- why it failed (also with `vim.notify`, ERROR).
 ---@param focus? string What the summary should keep above all.
 function M.compact(focus)
   call("compact", focus)

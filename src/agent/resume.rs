@@ -52,6 +52,8 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
     let mut events = Vec::new();
     let mut files = Vec::new();
     let mut turn_open = false;
+    // An error notice was shown in the open turn.
+    let mut error_shown = false;
     // Calls shown as started and not finished yet: id → name.
     let mut open_calls: Vec<(String, String)> = Vec::new();
     for r in records {
@@ -64,7 +66,12 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                 };
                 transcript.push_user_blocks(text, blocks);
                 if turn_open {
-                    close_turn(&mut events, &mut open_calls, TurnOutcome::Stopped);
+                    close_turn(
+                        &mut events,
+                        &mut open_calls,
+                        &mut error_shown,
+                        TurnOutcome::Stopped,
+                    );
                 }
                 events.push(AgentEvent::TurnStarted {
                     prompt: text.clone(),
@@ -143,6 +150,7 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                     close_turn(
                         &mut events,
                         &mut open_calls,
+                        &mut error_shown,
                         outcome_of(outcome, error.as_deref()),
                     );
                     turn_open = false;
@@ -164,11 +172,23 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
             }
             Record::Withdraw { blocks } => transcript.withdraw_user_blocks(*blocks),
             Record::FileStamps { files: saved } => files = saved.clone(),
+            Record::Notice { text, is_error } => {
+                error_shown |= *is_error;
+                events.push(AgentEvent::Notice {
+                    text: text.clone(),
+                    is_error: *is_error,
+                });
+            }
             Record::ToolStart { .. } | Record::ToolDone { .. } => {}
         }
     }
     if turn_open {
-        close_turn(&mut events, &mut open_calls, TurnOutcome::Stopped);
+        close_turn(
+            &mut events,
+            &mut open_calls,
+            &mut error_shown,
+            TurnOutcome::Stopped,
+        );
     }
     let repaired = transcript.repair();
     Restored {
@@ -180,10 +200,13 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
     }
 }
 
-/// Ends the open turn: calls still shown as running end as interrupted.
+/// Ends the open turn: calls still shown as running end as interrupted;
+/// an error is shown as the live turn showed it, as an error notice before
+/// the turn's end (which then points at it).
 fn close_turn(
     events: &mut Vec<AgentEvent>,
     open_calls: &mut Vec<(String, String)>,
+    error_shown: &mut bool,
     outcome: TurnOutcome,
 ) {
     for (id, name) in open_calls.drain(..) {
@@ -195,6 +218,17 @@ fn close_turn(
             content: String::new(),
         });
     }
+    if let TurnOutcome::Error(text) = &outcome {
+        // A file saved before notices were recorded: the turn's error is
+        // all it kept.
+        if !*error_shown && !text.trim().is_empty() {
+            events.push(AgentEvent::Notice {
+                text: text.clone(),
+                is_error: true,
+            });
+        }
+    }
+    *error_shown = false;
     events.push(AgentEvent::TurnEnded { outcome });
 }
 
@@ -406,6 +440,35 @@ mod tests {
             })
         );
         assert_eq!(first_prompt(&r.events), Some("fix @a.py"));
+    }
+
+    #[test]
+    fn an_error_of_a_file_without_notices_is_shown_as_a_notice() {
+        let records = vec![
+            Record::User {
+                text: "go".into(),
+                blocks: Vec::new(),
+            },
+            Record::TurnEnd {
+                outcome: "error".into(),
+                error: Some("overloaded".into()),
+                turn: Usage::default(),
+                session: Usage::default(),
+            },
+        ];
+        let tail: Vec<AgentEvent> = restore(&records).events.into_iter().skip(2).collect();
+        assert_eq!(
+            tail,
+            vec![
+                AgentEvent::Notice {
+                    text: "overloaded".into(),
+                    is_error: true
+                },
+                AgentEvent::TurnEnded {
+                    outcome: TurnOutcome::Error("overloaded".into())
+                }
+            ]
+        );
     }
 
     #[test]

@@ -637,6 +637,20 @@ impl Session {
         self.context.meter()
     }
 
+    /// Estimates how full the window is from the conversation as it is
+    /// now, no request sent, and tells the chat (`AgentEvent::Context`):
+    /// a resumed session shows its meter before its first request. The
+    /// window is asked of the provider as a first request would; runs on
+    /// `rt` and returns at once.
+    pub fn estimate_context(self: &Arc<Self>, rt: &tokio::runtime::Handle) {
+        let session = Arc::clone(self);
+        rt.spawn(async move {
+            let turn = session.turn(CancellationToken::new(), Arc::default());
+            turn.window().await;
+            turn.refresh_meter();
+        });
+    }
+
     /// What the context holds, by part (`:Lathe context`).
     pub fn context_report(self: &Arc<Self>) -> super::compact::ContextReport {
         let turn = self.turn(
@@ -648,13 +662,15 @@ impl Session {
 
     /// Compacts the conversation now (`:Lathe compact [focus]`), as a turn
     /// of its own: progress and the result arrive through the session's
-    /// `EventSink` (`AgentEvent::Compacted`, or a notice saying why not).
+    /// `EventSink` (`AgentEvent::Compacted`, or a notice saying why not),
+    /// and the returned task ends with the same result (`Err`: the
+    /// notice's text), so a caller outside the chat can say it too.
     /// Errors: [`AskError::Busy`] while a turn runs.
     pub fn compact(
         self: &Arc<Self>,
         focus: Option<&str>,
         rt: &tokio::runtime::Handle,
-    ) -> Result<(), AskError> {
+    ) -> Result<tokio::task::JoinHandle<Result<(), String>>, AskError> {
         let mut slot = self.lock_slot();
         if slot.running.is_some() {
             return Err(AskError::Busy);
@@ -663,25 +679,25 @@ impl Session {
         drop(slot);
         let session = Arc::clone(self);
         let focus = focus.map(str::to_string);
-        rt.spawn(async move {
+        Ok(rt.spawn(async move {
             let turn_usage = Arc::new(Mutex::new(Usage::default()));
             let turn = session.turn(cancel, turn_usage);
-            let outcome = match turn.compact(focus.as_deref()).await {
-                Ok(()) => TurnOutcome::Done,
+            let (outcome, result) = match turn.compact(focus.as_deref()).await {
+                Ok(()) => (TurnOutcome::Done, Ok(())),
                 Err(e) => {
                     let msg = crate::text::fill(super::compact::COMPACT_FAILED, &[("error", &e)]);
                     session.sink.emit(AgentEvent::Notice {
                         text: msg.clone(),
                         is_error: true,
                     });
-                    TurnOutcome::Error(msg)
+                    (TurnOutcome::Error(msg.clone()), Err(msg))
                 }
             };
             session.save_file_stamps();
             session.lock_slot().release(generation, outcome);
             let _ = done_tx.send(true);
-        });
-        Ok(())
+            result
+        }))
     }
 
     /// Records the stamp of each file the model read in the session file

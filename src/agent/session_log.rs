@@ -160,6 +160,15 @@ pub enum Record {
         /// The line's summary.
         summary: String,
     },
+    /// A notice the chat showed (`AgentEvent::Notice`): `:Lathe resume`
+    /// shows it again where it was.
+    Notice {
+        /// Its text.
+        text: String,
+        /// An error, not a note.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
     /// A turn ended.
     TurnEnd {
         /// `done`, `error` or `stopped`.
@@ -632,6 +641,10 @@ impl EventSink for LoggingSink {
                 id: id.clone(),
                 status: status.as_str().to_string(),
                 summary: summary.clone(),
+            }),
+            AgentEvent::Notice { text, is_error } => self.log.record(&Record::Notice {
+                text: text.clone(),
+                is_error: *is_error,
             }),
             _ => {}
         }

@@ -192,6 +192,7 @@ impl Turn {
                     // prompts do not pile up.
                     if request == 0 && self.transcript.generation() == generation {
                         self.transcript.withdraw_user_blocks(prompt_blocks);
+                        self.refresh_meter();
                         self.notice(super::compact::PROMPT_NOT_KEPT.to_string(), false);
                     }
                     return TurnOutcome::Error(msg);
@@ -348,7 +349,7 @@ impl Turn {
     async fn request(&self) -> Reply {
         // Before every request: make it fit the context window (clear old
         // tool results, then compact; agent::compact).
-        let req = self.fit_window(self.build_request()).await;
+        let (req, compact_failed) = self.fit_window(self.build_request()).await;
         // The one check before every send: repair what can be repaired
         // (whitespace-only text, unsigned thinking, …), refuse what the API
         // would refuse with a 400 that no retry can fix.
@@ -361,7 +362,10 @@ impl Turn {
         // for the continuation in one piece (this request only).
         let mut streaming = !self.stream_broke.swap(false, Ordering::Relaxed);
         let mut attempt = 1;
-        let mut compacted_for_overflow = false;
+        // A compaction that just failed (and said so) is not tried again
+        // on the same conversation: it would fail the same way, and the
+        // chat would show the same error twice.
+        let mut compacted_for_overflow = compact_failed;
         loop {
             self.request_bytes
                 .store(self.provider.request_bytes(&req), Ordering::Relaxed);
@@ -521,6 +525,7 @@ impl Turn {
                     let call = PendingToolUse {
                         tool_use: done.to_tool_use(),
                         input_error: done.input.as_ref().err().map(|e| e.detail()),
+                        sent: done.input.as_ref().err().map(|e| e.raw.clone()),
                         refusal: done.refusal.clone(),
                     };
                     self.release(&mut exec, &mut held, last.replace((done.index, call)));

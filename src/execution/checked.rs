@@ -70,6 +70,16 @@ impl CheckedCall {
             .is_ok_and(PreparedCall::is_concurrency_safe)
     }
 
+    /// The chat's key argument of the call: the tool's own description of
+    /// the prepared call; for a call gates 1–3 refused, what is known of
+    /// its input ([`key_of_input`]), so its line never shows `Read()`.
+    pub fn detail(&self, root: &std::path::Path) -> String {
+        match &self.prepared {
+            Ok(p) => p.describe(root),
+            Err(_) => key_of_input(&self.pending),
+        }
+    }
+
     /// The tool's name as resolved, or as the model wrote it when unknown.
     pub fn name(&self) -> &str {
         match &self.tool {
@@ -77,6 +87,37 @@ impl CheckedCall {
             None => &self.pending.tool_use.name,
         }
     }
+}
+
+/// Input fields that name what a call is about, in the order looked for.
+const KEY_FIELDS: &[&str] = &[
+    "file_path",
+    "notebook_path",
+    "path",
+    "pattern",
+    "command",
+    "url",
+    "query",
+];
+
+/// What is known of a refused call's input, for its chat line: its key
+/// field when present (a path, pattern or command), else the input as
+/// compact JSON, else the text that arrived when it was not JSON; `""`
+/// when nothing arrived. One line (the chat cuts it).
+pub(crate) fn key_of_input(pending: &PendingToolUse) -> String {
+    let input = &pending.tool_use.input;
+    let key = KEY_FIELDS
+        .iter()
+        .find_map(|k| input.get(*k).and_then(Value::as_str))
+        .map(str::trim)
+        .filter(|v| !v.is_empty());
+    let text = match (key, pending.sent.as_deref().map(str::trim)) {
+        (Some(k), _) => k.to_string(),
+        (None, Some(sent)) if !sent.is_empty() => sent.to_string(),
+        _ if input.as_object().is_some_and(|o| !o.is_empty()) => input.to_string(),
+        _ => String::new(),
+    };
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Gates 2 and 3 for a resolved tool: the input parsed as JSON, passes the

@@ -109,11 +109,7 @@ impl ToolExecutor {
         let tool_use = call.tool_use.clone();
         let checked = CheckedCall::new(call, &self.env);
         let safe = checked.is_concurrency_safe();
-        let detail = checked
-            .prepared
-            .as_ref()
-            .map(|p| p.describe(&self.env.ctx.root))
-            .unwrap_or_default();
+        let detail = checked.detail(&self.env.ctx.root);
         let (id, name) = (tool_use.id.clone(), tool_use.name.clone());
         self.entries.push(Entry {
             tool_use,

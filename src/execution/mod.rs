@@ -123,6 +123,9 @@ pub struct PendingToolUse {
     pub tool_use: ToolUse,
     /// Why the input is unusable, if it is.
     pub input_error: Option<String>,
+    /// The input as it arrived when it is not a JSON object (the chat
+    /// shows it in place of the key argument).
+    pub sent: Option<String>,
     /// The call broke one of the answer's caps (`provider::limits`): the
     /// whole model-facing result, answered before gate 1 without running.
     pub refusal: Option<String>,
@@ -133,6 +136,7 @@ impl From<ToolUse> for PendingToolUse {
         Self {
             tool_use,
             input_error: None,
+            sent: None,
             refusal: None,
         }
     }
@@ -179,6 +183,7 @@ pub async fn run_tool_use(call: &PendingToolUse, env: &ExecEnv) -> ToolRun {
 /// which the executor made to classify it) through gates 4–9. Never fails
 /// and never panics: every exit is a [`ToolRun`] answering its `tool_use`.
 pub async fn run_checked(checked: CheckedCall, env: &ExecEnv) -> ToolRun {
+    let shown = checked.detail(&env.ctx.root);
     let CheckedCall {
         pending,
         tool,
@@ -191,6 +196,7 @@ pub async fn run_checked(checked: CheckedCall, env: &ExecEnv) -> ToolRun {
             .map_or_else(|| pending.tool_use.name.clone(), |t| t.name().to_string()),
         max_result_chars: tool.as_ref().and_then(|t| t.max_result_chars()),
         input: pending.tool_use.input.clone(),
+        shown,
         env,
         started: false,
         decision: None,
@@ -235,6 +241,9 @@ struct Gates<'a> {
     /// The call's input as the model sent it (gate 9 tells a call that
     /// failed the same way before: [`ResultStore::repeated_failure`]).
     input: serde_json::Value,
+    /// The chat's key argument of a call gates 1–3 refused
+    /// ([`CheckedCall::detail`]).
+    shown: String,
     env: &'a ExecEnv,
     started: bool,
     decision: Option<Decision>,
@@ -247,7 +256,10 @@ struct Gates<'a> {
 
 impl Gates<'_> {
     async fn pass(&mut self, prepared: Result<PreparedCall, Stop>) -> Result<ToolOutput, Stop> {
-        let prepared = prepared.inspect_err(|_| self.started("", serde_json::Value::Null))?;
+        let prepared = prepared.inspect_err(|_| {
+            let shown = std::mem::take(&mut self.shown);
+            self.started(&shown, serde_json::Value::Null)
+        })?;
         self.started(
             &prepared.describe(&self.env.ctx.root),
             prepared.input_json.clone(),

@@ -245,6 +245,33 @@ async fn unparseable_input_is_an_error_not_empty_input() {
         .starts_with("The input for Echo was not valid JSON (EOF while parsing a string)"));
 }
 
+/// A call gates 1–3 refused still names what it was about in the chat:
+/// its key field, else the text that arrived, else its input as JSON.
+#[tokio::test]
+async fn a_refused_call_shows_what_is_known_of_its_input() {
+    let started = |c: PendingToolUse| async move {
+        let (env, sink) = read_only_env();
+        run_tool_use(&c, &env).await;
+        sink.events()
+            .into_iter()
+            .find_map(|e| match e {
+                AgentEvent::ToolStarted { detail, .. } => Some(detail),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let mut not_json = call("Echo", json!({}));
+    not_json.input_error = Some("EOF while parsing a string".into());
+    not_json.sent = Some("{\"file_path\": \"src/a.r".into());
+    assert_eq!(started(not_json).await, "{\"file_path\": \"src/a.r");
+    // Missing its required field, with the key field present.
+    let bad = call("Echo", json!({"file_path": "a.txt", "limit": "x"}));
+    assert_eq!(started(bad).await, "a.txt");
+    let other = call("Echo", json!({"txt": "hi"}));
+    assert_eq!(started(other).await, "{\"txt\":\"hi\"}");
+    assert_eq!(started(call("Nope", json!({}))).await, "");
+}
+
 #[tokio::test]
 async fn validate_input_message_reaches_the_model() {
     let (env, _) = read_only_env();

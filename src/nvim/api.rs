@@ -245,7 +245,9 @@ fn ask_now(lua: &Lua, (prompt, opts): (Value, Value)) -> mlua::Result<()> {
 }
 
 /// `compact(focus)`: compacts the conversation now (`:Lathe compact
-/// [focus]`); the chat shows the result. Errors: a turn is running.
+/// [focus]`); the chat shows the result. A compaction that fails says why
+/// in the chat and with `vim.notify` (ERROR), as a failed `:Lathe`
+/// command does ([`COMPACT_FAILED_NOTIFY`]). Errors: a turn is running.
 fn compact(_: &Lua, focus: Value) -> mlua::Result<()> {
     let focus = match focus {
         Value::Nil => None,
@@ -253,12 +255,25 @@ fn compact(_: &Lua, focus: Value) -> mlua::Result<()> {
     };
     let s = session()?;
     let rt = super::runtime::handle().or_else(|e| fail(e.to_string()))?;
-    if let Err(e) = s.compact(focus.as_deref(), &rt) {
-        return fail(e.to_string());
+    let done = match s.compact(focus.as_deref(), &rt) {
+        Ok(done) => done,
+        Err(e) => return fail(e.to_string()),
+    };
+    if let Some(main) = state::main_thread() {
+        rt.spawn(async move {
+            if let Ok(Err(why)) = done.await {
+                let msg = crate::text::fill(COMPACT_FAILED_NOTIFY, &[("why", &why)]);
+                let _ = main.post(move || super::guard::notify_error(&msg));
+            }
+        });
     }
     super::chat::open_window()
         .or_else(|e| fail(format!("lathe.compact: cannot open the chat window: {e}")))
 }
+
+/// User-facing: `vim.notify` of a failed `:Lathe compact`. `{why}`: the
+/// chat's notice (`agent::compact::COMPACT_FAILED`).
+pub const COMPACT_FAILED_NOTIFY: &str = "lathe: {why}";
 
 /// `opts.range` of `ask` as 1-based `(first, last)`, in order; `None`
 /// without opts or range. Errors name the argument.

@@ -229,6 +229,10 @@ pub fn resume_session(path: &std::path::Path) -> Result<crate::agent::Resumed, S
     let (parts, live) = session_parts(config, args.hooks.clone())?;
     let resumed = Session::resume_with_user_tools(parts, path, Some(user_tools()))?;
     super::status_sink::register(&resumed.session, live);
+    // The meter of the resumed conversation before its first request.
+    if let Ok(rt) = super::runtime::handle() {
+        resumed.session.estimate_context(&rt);
+    }
     PENDING.with(|p| p.replace(None));
     set_session(resumed.session.clone());
     SETUP.with(|s| s.replace(Some(args)));

@@ -399,20 +399,27 @@ impl TypedTool for BashTool {
         }
     }
 
-    /// The description when given, else the command's first line, cut to
-    /// [`DESCRIBE_MAX_CHARS`] characters with `…`.
+    /// The command's first line, cut to [`DESCRIBE_MAX_CHARS`] characters
+    /// with `…` (Claude Code shows the command, not the model's words
+    /// about it), then the description as a shell comment when one is
+    /// given and the whole fits: `cargo test  # Run the tests`.
     fn describe(&self, input: &BashInput, _root: &Path) -> String {
-        let text = match input.description.as_deref().map(str::trim) {
-            Some(d) if !d.is_empty() => d,
-            _ => input.command.trim(),
-        };
-        let first = text.lines().next().unwrap_or_default();
-        let cut = first.chars().count() > DESCRIBE_MAX_CHARS || text.lines().nth(1).is_some();
-        let mut shown: String = first.chars().take(DESCRIBE_MAX_CHARS - 1).collect();
-        if cut {
-            shown.push('…');
+        let command = input.command.trim();
+        let first = command.lines().next().unwrap_or_default().trim_end();
+        let cut = first.chars().count() > DESCRIBE_MAX_CHARS || command.lines().nth(1).is_some();
+        let mut shown: String = if cut {
+            let mut s: String = first.chars().take(DESCRIBE_MAX_CHARS - 1).collect();
+            s.push('…');
+            s
         } else {
-            shown = first.to_string();
+            first.to_string()
+        };
+        if let Some(d) = input.description.as_deref().map(str::trim) {
+            let d = d.lines().next().unwrap_or_default();
+            let with = format!("{shown}  # {d}");
+            if !d.is_empty() && with.chars().count() <= DESCRIBE_MAX_CHARS {
+                shown = with;
+            }
         }
         shown
     }
@@ -842,7 +849,7 @@ Runs a bash command in the project root and returns its output (stdout and stder
     }
 
     #[test]
-    fn describe_prefers_description_and_shortens() {
+    fn describe_shows_the_command_and_the_description_when_it_fits() {
         let tool = BashTool::default();
         let input = |command: &str, description: Option<&str>| BashInput {
             command: command.into(),
@@ -854,14 +861,17 @@ Runs a bash command in the project root and returns its output (stdout and stder
         let describe = |i: &BashInput| TypedTool::describe(&tool, i, Path::new("/p"));
         assert_eq!(
             describe(&input("cargo test", Some("Run tests"))),
-            "Run tests"
+            "cargo test  # Run tests"
         );
         assert_eq!(describe(&input("cargo test", Some("  "))), "cargo test");
         assert_eq!(describe(&input("ls\npwd", None)), "ls…");
         let long = "x".repeat(200);
-        let shown = describe(&input(&long, None));
+        let shown = describe(&input(&long, Some("Make x")));
         assert_eq!(shown.chars().count(), DESCRIBE_MAX_CHARS);
-        assert!(shown.ends_with('…'));
+        assert!(shown.starts_with("xxx") && shown.ends_with('…'), "{shown}");
+        // A description that does not fit leaves the command whole.
+        let cmd = "y".repeat(70);
+        assert_eq!(describe(&input(&cmd, Some("Print many y letters"))), cmd);
     }
 
     #[test]

@@ -28,6 +28,20 @@ impl Turn {
         }
     }
 
+    /// Sets the meter to `used` tokens and tells the chat: the winbar,
+    /// the statusline and `status()` show the same figure after every
+    /// change, a refused request's too.
+    pub(crate) fn set_meter(&self, used: u64) {
+        self.context.set_used(used);
+        self.emit_meter();
+    }
+
+    /// The meter set to the estimate of the conversation as it is now
+    /// (after a refused prompt was taken out).
+    pub(crate) fn refresh_meter(&self) {
+        self.set_meter(self.context.estimate(request_bytes(&self.build_request())));
+    }
+
     /// The context window: `setup{ context_window }`, else what the
     /// server publishes, else the model id's; asked once per session.
     pub(crate) async fn window(&self) -> u64 {
@@ -67,18 +81,20 @@ impl Turn {
     /// Before every request: when `req` would fill the `auto_compact`
     /// share of the window, clears old tool results and, if that is not
     /// enough, compacts; returns the request to send (rebuilt when the
-    /// conversation changed).
-    pub(crate) async fn fit_window(&self, req: MessagesRequest) -> MessagesRequest {
+    /// conversation changed) and whether a compaction was tried and
+    /// failed (already told: the same conversation is not compacted again
+    /// for this request).
+    pub(crate) async fn fit_window(&self, req: MessagesRequest) -> (MessagesRequest, bool) {
         let window = self.window().await;
         let bytes = self.provider.request_bytes(&req);
         let estimate = self.context.estimate(bytes);
-        self.context.set_used(estimate);
+        self.set_meter(estimate);
         let Some(permille) = self.config.auto_compact_permille else {
-            return req;
+            return (req, false);
         };
         let threshold = window * u64::from(permille) / 1000;
         if estimate <= threshold || !self.context.auto_allowed() {
-            return req;
+            return (req, false);
         }
         // Cheap first: clear the oldest large tool results.
         let target = threshold * CLEAR_TARGET_PERMILLE / 1000;
@@ -99,6 +115,7 @@ impl Turn {
             req = self.build_request();
             let after = self.context.estimate(self.provider.request_bytes(&req));
             self.context.set_used(after);
+            // Told below, after the notice.
             let n = crate::text::plural(cleared.len(), "old tool call", "old tool calls");
             self.notice(
                 fill(
@@ -113,17 +130,17 @@ impl Turn {
             );
             self.emit_meter();
             if after <= threshold {
-                return req;
+                return (req, false);
             }
         }
         match self.compact(None).await {
-            Ok(()) => self.build_request(),
+            Ok(()) => (self.build_request(), false),
             Err(error) => {
                 self.notice(fill(COMPACT_FAILED, &[("error", &error)]), true);
                 if self.context.failed() {
                     self.notice(AUTO_COMPACT_OFF.to_string(), true);
                 }
-                req
+                (req, true)
             }
         }
     }

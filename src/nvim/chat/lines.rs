@@ -181,8 +181,7 @@ pub fn continue_long_lines(end: LineEnd, text: &str) -> Continued {
 /// The chat line of a tool call: `- Name(detail): status` plus ` — summary`
 /// (its first line). Returns the line and the byte range of the status word.
 pub fn tool_line(name: &str, detail: &str, status: &str, summary: &str) -> String {
-    let detail = key_argument(detail);
-    let mut line = format!("- {name}({detail}): {status}");
+    let mut line = format!("{}: {status}", tool_head(name, detail));
     let first = summary.lines().next().unwrap_or("").trim();
     if !first.is_empty() {
         line.push_str(" — ");
@@ -208,9 +207,20 @@ pub fn key_argument(detail: &str) -> String {
     out
 }
 
+/// `- Name(key argument)`, or `- Name` when the key argument is empty
+/// (never empty parentheses).
+fn tool_head(name: &str, detail: &str) -> String {
+    let detail = key_argument(detail);
+    if detail.is_empty() {
+        format!("- {name}")
+    } else {
+        format!("- {name}({detail})")
+    }
+}
+
 /// Byte range of the status word in a [`tool_line`] for `name`, `detail`.
 pub fn status_range(name: &str, detail: &str, status: &str) -> (usize, usize) {
-    let start = format!("- {name}({}): ", key_argument(detail)).len();
+    let start = tool_head(name, detail).len() + 2;
     (start, start + status.len())
 }
 
@@ -322,13 +332,18 @@ pub fn short(n: u64) -> String {
 }
 
 /// The chat line of a compaction: `compacted: 180.0k → 24.0k tokens`
-/// (estimates; the summary is folded under it).
-pub fn compacted_line(before: u64, after: u64) -> String {
-    format!(
+/// (estimates; the summary is folded under it). A summary with nothing to
+/// show (`summary_shown` false) is said on the line, never an empty fold.
+pub fn compacted_line(before: u64, after: u64, summary_shown: bool) -> String {
+    let mut line = format!(
         "> **compacted:** {} → {} tokens",
         short(before),
         short(after)
-    )
+    );
+    if !summary_shown {
+        line.push_str(" (the summary is empty)");
+    }
+    line
 }
 
 /// The chat lines of a notice; errors are marked `**error:**`.
@@ -363,8 +378,10 @@ pub fn withdrawn_line(reason: &str) -> String {
 }
 
 /// What the winbar shows (`:help lathe-winbar`): model, permission mode,
-/// turn state and the session's tokens, with `%` escaped for `'winbar'`
-/// and cut at the end when the window is narrow.
+/// the session's spend, turn state and the context meter, with `%`
+/// escaped for `'winbar'`. The state and the meter come last: a narrow
+/// window cuts the parts after ` lathe · ` first (`%<` there, `:help
+/// 'statusline'`), so the meter is the last to go.
 pub fn winbar(
     model: &str,
     mode: &str,
@@ -372,26 +389,22 @@ pub fn winbar(
     context: Option<(u64, u64)>,
     session: &Usage,
 ) -> String {
-    let mut s = String::from(" lathe");
+    let mut parts: Vec<String> = Vec::new();
     if !model.is_empty() {
-        s.push_str(" · ");
-        s.push_str(model);
+        parts.push(model.to_string());
     }
-    s.push_str(" · mode: ");
-    s.push_str(if mode.is_empty() { "default" } else { mode });
-    s.push_str(" · ");
-    s.push_str(state);
-    if let Some((used, window)) = context {
-        s.push_str(" · ");
-        s.push_str(&crate::agent::Meter { used, window }.label());
-    }
+    parts.push(format!(
+        "mode: {}",
+        if mode.is_empty() { "default" } else { mode }
+    ));
     if session.input_tokens.is_some() || session.output_tokens.is_some() {
-        s.push_str(" · spend ");
-        s.push_str(&tokens(session));
+        parts.push(format!("spend {}", tokens(session)));
     }
-    // `%<` at the end: a narrow window cuts the tail (tokens) and keeps
-    // the model and mode (`:help 'statusline'`).
-    format!("{}%<", s.replace('%', "%%"))
+    parts.push(state.to_string());
+    if let Some((used, window)) = context {
+        parts.push(crate::agent::Meter { used, window }.label());
+    }
+    format!(" lathe · %<{}", parts.join(" · ").replace('%', "%%"))
 }
 
 #[cfg(test)]
@@ -517,11 +530,11 @@ mod tests {
         };
         assert_eq!(
             winbar("m-1", "plan", "running", Some((143_000, 200_000)), &u),
-            " lathe · m-1 · mode: plan · running · ctx 143.0k/200.0k (71%%) · spend 1.5k in, 20 out%<"
+            " lathe · %<m-1 · mode: plan · spend 1.5k in, 20 out · running · ctx 143.0k/200.0k (71%%)"
         );
         assert_eq!(
             winbar("", "", "idle 100%", None, &Usage::default()),
-            " lathe · mode: default · idle 100%%%<"
+            " lathe · %<mode: default · idle 100%%"
         );
     }
 
@@ -532,6 +545,27 @@ mod tests {
             "- Bash(cd x &&…): running"
         );
         assert_eq!(status_range("Bash", "cd x &&\nmake", "running"), (20, 27));
+    }
+
+    #[test]
+    fn a_compaction_without_a_summary_to_show_says_so() {
+        assert_eq!(
+            compacted_line(180_000, 24_000, true),
+            "> **compacted:** 180.0k → 24.0k tokens"
+        );
+        assert_eq!(
+            compacted_line(180_000, 24_000, false),
+            "> **compacted:** 180.0k → 24.0k tokens (the summary is empty)"
+        );
+    }
+
+    #[test]
+    fn a_tool_line_without_a_key_argument_has_no_empty_parentheses() {
+        assert_eq!(
+            tool_line("Read", "", "error", "bad input"),
+            "- Read: error — bad input"
+        );
+        assert_eq!(status_range("Read", " ", "error"), (8, 13));
     }
 
     #[test]

@@ -193,6 +193,18 @@ impl ChatView {
         }
     }
 
+    /// Starts a block of its own: a fresh line with an empty line above
+    /// it, as a prompt's block has (none at the top of the chat).
+    fn block_start(&mut self, buf: &mut Buffer) {
+        if self.is_blank(buf) {
+            return;
+        }
+        let row = self.fresh_line(buf);
+        if row > 0 && !line_at(buf, row - 1).is_empty() {
+            self.append(buf, "\n");
+        }
+    }
+
     fn is_blank(&mut self, buf: &Buffer) -> bool {
         self.end(buf) == (0, 0)
     }
@@ -357,7 +369,10 @@ impl ChatView {
                 after,
                 summary,
             } => {
-                self.append_line(&mut buf, &compacted_line(before, after), "LatheNote");
+                // A block of its own, live or from `:Lathe compact`.
+                self.block_start(&mut buf);
+                let shown = !fold_lines(&summary, "").is_empty();
+                self.append_line(&mut buf, &compacted_line(before, after, shown), "LatheNote");
                 self.add_summary(&mut buf, &summary);
             }
             AgentEvent::Context { used, window } => {
@@ -365,6 +380,10 @@ impl ChatView {
             }
             AgentEvent::Notice { text, is_error } => {
                 let hl = if is_error { "LatheError" } else { "LatheNote" };
+                if !self.running {
+                    // Outside a turn (`:Lathe compact`): a block of its own.
+                    self.block_start(&mut buf);
+                }
                 self.error_shown |= is_error;
                 self.append_line(&mut buf, &notice_line(&text, is_error), hl);
             }

@@ -63,6 +63,20 @@ pub fn is_summary_request(body: &Value) -> bool {
 /// each user message that has text, newest [`SUMMARY_QUOTES`], each cut to
 /// [`SUMMARY_QUOTE_CHARS`]) and counting the messages summarized.
 pub fn summary_entry(body: &Value) -> Entry {
+    summary_answer(body, None)
+}
+
+/// The answer to a summary request: `scripted` (a script's `summary`)
+/// when given, else [`summary_entry`]'s own summary.
+pub fn summary_answer(body: &Value, scripted: Option<&str>) -> Entry {
+    if let Some(text) = scripted {
+        return Entry {
+            content: vec![Block::Text {
+                text: text.to_string(),
+            }],
+            ..Entry::default()
+        };
+    }
     let msgs = messages(body);
     let mut quotes: Vec<String> = msgs
         .iter()

@@ -28,6 +28,11 @@ pub struct Script {
     /// "Context window"). Absent: no limit.
     #[serde(default)]
     pub context_window: Option<u64>,
+    /// The text mock-llm answers a summary request with, in place of its
+    /// own summary (README, "Context window"): a client's handling of a
+    /// summary it cannot use (e.g. `<summary></summary>`).
+    #[serde(default)]
+    pub summary: Option<String>,
 }
 
 /// Why a script could not be loaded.

@@ -115,7 +115,7 @@ impl Shared {
             let lookup = inner.cache.lookup(&value);
             inner.cache.write(&lookup);
             return Decision::Answer(Box::new(Answer {
-                entry: context_window::summary_entry(&value),
+                entry: context_window::summary_answer(&value, self.script.summary.as_deref()),
                 stream: value.get("stream").and_then(Value::as_bool) == Some(true),
                 meta: AnswerMeta {
                     id: format!("msg_mock_{request_number}"),
@@ -421,7 +421,8 @@ impl Shared {
                 // Answered by mock-llm itself: the script does not advance.
                 let meta = ChatMeta::new(&request, number, body.len());
                 let stream = openai_reply::wants_stream(&request);
-                let entry = context_window::summary_entry(&request);
+                let entry =
+                    context_window::summary_answer(&request, self.script.summary.as_deref());
                 (number, openai_reply::answer(&entry, &meta, stream))
             }
             Ok(openai_reply::Admitted::Entry(request, entry)) => {

@@ -409,7 +409,7 @@ fn toggle_close_q_window_options_and_winbar() -> Result<(), String> {
           T.eq("no list", vim.wo[w].list, false)
           T.eq("no colorcolumn", vim.wo[w].colorcolumn, "")
         end
-        T.eq("winbar", vim.wo[chat].winbar, " lathe · test-model-1 · mode: plan · idle%<")
+        T.eq("winbar", vim.wo[chat].winbar, " lathe · %<test-model-1 · mode: plan · idle")
         T.eq("prompt below the chat", vim.fn.win_screenpos(vim.api.nvim_get_current_win())[1] > vim.fn.win_screenpos(chat)[1], true)
         vim.cmd("Lathe toggle")
         T.eq("toggled closed", vim.api.nvim_tabpage_list_wins(0), { user })

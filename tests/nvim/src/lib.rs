@@ -10,6 +10,7 @@
 mod chat_tests;
 mod chat_ui_tests;
 mod common;
+mod compact_tests;
 mod context_tests;
 mod direct_write_tests;
 mod editor_tests;

@@ -97,6 +97,11 @@ fn a_conversation_is_saved_and_resumed_where_it_was() -> Result<(), String> {
         T.eq("messages after resume", #T.lathe.transcript(), 4)
         T.eq("tokens after resume", T.lathe.status().tokens, tokens)
         T.eq("the current one is not listed", #T.lathe.sessions(), 0)
+        -- The meter of the resumed conversation, before its next request.
+        T.wait_for("the meter after resume", 5000, function()
+          return vim.wo[vim.fn.bufwinid("lathe://chat")].winbar:find("ctx ", 1, true) ~= nil
+        end)
+        T.has("status() has the meter", T.lathe.status().context.label, "ctx ")
 
         -- It goes on in the same file; the model gets the whole history.
         vim.cmd("Lathe and now?")
