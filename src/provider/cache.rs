@@ -17,59 +17,12 @@ pub(crate) const CACHEABLE: &[&str] = &["text", "image", "tool_use", "tool_resul
 /// `req` as the JSON body to send, with `stream` set and an ephemeral
 /// `cache_control` on the last tool, on the system prompt (sent as one text
 /// block) and on the last cacheable block of the last message. Parts that
-/// are missing (no tools, no system prompt) get none.
+/// are missing (no tools, no system prompt) get none. The body the
+/// Messages API client sends ([`super::wire::WireCache::body`], which
+/// keeps the messages' JSON between requests), as a tree.
 pub fn body_with_breakpoints(req: &MessagesRequest, stream: bool) -> Value {
-    let mut body = serde_json::to_value(req).unwrap_or(Value::Null);
-    // Blocks kept byte-for-byte from an answer might carry their own; the
-    // request may hold no more than the API's limit in all.
-    let mut budget = MAX_BREAKPOINTS.saturating_sub(count_breakpoints(&body));
-    let mut mark = |obj: &mut serde_json::Map<String, Value>| {
-        if budget > 0 && !obj.contains_key("cache_control") {
-            budget -= 1;
-            obj.insert("cache_control".into(), json!({ "type": "ephemeral" }));
-        }
-    };
-    let Some(obj) = body.as_object_mut() else {
-        return body;
-    };
-    obj.insert("stream".into(), Value::Bool(stream));
-    // The conversation's breakpoint covers the most, so it goes first.
-    if let Some(block) = obj
-        .get_mut("messages")
-        .and_then(Value::as_array_mut)
-        .and_then(|m| m.last_mut())
-        .and_then(|m| m.get_mut("content"))
-        .and_then(Value::as_array_mut)
-        .and_then(|blocks| {
-            blocks.iter_mut().rev().find(|b| {
-                let cacheable = b
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| CACHEABLE.contains(&t));
-                cacheable && b.get("text") != Some(&json!(""))
-            })
-        })
-        .and_then(Value::as_object_mut)
-    {
-        mark(block);
-    }
-    // An empty text block may not carry a breakpoint (the API says so).
-    if let Some(Value::String(system)) = obj.get("system").filter(|s| s != &"").cloned() {
-        let mut block = serde_json::Map::new();
-        block.insert("type".into(), json!("text"));
-        block.insert("text".into(), Value::String(system));
-        mark(&mut block);
-        obj.insert("system".into(), Value::Array(vec![Value::Object(block)]));
-    }
-    if let Some(last) = obj
-        .get_mut("tools")
-        .and_then(Value::as_array_mut)
-        .and_then(|t| t.last_mut())
-        .and_then(Value::as_object_mut)
-    {
-        mark(last);
-    }
-    body
+    let body = super::wire::WireCache::default().body(req, stream, &[]);
+    serde_json::from_slice(&body).unwrap_or(Value::Null)
 }
 
 /// How many `cache_control` breakpoints `body` carries.
