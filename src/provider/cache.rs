@@ -4,7 +4,7 @@
 //! it on every request. The API allows at most four breakpoints per request;
 //! lathe sets three.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::protocol::MessagesRequest;
 
