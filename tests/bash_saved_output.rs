@@ -17,13 +17,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use common::{harness, spawn_mock, tool_results, wait_idle};
-use lathe::agent::{Session, SessionParts};
-use lathe::editor::DiskEditor;
-use lathe::events::{RecordingSink, TurnOutcome};
-use lathe::permissions::ScriptedPrompter;
+use lathe::agent::Session;
+use lathe::events::TurnOutcome;
 use lathe::protocol::Message;
 use serde_json::json;
 
@@ -101,22 +98,12 @@ async fn flood_then_read_and_grep(
     h.session.flush_log();
     let mut config = h.session.config().clone();
     config.base_url = server.url();
-    let resumed = Session::resume(
-        SessionParts {
-            provider: lathe::provider::from_config(&config).unwrap(),
-            config,
-            editor: Arc::new(DiskEditor),
-            // The state directory is outside the project, but the model
-            // reads lathe's own saved output there without an ask: no
-            // answer is scripted, so an ask would fail the turn's calls.
-            prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
-            sink: Arc::new(RecordingSink::default()),
-            hooks: Vec::new(),
-        },
-        h.session.log_path().unwrap(),
-    )
-    .unwrap()
-    .session;
+    // The state directory is outside the project, but the model reads
+    // lathe's own saved output there without an ask: no answer is scripted
+    // (common::parts), so an ask would fail the turn's calls.
+    let resumed = Session::resume(common::parts(config), h.session.log_path().unwrap())
+        .unwrap()
+        .session;
     resumed
         .ask("show me", &tokio::runtime::Handle::current())
         .unwrap();

@@ -14,14 +14,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lathe::agent::{Session, SessionParts};
+use lathe::agent::Session;
 use lathe::config::mcp::{McpServerConfig, McpTransport};
 use lathe::config::Config;
-use lathe::editor::DiskEditor;
 use lathe::events::RecordingSink;
 use lathe::execution::UserTools;
 use lathe::mcp::server::McpServer;
-use lathe::permissions::{Mode, ScriptedPrompter};
+use lathe::permissions::Mode;
 use serde_json::{json, Value};
 
 fn python() -> PathBuf {
@@ -174,18 +173,7 @@ impl Fixture {
         config.base_url = mock.url();
         config.claude_settings = false;
         config.permissions.mode = Mode::BypassPermissions;
-        let session = Session::with_user_tools(
-            SessionParts {
-                provider: lathe::provider::from_config(&config).unwrap(),
-                config,
-                editor: Arc::new(DiskEditor),
-                prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
-                sink: Arc::new(RecordingSink::default()),
-                hooks: Vec::new(),
-            },
-            table,
-        )
-        .unwrap();
+        let session = Session::with_user_tools(common::parts(config), table).unwrap();
         (session, mock)
     }
 }

@@ -198,18 +198,7 @@ async fn file_stamps_and_compaction_survive_a_resume() {
     h.write("b.txt", "beta changed\n");
 
     let config = h.session.config().clone();
-    let resumed = Session::resume(
-        SessionParts {
-            provider: lathe::provider::from_config(&config).unwrap(),
-            config,
-            editor: Arc::new(DiskEditor),
-            prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
-            sink: Arc::new(RecordingSink::default()),
-            hooks: Vec::new(),
-        },
-        &path,
-    )
-    .unwrap();
+    let resumed = Session::resume(common::parts(config), &path).unwrap();
     assert_eq!(
         resumed.session.transcript(),
         compacted,
@@ -268,18 +257,7 @@ async fn an_error_shows_after_a_resume_as_it_did_live() {
             .collect()
     };
     let config = h.session.config().clone();
-    let resumed = Session::resume(
-        SessionParts {
-            provider: lathe::provider::from_config(&config).unwrap(),
-            config,
-            editor: Arc::new(DiskEditor),
-            prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
-            sink: Arc::new(RecordingSink::default()),
-            hooks: Vec::new(),
-        },
-        h.session.log_path().unwrap(),
-    )
-    .unwrap();
+    let resumed = Session::resume(common::parts(config), h.session.log_path().unwrap()).unwrap();
     let live = errors(h.sink.events());
     // The first turn's end; the failed compaction, the refusal, its end.
     assert_eq!(live.len(), 4, "{live:?}");

@@ -12,12 +12,9 @@ mod common;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use lathe::agent::{Session, SessionParts};
+use lathe::agent::Session;
 use lathe::config::Config;
-use lathe::editor::DiskEditor;
-use lathe::events::RecordingSink;
 use lathe::execution::UserTools;
-use lathe::permissions::ScriptedPrompter;
 use lathe::tools::user::{Classified, Flag, UserTool, UserToolBackend, UserToolSpec};
 use lathe::tools::{Tool, ToolContext, ToolError, ToolOutput, ToolSource};
 use serde_json::{json, Value};
@@ -102,18 +99,7 @@ async fn a_tool_registered_during_a_turn_is_offered_from_the_next_request() {
     table
         .register(tool_named("Register", table.clone()))
         .unwrap();
-    let session = Session::with_user_tools(
-        SessionParts {
-            provider: lathe::provider::from_config(&config).unwrap(),
-            config,
-            editor: Arc::new(DiskEditor),
-            prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
-            sink: Arc::new(RecordingSink::default()),
-            hooks: Vec::new(),
-        },
-        table.clone(),
-    )
-    .unwrap();
+    let session = Session::with_user_tools(common::parts(config), table.clone()).unwrap();
     session
         .ask("go", &tokio::runtime::Handle::current())
         .unwrap();

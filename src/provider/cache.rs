@@ -41,6 +41,7 @@ pub fn count_breakpoints(body: &Value) -> usize {
 mod tests {
     use super::*;
     use crate::protocol::{ContentBlock, Message, Role, ToolDefinition};
+    use serde_json::json;
 
     fn request() -> MessagesRequest {
         MessagesRequest {

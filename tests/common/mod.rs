@@ -23,6 +23,19 @@ use mock_llm::{MockServer, Script};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+/// The parts of a session for `config`: its provider, the disk as editor,
+/// no answers to asks (an ask fails the call), events recorded, no hooks.
+pub fn parts(config: Config) -> SessionParts {
+    SessionParts {
+        provider: lathe::provider::from_config(&config).unwrap(),
+        config,
+        editor: Arc::new(DiskEditor),
+        prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
+        sink: Arc::new(RecordingSink::default()),
+        hooks: Vec::new(),
+    }
+}
+
 /// Most time one turn may take before a test fails.
 pub const TURN_LIMIT: Duration = Duration::from_secs(60);
 
