@@ -29,9 +29,11 @@ M.pending_ns = pending
 --- the main loop.
 M.STEP_BYTES = 16 * 1024
 
--- Counters (tests, bench): bytes parsed, pieces parsed.
+-- Counters (tests, bench): bytes parsed, pieces parsed, pieces waiting
+-- for a later step.
 M.parsed_bytes = 0
 M.pieces = 0
+M.queued = 0
 
 --- Buffers whose folded results are highlighted when shown.
 local chats = {}
@@ -79,7 +81,7 @@ local function apply(buf, row0, lines)
       end
     end
   end)
-  parser:invalidate(true)
+  pcall(parser.destroy, parser)
 end
 
 --- Rows `first`..`last` (0-based, end exclusive) split into pieces of about
@@ -139,7 +141,9 @@ function M.range(buf, first, last, skip)
     api.nvim_buf_clear_namespace(buf, ns, p[1], p[2])
     apply(buf, p[1], vim.list_slice(lines, p[1] - first + 1, p[2] - first))
     if parts[k + 1] then
+      M.queued = M.queued + 1
       vim.schedule(function()
+        M.queued = M.queued - 1
         run(k + 1)
       end)
     end
