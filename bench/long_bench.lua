@@ -31,7 +31,7 @@ local work, base_url, root = env("LATHE_BENCH_WORK"), env("LATHE_BENCH_BASE_URL"
 local asks = tonumber(os.getenv("LATHE_BENCH_LONG_ASKS") or "50")
 local project = work .. "/long"
 
-vim.fn.luaeval('package.loadlib(_A, "luaopen_lathe")()', env("LATHE_LIB"))
+vim.fn.luaeval("package.loadlib(_A, \"luaopen_lathe\")()", env("LATHE_LIB"))
 local lathe = require("lathe")
 local core = require("lathe.core")
 local write_session = dofile(root .. "/bench/long_session.lua")
@@ -216,8 +216,11 @@ out(
     rss2 - rss0,
     rss2 - rss1,
     #vim.tbl_filter(function(b)
-      return vim.api.nvim_buf_get_name(b):find("lathe://chat (old", 1, true) ~= nil
-    end, vim.api.nvim_list_bufs()) == 0 and "wiped" or "still there"
+            return vim.api.nvim_buf_get_name(b):find("lathe://chat (old", 1, true) ~= nil
+          end, vim.api.nvim_list_bufs())
+          == 0
+        and "wiped"
+      or "still there"
   )
 )
 

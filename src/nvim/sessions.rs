@@ -90,16 +90,12 @@ pub fn resume(_: &Lua, which: Value) -> mlua::Result<()> {
         std::path::PathBuf::from(which)
     };
     if let Err(e) = std::fs::metadata(&path) {
-        return fail(format!(
-            "lathe.resume: cannot read {}: {e}",
-            path.display()
-        ));
+        return fail(format!("lathe.resume: cannot read {}: {e}", path.display()));
     }
     let generation = LOADS.fetch_add(1, Ordering::AcqRel) + 1;
     let (Some(main), Ok(rt)) = (state::main_thread(), super::runtime::handle()) else {
         // No runtime (Neovim is exiting): resume here and now.
-        let loaded =
-            LoadedSession::load(&path).or_else(|e| fail(format!("lathe.resume: {e}")))?;
+        let loaded = LoadedSession::load(&path).or_else(|e| fail(format!("lathe.resume: {e}")))?;
         return show_resumed(&path, loaded).or_else(fail);
     };
     LOADING.store(generation, Ordering::Release);

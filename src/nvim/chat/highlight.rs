@@ -26,7 +26,12 @@ fn module() -> Option<Table> {
     MODULE_TABLE.with(|m| {
         m.get_or_init(|| {
             let lua = super::lua();
-            let loaded: Table = lua.globals().get::<Table>("package").ok()?.get("loaded").ok()?;
+            let loaded: Table = lua
+                .globals()
+                .get::<Table>("package")
+                .ok()?
+                .get("loaded")
+                .ok()?;
             if let Ok(t) = loaded.get::<Table>(MODULE) {
                 return Some(t);
             }

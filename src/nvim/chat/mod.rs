@@ -224,8 +224,7 @@ static TURNS_RENDERED: AtomicU64 = AtomicU64::new(0);
 /// idle a moment before its end reaches the chat; `lathe.wait()` waits for
 /// both, so scripts can read the chat right after it returns.
 pub fn settled() -> bool {
-    TURNS_RENDERED.load(Ordering::Acquire) >= TURNS_STARTED.load(Ordering::Acquire)
-        && !drawing()
+    TURNS_RENDERED.load(Ordering::Acquire) >= TURNS_STARTED.load(Ordering::Acquire) && !drawing()
 }
 
 /// `true` while events wait to be drawn in steps ([`draw_in_steps`]).
@@ -474,15 +473,21 @@ pub fn clear() {
         .count() as u64;
     TURNS_RENDERED.fetch_add(ended, Ordering::AcqRel);
     let _ = guarded("clearing the chat", || {
-        VIEW.with(|v| {
+        let swap = VIEW.with(|v| {
             let mut view = v.borrow_mut();
             view.reset();
-            let Some(mut old) = view.buf.take().filter(|b| b.is_valid()) else {
-                return;
-            };
+            let mut old = view.buf.take().filter(|b| b.is_valid())?;
             // The new buffer takes the name.
-            let _ = old.set_name(&format!("{CHAT_BUFFER_NAME} (old {})", old.handle()));
-            let Ok(new) = view.buffer() else { return };
+            let _ = old.set_name(format!("{CHAT_BUFFER_NAME} (old {})", old.handle()));
+            match view.buffer() {
+                Ok(new) => Some((old, new)),
+                Err(_) => {
+                    view.buf = Some(old);
+                    None
+                }
+            }
+        });
+        if let Some((old, new)) = swap {
             for mut w in window::chat_windows(&old) {
                 if w.set_buf(&new).is_ok() {
                     window::set_chat_window_options(&w);
@@ -493,7 +498,7 @@ pub fn clear() {
                 .force(true)
                 .build();
             let _ = old.delete(&opts);
-        });
+        }
         window::refresh_winbar();
     });
 }

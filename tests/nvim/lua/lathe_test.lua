@@ -187,7 +187,13 @@ function T.chat_hl(needle)
     local col = l:find(needle, 1, true)
     if col then
       local out = {}
-      local marks = vim.api.nvim_buf_get_extmarks(b, ns, { i - 1, 0 }, { i - 1, -1 }, { details = true, overlap = true })
+      local marks = vim.api.nvim_buf_get_extmarks(
+        b,
+        ns,
+        { i - 1, 0 },
+        { i - 1, -1 },
+        { details = true, overlap = true }
+      )
       for _, m in ipairs(marks) do
         local d = m[4]
         local starts = m[2] < i - 1 or m[3] <= col - 1

@@ -319,11 +319,14 @@ fn streaming_frames_append_without_reading_the_growing_line_back() -> Result<(),
         6 + 200 * 1000,
     )?;
     // Anything else that changes the buffer is noticed: the end is read
-    // once again and the next delta still lands at the very end.
+    // once again and the next delta still lands at the very end (here a
+    // clear, which also gives the chat a new buffer).
     lathe::nvim::chat::clear();
+    check_eq("the old chat buffer is wiped", buf.is_valid(), false)?;
     render(vec![AgentEvent::TextDelta {
         text: "after".into(),
     }]);
+    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
     check_eq(
         "the chat after a clear",
         crate::common::lines(&buf).join("\n").as_str(),
@@ -422,7 +425,11 @@ fn highlighting_follows_the_turn_not_the_chat() -> Result<(), String> {
     render(vec![AgentEvent::TextDelta {
         text: "Another **brief** one.\n".into(),
     }]);
-    check_eq("paused in a long chat", lathe::nvim::chat::highlighting_paused(), false)?;
+    check_eq(
+        "paused in a long chat",
+        lathe::nvim::chat::highlighting_paused(),
+        false,
+    )?;
     lua_test(
         "T.eq('bold while a short turn streams in a long chat', T.any_starts(T.chat_hl('brief'), '@markup.strong'), true)
          T.eq('no tree-sitter highlighter on the chat', vim.treesitter.highlighter.active[T.chat_buf()], nil)",
@@ -502,9 +509,11 @@ fn a_short_turn_in_a_long_chat_parses_only_itself() -> Result<(), String> {
     render(vec![AgentEvent::TurnEnded {
         outcome: TurnOutcome::Done,
     }]);
-    lua.load("vim.wait(5000, function() return require('lathe.chat_highlight').queued == 0 end, 10)")
-        .exec()
-        .map_err(|e| e.to_string())?;
+    lua.load(
+        "vim.wait(5000, function() return require('lathe.chat_highlight').queued == 0 end, 10)",
+    )
+    .exec()
+    .map_err(|e| e.to_string())?;
     let before = parsed()?;
     render(vec![AgentEvent::TurnStarted {
         prompt: "short".into(),

@@ -261,7 +261,12 @@ fn a_folded_result_is_highlighted_when_opened() -> Result<(), String> {
         prompt: "read it".into(),
     });
     ev(AgentEvent::AssistantStarted);
-    ev(started("t1", "Read", "x.lua", json!({ "file_path": "x.lua" })));
+    ev(started(
+        "t1",
+        "Read",
+        "x.lua",
+        json!({ "file_path": "x.lua" }),
+    ));
     ev(finished(
         "t1",
         "Read",
