@@ -170,6 +170,7 @@ local rss0 = trimmed_rss()
 
 -- 1. The live session.
 local worst_end, worst_at = 0, 0
+local rss_ask1
 for a = 1, asks do
   local transcript_len = #lathe.transcript()
   lathe.ask(("read the files of ask %d"):format(a))
@@ -186,14 +187,21 @@ for a = 1, asks do
   if t.max > worst_end then
     worst_end, worst_at = t.max, a
   end
+  if a == 1 then
+    -- After the first ask: the runtime, the HTTP client, the tools and the
+    -- chat exist; what follows is what the conversation's length adds.
+    rss_ask1 = trimmed_rss()
+  end
 end
 local rss1 = trimmed_rss()
 out(
-  ("live session: RSS %.0f MB before, %.0f MB after %d calls: %+.0f MB (target: at most +60 MB; before issue 22: 41 -> 206-216 MB, +165-175); chat %.2f MB"):format(
+  ("live session: RSS %.0f MB after setup, %.0f MB after ask 1, %.0f MB after %d calls: %+.0f MB since setup, %+.0f MB since ask 1 (target: at most +60 MB; before issue 22: 41 -> 206-216 MB); chat %.2f MB"):format(
     rss0,
+    rss_ask1 or rss0,
     rss1,
     asks * 20,
     rss1 - rss0,
+    rss1 - (rss_ask1 or rss0),
     chat_bytes() / 1e6
   )
 )
@@ -207,8 +215,8 @@ out(
 -- 5. CPU per request at 1,000 calls vs at the start: the lead's row
 -- goes here (measure it in the loop above, per ask).
 
--- 2. :Lathe new.
-vim.cmd("Lathe new")
+-- 2. :Lathe new (lathe.new(), what the command calls).
+lathe.new()
 local rss2 = trimmed_rss()
 out(
   ("after :Lathe new: RSS %.0f MB (%+.0f MB vs before the session, %+.0f MB vs its end; the old chat buffer %s)"):format(

@@ -105,6 +105,18 @@ pub(super) struct ChatView {
     turn_summaries: usize,
 }
 
+/// The running turn as [`ChatView::highlight_turn`] parses it.
+struct TurnParts {
+    /// Its first row (0-based).
+    first: usize,
+    /// The row after its last.
+    last: usize,
+    /// Its folded results and summaries: rows, end exclusive.
+    skip: Vec<(usize, usize)>,
+    /// Bytes of its text without them.
+    bytes: usize,
+}
+
 /// Up to this size (bytes of text, folded results left out) the running
 /// turn is highlighted again at every frame while an answer streams
 /// (parsing it costs ~1 ms per 10 KB); past this its highlighting pauses
@@ -700,9 +712,9 @@ impl ChatView {
         }
     }
 
-    /// The running turn's first row, its folded results and summaries
-    /// (rows, end exclusive) and the bytes of its text without them.
-    fn turn_parts(&mut self, buf: &Buffer) -> Option<(usize, usize, Vec<(usize, usize)>, usize)> {
+    /// The running turn's rows, its folded results and summaries and the
+    /// bytes of its text without them.
+    fn turn_parts(&mut self, buf: &Buffer) -> Option<TurnParts> {
         let ns = self.ns();
         let mark = self.turn_start?;
         let (first, _, _) = buf.get_extmark_by_id(ns, mark, &Default::default()).ok()?;
@@ -724,14 +736,19 @@ impl ChatView {
         let offset = |row: usize| buf.get_offset(row.min(last)).unwrap_or(0);
         let folded: usize = skip.iter().map(|&(a, b)| offset(b) - offset(a)).sum();
         let bytes = (offset(last) - offset(first)).saturating_sub(folded);
-        Some((first, last, skip, bytes))
+        Some(TurnParts {
+            first,
+            last,
+            skip,
+            bytes,
+        })
     }
 
     /// Highlights the running turn (`:help lathe-chat-highlighting`):
     /// its text parsed as markdown, its folded results when shown open.
     fn highlight_turn(&mut self, buf: &Buffer) {
-        if let Some((first, last, skip, _)) = self.turn_parts(buf) {
-            super::highlight::range(buf, first, last, &skip);
+        if let Some(t) = self.turn_parts(buf) {
+            super::highlight::range(buf, t.first, t.last, &t.skip);
         }
     }
 
@@ -742,14 +759,14 @@ impl ChatView {
         if !self.running || self.highlighting_paused {
             return;
         }
-        let Some((first, last, skip, bytes)) = self.turn_parts(buf) else {
+        let Some(t) = self.turn_parts(buf) else {
             return;
         };
-        if bytes > HIGHLIGHT_WHILE_STREAMING_BYTES {
+        if t.bytes > HIGHLIGHT_WHILE_STREAMING_BYTES {
             self.highlighting_paused = true;
             return;
         }
-        super::highlight::range(buf, first, last, &skip);
+        super::highlight::range(buf, t.first, t.last, &t.skip);
     }
 
     /// `true` while the "working" indicator is shown.
