@@ -45,6 +45,19 @@ end
 
 --- Highlights `lines` (a list of strings, rows `row0`.. of `buf`) as
 --- markdown with injections: one string parse, its captures as extmarks.
+--- Highlight queries by language, held here: Neovim's own cache of them
+--- is weak, and the garbage of many small parses would have them compiled
+--- again and again.
+local queries = {}
+
+local function query_of(lang)
+  if queries[lang] == nil then
+    local ok, q = pcall(vim.treesitter.query.get, lang, "highlights")
+    queries[lang] = ok and q or false
+  end
+  return queries[lang] or nil
+end
+
 local function apply(buf, row0, lines)
   local text = table.concat(lines, "\n")
   if text:match("^%s*$") then
@@ -61,8 +74,8 @@ local function apply(buf, row0, lines)
   end
   parser:for_each_tree(function(tree, ltree)
     local lang = ltree:lang()
-    local qok, query = pcall(vim.treesitter.query.get, lang, "highlights")
-    if not qok or not query then
+    local query = query_of(lang)
+    if not query then
       return
     end
     for id, node, metadata in query:iter_captures(tree:root(), text) do
@@ -90,7 +103,7 @@ local function pieces(lines, first)
   local out, start, bytes, fence = {}, 1, 0, nil
   for i, l in ipairs(lines) do
     bytes = bytes + #l + 1
-    local f = l:match("^%s*(```+)") or l:match("^%s*(~~~+)")
+    local f = l ~= "" and (l:match("^%s*(```+)") or l:match("^%s*(~~~+)"))
     if f then
       if not fence then
         fence = f
@@ -111,29 +124,47 @@ end
 
 --- Highlights rows `first`..`last` of `buf` (0-based, end exclusive) as
 --- markdown, replacing what that range had. The rows of `skip` (a list of
---- {first, last}, end exclusive: folded results) are left out: parsed as
---- blank lines, each marked pending until a window shows it open. The
---- first STEP_BYTES are highlighted now, the rest in later steps of the
---- main loop (rows of a finished turn stay where they are: the chat only
---- grows at its end).
-function M.range(buf, first, last, skip)
+--- {first, last}, end exclusive, in order: folded results) are left out:
+--- not read, parsed as blank lines, each marked pending until a window
+--- shows it open. The first STEP_BYTES are highlighted now (with `defer`,
+--- in the next step of the main loop too), the rest in later steps (rows
+--- of a finished turn stay where they are: the chat only grows at its
+--- end).
+function M.range(buf, first, last, skip, defer)
   if not api.nvim_buf_is_valid(buf) or last <= first then
     return
   end
   chats[buf] = true
-  local lines = api.nvim_buf_get_lines(buf, first, last, false)
-  for _, r in ipairs(skip or {}) do
-    local a, b = math.max(r[1], first), math.min(r[2], last)
-    for row = a, b - 1 do
-      lines[row - first + 1] = ""
+  local lines, row = {}, first
+  local function take(to)
+    if to > row then
+      vim.list_extend(lines, api.nvim_buf_get_lines(buf, row, to, false))
+      row = to
     end
+  end
+  for _, r in ipairs(skip or {}) do
+    local a, b = math.max(r[1], row), math.min(r[2], last)
     if b > a then
+      take(a)
+      for _ = a, b - 1 do
+        lines[#lines + 1] = ""
+      end
+      row = b
       api.nvim_buf_clear_namespace(buf, pending, a, b)
       pcall(api.nvim_buf_set_extmark, buf, pending, a, 0, { end_row = b, end_col = 0, strict = false })
     end
   end
+  take(last)
   local parts = pieces(lines, first)
-  local function run(k)
+  local run
+  local function later(k)
+    M.queued = M.queued + 1
+    vim.schedule(function()
+      M.queued = M.queued - 1
+      run(k)
+    end)
+  end
+  run = function(k)
     local p = parts[k]
     if not p or not api.nvim_buf_is_valid(buf) then
       return
@@ -141,14 +172,14 @@ function M.range(buf, first, last, skip)
     api.nvim_buf_clear_namespace(buf, ns, p[1], p[2])
     apply(buf, p[1], vim.list_slice(lines, p[1] - first + 1, p[2] - first))
     if parts[k + 1] then
-      M.queued = M.queued + 1
-      vim.schedule(function()
-        M.queued = M.queued - 1
-        run(k + 1)
-      end)
+      later(k + 1)
     end
   end
-  run(1)
+  if defer then
+    later(1)
+  else
+    run(1)
+  end
 end
 
 --- Highlights the folded results of `buf` that window `win` shows open

@@ -46,8 +46,9 @@ fn module() -> Option<Table> {
 /// Highlights rows `first..last` (0-based, end exclusive) of `buf` as
 /// markdown, replacing what they had; the rows of `skip` (folded results,
 /// `(first, last)` end exclusive) wait until a window shows them open. The
-/// first 16 KiB now, the rest in later steps of the main loop.
-pub(super) fn range(buf: &Buffer, first: usize, last: usize, skip: &[(usize, usize)]) {
+/// first 16 KiB now (with `defer`, in the next step of the main loop), the
+/// rest in later steps.
+pub(super) fn range(buf: &Buffer, first: usize, last: usize, skip: &[(usize, usize)], defer: bool) {
     let Some(m) = module() else { return };
     let Ok(f) = m.get::<Function>("range") else {
         return;
@@ -59,7 +60,7 @@ pub(super) fn range(buf: &Buffer, first: usize, last: usize, skip: &[(usize, usi
     ) else {
         return;
     };
-    let _ = f.call::<()>((buf.handle(), first, last, skip_t));
+    let _ = f.call::<()>((buf.handle(), first, last, skip_t, defer));
 }
 
 /// Forgets `buf` (about to be wiped).

@@ -356,6 +356,7 @@ fn draw(events: &mut VecDeque<AgentEvent>, budget: Option<Duration>) {
             let Ok(buf) = view.buffer() else { return };
             let following = window::following(&buf);
             let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
+            view.in_steps = budget.is_some();
             while let Some(ev) = events.pop_front() {
                 if matches!(ev, AgentEvent::TurnEnded { .. }) {
                     ended += 1;
@@ -366,6 +367,7 @@ fn draw(events: &mut VecDeque<AgentEvent>, budget: Option<Duration>) {
                 }
             }
             view.highlight_frame(&buf);
+            view.in_steps = false;
             let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
             view.mark_waiting_tools(&buf);
             view.place_waiting(&buf);

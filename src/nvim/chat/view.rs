@@ -103,6 +103,9 @@ pub(super) struct ChatView {
     turn_tools: Vec<String>,
     /// How many of `summaries` came before the running turn.
     turn_summaries: usize,
+    /// Drawing a resumed chat in steps: a turn is highlighted when it
+    /// ends, in a step of its own, never while it is drawn.
+    pub in_steps: bool,
 }
 
 /// The running turn as [`ChatView::highlight_turn`] parses it.
@@ -747,8 +750,9 @@ impl ChatView {
     /// Highlights the running turn (`:help lathe-chat-highlighting`):
     /// its text parsed as markdown, its folded results when shown open.
     fn highlight_turn(&mut self, buf: &Buffer) {
-        if let Some(t) = self.turn_parts(buf) {
-            super::highlight::range(buf, t.first, t.last, &t.skip);
+        if let Some(mut t) = self.turn_parts(buf) {
+            t.skip.sort_unstable();
+            super::highlight::range(buf, t.first, t.last, &t.skip, self.in_steps);
         }
     }
 
@@ -756,7 +760,7 @@ impl ChatView {
     /// at most [`HIGHLIGHT_WHILE_STREAMING_BYTES`], else pauses that until
     /// the turn ends.
     pub fn highlight_frame(&mut self, buf: &Buffer) {
-        if !self.running || self.highlighting_paused {
+        if !self.running || self.highlighting_paused || self.in_steps {
             return;
         }
         let Some(t) = self.turn_parts(buf) else {
@@ -766,7 +770,9 @@ impl ChatView {
             self.highlighting_paused = true;
             return;
         }
-        super::highlight::range(buf, t.first, t.last, &t.skip);
+        let mut skip = t.skip;
+        skip.sort_unstable();
+        super::highlight::range(buf, t.first, t.last, &skip, false);
     }
 
     /// `true` while the "working" indicator is shown.
