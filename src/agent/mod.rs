@@ -11,5 +11,7 @@ mod transcript;
 mod turn;
 
 pub use compact::{ContextReport, Meter};
-pub use session::{sessions_built, AskError, Resumed, Session, SessionParts, Status, ToolInfo};
+pub use session::{
+    sessions_built, AskError, LoadedSession, Resumed, Session, SessionParts, Status, ToolInfo,
+};
 pub use transcript::repair_pairing;

@@ -164,6 +164,24 @@ pub struct Resumed {
     pub repaired: bool,
 }
 
+/// A session file read and replayed ([`LoadedSession::load`]), ready for
+/// [`Session::resume_loaded`]: the slow part of a resume, which touches
+/// nothing but the file.
+pub struct LoadedSession {
+    log: session_log::LoadedLog,
+    restored: super::resume::Restored,
+}
+
+impl LoadedSession {
+    /// Reads the session file `path` and replays its records. Any thread.
+    /// Errors: the file cannot be read or is not a session file.
+    pub fn load(path: &std::path::Path) -> Result<Self, String> {
+        let log = session_log::load(path)?;
+        let restored = restore(&log.records);
+        Ok(Self { log, restored })
+    }
+}
+
 /// Sessions made by this process (every [`Session`] constructor).
 static SESSIONS_BUILT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -222,8 +240,23 @@ impl Session {
         path: &std::path::Path,
         user: Option<Arc<UserTools>>,
     ) -> Result<Resumed, String> {
-        let loaded = session_log::load(path)?;
-        let restored = restore(&loaded.records);
+        Self::resume_loaded(parts, path, LoadedSession::load(path)?, user)
+    }
+
+    /// [`Session::resume_with_user_tools`] of a file already read and
+    /// replayed by [`LoadedSession::load`] (which needs no Neovim, so
+    /// `:Lathe resume` does it on a worker thread). Errors: as
+    /// [`Session::new`].
+    pub fn resume_loaded(
+        parts: SessionParts,
+        path: &std::path::Path,
+        loaded: LoadedSession,
+        user: Option<Arc<UserTools>>,
+    ) -> Result<Resumed, String> {
+        let LoadedSession {
+            log: loaded,
+            restored,
+        } = loaded;
         let session = Self::build(
             parts,
             Vec::new(),

@@ -374,11 +374,12 @@ fn mode(_: &Lua, name: Value) -> mlua::Result<String> {
     Ok(current)
 }
 
-/// `settled()` → `true` when no turn is running and the chat window shows
-/// the end of every turn (what `lathe.wait()` waits for).
+/// `settled()` → `true` when no turn is running, no `:Lathe resume` is
+/// reading its file and the chat window shows the end of every turn (what
+/// `lathe.wait()` waits for).
 fn settled_now() -> bool {
     let idle = state::session().is_none_or(|s| s.status() != Status::Running);
-    idle && super::chat::settled()
+    idle && !super::sessions::loading() && super::chat::settled()
 }
 
 /// `transcript()` → the conversation as a list of Messages API messages

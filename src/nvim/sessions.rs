@@ -4,13 +4,13 @@
 //! resumed session current and draws it in the chat by feeding its events
 //! to a chat sink, as a live turn would.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use mlua::{Lua, LuaSerdeExt, Value};
 use serde_json::json;
 
-use super::chat::ChatSink;
 use super::state;
-use crate::agent::session_log;
-use crate::events::EventSink;
+use crate::agent::{session_log, LoadedSession};
 
 /// Error of `:Lathe resume last` (and `lathe.resume("last")`) when no
 /// other conversation of this project is saved.
@@ -64,6 +64,13 @@ pub fn sessions(lua: &Lua, (): ()) -> mlua::Result<Value> {
 /// `"last"` (the newest other than the current one). A running request is
 /// stopped first. Lines that could not be read are skipped with a warning.
 /// Errors: nothing to resume, the file cannot be read.
+///
+/// The file is read and replayed on a worker thread (it may hold a day of
+/// work), so this returns at once; the session becomes current when that
+/// is done, and the chat is drawn in steps of at most about a frame
+/// ([`super::chat::draw_in_steps`]), the editor answering keys between
+/// them. `lathe.wait()` waits for both. An error found on the worker
+/// (the file is not a session file) is shown with `vim.notify`.
 pub fn resume(_: &Lua, which: Value) -> mlua::Result<()> {
     let which = match which {
         Value::String(s) => s.to_str()?.to_string(),
@@ -82,19 +89,57 @@ pub fn resume(_: &Lua, which: Value) -> mlua::Result<()> {
     } else {
         std::path::PathBuf::from(which)
     };
-    let resumed = state::resume_session(&path).or_else(|e| fail(format!("lathe.resume: {e}")))?;
+    if let Err(e) = std::fs::metadata(&path) {
+        return fail(format!("lathe.resume: cannot read {}: {e}", path.display()));
+    }
+    let generation = LOADS.fetch_add(1, Ordering::AcqRel) + 1;
+    let (Some(main), Ok(rt)) = (state::main_thread(), super::runtime::handle()) else {
+        // No runtime (Neovim is exiting): resume here and now.
+        let loaded = LoadedSession::load(&path).or_else(|e| fail(format!("lathe.resume: {e}")))?;
+        return show_resumed(&path, loaded).or_else(fail);
+    };
+    LOADING.store(generation, Ordering::Release);
+    rt.spawn(async move {
+        let p = path.clone();
+        let loaded = tokio::task::spawn_blocking(move || LoadedSession::load(&p))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()));
+        let _ = main.post(move || {
+            // A later `:Lathe resume` or `:Lathe new` won.
+            if LOADS.load(Ordering::Acquire) != generation {
+                return;
+            }
+            let shown = loaded.and_then(|l| show_resumed(&path, l));
+            LOADING.store(0, Ordering::Release);
+            if let Err(e) = shown {
+                super::guard::notify_error(&format!("lathe.resume: {e}"));
+            }
+        });
+    });
+    Ok(())
+}
+
+/// Resumes (and starts counting) `:Lathe resume`s and `:Lathe new`s, so a
+/// file read on a worker never replaces a conversation started after it.
+static LOADS: AtomicU64 = AtomicU64::new(0);
+/// The `LOADS` count of the resume whose file is being read, 0 when none.
+static LOADING: AtomicU64 = AtomicU64::new(0);
+
+/// `true` while a `:Lathe resume` reads its file (`lathe.wait()` waits).
+pub fn loading() -> bool {
+    LOADING.load(Ordering::Acquire) != 0
+}
+
+/// Makes the session read from `path` current and draws it (main thread).
+/// Errors: as [`state::resume_loaded`], the chat window cannot open.
+fn show_resumed(path: &std::path::Path, loaded: LoadedSession) -> Result<(), String> {
+    let resumed = state::resume_loaded(path, loaded)?;
     reset_chat();
-    super::chat::open_window()
-        .or_else(|e| fail(format!("lathe.resume: cannot open the chat window: {e}")))?;
+    super::chat::open_window().map_err(|e| format!("cannot open the chat window: {e}"))?;
     let title = crate::agent::resume::first_prompt(&resumed.events)
         .unwrap_or_default()
         .to_string();
-    if let Some(main) = state::main_thread() {
-        let sink = ChatSink::new(main);
-        for ev in resumed.events {
-            sink.emit(ev);
-        }
-    }
+    super::chat::draw_in_steps(resumed.events);
     for w in &resumed.warnings {
         super::guard::notify_warn(w);
     }
@@ -111,13 +156,16 @@ pub fn resume(_: &Lua, which: Value) -> mlua::Result<()> {
 /// configuration; the old one stays saved (`:Lathe resume` brings it
 /// back). The chat is cleared. A running request is stopped.
 pub fn new(_: &Lua, (): ()) -> mlua::Result<()> {
+    LOADS.fetch_add(1, Ordering::AcqRel);
+    LOADING.store(0, Ordering::Release);
     state::new_conversation().or_else(|e| fail(format!("lathe.new: {e}")))?;
     reset_chat();
     Ok(())
 }
 
-/// Empties the chat in place (`chat::clear`): its windows stay open and
-/// the prompt area keeps what the user is typing. Main thread.
+/// Starts the chat afresh (`chat::clear`: a new buffer in the same
+/// windows, the old one wiped); the prompt area keeps what the user is
+/// typing. Main thread.
 fn reset_chat() {
     super::chat::clear();
 }

@@ -223,11 +223,21 @@ pub fn new_conversation() -> Result<(), String> {
 /// [`Session::resume`]. Errors: as [`Session::resume`] and
 /// [`build_session`].
 pub fn resume_session(path: &std::path::Path) -> Result<crate::agent::Resumed, String> {
+    resume_loaded(path, crate::agent::LoadedSession::load(path)?)
+}
+
+/// [`resume_session`] of a file already read and replayed (on a worker
+/// thread, `:Lathe resume`). Errors: as [`Session::resume_loaded`] and
+/// [`build_session`].
+pub fn resume_loaded(
+    path: &std::path::Path,
+    loaded: crate::agent::LoadedSession,
+) -> Result<crate::agent::Resumed, String> {
     let args = current_args()?;
     let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
     report_settings_problems(&config);
     let (parts, live) = session_parts(config, args.hooks.clone())?;
-    let resumed = Session::resume_with_user_tools(parts, path, Some(user_tools()))?;
+    let resumed = Session::resume_loaded(parts, path, loaded, Some(user_tools()))?;
     super::status_sink::register(&resumed.session, live);
     // The meter of the resumed conversation before its first request.
     if let Ok(rt) = super::runtime::handle() {

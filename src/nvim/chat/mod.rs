@@ -7,12 +7,14 @@
 //! - [`window`]: the windows, their options, winbar, folds, highlights.
 //! - [`prompt`]: the prompt area, its history and keys.
 //! - [`jump`]: `<CR>` on a tool line opens its file in another window.
+//! - [`highlight`]: markdown highlighting by turn and by opened result.
 //!
 //! Events are queued from tokio tasks and rendered on the main thread at
 //! most about every [`FRAME`] (16 ms, so at most ~60 redraws a second);
 //! streamed text never floods the editor and never touches the prompt
 //! area, which is a buffer of its own.
 
+mod highlight;
 pub mod jump;
 pub mod lines;
 pub mod prompt;
@@ -20,6 +22,7 @@ mod view;
 pub mod window;
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -52,7 +55,15 @@ thread_local! {
     /// The project root of the current session (for Grep's relative paths).
     static ROOT: Cell<fn() -> Option<std::path::PathBuf>> = const { Cell::new(|| None) };
     static VIEW: RefCell<ChatView> = RefCell::new(ChatView::default());
+    /// Events waiting to be drawn in later steps ([`draw_in_steps`]).
+    static BACKLOG: RefCell<VecDeque<AgentEvent>> = const { RefCell::new(VecDeque::new()) };
+    /// A step of the backlog is scheduled.
+    static STEP_SCHEDULED: Cell<bool> = const { Cell::new(false) };
 }
+
+/// Most time one step of [`draw_in_steps`] spends drawing before it lets
+/// Neovim's main loop go on (keys, timers, other work): half a frame.
+pub const STEP_BUDGET: Duration = Duration::from_millis(8);
 
 /// Sets where the chat gets its Lua handle and the project root:
 /// `nvim::install` passes `state::lua` and the session's root, so the chat
@@ -213,7 +224,12 @@ static TURNS_RENDERED: AtomicU64 = AtomicU64::new(0);
 /// idle a moment before its end reaches the chat; `lathe.wait()` waits for
 /// both, so scripts can read the chat right after it returns.
 pub fn settled() -> bool {
-    TURNS_RENDERED.load(Ordering::Acquire) >= TURNS_STARTED.load(Ordering::Acquire)
+    TURNS_RENDERED.load(Ordering::Acquire) >= TURNS_STARTED.load(Ordering::Acquire) && !drawing()
+}
+
+/// `true` while events wait to be drawn in steps ([`draw_in_steps`]).
+pub fn drawing() -> bool {
+    BACKLOG.with(|b| !b.borrow().is_empty())
 }
 
 impl EventSink for ChatSink {
@@ -257,31 +273,101 @@ impl EventSink for ChatSink {
 /// windows whose cursor was on the last line follow the new text, whether
 /// or not they have focus; the others stay where the user put them.
 /// Adjacent text deltas are merged first ([`coalesce`]), so a frame's worth
-/// of streamed text is one buffer edit however small the deltas. Main
-/// thread.
+/// of streamed text is one buffer edit however small the deltas. While a
+/// resumed chat is still being drawn in steps, `events` wait behind it
+/// (drawn in order by the next steps). Main thread.
 pub fn render(events: Vec<AgentEvent>) {
     if events.is_empty() {
         return;
     }
-    super::main_stats::timed(super::main_stats::Step::ChatFrame, || render_frame(events));
+    if drawing() {
+        BACKLOG.with(|b| b.borrow_mut().extend(coalesce(events)));
+        return;
+    }
+    super::main_stats::timed(super::main_stats::Step::ChatFrame, || {
+        draw(&mut coalesce(events).into(), None)
+    });
 }
 
-fn render_frame(events: Vec<AgentEvent>) {
-    FRAMES.fetch_add(1, Ordering::Relaxed);
-    let events = coalesce(events);
-    let ended = events
+/// Draws `events` (a resumed conversation, which may hold a day's work) in
+/// steps of at most about [`STEP_BUDGET`] each, scheduled one after the
+/// other on the main loop, so Neovim handles keys and timers between them
+/// and no step blocks the editor longer than a frame. Events rendered
+/// meanwhile are drawn after them, in order. `lathe.wait()` waits for the
+/// last step. Main thread.
+pub fn draw_in_steps(events: Vec<AgentEvent>) {
+    let started = events
         .iter()
-        .filter(|e| matches!(e, AgentEvent::TurnEnded { .. }))
+        .filter(|e| matches!(e, AgentEvent::TurnStarted { .. }))
         .count() as u64;
+    TURNS_STARTED.fetch_add(started, Ordering::AcqRel);
+    BACKLOG.with(|b| b.borrow_mut().extend(events));
+    schedule_step();
+}
+
+/// Schedules the next step of the backlog unless one is scheduled.
+fn schedule_step() {
+    if STEP_SCHEDULED.with(|s| s.replace(true)) {
+        return;
+    }
+    nvim_oxi::schedule(|()| {
+        STEP_SCHEDULED.with(|s| s.set(false));
+        let mut events = BACKLOG.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        let before = events.len();
+        if before == 0 {
+            return;
+        }
+        super::main_stats::timed(super::main_stats::Step::ChatFrame, || {
+            draw(&mut events, Some(STEP_BUDGET))
+        });
+        if events.len() == before {
+            // Nothing could be drawn (no chat buffer): drop the rest, so
+            // `lathe.wait()` does not wait for it.
+            let ended = events
+                .iter()
+                .filter(|e| matches!(e, AgentEvent::TurnEnded { .. }))
+                .count() as u64;
+            TURNS_RENDERED.fetch_add(ended, Ordering::AcqRel);
+            return;
+        }
+        if !events.is_empty() {
+            // Events rendered during this step were queued behind.
+            BACKLOG.with(|b| {
+                let mut b = b.borrow_mut();
+                let later = std::mem::take(&mut *b);
+                events.extend(later);
+                *b = events;
+            });
+            schedule_step();
+        }
+    });
+}
+
+/// Draws events from the front of `events`: all of them, or with a
+/// `budget`, until that much time went by (at least one event). What is
+/// left stays in `events`.
+fn draw(events: &mut VecDeque<AgentEvent>, budget: Option<Duration>) {
+    FRAMES.fetch_add(1, Ordering::Relaxed);
+    let start = Instant::now();
+    let mut ended = 0;
     let _ = guarded("chat update", || {
         VIEW.with(|v| {
             let mut view = v.borrow_mut();
             let Ok(buf) = view.buffer() else { return };
             let following = window::following(&buf);
             let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
-            for ev in events {
+            view.in_steps = budget.is_some();
+            while let Some(ev) = events.pop_front() {
+                if matches!(ev, AgentEvent::TurnEnded { .. }) {
+                    ended += 1;
+                }
                 view.apply(&buf, ev);
+                if budget.is_some_and(|b| start.elapsed() >= b) {
+                    break;
+                }
             }
+            view.highlight_frame(&buf);
+            view.in_steps = false;
             let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
             view.mark_waiting_tools(&buf);
             view.place_waiting(&buf);
@@ -291,7 +377,14 @@ fn render_frame(events: Vec<AgentEvent>) {
         });
         window::refresh_winbar();
     });
-    // Counted even when drawing failed, so `lathe.wait()` never hangs on it.
+    // Counted even when drawing failed, so `lathe.wait()` never hangs on
+    // it (the events a failed step left are dropped with it).
+    if budget.is_none() {
+        ended += events
+            .drain(..)
+            .filter(|e| matches!(e, AgentEvent::TurnEnded { .. }))
+            .count() as u64;
+    }
     TURNS_RENDERED.fetch_add(ended, Ordering::AcqRel);
 }
 
@@ -367,29 +460,47 @@ pub fn winbar() -> String {
     })
 }
 
-/// Empties the transcript for a new or resumed conversation (`:Lathe new`,
-/// `:Lathe resume`): its lines, extmarks, folds and tool states go, and so
-/// do the winbar's state and tokens. The windows stay where they are and
-/// the prompt area keeps what the user is typing. Main thread; nothing to
-/// do before the chat exists.
+/// Starts the transcript afresh for a new or resumed conversation
+/// (`:Lathe new`, `:Lathe resume`): a new, empty chat buffer takes the old
+/// one's place in its windows and the old one is wiped, so Neovim frees
+/// all it held (lines, extmarks, folds); tool states, the winbar's state
+/// and tokens and any events still waiting to be drawn go too. The
+/// windows stay where they are and the prompt area keeps what the user is
+/// typing. Main thread; nothing to do before the chat exists.
 pub fn clear() {
+    let dropped = BACKLOG.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let ended = dropped
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::TurnEnded { .. }))
+        .count() as u64;
+    TURNS_RENDERED.fetch_add(ended, Ordering::AcqRel);
     let _ = guarded("clearing the chat", || {
-        VIEW.with(|v| {
+        let swap = VIEW.with(|v| {
             let mut view = v.borrow_mut();
-            let Some(mut buf) = view.buf.clone().filter(|b| b.is_valid()) else {
-                return;
-            };
-            let ns = view.ns();
-            view.resume_highlighting(&buf);
-            let _ = buf.clear_namespace(ns, ..);
-            let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
-            let _ = buf.set_lines(.., false, Vec::<String>::new());
-            let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
-            for w in window::chat_windows(&buf) {
-                window::drop_folds(&w);
-            }
             view.reset();
+            let mut old = view.buf.take().filter(|b| b.is_valid())?;
+            // The new buffer takes the name.
+            let _ = old.set_name(format!("{CHAT_BUFFER_NAME} (old {})", old.handle()));
+            match view.buffer() {
+                Ok(new) => Some((old, new)),
+                Err(_) => {
+                    view.buf = Some(old);
+                    None
+                }
+            }
         });
+        if let Some((old, new)) = swap {
+            for mut w in window::chat_windows(&old) {
+                if w.set_buf(&new).is_ok() {
+                    window::set_chat_window_options(&w);
+                }
+            }
+            highlight::forget(&old);
+            let opts = nvim_oxi::api::opts::BufDeleteOpts::builder()
+                .force(true)
+                .build();
+            let _ = old.delete(&opts);
+        }
         window::refresh_winbar();
     });
 }
@@ -404,8 +515,8 @@ pub(crate) fn ensure_buffer() -> Result<Buffer, String> {
     VIEW.with(|v| v.borrow_mut().buffer())
 }
 
-/// `true` while tree-sitter highlighting of the chat is paused: a turn
-/// runs in a chat longer than 16 KiB (`:help lathe-chat`).
+/// `true` while the running turn's highlighting is paused until it ends:
+/// its text is longer than 16 KiB (`:help lathe-chat-highlighting`).
 pub fn highlighting_paused() -> bool {
     VIEW.with(|v| v.borrow().highlighting_paused)
 }

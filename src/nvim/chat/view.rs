@@ -83,7 +83,7 @@ pub(super) struct ChatView {
     /// Where the buffer ends (row, byte length of the last line) and the
     /// `changedtick` that was true for (see [`ChatView::end`]).
     end: Option<(u32, usize, usize)>,
-    /// Tree-sitter highlighting is stopped while this turn runs (the chat
+    /// The running turn is not highlighted again until it ends (its text
     /// is longer than [`HIGHLIGHT_WHILE_STREAMING_BYTES`]).
     pub highlighting_paused: bool,
     /// Whether the streamed text's last character was a space (where the
@@ -95,13 +95,37 @@ pub(super) struct ChatView {
     /// Folded summaries under `compacted:` lines: (extmark of the line, lines
     /// folded).
     summaries: Vec<(u32, usize)>,
+    /// Extmark at the first row of the running turn (what
+    /// [`ChatView::highlight_turn`] parses).
+    turn_start: Option<u32>,
+    /// The tool calls of the running turn (their folded results are left
+    /// out of its highlighting until shown open).
+    turn_tools: Vec<String>,
+    /// How many of `summaries` came before the running turn.
+    turn_summaries: usize,
+    /// Drawing a resumed chat in steps: a turn is highlighted when it
+    /// ends, in a step of its own, never while it is drawn.
+    pub in_steps: bool,
 }
 
-/// Up to this size (bytes) the chat keeps its tree-sitter highlighting
-/// while an answer streams. Neovim re-parses the whole markdown buffer
-/// after every change (measured: 20–110 ms of parsing per frame at
-/// 100–200 KB, in 3 ms slices that start over at each frame), so past
-/// this the highlighting pauses until the turn ends.
+/// The running turn as [`ChatView::highlight_turn`] parses it.
+struct TurnParts {
+    /// Its first row (0-based).
+    first: usize,
+    /// The row after its last.
+    last: usize,
+    /// Its folded results and summaries: rows, end exclusive.
+    skip: Vec<(usize, usize)>,
+    /// Bytes of its text without them.
+    bytes: usize,
+}
+
+/// Up to this size (bytes of text, folded results left out) the running
+/// turn is highlighted again at every frame while an answer streams
+/// (parsing it costs ~1 ms per 10 KB); past this its highlighting pauses
+/// until the turn ends, when it is parsed once, in steps of this size.
+/// Earlier turns are never parsed again, so the chat's length does not
+/// matter.
 pub(super) const HIGHLIGHT_WHILE_STREAMING_BYTES: usize = 16 * 1024;
 
 impl ChatView {
@@ -129,6 +153,10 @@ impl ChatView {
         self.highlighting_paused = false;
         self.line_end = LineEnd::default();
         self.continued_marks.clear();
+        self.summaries.clear();
+        self.turn_start = None;
+        self.turn_tools.clear();
+        self.turn_summaries = 0;
     }
 
     /// The chat buffer, created on first use.
@@ -238,11 +266,18 @@ impl ChatView {
                 block.push_str("\n\n");
                 block.push_str(LATHE_HEADING);
                 block.push_str("\n\n");
+                let (row, col) = self.end(&buf);
                 self.append(&mut buf, &block);
-                // Any edit makes Neovim re-parse the whole markdown chat
-                // (not only what changed), so a long chat pauses from the
-                // turn's first edit, not only from its first text.
-                self.pause_highlighting_if_long(&buf);
+                // Left gravity: the turn's text goes after the mark.
+                let ns = self.ns();
+                let opts = SetExtmarkOpts::builder().right_gravity(false).build();
+                if let Some(old) = self.turn_start.take() {
+                    let _ = buf.del_extmark(ns, old);
+                }
+                self.turn_start = buf.set_extmark(ns, row, col, &opts).ok();
+                self.turn_tools.clear();
+                self.turn_summaries = self.summaries.len();
+                self.highlighting_paused = false;
                 self.working = Some(0);
                 self.running = true;
                 self.text_open = false;
@@ -295,7 +330,6 @@ impl ChatView {
                 self.line_end = wrapped.end;
                 self.mark_continued(&mut buf, row, &wrapped.continued);
                 self.text_open = true;
-                self.pause_highlighting_if_long(&buf);
             }
             AgentEvent::ToolQueued { id, name, detail } => {
                 self.new_tool(&mut buf, id, name, detail, LineState::Queued, None);
@@ -415,7 +449,12 @@ impl ChatView {
                     format!("{end} {usage}")
                 };
                 self.append_line(&mut buf, &end, "LatheTurnEnd");
-                self.resume_highlighting(&buf);
+                self.highlight_turn(&buf);
+                self.highlighting_paused = false;
+                self.turn_tools.clear();
+                if let (Some(mark), Some(ns)) = (self.turn_start.take(), self.ns) {
+                    let _ = buf.del_extmark(ns, mark);
+                }
                 if let (Some(id), Some(ns)) = (self.working.take(), self.ns) {
                     if id != 0 {
                         let _ = buf.del_extmark(ns, id);
@@ -470,6 +509,7 @@ impl ChatView {
             .unwrap_or(0);
         self.append(buf, "\n");
         self.text_open = false;
+        self.turn_tools.push(id.clone());
         self.tools.insert(
             id.clone(),
             ToolMark {
@@ -694,24 +734,64 @@ impl ChatView {
         }
     }
 
-    /// Stops tree-sitter highlighting for the rest of the turn once the
-    /// chat is longer than [`HIGHLIGHT_WHILE_STREAMING_BYTES`].
-    fn pause_highlighting_if_long(&mut self, buf: &Buffer) {
-        if self.highlighting_paused {
-            return;
+    /// The running turn's rows, its folded results and summaries and the
+    /// bytes of its text without them.
+    fn turn_parts(&mut self, buf: &Buffer) -> Option<TurnParts> {
+        let ns = self.ns();
+        let mark = self.turn_start?;
+        let (first, _, _) = buf.get_extmark_by_id(ns, mark, &Default::default()).ok()?;
+        let last = buf.line_count().ok()?;
+        let mut skip = Vec::new();
+        for id in &self.turn_tools {
+            let Some((m, n)) = self.tools.get(id).and_then(|t| t.block) else {
+                continue;
+            };
+            if let Ok((row, _, _)) = buf.get_extmark_by_id(ns, m, &Default::default()) {
+                skip.push((row, row + n));
+            }
         }
-        let n = buf.line_count().unwrap_or(0);
-        if buf.get_offset(n).unwrap_or(0) > HIGHLIGHT_WHILE_STREAMING_BYTES {
-            super::window::pause_treesitter(buf);
-            self.highlighting_paused = true;
+        for (m, n) in self.summaries.iter().skip(self.turn_summaries) {
+            if let Ok((row, _, _)) = buf.get_extmark_by_id(ns, *m, &Default::default()) {
+                skip.push((row + 1, row + 1 + n));
+            }
+        }
+        let offset = |row: usize| buf.get_offset(row.min(last)).unwrap_or(0);
+        let folded: usize = skip.iter().map(|&(a, b)| offset(b) - offset(a)).sum();
+        let bytes = (offset(last) - offset(first)).saturating_sub(folded);
+        Some(TurnParts {
+            first,
+            last,
+            skip,
+            bytes,
+        })
+    }
+
+    /// Highlights the running turn (`:help lathe-chat-highlighting`):
+    /// its text parsed as markdown, its folded results when shown open.
+    fn highlight_turn(&mut self, buf: &Buffer) {
+        if let Some(mut t) = self.turn_parts(buf) {
+            t.skip.sort_unstable();
+            super::highlight::range(buf, t.first, t.last, &t.skip, self.in_steps);
         }
     }
 
-    /// Starts tree-sitter highlighting again if a stream paused it.
-    pub fn resume_highlighting(&mut self, buf: &Buffer) {
-        if std::mem::take(&mut self.highlighting_paused) {
-            super::window::start_treesitter(buf);
+    /// After a frame: highlights the running turn again while its text is
+    /// at most [`HIGHLIGHT_WHILE_STREAMING_BYTES`], else pauses that until
+    /// the turn ends.
+    pub fn highlight_frame(&mut self, buf: &Buffer) {
+        if !self.running || self.highlighting_paused || self.in_steps {
+            return;
         }
+        let Some(t) = self.turn_parts(buf) else {
+            return;
+        };
+        if t.bytes > HIGHLIGHT_WHILE_STREAMING_BYTES {
+            self.highlighting_paused = true;
+            return;
+        }
+        let mut skip = t.skip;
+        skip.sort_unstable();
+        super::highlight::range(buf, t.first, t.last, &skip, false);
     }
 
     /// `true` while the "working" indicator is shown.

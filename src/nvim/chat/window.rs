@@ -74,8 +74,9 @@ pub(super) fn map(
 }
 
 /// Creates the transcript buffer: `nofile`, unlisted, not modifiable,
-/// `filetype=markdown` with tree-sitter highlighting started (fenced code
-/// gets its language through the markdown parser's injections), and its
+/// `filetype=markdown` highlighted by lathe (`chat::highlight`: no
+/// tree-sitter parser of the whole buffer, fenced code in its language),
+/// and its
 /// keys: `<C-c>` stops, `q` closes the chat, `<CR>` jumps to a tool
 /// line's file, `i`/`a`/`o` (and `I`/`A`/`O`) go to the prompt area.
 pub(super) fn create_chat_buffer() -> Result<Buffer, String> {
@@ -91,7 +92,10 @@ pub(super) fn create_chat_buffer() -> Result<Buffer, String> {
     api::set_option_value("undolevels", -1, &o).map_err(e)?;
     api::set_option_value("filetype", "markdown", &o).map_err(e)?;
     api::set_option_value("modifiable", false, &o).map_err(e)?;
-    start_treesitter(&buf);
+    // lathe highlights the chat itself (`chat::highlight`): no regex
+    // syntax over the whole day's chat either.
+    api::set_option_value("syntax", "", &o).map_err(e)?;
+    super::highlight::init();
     close_prompt_with_chat(&buf);
     let n = [Mode::Normal];
     map(
@@ -118,46 +122,11 @@ pub(super) fn create_chat_buffer() -> Result<Buffer, String> {
 }
 
 /// Starts tree-sitter highlighting of `buf` as markdown (`:help
-/// treesitter-highlight`; Neovim ships the markdown parsers), parsing
-/// again if [`pause_treesitter`] held its parser. Without a parser the chat
-/// stays plain text.
+/// treesitter-highlight`; Neovim ships the markdown parsers): the prompt
+/// area, which stays small. Without a parser it stays plain text.
 pub(super) fn start_treesitter(buf: &Buffer) {
     let _ = lua()
-        .load(
-            r#"local b = ...
-            local ok, tree = pcall(vim.treesitter.get_parser, b, 'markdown', { error = false })
-            if ok and tree then
-              tree._parse = nil
-            end
-            pcall(vim.treesitter.start, b, 'markdown')"#,
-        )
-        .call::<()>(buf.handle());
-}
-
-/// Lua: the held parse that [`pause_treesitter`] gives the buffer's
-/// parser (`LanguageTree`) — its trees as they are, finished.
-const HELD_PARSE: &str = "function(self) return self._trees, true end";
-
-/// Stops tree-sitter highlighting of `buf` while an answer streams into a
-/// long chat (`vim.treesitter.stop`; Vim's markdown syntax shows instead
-/// when `:syntax` is on), and holds its parser until
-/// [`start_treesitter`]: `stop()` leaves the parser attached, and a parse
-/// the highlighter had started (`LanguageTree:parse` with a callback, in
-/// 3 ms steps chained with `vim.schedule`) went on, starting over at every
-/// edit — while an answer streamed it never ended and kept Neovim's main
-/// loop busy (issue 12, the UI row of `make bench`). Held, such a parse
-/// ends at its next step, and a sync `parse()` by another plugin returns
-/// the last trees instead of re-parsing the whole chat.
-pub(super) fn pause_treesitter(buf: &Buffer) {
-    let _ = lua()
-        .load(format!(
-            r#"local b = ...
-            local h = vim.treesitter.highlighter.active[b]
-            pcall(vim.treesitter.stop, b)
-            if h and h.tree then
-              h.tree._parse = {HELD_PARSE}
-            end"#
-        ))
+        .load("pcall(vim.treesitter.start, ..., 'markdown')")
         .call::<()>(buf.handle());
 }
 
@@ -217,20 +186,10 @@ pub(super) fn fold(w: &Window, first: usize, last: usize) {
         .call::<()>((w.handle(), first, last));
 }
 
-/// Deletes every fold of window `w` (`:help zE`).
-pub(super) fn drop_folds(w: &Window) {
-    let _ = lua()
-        .load(
-            r#"local w = ...
-            vim.api.nvim_win_call(w, function() pcall(vim.cmd, "normal! zE") end)"#,
-        )
-        .call::<()>(w.handle());
-}
-
 /// Sets the transcript window's own options: no line numbers, list chars,
 /// colour column or spell from the window it was split from; wrapping at
 /// words; manual folds, closed; signs for tool states; the winbar.
-fn set_chat_window_options(win: &Window) {
+pub(super) fn set_chat_window_options(win: &Window) {
     let o = OptionOpts::builder().win(win.clone()).build();
     for (name, value) in [
         ("number", false),

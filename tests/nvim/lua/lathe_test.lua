@@ -175,6 +175,50 @@ function T.chat_text()
   return b and table.concat(T.lines(b), "\n") or ""
 end
 
+--- The highlight groups lathe put (`lathe.chat_highlight`) over the first
+--- chat line holding `needle` (plain), where `needle` starts on it.
+function T.chat_hl(needle)
+  local b = T.chat_buf()
+  local ns = vim.api.nvim_get_namespaces()["lathe_chat_hl"]
+  if not b or not ns then
+    return {}
+  end
+  for i, l in ipairs(T.lines(b)) do
+    local col = l:find(needle, 1, true)
+    if col then
+      local out = {}
+      local marks = vim.api.nvim_buf_get_extmarks(
+        b,
+        ns,
+        { i - 1, 0 },
+        { i - 1, -1 },
+        { details = true, overlap = true }
+      )
+      for _, m in ipairs(marks) do
+        local d = m[4]
+        local starts = m[2] < i - 1 or m[3] <= col - 1
+        local ends = (d.end_row or m[2]) > i - 1 or (d.end_col or 0) >= col
+        if starts and ends then
+          table.insert(out, d.hl_group)
+        end
+      end
+      table.sort(out)
+      return out
+    end
+  end
+  error("no chat line holds " .. needle)
+end
+
+--- Whether one of `groups` starts with `prefix`.
+function T.any_starts(groups, prefix)
+  for _, g in ipairs(groups) do
+    if vim.startswith(g, prefix) then
+      return true
+    end
+  end
+  return false
+end
+
 --- Virtual texts shown in the chat buffer (e.g. the "working" indicator).
 function T.chat_virt_texts()
   local b = T.chat_buf()

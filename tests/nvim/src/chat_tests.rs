@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use nvim_oxi::tests::TestTerminator;
 
-use crate::common::{check_eq, load, run_async};
+use crate::common::{check_eq, load, lua_test, run_async};
 
 #[nvim_oxi::test]
 fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTerminator) {
@@ -319,11 +319,14 @@ fn streaming_frames_append_without_reading_the_growing_line_back() -> Result<(),
         6 + 200 * 1000,
     )?;
     // Anything else that changes the buffer is noticed: the end is read
-    // once again and the next delta still lands at the very end.
+    // once again and the next delta still lands at the very end (here a
+    // clear, which also gives the chat a new buffer).
     lathe::nvim::chat::clear();
+    check_eq("the old chat buffer is wiped", buf.is_valid(), false)?;
     render(vec![AgentEvent::TextDelta {
         text: "after".into(),
     }]);
+    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
     check_eq(
         "the chat after a clear",
         crate::common::lines(&buf).join("\n").as_str(),
@@ -379,51 +382,62 @@ fn a_user_event_redraws_no_screen_inside_lathes_step() -> Result<(), String> {
     )
 }
 
-/// Neovim re-parses the whole markdown chat after every change, so while
-/// an answer streams into a chat longer than 16 KiB, tree-sitter
-/// highlighting pauses (no parser work per frame) and it resumes when the
-/// turn ends; a short chat stays highlighted while it streams. A turn
-/// starting in a long chat pauses at once (its heading is an edit too).
+/// Each turn is highlighted on its own (`:help lathe-chat-highlighting`,
+/// issue 22): while an answer streams its turn is parsed again at every
+/// frame as long as its text is at most 16 KiB; past that its highlighting
+/// pauses until the turn ends, when all of it is highlighted (in steps). A
+/// turn that starts in a long chat is highlighted while it streams (the
+/// chat's length does not matter), and the chat never has a tree-sitter
+/// highlighter of its own (Neovim's would parse the whole day's chat).
 #[nvim_oxi::test]
-fn highlighting_pauses_while_a_long_chat_streams_and_resumes_at_the_end() -> Result<(), String> {
+fn highlighting_follows_the_turn_not_the_chat() -> Result<(), String> {
     use lathe::events::{AgentEvent, TurnOutcome};
     load();
     let render = lathe::nvim::chat::render;
-    let active = || -> Result<bool, String> {
-        let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
-        lathe::nvim::state::lua()
-            .load("return vim.treesitter.highlighter.active[...] ~= nil")
-            .call::<bool>(buf.handle())
-            .map_err(|e| e.to_string())
-    };
     render(vec![AgentEvent::TurnStarted {
         prompt: "stream".into(),
     }]);
     render(vec![AgentEvent::AssistantStarted]);
     render(vec![AgentEvent::TextDelta {
-        text: "A short answer.\n".into(),
+        text: "A **short** answer.\n".into(),
     }]);
-    check_eq("highlighted while a short chat streams", active()?, true)?;
+    lua_test("T.eq('bold while a short turn streams', T.any_starts(T.chat_hl('short'), '@markup.strong'), true)")?;
     check_eq("paused", lathe::nvim::chat::highlighting_paused(), false)?;
     let long = "A line of a long answer, streamed in small pieces.\n".repeat(400);
-    render(vec![AgentEvent::TextDelta { text: long }]);
-    check_eq("highlighted while a long chat streams", active()?, false)?;
+    render(vec![AgentEvent::TextDelta {
+        text: format!("{long}The **long** answer ends.\n"),
+    }]);
     check_eq("paused", lathe::nvim::chat::highlighting_paused(), true)?;
+    lua_test("T.eq('not yet', T.any_starts(T.chat_hl('long**'), '@markup.strong'), false)")?;
     render(vec![AgentEvent::TurnEnded {
         outcome: TurnOutcome::Done,
     }]);
-    check_eq("highlighted after the turn", active()?, true)?;
     check_eq("paused", lathe::nvim::chat::highlighting_paused(), false)?;
-    // Any edit re-parses the whole chat, so the next turn in a long chat
-    // pauses at its start, before any text.
+    lua_test(
+        "T.eq('bold at the end of the long turn once it ended', vim.wait(5000, function()
+           return T.any_starts(T.chat_hl('long**'), '@markup.strong')
+         end), true)",
+    )?;
     render(vec![AgentEvent::TurnStarted {
         prompt: "again".into(),
     }]);
-    check_eq("highlighted once the next turn starts", active()?, false)?;
+    render(vec![AgentEvent::AssistantStarted]);
+    render(vec![AgentEvent::TextDelta {
+        text: "Another **brief** one.\n".into(),
+    }]);
+    check_eq(
+        "paused in a long chat",
+        lathe::nvim::chat::highlighting_paused(),
+        false,
+    )?;
+    lua_test(
+        "T.eq('bold while a short turn streams in a long chat', T.any_starts(T.chat_hl('brief'), '@markup.strong'), true)
+         T.eq('no tree-sitter highlighter on the chat', vim.treesitter.highlighter.active[T.chat_buf()], nil)",
+    )?;
     render(vec![AgentEvent::TurnEnded {
         outcome: TurnOutcome::Done,
     }]);
-    check_eq("highlighted after that turn", active()?, true)
+    Ok(())
 }
 
 /// A frame of streamed text leaves the winbar alone (issue 12, the UI row
@@ -469,99 +483,54 @@ fn streaming_frames_leave_the_winbar_alone() -> Result<(), String> {
     check_eq("the winbar says idle", bar.contains(" · idle"), true)
 }
 
-/// The pause ends a parse Neovim had in flight (issue 12, the UI row of
-/// `make bench`): the highlighter parses in 3 ms steps chained with
-/// `vim.schedule`, and a step that finds the chat changed starts over, so
-/// such a parse left running when the chat paused went on through the
-/// whole answer, one step after every frame, and never ended. Here the
-/// parse in flight is the test's own `parse(true, callback)` over a chat
-/// holding a 100 KB paragraph (~100 ms of parsing); frames come every 5 ms
-/// from lathe's runtime with Neovim's own loop between them (where the
-/// steps run), and the callback must be called (the parse ended) while
-/// the answer still streams. After the turn the chat parses again.
+/// A turn's end parses that turn, never the chat (issue 22: a day's chat
+/// was parsed again at every turn's end, 100 ms in one piece and ~80
+/// bytes of trees per byte of chat): after a 100 KB answer, a short turn
+/// costs the parse of its own few lines, frames and end together.
 #[nvim_oxi::test]
-fn a_parse_in_flight_when_the_chat_pauses_ends_while_the_answer_streams(t: TestTerminator) {
+fn a_short_turn_in_a_long_chat_parses_only_itself() -> Result<(), String> {
     use lathe::events::{AgentEvent, TurnOutcome};
-    let main = load();
+    load();
     let render = lathe::nvim::chat::render;
     let lua = lathe::nvim::state::lua();
+    let parsed = || -> Result<i64, String> {
+        lua.load("return require('lathe.chat_highlight').parsed_bytes")
+            .eval::<i64>()
+            .map_err(|e| e.to_string())
+    };
     render(vec![AgentEvent::TurnStarted {
         prompt: "long".into(),
     }]);
     render(vec![AgentEvent::AssistantStarted]);
-    // One 100 KB paragraph (the chat's lines of it are one paragraph).
     let words = "Some *markdown* text with `code` and a [link](x) ";
     render(vec![AgentEvent::TextDelta {
-        text: words.repeat(100 * 1024 / words.len()),
+        text: format!("{}\n", words.repeat(100 * 1024 / words.len())),
     }]);
     render(vec![AgentEvent::TurnEnded {
         outcome: TurnOutcome::Done,
     }]);
-    let buf = lathe::nvim::chat::chat_buffer().expect("chat buffer");
-    let in_flight = lua
-        .load(
-            r#"local b = ...
-            LATHE_TEST_PARSE_ENDED = false
-            local p = vim.treesitter.get_parser(b, "markdown")
-            return p:parse(true, function() LATHE_TEST_PARSE_ENDED = true end) == nil"#,
-        )
-        .call::<bool>(buf.handle())
-        .expect("parse");
-    assert!(in_flight, "a parse of the whole chat is in flight");
+    lua.load(
+        "vim.wait(5000, function() return require('lathe.chat_highlight').queued == 0 end, 10)",
+    )
+    .exec()
+    .map_err(|e| e.to_string())?;
+    let before = parsed()?;
     render(vec![AgentEvent::TurnStarted {
-        prompt: "again".into(),
+        prompt: "short".into(),
     }]);
     render(vec![AgentEvent::AssistantStarted]);
-    let handle = buf.handle();
-    run_async(t, async move {
-        let ended = || {
-            lathe::nvim::state::lua()
-                .load("return LATHE_TEST_PARSE_ENDED")
-                .eval::<bool>()
-                .unwrap_or(false)
-        };
-        let mut frames = 0;
-        while frames < 60 {
-            let done = main
-                .run(move || {
-                    render(vec![AgentEvent::TextDelta {
-                        text: "more of the answer ".into(),
-                    }]);
-                    ended()
-                })
-                .await
-                .map_err(|e| e.to_string())?;
-            if done {
-                break;
-            }
-            frames += 1;
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        let parsed = main
-            .run(move || {
-                let was_ended = ended();
-                render(vec![AgentEvent::TurnEnded {
-                    outcome: TurnOutcome::Done,
-                }]);
-                let parsed = lathe::nvim::state::lua()
-                    .load(
-                        r#"local p = vim.treesitter.get_parser(..., "markdown")
-                        p:parse(true)
-                        return p:is_valid()"#,
-                    )
-                    .call::<bool>(handle)
-                    .unwrap_or(false);
-                (was_ended, parsed)
-            })
-            .await
-            .map_err(|e| e.to_string())?;
-        check_eq(
-            "the parse in flight ended while the answer streamed (frames)",
-            (parsed.0, frames < 60),
-            (true, true),
-        )?;
-        check_eq("the chat parses again after the turn", parsed.1, true)
-    });
+    render(vec![AgentEvent::TextDelta {
+        text: "A short answer.\n".into(),
+    }]);
+    render(vec![AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    }]);
+    let cost = parsed()? - before;
+    check_eq(
+        &format!("bytes parsed for the short turn ({cost})"),
+        cost > 0 && cost < 2000,
+        true,
+    )
 }
 
 /// One over-long streamed line (200 KB, no newline; issue 12) never

@@ -246,15 +246,59 @@ fn the_chat_is_highlighted_as_markdown_with_code_in_its_language() -> Result<(),
         text: "Here:\n\n```lua\nlocal x = 1\n```\n".into(),
     });
     lua_test(
-        "local b = T.chat_buf()
-        T.eq('highlighter active', vim.treesitter.highlighter.active[b] ~= nil, true)
-        local parser = vim.treesitter.get_parser(b)
-        parser:parse(true)
+        "T.eq('the fenced lua is highlighted as lua', T.any_starts(T.chat_hl('local x = 1'), '@keyword.lua'), true)
+        T.eq('no tree-sitter highlighter on the chat', vim.treesitter.highlighter.active[T.chat_buf()], nil)",
+    )
+}
+
+/// A tool's folded result is not parsed with its turn (issue 22: a day of
+/// results cost hundreds of MB of trees): it is highlighted, in its
+/// file's language, once a window shows it open (`za`).
+#[nvim_oxi::test]
+fn a_folded_result_is_highlighted_when_opened() -> Result<(), String> {
+    load();
+    ev(AgentEvent::TurnStarted {
+        prompt: "read it".into(),
+    });
+    ev(AgentEvent::AssistantStarted);
+    ev(started(
+        "t1",
+        "Read",
+        "x.lua",
+        json!({ "file_path": "x.lua" }),
+    ));
+    ev(finished(
+        "t1",
+        "Read",
+        ToolStatus::Done,
+        "read 1 line",
+        "local folded_value = 2\n",
+    ));
+    ev(AgentEvent::TextDelta {
+        text: "It sets **one** value.\n".into(),
+    });
+    ev(AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    });
+    lathe::nvim::chat::open_window()?;
+    lua_test(
+        "T.eq('the answer is highlighted', T.any_starts(T.chat_hl('one**'), '@markup.strong'), true)
+        vim.cmd.redraw()
+        vim.wait(100)
+        T.eq('closed: not parsed', T.chat_hl('local folded_value'), {})
+        local win = vim.fn.bufwinid('lathe://chat')
         local row
-        for i, l in ipairs(T.lines(b)) do if l == 'local x = 1' then row = i - 1 end end
-        local langs = {}
-        for _, c in ipairs(vim.treesitter.get_captures_at_pos(b, row, 0)) do langs[c.lang] = c.capture end
-        T.eq('the fenced lua is highlighted as lua', langs.lua, 'keyword')",
+        for i, l in ipairs(T.lines(T.chat_buf())) do
+          if l:find('Read(x.lua)', 1, true) then row = i end
+        end
+        vim.api.nvim_win_call(win, function()
+          vim.api.nvim_win_set_cursor(win, { row, 0 })
+          vim.cmd('normal! zo')
+        end)
+        vim.cmd.redraw()
+        T.eq('opened: highlighted as lua', vim.wait(5000, function()
+          return T.any_starts(T.chat_hl('local folded_value'), '@keyword.lua')
+        end), true)",
     )
 }
 

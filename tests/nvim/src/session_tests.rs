@@ -74,8 +74,15 @@ fn a_conversation_is_saved_and_resumed_where_it_was() -> Result<(), String> {
         vim.cmd.stopinsert()
         vim.api.nvim_buf_set_lines(0, 0, -1, false, { "half typed" })
         local chat_win = vim.fn.bufwinid("lathe://chat")
+        local old_chat = T.chat_buf()
         vim.cmd("Lathe new")
         T.eq("chat after :Lathe new", T.chat_text(), "")
+        -- A new buffer: the old one is wiped, so Neovim frees all it held.
+        T.eq("the old chat buffer is wiped", vim.api.nvim_buf_is_valid(old_chat), false)
+        T.eq("a new chat buffer", T.chat_buf() ~= old_chat, true)
+        T.eq("one chat buffer", #vim.tbl_filter(function(b)
+          return vim.api.nvim_buf_get_name(b):find("lathe://chat", 1, true) ~= nil
+        end, vim.api.nvim_list_bufs()), 1)
         T.eq("the chat window stays", vim.fn.bufwinid("lathe://chat"), chat_win)
         T.eq("the prompt stays", vim.api.nvim_buf_get_lines(vim.fn.bufnr("lathe://prompt"), 0, -1, false),
           { "half typed" })
@@ -353,6 +360,51 @@ fn hooks_are_told_the_session_file_as_transcript_path() -> Result<(), String> {
         T.eq("the session's file", vim.tbl_contains(files, input.transcript_path), true)
         local first = vim.json.decode(vim.fn.readfile(input.transcript_path)[1])
         T.eq("a session file", first.type, "session")
+        "###,
+    )
+}
+
+/// `:Lathe resume` of a working day (1,000 Read calls in 50 asks, issue
+/// 22): `lathe.resume()` returns before the chat is drawn (the file is read
+/// on a worker), the chat is drawn in many steps of the main loop instead
+/// of one long frame, and then shows every turn, its last answer at the
+/// end, each result folded under its tool line; the token counts are back.
+/// A turn asked right after it goes below it.
+#[nvim_oxi::test]
+fn a_long_resumed_conversation_is_drawn_in_steps_and_shows_its_end() -> Result<(), String> {
+    crate::common::lua_test(
+        r###"
+        local dir = T.project()
+        T.setup(dir, { base_url = "http://127.0.0.1:9" })
+        local path = dir .. "/day.jsonl"
+        local write = dofile(vim.api.nvim_get_runtime_file("bench/long_session.lua", false)[1])
+        T.eq("calls", write(path, { cwd = dir, asks = 50, per_ask = 20, last_words = "LAST-WORDS-OF-THE-DAY" }), 1000)
+        T.lathe.focus_prompt()
+        vim.cmd.stopinsert()
+        vim.cmd.wincmd("p")
+        local core = require("lathe.core")
+        core.main_thread_stats(true)
+        T.lathe.resume(path)
+        T.lacks("not drawn when resume() returns", T.chat_text(), "LAST-WORDS-OF-THE-DAY")
+        T.eq("settled", T.lathe.wait(60000) ~= "timeout", true)
+        local text = T.chat_text()
+        T.has("the last answer", text, "LAST-WORDS-OF-THE-DAY")
+        T.has("the first prompt", text, "read the files of ask 1")
+        local lines = T.lines(T.chat_buf())
+        T.has("the chat ends with the last turn", table.concat(lines, "\n", #lines - 3), "LAST-WORDS-OF-THE-DAY")
+        local _, reads = text:gsub("Read%(src/f%d+%.lua%): done", "")
+        T.eq("every tool line", reads, 1000)
+        local frames = core.main_thread_stats().chat_frame.count
+        T.eq("drawn in more than 20 steps (" .. frames .. ")", frames > 20, true)
+        local win = vim.fn.bufwinid("lathe://chat")
+        local row
+        for i, l in ipairs(lines) do
+          if l:find("Read(src/f01000.lua): done", 1, true) then row = i end
+        end
+        T.eq("the last result is folded", vim.api.nvim_win_call(win, function()
+          return vim.fn.foldclosed(row + 1)
+        end), row)
+        T.eq("tokens", T.lathe.status().tokens.input > 0, true)
         "###,
     )
 }
