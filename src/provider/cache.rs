@@ -8,11 +8,7 @@ use serde_json::Value;
 
 use crate::protocol::MessagesRequest;
 
-/// Most `cache_control` breakpoints a request may carry (the API's limit).
-pub const MAX_BREAKPOINTS: usize = 4;
-
-/// Block types that take a `cache_control` (thinking blocks do not).
-pub(crate) const CACHEABLE: &[&str] = &["text", "image", "tool_use", "tool_result", "document"];
+pub use super::wire::{count_breakpoints, MAX_BREAKPOINTS};
 
 /// `req` as the JSON body to send, with `stream` set and an ephemeral
 /// `cache_control` on the last tool, on the system prompt (sent as one text
@@ -23,18 +19,6 @@ pub(crate) const CACHEABLE: &[&str] = &["text", "image", "tool_use", "tool_resul
 pub fn body_with_breakpoints(req: &MessagesRequest, stream: bool) -> Value {
     let body = super::wire::WireCache::default().body(req, stream, &[]);
     serde_json::from_slice(&body).unwrap_or(Value::Null)
-}
-
-/// How many `cache_control` breakpoints `body` carries.
-pub fn count_breakpoints(body: &Value) -> usize {
-    match body {
-        Value::Object(map) => {
-            usize::from(map.contains_key("cache_control"))
-                + map.values().map(count_breakpoints).sum::<usize>()
-        }
-        Value::Array(items) => items.iter().map(count_breakpoints).sum(),
-        _ => 0,
-    }
 }
 
 #[cfg(test)]

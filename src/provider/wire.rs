@@ -6,17 +6,35 @@
 //! only for a message it changes). A request then costs the new messages
 //! plus copying bytes, not a new tree of the whole conversation.
 //!
-//! The body is the one [`super::cache::body_with_breakpoints`] describes
-//! (the same breakpoints, in the same order of priority): the conversation's
-//! breakpoint is on the last message, which is serialized fresh with it.
+//! Prompt caching's breakpoints (the Messages API's `cache_control`) are
+//! placed here, at most [`MAX_BREAKPOINTS`]: on the last message's last
+//! cacheable block (serialized fresh with it), the system prompt and the
+//! last tool, in that order of priority.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-use super::cache::{CACHEABLE, MAX_BREAKPOINTS};
 use crate::protocol::{ContentBlock, Message, MessagesRequest};
+
+/// Most `cache_control` breakpoints a request may carry (the API's limit).
+pub const MAX_BREAKPOINTS: usize = 4;
+
+/// Block types that take a `cache_control` (thinking blocks do not).
+const CACHEABLE: &[&str] = &["text", "image", "tool_use", "tool_result", "document"];
+
+/// How many `cache_control` breakpoints `body` carries.
+pub fn count_breakpoints(body: &Value) -> usize {
+    match body {
+        Value::Object(map) => {
+            usize::from(map.contains_key("cache_control"))
+                + map.values().map(count_breakpoints).sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(count_breakpoints).sum(),
+        _ => 0,
+    }
+}
 
 /// Bytes of `value` serialized, counted without a copy.
 pub fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
@@ -225,7 +243,7 @@ fn head(req: &MessagesRequest) -> serde_json::Map<String, Value> {
 fn carried_breakpoints(messages: &[Arc<Message>]) -> usize {
     fn in_block(b: &ContentBlock) -> usize {
         match b {
-            ContentBlock::Opaque(v) => super::cache::count_breakpoints(v),
+            ContentBlock::Opaque(v) => count_breakpoints(v),
             ContentBlock::ToolResult(r) => match &r.content {
                 crate::protocol::ToolResultContent::Blocks(blocks) => {
                     blocks.iter().map(in_block).sum()
