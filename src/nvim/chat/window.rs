@@ -389,12 +389,28 @@ pub(super) fn follow(buf: &Buffer, wins: &[Window], col: usize) {
 /// (`nvim_win_call`), scrolls with `zb` when its last fully shown line
 /// (`line("w$")`, computed from the window's topline, no redraw needed) is
 /// above line `n` and the last line does not start the view (a line taller
-/// than the window); `true` when it scrolled. Compiled once ([`SHOW_END_FN`]):
-/// it runs at every frame.
+/// than the window) — or when the view shows line `n` with rows empty below
+/// it while there are lines above the view to fill them (a fold closed
+/// after the view was set: the window sat scrolled past its end); `true`
+/// when it scrolled. Compiled once ([`SHOW_END_FN`]): it runs at every
+/// frame.
 const SHOW_END: &str = r#"return function(w, n)
   return vim.api.nvim_win_call(w, function()
-    if vim.fn.line("w$") >= n or vim.fn.line("w0") >= n then
+    -- "w$" first: it is measured from the topline as it is ("w0" would
+    -- move the topline to the cursor first, unseen).
+    local last = vim.fn.line("w$")
+    local top = vim.fn.line("w0")
+    if top >= n then
       return false
+    end
+    if last >= n then
+      if top == 1 then
+        return false
+      end
+      local rows = vim.api.nvim_win_text_height(w, { start_row = top - 1, end_row = n - 1 }).all
+      if rows >= vim.fn.winheight(0) then
+        return false
+      end
     end
     vim.cmd("normal! zb")
     return true

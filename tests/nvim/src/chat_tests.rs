@@ -718,3 +718,85 @@ fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<()
     let (shown, n) = last_shown()?;
     check_eq("the last line shown at the turn's end", shown, n)
 }
+
+/// A fresh user saw an unfocused chat sit scrolled past its end after a
+/// turn of tool calls (the last lines at the top, rows empty below):
+/// after every frame of such a turn the chat window shows its last line
+/// and no empty row below it while there is text above to show.
+#[nvim_oxi::test]
+fn an_unfocused_chat_window_is_never_scrolled_past_its_end() -> Result<(), String> {
+    use lathe::events::{AgentEvent, ToolStatus, TurnOutcome};
+    load();
+    let render = lathe::nvim::chat::render;
+    lathe::nvim::chat::open_window()?;
+    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let win = nvim_oxi::api::list_wins()
+        .find(|w| w.get_buf().is_ok_and(|b| b == buf))
+        .ok_or("no chat window")?;
+    // (first line shown, last line shown, rows below the last line, lines)
+    let view = || -> Result<(usize, usize, i64, usize), String> {
+        let (top, bottom, empty): (usize, usize, i64) = lathe::nvim::state::lua()
+            .load(
+                r#"local w = ...
+                local v = vim.api.nvim_win_call(w, function()
+                  local n = vim.fn.line("$")
+                  local rows = vim.api.nvim_win_text_height(w, { start_row = vim.fn.line("w0") - 1, end_row = n - 1 }).all
+                  return { vim.fn.line("w0"), vim.fn.line("w$"), vim.fn.winheight(0) - rows }
+                end)
+                return v[1], v[2], v[3]"#,
+            )
+            .call(win.handle())
+            .map_err(|e| e.to_string())?;
+        Ok((
+            top,
+            bottom,
+            empty,
+            buf.line_count().map_err(|e| e.to_string())?,
+        ))
+    };
+    let check = |when: &str| -> Result<(), String> {
+        let (top, bottom, empty, n) = view()?;
+        if bottom != n || (top > 1 && empty > 0) {
+            return Err(format!(
+                "{when}: lines {top}..{bottom} of {n} shown, {empty} empty rows below"
+            ));
+        }
+        Ok(())
+    };
+    for turn in 0..3 {
+        render(vec![AgentEvent::TurnStarted {
+            prompt: format!("read the files {turn}"),
+        }]);
+        render(vec![AgentEvent::AssistantStarted]);
+        for i in 0..8 {
+            let id = format!("t{turn}_{i}");
+            render(vec![
+                AgentEvent::TextDelta {
+                    text: format!("Reading file {i}.\n"),
+                },
+                AgentEvent::ToolStarted {
+                    id: id.clone(),
+                    name: "Read".into(),
+                    detail: format!("f{i}.txt"),
+                    input: serde_json::Value::Null,
+                },
+            ]);
+            render(vec![AgentEvent::ToolFinished {
+                id,
+                name: "Read".into(),
+                status: ToolStatus::Done,
+                summary: "60 lines".into(),
+                content: (1..=60).map(|l| format!("{l:>6}\tline {l}\n")).collect(),
+            }]);
+            check(&format!("turn {turn}, after call {i}"))?;
+        }
+        render(vec![AgentEvent::TextDelta {
+            text: "All read.".into(),
+        }]);
+        render(vec![AgentEvent::TurnEnded {
+            outcome: TurnOutcome::Done,
+        }]);
+        check(&format!("turn {turn}, at its end"))?;
+    }
+    Ok(())
+}
