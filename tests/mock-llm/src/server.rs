@@ -20,7 +20,7 @@ use crate::answer::{json_message, sse_error_event, sse_events, AnswerMeta};
 use crate::api_error::{
     default_message, error_body, error_type_for_status, script_exhausted, status_for_error_type,
 };
-use crate::prompt_cache::PromptCache;
+use crate::prompt_cache::{CacheCounts, PromptCache};
 use crate::script::{Entry, FaultKind, Script};
 use crate::{context_window, expect, pairing};
 
@@ -114,17 +114,8 @@ impl Shared {
             // Answered by mock-llm itself: the script does not advance.
             let lookup = inner.cache.lookup(&value);
             inner.cache.write(&lookup);
-            return Decision::Answer(Box::new(Answer {
-                entry: context_window::summary_answer(&value, self.script.summary.as_deref()),
-                stream: value.get("stream").and_then(Value::as_bool) == Some(true),
-                meta: AnswerMeta {
-                    id: format!("msg_mock_{request_number}"),
-                    model: model_of(&value),
-                    request_bytes: body.len(),
-                    cache: lookup.counts,
-                    max_tokens: value.get("max_tokens").and_then(Value::as_u64),
-                },
-            }));
+            let entry = context_window::summary_answer(&value, self.script.summary.as_deref());
+            return answer(entry, &value, request_number, body.len(), lookup.counts);
         }
         let index = inner.next;
         let Some(entry) = self.script.responses.get(index) else {
@@ -146,21 +137,39 @@ impl Shared {
         if !http_fault {
             inner.cache.write(&lookup);
         }
-        Decision::Answer(Box::new(Answer {
-            entry: entry.clone(),
-            stream: value.get("stream").and_then(Value::as_bool) == Some(true),
-            meta: AnswerMeta {
-                id: format!("msg_mock_{request_number}"),
-                model: model_of(&value),
-                request_bytes: body.len(),
-                cache: lookup.counts,
-                max_tokens: value.get("max_tokens").and_then(Value::as_u64),
-            },
-        }))
+        answer(
+            entry.clone(),
+            &value,
+            request_number,
+            body.len(),
+            lookup.counts,
+        )
     }
 }
 
 /// The request's `model`, or `mock-llm`.
+/// The answer `entry` to request number `request_number` (`value`, of
+/// `request_bytes` bytes) with the prompt cache's `cache` counts.
+fn answer(
+    entry: Entry,
+    value: &Value,
+    request_number: usize,
+    request_bytes: usize,
+    cache: CacheCounts,
+) -> Decision {
+    Decision::Answer(Box::new(Answer {
+        entry,
+        stream: value.get("stream").and_then(Value::as_bool) == Some(true),
+        meta: AnswerMeta {
+            id: format!("msg_mock_{request_number}"),
+            model: model_of(value),
+            request_bytes,
+            cache,
+            max_tokens: value.get("max_tokens").and_then(Value::as_u64),
+        },
+    }))
+}
+
 fn model_of(value: &Value) -> String {
     value
         .get("model")
