@@ -104,7 +104,7 @@ struct Outcome {
 
 async fn run(x: &Attack) -> Outcome {
     let a = tempfile::tempdir().unwrap();
-    let b = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let b = common::outside_dir();
     let root = a.path().canonicalize().unwrap();
     let out = b.path().canonicalize().unwrap();
     let fill = |s: &str| {

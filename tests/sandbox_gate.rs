@@ -29,8 +29,8 @@ struct Project {
 fn project() -> Project {
     let a = tempfile::tempdir().unwrap();
     // Outside the project and outside the temp dir (which commands may
-    // write): cargo's per-target scratch folder.
-    let b = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // write).
+    let b = common::outside_dir();
     let root = a.path().canonicalize().unwrap();
     let outside = b.path().canonicalize().unwrap();
     std::fs::write(root.join("a.txt"), "hello\n").unwrap();

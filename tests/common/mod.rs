@@ -315,3 +315,30 @@ pub async fn run_tool(
         .map(|o| o.content.as_text())
         .map_err(|e| e.message)
 }
+
+/// A folder outside the project that sandboxed commands may not write:
+/// not under the temp dir, which the sandbox lets them write (so not
+/// cargo's scratch folder when the checkout itself is under `/tmp`).
+pub fn outside_dir() -> tempfile::TempDir {
+    let temp = std::env::temp_dir().canonicalize().unwrap();
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        Some(PathBuf::from("/var/tmp")),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ];
+    for dir in candidates.into_iter().flatten() {
+        let Ok(dir) = dir.canonicalize() else {
+            continue;
+        };
+        if dir.starts_with(&temp) {
+            continue;
+        }
+        if let Ok(t) = tempfile::Builder::new()
+            .prefix("lathe-outside-")
+            .tempdir_in(&dir)
+        {
+            return t;
+        }
+    }
+    panic!("no writable folder outside the temp dir {}", temp.display());
+}
