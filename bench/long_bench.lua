@@ -17,7 +17,10 @@
 --   4. one short turn at the end of a ~3 MB chat (a resumed 300 x 10 KB
 --      session): the longest stall, vs what the chat did before issue 22 at
 --      every turn's end, `vim.treesitter.start` on the same text
---   5. (the lead's row: CPU per request at 1,000 calls vs at the start)
+--   5. Neovim's CPU per request (all its threads: the core, the front end
+--      and the chat), the median of the last 50 requests over that of the
+--      first 50 of the live session — the figure issue 22 measured (8 ms
+--      at the start, 42-48 ms at 1,000 calls)
 
 local uv = vim.uv
 local function env(name)
@@ -41,15 +44,16 @@ local function out(s)
   io.stdout:flush()
 end
 
---- Yields to Neovim's own loop until `cond()` (polled every ms).
-local function wait(cond, timeout_ms)
+--- Yields to Neovim's own loop until `cond()` (polled every `every_ms`,
+--- default 1).
+local function wait(cond, timeout_ms, every_ms)
   if cond() then
     return
   end
   local co = coroutine.running()
   local deadline = uv.hrtime() + (timeout_ms or 600000) * 1e6
   local timer, resumed = uv.new_timer(), false
-  timer:start(1, 1, function()
+  timer:start(every_ms or 1, every_ms or 1, function()
     vim.schedule(function()
       if resumed or not (cond() or uv.hrtime() > deadline) then
         return
@@ -170,13 +174,32 @@ local rss0 = trimmed_rss()
 
 -- 1. The live session.
 local worst_end, worst_at = 0, 0
+--- Neovim's CPU time so far (ms; user + system, every thread).
+local function cpu_ms()
+  local u = uv.getrusage()
+  return (u.utime.sec + u.stime.sec) * 1e3 + (u.utime.usec + u.stime.usec) / 1e3
+end
+-- CPU at each ask's start and end (after its turn is highlighted).
+local cpu_asks = {}
+-- Turns ended (the wait below counts them: reading the transcript into
+-- Lua at every ask would leave megabytes of garbage for the next ask's
+-- requests to collect, and count it as theirs).
+local turns_done = 0
+vim.api.nvim_create_autocmd("User", {
+  pattern = "LatheTurnDone",
+  callback = function()
+    turns_done = turns_done + 1
+  end,
+})
 local rss_ask1
 for a = 1, asks do
-  local transcript_len = #lathe.transcript()
+  local ended = turns_done
+  local cpu0 = cpu_ms()
   lathe.ask(("read the files of ask %d"):format(a))
+  -- Polled every 20 ms: the poll's own CPU is counted as the ask's.
   wait(function()
-    return lathe.status().state == "idle" and core.settled() and #lathe.transcript() > transcript_len
-  end)
+    return turns_done > ended and lathe.status().state == "idle" and core.settled()
+  end, nil, 20)
   -- The turn's end: from here until the chat's highlighting is done.
   local t = lateness(function(done)
     vim.cmd("redraw")
@@ -187,6 +210,7 @@ for a = 1, asks do
   if t.max > worst_end then
     worst_end, worst_at = t.max, a
   end
+  cpu_asks[a] = cpu_ms() - cpu0
   if a == 1 then
     -- After the first ask: the runtime, the HTTP client, the tools and the
     -- chat exist; what follows is what the conversation's length adds.
@@ -212,8 +236,27 @@ out(
     worst_end / 16
   )
 )
--- 5. CPU per request at 1,000 calls vs at the start: the lead's row
--- goes here (measure it in the loop above, per ask).
+-- 5. CPU per request: an ask's CPU (its 21 requests, its 20 Reads, the
+-- chat and the turn's end) over its requests; the median of asks 2-6 (the
+-- first opens the chat) next to that of the last five.
+local function median(list)
+  table.sort(list)
+  return list[math.floor(#list / 2) + 1] or 0
+end
+if asks >= 12 then
+  local first = median(vim.list_slice(cpu_asks, 2, 6)) / 21
+  local last = median(vim.list_slice(cpu_asks, asks - 4, asks)) / 21
+  out(
+    ("Neovim CPU per request (all threads, an ask's CPU / its 21 requests), asks 2-6: %.2f ms; asks %d-%d: %.2f ms (%s) | last / first: %.2fx (target <= 2x; before issue 22: 8 -> 42-48 ms)"):format(
+      first,
+      asks - 4,
+      asks,
+      last,
+      (lathe.status().context or {}).label or "?",
+      last / math.max(first, 0.001)
+    )
+  )
+end
 
 -- 2. :Lathe new (lathe.new(), what the command calls).
 lathe.new()

@@ -147,6 +147,12 @@ pub struct Session {
     log: Option<SessionLog>,
     /// The context window and meter (agent::compact).
     context: Arc<super::compact::ContextState>,
+    /// The first message with the project context, made once
+    /// (`turn::with_context`), and what the request check found
+    /// (`validate::Checked`): shared by every turn, so a request costs
+    /// what is new since the last.
+    first_with_context: Arc<std::sync::Mutex<Option<(Arc<Message>, Arc<Message>)>>>,
+    checked: Arc<crate::provider::validate::Checked>,
 }
 
 /// A saved session brought back by [`Session::resume`].
@@ -388,6 +394,8 @@ impl Session {
             id: sid,
             log,
             context: Arc::default(),
+            first_with_context: Arc::default(),
+            checked: Arc::default(),
         }))
     }
 
@@ -659,7 +667,8 @@ impl Session {
             usage,
             context: self.context.clone(),
             request_bytes: AtomicU64::new(0),
-            first_with_context: Default::default(),
+            first_with_context: self.first_with_context.clone(),
+            checked: self.checked.clone(),
         }
     }
 

@@ -95,8 +95,13 @@ pub(crate) struct Turn {
     /// Bytes of the request being answered (for the meter's calibration).
     pub request_bytes: std::sync::atomic::AtomicU64,
     /// The transcript's first message and the same with the project
-    /// context before it, made once per turn ([`with_context`]).
-    pub first_with_context: std::sync::Mutex<Option<(Arc<Message>, Arc<Message>)>>,
+    /// context before it, made once per session ([`with_context`]): the
+    /// same `Arc` in every request, so what a request reuses of the last
+    /// one starts at its first message.
+    pub first_with_context: Arc<std::sync::Mutex<Option<(Arc<Message>, Arc<Message>)>>>,
+    /// What the request check found about the last requests' start
+    /// (`validate::Checked`): a request checks what is new.
+    pub checked: Arc<crate::provider::validate::Checked>,
 }
 
 /// How one try of a request ended.
@@ -353,7 +358,7 @@ impl Turn {
         // The one check before every send: repair what can be repaired
         // (whitespace-only text, unsigned thinking, …), refuse what the API
         // would refuse with a 400 that no retry can fix.
-        let mut req = match crate::provider::validate::prepare(req) {
+        let mut req = match self.checked.prepare(req) {
             Ok(req) => req,
             Err(error) => return Reply::Failed(user_message(&error, &self.config.api_key_env)),
         };
@@ -382,7 +387,7 @@ impl Turn {
                     compacted_for_overflow = true;
                     match self.compact(None).await {
                         Ok(()) => {
-                            match crate::provider::validate::prepare(self.build_request()) {
+                            match self.checked.prepare(self.build_request()) {
                                 Ok(r) => req = r,
                                 Err(e) => {
                                     return Reply::Failed(user_message(

@@ -356,6 +356,167 @@ pub fn prepare(mut req: MessagesRequest) -> Result<MessagesRequest, ProviderErro
     }
 }
 
+/// What [`prepare`] found about the start of the last requests, so the
+/// next one checks only what is new (issue 22: a request's cost follows
+/// what changed). The transcript shares its messages with each request,
+/// so the next request starts with the same `Arc`s: those already passed,
+/// with nothing to repair. [`Checked::prepare`] checks the rest, and the
+/// places where the rest meets them (role order, pairing, id uniqueness,
+/// the limits counted over the whole request); anything it would have to
+/// repair, or an image count that changes what an earlier image may be,
+/// sends the whole request through [`prepare`] again.
+#[derive(Debug, Default)]
+pub struct Checked {
+    memo: std::sync::Mutex<Memo>,
+}
+
+#[derive(Debug, Default)]
+struct Memo {
+    /// The first messages of a request that passed with nothing repaired
+    /// (never its last message, which has rules of its own).
+    messages: Vec<Arc<Message>>,
+    /// Their `tool_use` ids.
+    ids: HashSet<String>,
+    /// Images among them, and the request's images when they were checked
+    /// (an image's size limit depends on how many a request carries).
+    images: usize,
+    images_checked_with: usize,
+    /// Blocks with a `cache_control` among them.
+    cache_controls: usize,
+}
+
+impl Memo {
+    fn truncate(&mut self, n: usize) {
+        if n < self.messages.len() {
+            self.messages.truncate(n);
+            self.ids = self
+                .messages
+                .iter()
+                .flat_map(|m| m.tool_uses())
+                .map(|t| t.id.clone())
+                .collect();
+            self.images = count_images(&self.messages);
+            self.cache_controls = count_cache_control(&self.messages);
+        }
+    }
+
+    fn push(&mut self, messages: &[Arc<Message>]) {
+        self.ids.extend(
+            messages
+                .iter()
+                .flat_map(|m| m.tool_uses())
+                .map(|t| t.id.clone()),
+        );
+        self.images += count_images(messages);
+        self.cache_controls += count_cache_control(messages);
+        self.messages.extend(messages.iter().cloned());
+    }
+}
+
+impl Checked {
+    /// [`prepare`], checking only what is new since the last request.
+    pub fn prepare(&self, req: MessagesRequest) -> Result<MessagesRequest, ProviderError> {
+        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        if Self::tail_passes(&mut memo, &req) {
+            return Ok(req);
+        }
+        // The whole request, then what of its start came through untouched.
+        let input: Vec<Arc<Message>> = req.messages.clone();
+        let req = prepare(req)?;
+        let kept = input
+            .iter()
+            .zip(&req.messages)
+            .take_while(|(a, b)| Arc::ptr_eq(a, b))
+            .count()
+            .min(req.messages.len().saturating_sub(1));
+        *memo = Memo::default();
+        memo.push(&input[..kept]);
+        memo.images_checked_with = count_images(&req.messages);
+        Ok(req)
+    }
+
+    /// Whether `req` starts with messages the memo holds and the rest
+    /// needs no repair and breaks no rule; the memo then holds all but
+    /// its last message.
+    fn tail_passes(memo: &mut Memo, req: &MessagesRequest) -> bool {
+        let n = req.messages.len();
+        let same = memo
+            .messages
+            .iter()
+            .zip(&req.messages)
+            .take_while(|(a, b)| Arc::ptr_eq(a, b))
+            .count()
+            .min(n.saturating_sub(1));
+        if same == 0 {
+            return false;
+        }
+        memo.truncate(same);
+        let tail = &req.messages[same..];
+        // Nothing sanitize would repair: no blank text or unsigned
+        // thinking, no empty message, roles alternating, no trailing
+        // whitespace to trim at the end, ids valid and new.
+        let droppable = |b: &ContentBlock| {
+            text_of(b).is_some_and(|t| t.trim().is_empty())
+                || is_textless_text(b)
+                || is_thinking(b) && !has_signature(b)
+        };
+        let mut role = req.messages[same - 1].role;
+        let mut tail_ids: HashSet<&str> = HashSet::new();
+        for m in tail {
+            if m.content.is_empty() || m.role == role || m.content.iter().any(droppable) {
+                return false;
+            }
+            role = m.role;
+            for t in m.tool_uses() {
+                if !is_id_text(&t.id) || memo.ids.contains(&t.id) || !tail_ids.insert(&t.id) {
+                    return false;
+                }
+            }
+        }
+        let ends_in_whitespace = req.messages[n - 1].role == Role::Assistant
+            && req.messages[n - 1]
+                .content
+                .last()
+                .and_then(text_of)
+                .is_some_and(|t| t.ends_with(char::is_whitespace));
+        if ends_in_whitespace {
+            return false;
+        }
+        // The rules, on the new messages and where they meet the old.
+        let images = memo.images + count_images(tail);
+        if memo.images > 0 && images != memo.images_checked_with {
+            return false;
+        }
+        let mut problems = Vec::new();
+        if req.max_tokens < 1 {
+            return false;
+        }
+        check_tools(req, &mut problems);
+        let mut ids = HashSet::new();
+        let mut path = String::new();
+        for (i, message) in tail.iter().enumerate() {
+            for (j, block) in message.content.iter().enumerate() {
+                path.clear();
+                let _ = write!(path, "messages.{}.content.{j}", same + i);
+                check_block(block, &path, images, &mut ids, &mut problems);
+            }
+        }
+        for i in same - 1..n {
+            check_pairing(&req.messages, i, &mut problems);
+        }
+        check_final_assistant(&req.messages, &mut problems);
+        if memo.cache_controls + count_cache_control(tail) > CACHE_CONTROL_MAX {
+            return false;
+        }
+        if !problems.is_empty() {
+            return false;
+        }
+        memo.push(&req.messages[same..n - 1]);
+        memo.images_checked_with = images;
+        true
+    }
+}
+
 fn summary(problems: &[RequestProblem]) -> String {
     let Some((first, rest)) = problems.split_first() else {
         return String::new();
@@ -1671,5 +1832,183 @@ mod tests {
             path: "messages.2".into(),
         };
         assert_eq!(r.to_string(), "joined messages.2 to the message before it");
+    }
+
+    /// The memo's answer is the whole check's, request after request,
+    /// whatever the conversation holds (blank text, unsigned thinking,
+    /// repeated or bad ids, unanswered calls, same-role neighbours,
+    /// images, breakpoints) and however it changes between requests (it
+    /// grows, a message changes or goes, the last one is another).
+    mod memo {
+        use super::*;
+        use pretty_assertions::assert_eq;
+        use proptest::prelude::*;
+
+        fn block() -> impl Strategy<Value = ContentBlock> {
+            prop_oneof![
+                4 => prop::sample::select(vec!["a", "b c", "", " ", "d "]).prop_map(text),
+                2 => prop::sample::select(vec!["t1", "t2", "t3", "bad id"]).prop_map(use_block),
+                2 => prop::sample::select(vec!["t1", "t2", "t3", "bad id"]).prop_map(|id| result_block(id, "r")),
+                1 => prop::sample::select(vec!["", "sig"]).prop_map(|sig| ContentBlock::Thinking {
+                    thinking: "hm".into(),
+                    signature: sig.into(),
+                }),
+                1 => prop::sample::select(vec![1u32, 3000]).prop_map(|side| image("image/png", &png(side, side))),
+                1 => Just(ContentBlock::Opaque(json!({"type": "text", "text": "k", "cache_control": {"type": "ephemeral"}}))),
+            ]
+        }
+
+        fn message() -> impl Strategy<Value = Message> {
+            (any::<bool>(), proptest::collection::vec(block(), 0..3)).prop_map(|(user, content)| {
+                msg(if user { Role::User } else { Role::Assistant }, content)
+            })
+        }
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            /// A call answered: an assistant `tool_use` and its result; the
+            /// id new or an earlier one again, and the text before the call
+            /// plain, with a breakpoint, or with an image.
+            Call(bool, u8),
+            Push(Message),
+            Change(usize, Message),
+            Remove(usize),
+            Send(usize),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                6 => (prop::bool::weighted(0.8), 0u8..4).prop_map(|(new, extra)| Op::Call(new, extra)),
+                1 => message().prop_map(Op::Push),
+                1 => (any::<usize>(), message()).prop_map(|(i, m)| Op::Change(i, m)),
+                1 => any::<usize>().prop_map(Op::Remove),
+                4 => any::<usize>().prop_map(Op::Send),
+            ]
+        }
+
+        fn outcome(r: Result<MessagesRequest, ProviderError>) -> Result<Vec<Message>, String> {
+            r.map(|req| req.messages.iter().map(|m| (**m).clone()).collect())
+                .map_err(|e| e.to_string())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+            #[test]
+            fn the_memo_answers_as_the_whole_check(
+                first in prop_oneof![3 => Just(user("go")), 1 => message()],
+                ops in proptest::collection::vec(op(), 1..30),
+            ) {
+                let checked = Checked::default();
+                let mut messages: Vec<Arc<Message>> = vec![Arc::new(first)];
+                let mut calls = 0;
+                let mut passed = 0;
+                for op in ops {
+                    match op {
+                        Op::Call(new, extra) => {
+                            calls += usize::from(new);
+                            let id = format!("toolu_{calls}");
+                            let before = match extra {
+                                1 => ContentBlock::Opaque(json!({"type": "text", "text": "k", "cache_control": {"type": "ephemeral"}})),
+                                2 => image("image/png", &png(3000, 3000)),
+                                3 => image("image/png", &png(1, 1)),
+                                _ => text("x"),
+                            };
+                            messages.push(Arc::new(msg(Role::Assistant, vec![before, use_block(&id)])));
+                            messages.push(Arc::new(msg(Role::User, vec![result_block(&id, "r")])));
+                        }
+                        Op::Push(m) => messages.push(Arc::new(m)),
+                        Op::Change(i, m) => {
+                            let i = i % messages.len();
+                            messages[i] = Arc::new(m);
+                        }
+                        Op::Remove(i) if messages.len() > 1 => {
+                            messages.remove(i % messages.len());
+                        }
+                        Op::Remove(_) => {}
+                        Op::Send(n) => {
+                            let n = 1 + n % messages.len();
+                            let mut req = request(vec![]);
+                            req.messages = messages[..n].to_vec();
+                            let whole = outcome(prepare(req.clone()));
+                            passed += usize::from(whole.is_ok());
+                            prop_assert_eq!(outcome(checked.prepare(req)), whole);
+                        }
+                    }
+                }
+                let _ = passed;
+            }
+        }
+
+        /// One conversation sent a call longer each time, with `before`
+        /// the text of every call: the memo's answer and the whole
+        /// check's, request after request.
+        fn both_answers(before: impl Fn(usize) -> ContentBlock) -> Vec<(bool, bool)> {
+            let checked = Checked::default();
+            let mut messages = vec![Arc::new(user("go"))];
+            (0..30)
+                .map(|k| {
+                    let id = format!("toolu_{k}");
+                    messages.push(Arc::new(msg(
+                        Role::Assistant,
+                        vec![before(k), use_block(&id)],
+                    )));
+                    messages.push(Arc::new(msg(Role::User, vec![result_block(&id, "r")])));
+                    let mut req = request(vec![]);
+                    req.messages = messages.clone();
+                    (checked.prepare(req.clone()).is_ok(), prepare(req).is_ok())
+                })
+                .collect()
+        }
+
+        /// The limits counted over the whole request hold when the memo
+        /// answers: breakpoints past the API's four, and an image that was
+        /// fine alone but is too large once the request carries many.
+        #[test]
+        fn limits_over_the_whole_request_hold_through_the_memo() {
+            let breakpoints = both_answers(|_| {
+                ContentBlock::Opaque(
+                    json!({"type": "text", "text": "k", "cache_control": {"type": "ephemeral"}}),
+                )
+            });
+            assert!(
+                breakpoints.iter().all(|(memo, whole)| memo == whole),
+                "{breakpoints:?}"
+            );
+            assert!(
+                !breakpoints[CACHE_CONTROL_MAX].1,
+                "the fifth breakpoint is refused"
+            );
+            let images =
+                both_answers(|k| image("image/png", &png(if k == 0 { 3000 } else { 1 }, 1)));
+            assert!(
+                images.iter().all(|(memo, whole)| memo == whole),
+                "{images:?}"
+            );
+            assert!(images[0].1 && !images[MANY_IMAGES].1, "{images:?}");
+        }
+
+        /// A conversation that grows by a call and its result per request
+        /// passes through the memo (the whole check is not run again).
+        #[test]
+        fn a_growing_conversation_is_checked_by_what_is_new() {
+            let checked = Checked::default();
+            let mut messages = vec![Arc::new(user("go"))];
+            for k in 0..50 {
+                let id = format!("toolu_{k}");
+                messages.push(Arc::new(msg(Role::Assistant, vec![use_block(&id)])));
+                messages.push(Arc::new(msg(Role::User, vec![result_block(&id, "r")])));
+                let mut req = request(vec![]);
+                req.messages = messages.clone();
+                let sent = checked.prepare(req).unwrap();
+                assert_eq!(sent.messages.len(), messages.len());
+                let memo = checked.memo.lock().unwrap();
+                assert_eq!(
+                    memo.messages.len(),
+                    messages.len() - 1,
+                    "all but the last held"
+                );
+                assert_eq!(memo.ids.len(), k + 1);
+            }
+        }
     }
 }

@@ -54,52 +54,143 @@ pub fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
     count.0
 }
 
-/// The JSON text of the messages of the last request, in its order. A
-/// message is found at its own index (a conversation grows at its end), or
-/// else by the address of its `Arc`; each entry holds its `Arc`, so an
-/// address cannot be reused by another message while it is kept. What the
-/// next request no longer carries is let go.
+/// The JSON text of the messages last sent, in their order, joined by
+/// commas as a body carries them. A conversation grows at its end, so the
+/// next request finds the same `Arc`s at the same indices and adds its new
+/// messages' text at the end: its cost follows what is new, never the
+/// conversation's length (no per-message work for the messages kept, not
+/// even a reference count). A message changed in the middle (a cleared
+/// result) is serialized again; the messages after it are found by index
+/// or by the address of their `Arc`, and their text is copied, not made.
+/// Each kept message is held, so an address cannot be reused by another
+/// message while it is kept; what the next request no longer carries is
+/// let go.
 #[derive(Debug, Default)]
 pub struct WireCache {
-    sent: Mutex<Vec<Sent>>,
+    sent: Mutex<Sent>,
 }
 
-/// A message sent and its JSON text.
-type Sent = (Arc<Message>, Arc<str>);
+#[derive(Debug, Default)]
+struct Sent {
+    /// The messages, in order.
+    messages: Vec<Arc<Message>>,
+    /// Their JSON texts joined by commas.
+    joined: Vec<u8>,
+    /// Where each message's text ends in `joined` (its comma not counted).
+    ends: Vec<usize>,
+    /// The `cache_control` breakpoints the messages carry, added up.
+    breakpoints: usize,
+    /// Messages serialized so far (tests).
+    made: usize,
+}
 
-impl WireCache {
-    /// The JSON text of each of `messages`, in order: kept from the last
-    /// call, or serialized now. Only these are kept afterwards.
-    pub fn texts(&self, messages: &[Arc<Message>]) -> Vec<Arc<str>> {
-        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
-        let old = std::mem::take(&mut *sent);
-        let mut by_address: Option<HashMap<usize, &Sent>> = None;
-        let mut now = Vec::with_capacity(messages.len());
-        for (i, m) in messages.iter().enumerate() {
-            let kept = match old.get(i) {
-                Some(entry) if Arc::ptr_eq(&entry.0, m) => Some(entry.1.clone()),
+impl Sent {
+    /// Where message `i`'s text starts in `joined`.
+    fn start(&self, i: usize) -> usize {
+        match i.checked_sub(1) {
+            Some(p) => self.ends[p] + 1,
+            None => 0,
+        }
+    }
+
+    /// Makes the kept messages `messages`, reusing every text it has.
+    fn update(&mut self, messages: &[Arc<Message>]) {
+        let same = self
+            .messages
+            .iter()
+            .zip(messages)
+            .take_while(|(a, b)| Arc::ptr_eq(a, b))
+            .count();
+        if same == self.messages.len() && same == messages.len() {
+            return;
+        }
+        // What follows the common start (from its comma on): kept aside
+        // for its texts.
+        let first = self.start(same);
+        let cut = same.checked_sub(1).map_or(0, |p| self.ends[p]);
+        let old_bytes = self.joined.split_off(cut);
+        let old_messages = self.messages.split_off(same);
+        let old_ends: Vec<usize> = self.ends.split_off(same);
+        self.breakpoints = self
+            .breakpoints
+            .saturating_sub(carried_breakpoints(&old_messages));
+        // The text of old message `k` (0 = the first after the common start).
+        let old_text = |k: usize| -> &[u8] {
+            let start = match k.checked_sub(1) {
+                Some(p) => old_ends[p] + 1,
+                None => first,
+            };
+            &old_bytes[start - cut..old_ends[k] - cut]
+        };
+        let mut by_address: Option<HashMap<usize, usize>> = None;
+        for (k, m) in messages[same..].iter().enumerate() {
+            let found = match old_messages.get(k) {
+                Some(o) if Arc::ptr_eq(o, m) => Some(k),
                 _ => by_address
                     .get_or_insert_with(|| {
-                        old.iter()
-                            .map(|e| (Arc::as_ptr(&e.0) as usize, e))
+                        old_messages
+                            .iter()
+                            .enumerate()
+                            .map(|(k, o)| (Arc::as_ptr(o) as usize, k))
                             .collect()
                     })
                     .get(&(Arc::as_ptr(m) as usize))
-                    .filter(|e| Arc::ptr_eq(&e.0, m))
-                    .map(|e| e.1.clone()),
+                    .copied()
+                    .filter(|&k| Arc::ptr_eq(&old_messages[k], m)),
             };
-            let text =
-                kept.unwrap_or_else(|| Arc::from(serde_json::to_string(&**m).unwrap_or_default()));
-            now.push((m.clone(), text));
+            if !self.messages.is_empty() {
+                self.joined.push(b',');
+            }
+            match found {
+                Some(k) => self.joined.extend_from_slice(old_text(k)),
+                None => {
+                    self.made += 1;
+                    // Plain data serializes without failing.
+                    let _ = serde_json::to_writer(&mut self.joined, &**m);
+                }
+            }
+            self.ends.push(self.joined.len());
+            self.breakpoints += carried_breakpoints(std::slice::from_ref(m));
+            self.messages.push(m.clone());
         }
-        let texts = now.iter().map(|(_, t)| t.clone()).collect();
-        *sent = now;
-        texts
+    }
+}
+
+impl WireCache {
+    /// Calls `f` with the JSON texts of `messages` joined by commas: kept
+    /// from the last call, or serialized now. Only these are kept
+    /// afterwards.
+    fn with_joined<R>(&self, messages: &[Arc<Message>], f: impl FnOnce(&[u8]) -> R) -> R {
+        self.with_sent(messages, |sent| f(&sent.joined))
+    }
+
+    fn with_sent<R>(&self, messages: &[Arc<Message>], f: impl FnOnce(&Sent) -> R) -> R {
+        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        sent.update(messages);
+        f(&sent)
+    }
+
+    /// The JSON text of each of `messages`, in order (tests).
+    #[cfg(test)]
+    fn texts(&self, messages: &[Arc<Message>]) -> Vec<String> {
+        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        sent.update(messages);
+        (0..sent.messages.len())
+            .map(|i| {
+                String::from_utf8_lossy(&sent.joined[sent.start(i)..sent.ends[i]]).into_owned()
+            })
+            .collect()
+    }
+
+    /// Messages serialized since this cache was made (tests).
+    #[cfg(test)]
+    fn made(&self) -> usize {
+        self.sent.lock().map(|s| s.made).unwrap_or(0)
     }
 
     /// How many messages are kept (tests).
     pub fn len(&self) -> usize {
-        self.sent.lock().map(|e| e.len()).unwrap_or(0)
+        self.sent.lock().map(|e| e.messages.len()).unwrap_or(0)
     }
 
     /// `true` when nothing is kept.
@@ -111,8 +202,7 @@ impl WireCache {
     /// breakpoints and `stream`, a few dozen bytes): what the context meter
     /// and the window check count.
     pub fn request_bytes(&self, req: &MessagesRequest) -> u64 {
-        let texts = self.texts(&req.messages);
-        let messages: u64 = texts.iter().map(|t| t.len() as u64 + 1).sum();
+        let messages = self.with_joined(&req.messages, |joined| joined.len() as u64 + 1);
         json_bytes(&Head {
             model: &req.model,
             max_tokens: req.max_tokens,
@@ -133,8 +223,9 @@ impl WireCache {
             Some((last, earlier)) => (Some(last), earlier),
             None => (None, &[][..]),
         };
-        let texts = self.texts(earlier);
-        let mut budget = MAX_BREAKPOINTS.saturating_sub(carried_breakpoints(&req.messages));
+        let carried = self.with_sent(earlier, |sent| sent.breakpoints)
+            + last.map_or(0, |m| carried_breakpoints(std::slice::from_ref(m)));
+        let mut budget = MAX_BREAKPOINTS.saturating_sub(carried);
         let mut mark = |obj: &mut serde_json::Map<String, Value>| {
             if budget > 0 && !obj.contains_key("cache_control") {
                 budget -= 1;
@@ -184,27 +275,29 @@ impl WireCache {
             head.insert((*key).to_string(), value.clone());
         }
         let head = Value::Object(head).to_string();
-        let size: usize = texts.iter().map(|t| t.len() + 1).sum::<usize>()
-            + last.as_ref().map_or(0, String::len)
-            + head.len()
-            + 16;
-        let mut out = Vec::with_capacity(size);
-        // `head` is a JSON object: its `}` is replaced by the messages.
-        out.extend_from_slice(head.trim_end_matches('}').as_bytes());
-        if head != "{}" {
-            out.push(b',');
-        }
-        out.extend_from_slice(b"\"messages\":[");
-        let mut first = true;
-        for text in texts.iter().map(|t| &**t).chain(last.as_deref()) {
-            if !first {
+        self.with_joined(earlier, |joined| {
+            let size = head.len() + joined.len() + last.as_ref().map_or(0, String::len) + 16;
+            // Sizes rounded up to a power of two: the allocator can give
+            // the last request's freed buffer again, where a body a little
+            // larger each time would map fresh pages (and fault them in)
+            // for every request.
+            let mut out = Vec::with_capacity(size.next_power_of_two());
+            // `head` is a JSON object: its `}` is replaced by the messages.
+            out.extend_from_slice(head.trim_end_matches('}').as_bytes());
+            if head != "{}" {
                 out.push(b',');
             }
-            first = false;
-            out.extend_from_slice(text.as_bytes());
-        }
-        out.extend_from_slice(b"]}");
-        out
+            out.extend_from_slice(b"\"messages\":[");
+            out.extend_from_slice(joined);
+            if let Some(last) = &last {
+                if !joined.is_empty() {
+                    out.push(b',');
+                }
+                out.extend_from_slice(last.as_bytes());
+            }
+            out.extend_from_slice(b"]}");
+            out
+        })
     }
 }
 
@@ -381,7 +474,8 @@ mod tests {
         let b = text(Role::Assistant, "b");
         let first = cache.texts(&[a.clone(), b.clone()]);
         let second = cache.texts(&[a.clone(), b.clone()]);
-        assert!(Arc::ptr_eq(&first[0], &second[0]), "reused, not made again");
+        assert_eq!(first, second);
+        assert_eq!(cache.made(), 2, "reused, not made again");
         let mut changed = b.clone();
         Arc::make_mut(&mut changed)
             .content
@@ -389,8 +483,9 @@ mod tests {
                 text: "more".into(),
             });
         let third = cache.texts(&[a.clone(), changed.clone()]);
-        assert!(Arc::ptr_eq(&first[0], &third[0]));
-        assert_eq!(&*third[1], serde_json::to_string(&*changed).unwrap());
+        assert_eq!(third[0], first[0]);
+        assert_eq!(third[1], serde_json::to_string(&*changed).unwrap());
+        assert_eq!(cache.made(), 3, "only the changed message made again");
         cache.texts(&[changed]);
         assert_eq!(cache.len(), 1, "the messages no longer sent are let go");
     }
@@ -402,5 +497,85 @@ mod tests {
         let counted = cache.request_bytes(&req);
         let plain = json_bytes(&req);
         assert!(counted.abs_diff(plain) <= 16, "{counted} vs {plain}");
+    }
+
+    /// Whatever the conversation does between two requests (grow, a
+    /// message changed or taken out, a shorter request such as the body's
+    /// messages before the last), the joined text is the plain
+    /// serialization, and a message kept is never serialized again.
+    mod joined {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Push(String),
+            Change(usize),
+            Remove(usize),
+            Send(usize),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                3 => "[a-z\"\\\\ ]{0,6}".prop_map(Op::Push),
+                1 => any::<usize>().prop_map(Op::Change),
+                1 => any::<usize>().prop_map(Op::Remove),
+                3 => any::<usize>().prop_map(Op::Send),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn the_joined_text_is_the_plain_one(ops in proptest::collection::vec(op(), 1..40)) {
+                let cache = WireCache::default();
+                let mut messages: Vec<Arc<Message>> = Vec::new();
+                let mut made_before = 0;
+                let mut fresh = 0;
+                for op in ops {
+                    match op {
+                        Op::Push(t) => {
+                            let mut m = text(Role::User, &t);
+                            if t.len() % 3 == 0 {
+                                // Kept byte for byte, with a breakpoint.
+                                Arc::make_mut(&mut m).content.push(ContentBlock::Opaque(
+                                    json!({"type": "text", "text": "k", "cache_control": {"type": "ephemeral"}}),
+                                ));
+                            }
+                            messages.push(m);
+                            fresh += 1;
+                        }
+                        Op::Change(i) if !messages.is_empty() => {
+                            let i = i % messages.len();
+                            let mut m = messages[i].clone();
+                            Arc::make_mut(&mut m).content.push(ContentBlock::Text { text: "x".into() });
+                            messages[i] = m;
+                            fresh += 1;
+                        }
+                        Op::Remove(i) if !messages.is_empty() => {
+                            messages.remove(i % messages.len());
+                        }
+                        Op::Send(n) => {
+                            let n = n % (messages.len() + 1);
+                            let plain: Vec<String> = messages[..n]
+                                .iter()
+                                .map(|m| serde_json::to_string(&**m).unwrap())
+                                .collect();
+                            let joined = cache.with_joined(&messages[..n], |j| j.to_vec());
+                            prop_assert_eq!(String::from_utf8(joined).unwrap(), plain.join(","));
+                            prop_assert_eq!(cache.texts(&messages[..n]), plain);
+                            prop_assert_eq!(
+                                cache.with_sent(&messages[..n], |s| s.breakpoints),
+                                carried_breakpoints(&messages[..n])
+                            );
+                            // Never more made than the messages new since.
+                            prop_assert!(cache.made() - made_before <= fresh.max(n));
+                            made_before = cache.made();
+                            fresh = 0;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
     }
 }
