@@ -4,7 +4,9 @@
 //! shown whole (wrapped with the line, never cut at the edge), and the
 //! turn's token line, too long for the window, is broken between its
 //! parts, never inside a figure ('linebreak' breaks after the `.` of
-//! `2.0M`). Skipped (with a message) where tmux is not installed.
+//! `2.0M`). And after a first turn with many tool calls (the chat
+//! scrolled, results folded as they end) the screen is what `<C-l>`
+//! draws. Skipped (with a message) where tmux is not installed.
 
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -137,7 +139,20 @@ async fn after_a_turn_with_tool_calls_the_screen_is_what_a_redraw_draws() {
     std::fs::write(project.join("a.txt"), &numbered).unwrap();
     std::fs::write(project.join("b.txt"), "short\nfile\n").unwrap();
     let read = |id: &str, path: &str| serde_json::json!({"type": "tool_use", "id": id, "name": "Read", "input": {"file_path": path}});
+    let long: String = (1..=30)
+        .map(|i| format!("Point {i} of the plan.\n"))
+        .collect();
+    for i in 1..=6 {
+        let text: String = (1..=197).map(|k| format!("file {i} line {k}\n")).collect();
+        std::fs::write(project.join(format!("f{i}.txt")), text).unwrap();
+    }
     let script = serde_json::json!({ "responses": [
+        { "content": [ { "type": "text", "text": long }, read("toolu_11", "f1.txt"), read("toolu_12", "f2.txt"), read("toolu_13", "f3.txt") ],
+          "event_delay_ms": 15 },
+        { "content": [ { "type": "text", "text": "More." }, read("toolu_14", "f4.txt"),
+                       {"type": "tool_use", "id": "toolu_17", "name": "Bash", "input": {"command": "seq 1 197 | tail -n 3; wc -l f1.txt", "description": "Count"}},
+                       read("toolu_15", "f5.txt"), read("toolu_16", "f6.txt") ],
+          "event_delay_ms": 15 },
         { "content": [ { "type": "text", "text": "Reading both." }, read("toolu_01", "a.txt"), read("toolu_02", "b.txt") ],
           "event_delay_ms": 15 },
         { "content": [ { "type": "text", "text": "And a search." },
