@@ -188,7 +188,14 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
     let name = start_nvim("redraw", 160, 40, &init, "");
     let _kill = Kill(name.clone());
     wait_for(&name, "Neovim shows the file", |s| s.contains("short"));
-    keys(&name, ":Lathe read them\r");
+    // Asked from the prompt area, as a user does: the cursor stays there
+    // while the turn runs.
+    keys(&name, ":Lathe\r");
+    wait_for(&name, "the prompt area", |s| s.contains("-- INSERT --"));
+    type_text(&name, "read them");
+    keys(&name, "Escape");
+    std::thread::sleep(Duration::from_millis(300));
+    keys(&name, "Enter");
     wait_for(&name, "the turn ends", |s| s.contains("*(done)*"));
     keys(&name, "Escape");
     std::thread::sleep(Duration::from_millis(500));
