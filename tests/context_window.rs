@@ -200,6 +200,62 @@ async fn three_failed_compactions_turn_auto_compaction_off(api: Api) {
         .collect();
     assert_eq!(off.len(), 1, "{:?}", h.notices());
     assert!(h.session.transcript().is_empty(), "no refused prompt kept");
+    // Off now: a refusal for length is not compacted either (it would
+    // fail a fourth time); the user is told what to do.
+    let failed_before = failed_compactions(&h);
+    let outcome = h.ask(&format!("huge {}", "q".repeat(900_000))).await;
+    let TurnOutcome::Error(msg) = outcome else {
+        panic!("refused: {outcome:?}")
+    };
+    assert!(
+        msg.contains("Run :Lathe compact") && msg.contains(":Lathe new"),
+        "{msg}"
+    );
+    assert_eq!(failed_compactions(&h), failed_before, "{:?}", h.notices());
+}
+
+fn failed_compactions(h: &Harness) -> usize {
+    h.notices()
+        .iter()
+        .filter(|n| n.starts_with("Compacting the conversation failed"))
+        .count()
+}
+
+/// `auto_compact = false`: a request refused for its length is neither
+/// compacted nor sent again; the error, then what the user can do, each a
+/// line of its own (`:help lathe-context-window`).
+async fn with_auto_compact_off_a_refusal_says_what_to_do(api: Api) {
+    let script = json!({"context_window": 20_000, "responses": [text("hi")]});
+    let h = harness(api, script, |c| {
+        c.context_window = Some(20_000);
+        c.auto_compact_permille = None;
+    })
+    .await;
+    assert_eq!(h.ask("hello").await, TurnOutcome::Done);
+    let outcome = h.ask(&format!("huge {}", "z".repeat(100_000))).await;
+    let TurnOutcome::Error(msg) = outcome else {
+        panic!("refused: {outcome:?}")
+    };
+    let lines: Vec<&str> = msg.lines().collect();
+    assert_eq!(lines.len(), 2, "{msg}");
+    assert!(
+        lines[0].contains("20000"),
+        "the API's own error first: {msg}"
+    );
+    assert!(
+        lines[1].starts_with("The conversation does not fit")
+            && lines[1].contains("Run :Lathe compact")
+            && lines[1].contains(":Lathe new"),
+        "{msg}"
+    );
+    assert!(compactions(&h).is_empty());
+    assert!(
+        !h.server
+            .requests()
+            .iter()
+            .any(mock_llm::context_window::is_summary_request),
+        "no summary was asked for"
+    );
 }
 
 /// A compaction that fails (the prompt alone is over the window) is shown
@@ -314,9 +370,38 @@ async fn one_turn_past_the_window_is_compacted_and_goes_on(api: Api) {
     assert_eq!(compactions(&h).len(), 1, "{:?}", h.notices());
     let sizes = request_tokens(&h);
     assert!(sizes.iter().all(|t| *t <= 20_000), "{sizes:?}");
+    // The file read last comes back after the compaction: too long for
+    // the room a 20k window leaves (a tenth of it), its first lines that
+    // fit, with where it continues.
+    let first = &h.session.transcript()[0];
+    let reattached: Vec<&str> = first
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } if text.contains(" as it is now") => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reattached.len(), 1, "{reattached:?}");
+    let part = reattached[0];
+    assert!(
+        part.starts_with("c.txt as it is now, its first lines"),
+        "{part}"
+    );
+    assert!(part.contains("     1\tline of c.txt"), "{part}");
+    assert!(
+        part.contains("The file continues: call Read with offset="),
+        "{part}"
+    );
+    assert!(
+        part.len() <= 2_000 * 4 + 300,
+        "within a tenth of the window: {}",
+        part.len()
+    );
 }
 
 on_both_apis!(
+    with_auto_compact_off_a_refusal_says_what_to_do,
     an_empty_summary_fails_the_compaction,
     a_failed_compaction_is_shown_once,
     the_chat_meter_matches_the_session_after_a_refusal,

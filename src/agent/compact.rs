@@ -54,6 +54,12 @@ pub const COMPACTED_INTRO: &str = "This conversation was compacted to fit the mo
 pub const REATTACHED_FILE: &str =
     "{path} as it is now (read again after the compaction; this counts as your Read of it):\n{content}";
 
+/// Model-facing: the start of a file re-read after a compaction, when
+/// the whole file did not fit the budget (Read's trailer in `{content}`
+/// says where it continues). `{path}`, `{content}`.
+pub const REATTACHED_PART: &str =
+    "{path} as it is now, its first lines (read again after the compaction; the whole file is longer than the room for re-read files; this counts as your Read of these lines):\n{content}";
+
 /// Model-facing: the user's latest messages kept verbatim. `{messages}`.
 pub const RECENT_USER_MESSAGES: &str =
     "The user's latest messages, verbatim, the most recent last:\n{messages}";
@@ -106,6 +112,9 @@ pub const REATTACH_TOKENS: u64 = 50_000;
 /// Tokens of the user's messages kept verbatim (and a twentieth of the
 /// window).
 pub const RECENT_USER_TOKENS: u64 = 20_000;
+/// A file re-read in part after a compaction shows at least this many
+/// lines ([`reattach_limit`]); less is left out.
+pub const REATTACH_MIN_LINES: usize = 20;
 /// Trims of the oldest messages before a summary request gives up.
 pub const MAX_TRIMS: usize = 8;
 
@@ -423,6 +432,25 @@ pub(crate) fn trim_oldest(messages: &mut Vec<Message>) -> bool {
     !messages.is_empty()
 }
 
+/// How many lines of a Read result `text` (numbered lines, then maybe a
+/// trailer) fit in `room` bytes, the trailer of a cut Read counted
+/// (`tools::read::READ_CONTINUES`, about 100 bytes); `None` below
+/// [`REATTACH_MIN_LINES`], a part too short to be worth its room.
+pub(crate) fn reattach_limit(text: &str, room: usize) -> Option<usize> {
+    const TRAILER: usize = 128;
+    let lines: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+    let mut used = 0;
+    let mut fit = 0;
+    for l in &lines {
+        used += l.len() + 1;
+        if used + TRAILER > room {
+            break;
+        }
+        fit += 1;
+    }
+    (fit >= REATTACH_MIN_LINES).then_some(fit)
+}
+
 /// The text of the `<summary>` of an answer (the whole text when it has
 /// none), trimmed.
 pub(crate) fn summary_of(text: &str) -> String {
@@ -521,6 +549,22 @@ mod tests {
             }
             .label(),
             "ctx 143.0k/200.0k (71%)"
+        );
+    }
+
+    #[test]
+    fn a_file_too_long_to_re_attach_whole_keeps_the_lines_that_fit() {
+        let numbered: String = (1..=500)
+            .map(|n| format!("{n:>6}\tline {n:03} of the file\n"))
+            .collect();
+        let text = format!("{numbered}\n[Showing lines 1-500 of 900. The file continues: call Read with offset=501 to read more.]");
+        // 28 bytes a line: 8000 bytes hold 281 lines and the trailer.
+        assert_eq!(reattach_limit(&text, 8000), Some(281));
+        assert_eq!(reattach_limit(&text, 28 * 20 + 128), Some(20));
+        assert_eq!(reattach_limit(&text, 28 * 20 + 127), None, "under 20 lines");
+        assert_eq!(
+            fill(REATTACHED_PART, &[("path", "src/a.rs"), ("content", "     1\tx")]),
+            "src/a.rs as it is now, its first lines (read again after the compaction; the whole file is longer than the room for re-read files; this counts as your Read of these lines):\n     1\tx"
         );
     }
 

@@ -111,9 +111,10 @@ pub const ATTACH_DENIED: &str =
 
 /// User-facing (the turn's error): the Read of an attachment failed or was
 /// refused (a declined ask, a hook). `{path}`, `{error}` (the Read's
-/// result).
+/// result, which may not end a sentence: a hook's reason): what lathe
+/// says after it is on a line of its own.
 pub const ATTACH_READ_FAILED: &str =
-    "lathe: @{path} was not attached: {error} The prompt was not sent.";
+    "lathe: @{path} was not attached: {error}\nThe prompt was not sent.";
 
 /// A `#` word of a prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -647,7 +648,7 @@ mod tests {
         assert_eq!(ATTACH_DIRECTORY, "lathe: @{path} is a directory; attach files one at a time (the model can Glob or Grep a folder itself). The prompt was not sent.");
         assert_eq!(
             ATTACH_READ_FAILED,
-            "lathe: @{path} was not attached: {error} The prompt was not sent."
+            "lathe: @{path} was not attached: {error}\nThe prompt was not sent."
         );
         assert_eq!(EDITOR_CONTEXT, "<editor-context>\nWhat the user's Neovim showed when they sent this message (for reference; it is not part of the request and may be out of date later):\n{lines}\n</editor-context>");
         assert_eq!(

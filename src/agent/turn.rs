@@ -382,8 +382,14 @@ impl Turn {
                 } => (error, output_began),
             };
             if super::compact::is_context_overflow(&error) {
-                // Refused for its length anyway: compact and retry once.
-                if !compacted_for_overflow && self.config.auto_compact_permille.is_some() {
+                // Refused for its length anyway: compact and retry once,
+                // unless lathe does not compact on its own (`auto_compact
+                // = false`, or off after repeated failures): then the
+                // user is told what to do (`CONTEXT_FULL`).
+                if !compacted_for_overflow
+                    && self.config.auto_compact_permille.is_some()
+                    && self.context.auto_allowed()
+                {
                     compacted_for_overflow = true;
                     match self.compact(None).await {
                         Ok(()) => {

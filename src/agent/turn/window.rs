@@ -294,7 +294,12 @@ impl Turn {
     /// The files the model read (or wrote) last, read again through the
     /// Read tool (no permission asked: a call that would need one is left
     /// out), within [`REATTACH_FILES`], [`REATTACH_FILE_TOKENS`] each and
-    /// [`REATTACH_TOKENS`] (at most a tenth of the window) in all.
+    /// [`REATTACH_TOKENS`] (at most a tenth of the window) in all, newest
+    /// first. A file too long for what is left is re-read in part: its
+    /// first lines that fit ([`reattach_limit`]; Read's own trailer says
+    /// where it continues), so the file the model read last comes back
+    /// even in a small window. A file left out is marked gone: its stamp
+    /// stays, its text is not in the conversation.
     async fn reattach(&self, window: u64) -> Vec<ContentBlock> {
         let file_state = &self.env.ctx.file_state;
         let mut env = self.env.clone();
@@ -309,35 +314,71 @@ impl Turn {
             .take(REATTACH_FILES)
             .enumerate()
         {
+            let id = format!("toolu_lathe_reattach_{}", i + 1);
+            let first = record.offset.filter(|o| *o > 1);
             let mut input = json!({ "file_path": path.display().to_string() });
-            if record.limit.is_some() || record.offset.is_some_and(|o| o > 1) {
-                input["offset"] = json!(record.offset.unwrap_or(1));
+            if record.limit.is_some() || first.is_some() {
+                input["offset"] = json!(first.unwrap_or(1));
                 if let Some(l) = record.limit {
                     input["limit"] = json!(l);
                 }
             }
-            let call = PendingToolUse::from(ToolUse {
-                id: format!("toolu_lathe_reattach_{}", i + 1),
-                name: "Read".into(),
-                input,
-                extra: Default::default(),
-            });
-            let result = run_tool_use(&call, &env).await.result;
-            let size = result_bytes(&result.content);
-            let text = result.content.as_text();
-            if result.is_error || size > per_file || size > left || size != text.len() {
+            let room = per_file.min(left);
+            let mut read = reread(&env, &id, &input).await;
+            let mut part = false;
+            // Too long whole: its first lines that fit, at most three
+            // tries (lines are not all as long).
+            for _ in 0..3 {
+                let Some((text, _)) = read.as_ref().filter(|(_, size)| *size > room) else {
+                    break;
+                };
+                let shown = record.limit.unwrap_or(usize::MAX);
+                let Some(limit) = reattach_limit(text, room).filter(|l| *l < shown) else {
+                    read = None;
+                    break;
+                };
+                input["offset"] = json!(first.unwrap_or(1));
+                input["limit"] = json!(limit);
+                read = reread(&env, &id, &input).await;
+                part = true;
+            }
+            let Some((text, size)) = read.filter(|(_, size)| *size <= room) else {
                 // Not shown to the model: its stamp stays, its text is gone.
                 file_state.mark_gone(&path);
                 continue;
-            }
+            };
             left -= size;
             let shown = crate::tools::paths::display(&self.env.ctx.root, &path);
+            let template = if part {
+                REATTACHED_PART
+            } else {
+                REATTACHED_FILE
+            };
             out.push(ContentBlock::Text {
-                text: fill(REATTACHED_FILE, &[("path", &shown), ("content", &text)]),
+                text: fill(template, &[("path", &shown), ("content", &text)]),
             });
         }
         out
     }
+}
+
+/// `input` read again through the Read tool: its text and size, `None`
+/// when it failed or is not text (an image).
+async fn reread(
+    env: &crate::execution::ExecEnv,
+    id: &str,
+    input: &serde_json::Value,
+) -> Option<(String, usize)> {
+    let call = PendingToolUse::from(ToolUse {
+        id: id.to_string(),
+        name: "Read".into(),
+        input: input.clone(),
+        extra: Default::default(),
+    });
+    let result = run_tool_use(&call, env).await.result;
+    let size = result_bytes(&result.content);
+    let text = result.content.as_text();
+    (!result.is_error && size == text.len()).then_some((text, size))
 }
 
 /// How a summary request too long for the window is made shorter: first

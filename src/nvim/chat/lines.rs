@@ -322,6 +322,72 @@ pub fn usage_line(turn: &Usage, session: &Usage) -> String {
     format!("tokens: {} · session {}", tokens(turn), tokens(session))
 }
 
+/// Token counts of `u` without the cache's share: `12.3k in, 1.2k out`
+/// (a narrow window's form of [`tokens`]).
+fn tokens_short(u: &Usage) -> String {
+    let input = u.input_tokens.unwrap_or(0)
+        + u.cache_read_input_tokens.unwrap_or(0)
+        + u.cache_creation_input_tokens.unwrap_or(0);
+    format!(
+        "{} in, {} out",
+        short(input),
+        short(u.output_tokens.unwrap_or(0))
+    )
+}
+
+/// The chat lines that end a turn: `end` ([`turn_end_line`]) and the
+/// token counts ([`usage_line`]), one line when it fits `width` columns
+/// (the narrowest chat window's text; `None`: no window, one line).
+/// Else the line is broken between its parts (`*(done)*`, `tokens: …`,
+/// `· session …`), never inside one: the chat wraps with 'linebreak',
+/// which breaks after any 'breakat' character, the `.` of `12.3k` too.
+/// A part too wide for a line of its own drops its "from cache" figure.
+pub fn turn_end_lines(
+    end: &str,
+    turn: &Usage,
+    session: &Usage,
+    width: Option<usize>,
+) -> Vec<String> {
+    let usage = usage_line(turn, session);
+    let one = if usage.is_empty() {
+        end.to_string()
+    } else {
+        format!("{end} {usage}")
+    };
+    let Some(width) = width.filter(|w| one.chars().count() > *w) else {
+        return vec![one];
+    };
+    let fit = |long: String, short: String| {
+        if long.chars().count() > width {
+            short
+        } else {
+            long
+        }
+    };
+    let mut parts = vec![end.to_string()];
+    if !usage.is_empty() {
+        parts.push(fit(
+            format!("tokens: {}", tokens(turn)),
+            format!("tokens: {}", tokens_short(turn)),
+        ));
+        parts.push(fit(
+            format!("· session {}", tokens(session)),
+            format!("· session {}", tokens_short(session)),
+        ));
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for part in parts {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + part.chars().count() <= width => {
+                line.push(' ');
+                line.push_str(&part);
+            }
+            _ => lines.push(part),
+        }
+    }
+    lines
+}
+
 /// `n` for people: `950`, `12.3k`, `1.2M`.
 pub fn short(n: u64) -> String {
     match n {
@@ -346,10 +412,22 @@ pub fn compacted_line(before: u64, after: u64, summary_shown: bool) -> String {
     line
 }
 
-/// The chat lines of a notice; errors are marked `**error:**`.
-pub fn notice_line(text: &str, is_error: bool) -> String {
+/// The chat lines of a notice, a quoted block; errors are marked
+/// `**error:**`. Each line of `text` stays a line of its own: an API's
+/// error and lathe's advice after it (`provider::hints::user_message`,
+/// `CONTEXT_FULL`) are two sentences, never run together on one line.
+/// Blank lines are left out (a quote line with nothing in it says
+/// nothing); a notice is never less than its first line.
+pub fn notice_lines(text: &str, is_error: bool) -> Vec<String> {
     let tag = if is_error { "**error:**" } else { "**note:**" };
-    format!("> {tag} {}", text.replace('\n', " "))
+    let mut lines = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("");
+    let mut out = vec![format!("> {tag} {first}")];
+    out.extend(lines.map(|l| format!("> {l}")));
+    out
 }
 
 /// The last non-empty line of `output`, cut to 80 chars, for a running
@@ -566,6 +644,65 @@ mod tests {
             "- Read: error — bad input"
         );
         assert_eq!(status_range("Read", " ", "error"), (8, 13));
+    }
+
+    #[test]
+    fn an_error_and_the_advice_after_it_are_lines_of_their_own() {
+        let text = "HTTP 400 invalid_request_error: prompt is too long: 21000 tokens > 20000 maximum\nThe conversation does not fit the model's context window.";
+        assert_eq!(
+            notice_lines(text, true),
+            [
+                "> **error:** HTTP 400 invalid_request_error: prompt is too long: 21000 tokens > 20000 maximum",
+                "> The conversation does not fit the model's context window.",
+            ]
+        );
+        assert_eq!(
+            notice_lines("one\n\n  \ntwo  ", false),
+            ["> **note:** one", "> two"]
+        );
+        assert_eq!(notice_lines("", true), ["> **error:** "]);
+    }
+
+    #[test]
+    fn a_turn_end_too_wide_for_the_window_breaks_between_its_parts() {
+        let u = |input, read, output| Usage {
+            input_tokens: Some(input),
+            cache_read_input_tokens: Some(read),
+            output_tokens: Some(output),
+            ..Default::default()
+        };
+        let (turn, session) = (u(1_300, 3_000, 100), u(38_000, 2_000_000, 3_456));
+        let one = "*(done)* tokens: 4.3k in (3.0k from cache), 100 out · session 2.0M in (2.0M from cache), 3.5k out";
+        assert_eq!(turn_end_lines("*(done)*", &turn, &session, None), [one]);
+        assert_eq!(
+            turn_end_lines("*(done)*", &turn, &session, Some(200)),
+            [one]
+        );
+        assert_eq!(
+            turn_end_lines("*(done)*", &turn, &session, Some(60)),
+            [
+                "*(done)* tokens: 4.3k in (3.0k from cache), 100 out",
+                "· session 2.0M in (2.0M from cache), 3.5k out",
+            ]
+        );
+        // Too narrow for a part whole: it drops the cache's figure.
+        assert_eq!(
+            turn_end_lines("*(done)*", &turn, &session, Some(36)),
+            [
+                "*(done)* tokens: 4.3k in, 100 out",
+                "· session 2.0M in, 3.5k out",
+            ]
+        );
+        for width in 30..120 {
+            for line in turn_end_lines("*(done)*", &turn, &session, Some(width)) {
+                assert!(line.chars().count() <= width, "{width}: {line}");
+            }
+        }
+        // No token counts: the end alone.
+        assert_eq!(
+            turn_end_lines("*(stopped)*", &Usage::default(), &Usage::default(), Some(5)),
+            ["*(stopped)*"]
+        );
     }
 
     #[test]

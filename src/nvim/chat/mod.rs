@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
 
 pub use lines::{
-    notice_line, progress_line, tool_line, turn_end_line, usage_line, withdrawn_line,
-    LATHE_HEADING, WAITING_STATUS, WORKING_TEXT, YOU_HEADING,
+    notice_lines, progress_line, tool_line, turn_end_line, turn_end_lines, usage_line,
+    withdrawn_line, LATHE_HEADING, WAITING_STATUS, WORKING_TEXT, YOU_HEADING,
 };
 pub use window::{close, focus_prompt, open_window, toggle};
 

@@ -16,8 +16,8 @@ use std::collections::{HashMap, HashSet};
 use nvim_oxi::api::{self, opts::SetExtmarkOpts, Buffer, Window};
 
 use super::lines::{
-    compacted_line, continue_long_lines, fold_lines, notice_line, progress_line, status_range,
-    tool_line, turn_end_line, usage_line, user_summary, withdrawn_line, LineEnd, LineState,
+    compacted_line, continue_long_lines, fold_lines, notice_lines, progress_line, status_range,
+    tool_line, turn_end_line, turn_end_lines, user_summary, withdrawn_line, LineEnd, LineState,
     CONTINUED_SIGN, LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
 };
 use super::{buf_opts, NAMESPACE};
@@ -72,8 +72,8 @@ pub(super) struct ChatView {
     pub context: Option<(u64, u64)>,
     /// A turn is being shown as running.
     pub running: bool,
-    /// The token line of the turn that is ending.
-    usage: String,
+    /// The token counts of the turn that is ending and of the session.
+    usage: Option<(Usage, Usage)>,
     /// The permission asks waiting: (tool, float title).
     pub waiting_tools: Vec<(String, String)>,
     /// The last line holds streamed answer text (more text continues it).
@@ -146,7 +146,7 @@ impl ChatView {
         self.session_usage = Usage::default();
         self.context = None;
         self.running = false;
-        self.usage.clear();
+        self.usage = None;
         self.text_open = false;
         self.error_shown = false;
         self.end = None;
@@ -239,12 +239,25 @@ impl ChatView {
 
     /// Appends a whole line (on a fresh line) highlighted with `hl`.
     fn append_line(&mut self, buf: &mut Buffer, line: &str, hl: &str) {
+        self.append_lines(buf, &[line], hl);
+    }
+
+    /// Appends whole lines (from a fresh line) highlighted with `hl`.
+    fn append_lines<S: AsRef<str>>(&mut self, buf: &mut Buffer, lines: &[S], hl: &str) {
+        let Some(last) = lines.last() else {
+            return;
+        };
         let row = self.fresh_line(buf);
-        self.append(buf, &format!("{line}\n"));
+        let mut text = String::new();
+        for l in lines {
+            text.push_str(l.as_ref());
+            text.push('\n');
+        }
+        self.append(buf, &text);
         let ns = self.ns();
         let opts = SetExtmarkOpts::builder()
-            .end_row(row)
-            .end_col(line.len())
+            .end_row(row + lines.len() - 1)
+            .end_col(last.as_ref().len())
             .hl_group(hl)
             .build();
         let _ = buf.set_extmark(ns, row, 0, &opts);
@@ -419,11 +432,11 @@ impl ChatView {
                     self.block_start(&mut buf);
                 }
                 self.error_shown |= is_error;
-                self.append_line(&mut buf, &notice_line(&text, is_error), hl);
+                self.append_lines(&mut buf, &notice_lines(&text, is_error), hl);
             }
             AgentEvent::Usage { turn, session } => {
-                self.usage = usage_line(&turn, &session);
-                self.session_usage = session;
+                self.session_usage = session.clone();
+                self.usage = Some((turn, session));
             }
             AgentEvent::TurnEnded { outcome } => {
                 let open: Vec<String> = self
@@ -441,14 +454,10 @@ impl ChatView {
                 }
                 self.fresh_line(&mut buf);
                 self.append(&mut buf, "\n");
-                let usage = std::mem::take(&mut self.usage);
+                let (turn, session) = self.usage.take().unwrap_or_default();
                 let end = turn_end_line(&outcome, self.error_shown);
-                let end = if usage.is_empty() {
-                    end
-                } else {
-                    format!("{end} {usage}")
-                };
-                self.append_line(&mut buf, &end, "LatheTurnEnd");
+                let end = turn_end_lines(&end, &turn, &session, text_width(&buf));
+                self.append_lines(&mut buf, &end, "LatheTurnEnd");
                 self.highlight_turn(&buf);
                 self.highlighting_paused = false;
                 self.turn_tools.clear();
@@ -717,18 +726,28 @@ impl ChatView {
         let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
     }
 
-    /// Moves the "working" indicator to the last line.
+    /// Moves the "working" indicator to the end of the last line: inline
+    /// virtual text, which wraps with the line ('linebreak': at a space),
+    /// so a streamed line that ends near the window's edge never cuts it
+    /// off (text at the end of a line, `virt_text_pos = "eol"`, is cut at
+    /// the edge).
     pub fn place_working(&mut self, buf: &Buffer) {
         let mut buf = buf.clone();
-        let (row, _) = self.end(&buf);
+        let (row, col) = self.end(&buf);
         if let Some(id) = self.working {
             let ns = self.ns();
             let mut b = SetExtmarkOpts::builder();
-            b.virt_text([(WORKING_TEXT, "LatheWorking")]);
+            // After text, a space between it and the indicator.
+            let mut chunks = vec![(WORKING_TEXT, "LatheWorking")];
+            if col > 0 {
+                chunks.insert(0, (" ", "LatheWorking"));
+            }
+            b.virt_text(chunks)
+                .virt_text_pos(api::types::ExtmarkVirtTextPosition::Inline);
             if id != 0 {
                 b.id(id);
             }
-            if let Ok(new_id) = buf.set_extmark(ns, row, 0, &b.build()) {
+            if let Ok(new_id) = buf.set_extmark(ns, row, col, &b.build()) {
                 self.working = Some(new_id);
             }
         }
@@ -798,6 +817,22 @@ impl ChatView {
     pub fn working_shown(&self) -> bool {
         self.working.is_some()
     }
+}
+
+/// The text width of the narrowest window showing `buf` (its width less
+/// the sign and fold columns), `None` when none does.
+fn text_width(buf: &Buffer) -> Option<usize> {
+    use nvim_oxi::conversion::FromObject;
+    windows_of(buf)
+        .iter()
+        .filter_map(|w| {
+            let info: nvim_oxi::Array = api::call_function("getwininfo", (w.handle(),)).ok()?;
+            let info = nvim_oxi::Dictionary::from_object(info.into_iter().next()?).ok()?;
+            let field = |k: &str| i64::from_object(info.get(k)?.clone()).ok();
+            usize::try_from(field("width")? - field("textoff")?).ok()
+        })
+        .filter(|w| *w > 0)
+        .min()
 }
 
 /// `buf`'s `changedtick`, `None` when it is gone (nvim-oxi's

@@ -232,7 +232,10 @@ function T.chat_virt_texts()
   end
   for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, { details = true })) do
     for _, chunk in ipairs(m[4].virt_text or {}) do
-      table.insert(out, chunk[1])
+      -- The space before the indicator after text is not a text of its own.
+      if chunk[1]:find("%S") then
+        table.insert(out, chunk[1])
+      end
     end
   end
   return out

@@ -37,7 +37,10 @@ fn a_manual_compaction_says_why_it_failed_and_is_a_block_of_its_own() -> Result<
         for i, l in ipairs(lines) do
           if l:find("^> %*%*compacted:%*%*") then at = i end
         end
-        T.has("after the turn's end", lines[at - 2], "*(done)*")
+        -- The turn's end line, broken between its parts in this narrow
+        -- window: "*(done)* tokens: …", then "· session …".
+        T.has("after the turn's end", lines[at - 3], "*(done)*")
+        T.has("and its session tokens", lines[at - 2], "· session ")
         T.eq("a blank line before the compaction line", lines[at - 1], "")
         T.has("the summary under it", lines[at + 1] .. lines[at + 2], "mock-llm summary of")
 
@@ -48,5 +51,51 @@ fn a_manual_compaction_says_why_it_failed_and_is_a_block_of_its_own() -> Result<
         local shown = vim.api.nvim_eval_statusline(vim.wo[chat].winbar, { winid = chat, use_winbar = true }).str
         T.has("the meter shows at 40 columns", shown, "ctx ")
         T.has("with the state", shown, "idle · ctx ")"###,
+    )
+}
+
+/// An API error and lathe's advice after it are two lines of the chat,
+/// never one run-on sentence (a fresh user's run: "…invalid x-api-key
+/// (mock-llm fault) Check your API key…").
+#[nvim_oxi::test]
+fn an_api_error_and_the_advice_after_it_are_lines_of_their_own() -> Result<(), String> {
+    lua_test_with_model(
+        r###"{ "responses": [ { "fault": { "http_status": 401 } } ] }"###,
+        r###"vim.cmd("runtime plugin/lathe.lua")
+        T.setup(vim.fn.getcwd(), { base_url = MOCK_URL, max_retries = 0 })
+        vim.cmd("Lathe say hello")
+        T.eq("turn", T.lathe.wait(10000), "error")
+        local lines = T.lines(T.chat_buf())
+        local at
+        for i, l in ipairs(lines) do
+          if l:find("^> %*%*error:%*%*") then at = i end
+        end
+        T.eq("the API's error", lines[at], "> **error:** HTTP 401 authentication_error: invalid x-api-key (mock-llm fault)")
+        T.has("then the advice on a line of its own", lines[at + 1], "> Check your API key: lathe reads it from $")"###,
+    )
+}
+
+/// `auto_compact = false`: a request refused for its length is not
+/// compacted; the chat shows the API's error, then what the user can do,
+/// each on a line of its own.
+#[nvim_oxi::test]
+fn with_auto_compact_off_a_refusal_for_length_says_what_to_do() -> Result<(), String> {
+    lua_test_with_model(
+        r###"{ "context_window": 20000, "responses": [] }"###,
+        r###"vim.cmd("runtime plugin/lathe.lua")
+        T.setup(vim.fn.getcwd(), { base_url = MOCK_URL, max_retries = 0, context_window = 20000, auto_compact = false })
+        vim.cmd("Lathe say " .. string.rep("z", 100000))
+        T.eq("turn", T.lathe.wait(10000), "error")
+        local text = T.chat_text()
+        T.lacks("not compacted", text, "**compacted:**")
+        T.lacks("no compaction tried", text, "Compacting the conversation")
+        local lines = T.lines(T.chat_buf())
+        local at
+        for i, l in ipairs(lines) do
+          if l:find("^> %*%*error:%*%*") then at = at or i end
+        end
+        T.has("the API's error", lines[at], "prompt is too long: ")
+        T.has("ends with the API's figures", lines[at], "tokens > 20000 maximum")
+        T.eq("then what to do", lines[at + 1], "> The conversation does not fit the model's context window. Run :Lathe compact (optionally with what to focus on) and ask again, or :Lathe new to start afresh.")"###,
     )
 }

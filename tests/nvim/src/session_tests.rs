@@ -391,7 +391,7 @@ fn a_long_resumed_conversation_is_drawn_in_steps_and_shows_its_end() -> Result<(
         T.has("the last answer", text, "LAST-WORDS-OF-THE-DAY")
         T.has("the first prompt", text, "read the files of ask 1")
         local lines = T.lines(T.chat_buf())
-        T.has("the chat ends with the last turn", table.concat(lines, "\n", #lines - 3), "LAST-WORDS-OF-THE-DAY")
+        T.has("the chat ends with the last turn", table.concat(lines, "\n", #lines - 4), "LAST-WORDS-OF-THE-DAY")
         local _, reads = text:gsub("Read%(src/f%d+%.lua%): done", "")
         T.eq("every tool line", reads, 1000)
         local frames = core.main_thread_stats().chat_frame.count

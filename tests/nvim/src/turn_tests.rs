@@ -71,7 +71,10 @@ fn lathe_command_fixes_the_typo_in_the_open_buffer() -> Result<(), String> {
           "       1\tdef greet(name):", "       2\t    return f\"Hello, {{name}}!\"", "  ```",
           "Fixed the typo.",
           "",
-          "*(done)* tokens: 4.3k in (3.0k from cache), 100 out · session 4.3k in (3.0k from cache), 100 out",
+          -- The chat window is 40 columns: the token line is broken
+          -- between its parts, without the cache's figures.
+          "*(done)* tokens: 4.3k in, 100 out",
+          "· session 4.3k in, 100 out",
           "",
         }}, "\n"))
         local usage = T.lathe.status().tokens
