@@ -179,8 +179,22 @@ local function cpu_ms()
   local u = uv.getrusage()
   return (u.utime.sec + u.stime.sec) * 1e3 + (u.utime.usec + u.stime.usec) / 1e3
 end
--- CPU at each ask's start and end (after its turn is highlighted).
-local cpu_asks = {}
+-- CPU at each ask's start and end (after its turn is highlighted), and
+-- the main thread's share of it (lathe's steps there and everything else
+-- Neovim does).
+local cpu_asks, main_asks = {}, {}
+local thread_ms = function()
+  return 0
+end
+pcall(function()
+  local ffi = require("ffi")
+  pcall(ffi.cdef, "struct lathe_ts { long sec; long nsec; }; int clock_gettime(int clk, struct lathe_ts *ts);")
+  local ts = ffi.new("struct lathe_ts")
+  thread_ms = function()
+    ffi.C.clock_gettime(3, ts) -- CLOCK_THREAD_CPUTIME_ID
+    return tonumber(ts.sec) * 1e3 + tonumber(ts.nsec) / 1e6
+  end
+end)
 -- Turns ended (the wait below counts them: reading the transcript into
 -- Lua at every ask would leave megabytes of garbage for the next ask's
 -- requests to collect, and count it as theirs).
@@ -194,7 +208,7 @@ vim.api.nvim_create_autocmd("User", {
 local rss_ask1
 for a = 1, asks do
   local ended = turns_done
-  local cpu0 = cpu_ms()
+  local cpu0, main0 = cpu_ms(), thread_ms()
   lathe.ask(("read the files of ask %d"):format(a))
   -- Polled every 20 ms: the poll's own CPU is counted as the ask's.
   wait(function()
@@ -211,6 +225,7 @@ for a = 1, asks do
     worst_end, worst_at = t.max, a
   end
   cpu_asks[a] = cpu_ms() - cpu0
+  main_asks[a] = thread_ms() - main0
   if a == 1 then
     -- After the first ask: the runtime, the HTTP client, the tools and the
     -- chat exist; what follows is what the conversation's length adds.
@@ -246,6 +261,16 @@ end
 if asks >= 12 then
   local first = median(vim.list_slice(cpu_asks, 2, 6)) / 21
   local last = median(vim.list_slice(cpu_asks, asks - 4, asks)) / 21
+  local main_first = median(vim.list_slice(main_asks, 2, 6)) / 21
+  local main_last = median(vim.list_slice(main_asks, asks - 4, asks)) / 21
+  out(
+    ("  of which Neovim's main thread: %.2f ms at the start, %.2f ms at the end; the core's threads: %.2f ms, %.2f ms"):format(
+      main_first,
+      main_last,
+      first - main_first,
+      last - main_last
+    )
+  )
   out(
     ("Neovim CPU per request (all threads, an ask's CPU / its 21 requests), asks 2-6: %.2f ms; asks %d-%d: %.2f ms (%s) | last / first: %.2fx (target <= 2x; before issue 22: 8 -> 42-48 ms)"):format(
       first,

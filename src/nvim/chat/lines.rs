@@ -485,6 +485,36 @@ pub fn winbar(
     format!(" lathe · %<{}", parts.join(" · ").replace('%', "%%"))
 }
 
+/// The last blank line of `lines` outside fenced code (an index), where
+/// markdown may be parsed anew without what comes before: the next frame
+/// highlights the running turn again from there (what is above keeps its
+/// highlights). Lines for which `skipped` is true (folded results, parsed
+/// as blank) count as blank. `None` when there is none.
+pub fn last_block_boundary(lines: &[String], skipped: impl Fn(usize) -> bool) -> Option<usize> {
+    let mut fence: Option<(char, usize)> = None;
+    let mut boundary = None;
+    for (i, line) in lines.iter().enumerate() {
+        if skipped(i) {
+            if fence.is_none() {
+                boundary = Some(i);
+            }
+            continue;
+        }
+        let t = line.trim_start();
+        let marker = t.chars().next().filter(|c| *c == '`' || *c == '~');
+        let run = marker.map_or(0, |c| t.chars().take_while(|x| *x == c).count());
+        match (fence, marker) {
+            (None, Some(c)) if run >= 3 => fence = Some((c, run)),
+            (Some((open, n)), Some(c)) if c == open && run >= n && t[run..].trim().is_empty() => {
+                fence = None;
+            }
+            (None, _) if line.trim().is_empty() => boundary = Some(i),
+            _ => {}
+        }
+    }
+    boundary
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -709,5 +739,25 @@ mod tests {
     fn progress_shows_the_last_redraw_of_a_carriage_return_line() {
         assert_eq!(progress_line("a\n 10%\r 50%\r\n"), " 50%");
         assert_eq!(status_range("Bash", "ls", "running"), (12, 19));
+    }
+
+    #[test]
+    fn a_block_boundary_is_a_blank_line_outside_fenced_code() {
+        let l = |t: &str| t.lines().map(str::to_string).collect::<Vec<_>>();
+        let none = |_: usize| false;
+        assert_eq!(last_block_boundary(&l("a\n\nb\nc"), none), Some(1));
+        assert_eq!(last_block_boundary(&l("a\nb"), none), None);
+        // Inside an open fence: the blank line before it.
+        assert_eq!(last_block_boundary(&l("a\n\n```sh\nx\n\ny"), none), Some(1));
+        // A closed fence (longer closer, other char does not close).
+        assert_eq!(
+            last_block_boundary(&l("```\n\n~~~\n\n````\n\nz"), none),
+            Some(5)
+        );
+        // A fence line with text after it does not close.
+        assert_eq!(last_block_boundary(&l("```\n``` x\n\n"), none), None);
+        // Folded rows count as blank, but not inside a fence.
+        assert_eq!(last_block_boundary(&l("a\nfold\nb"), |i| i == 1), Some(1));
+        assert_eq!(last_block_boundary(&l("```\nfold\nb"), |i| i == 1), None);
     }
 }

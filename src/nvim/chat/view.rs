@@ -106,6 +106,11 @@ pub(super) struct ChatView {
     /// Drawing a resumed chat in steps: a turn is highlighted when it
     /// ends, in a step of its own, never while it is drawn.
     pub in_steps: bool,
+    /// Where the next frame highlights the running turn again from: the
+    /// last blank line outside fenced code the last frame saw. The rows
+    /// above keep their highlights, so a frame costs the text new since
+    /// the last one, not the whole turn (a turn's end parses it whole).
+    frame_from: Option<usize>,
 }
 
 /// The running turn as [`ChatView::highlight_turn`] parses it.
@@ -155,6 +160,7 @@ impl ChatView {
         self.continued_marks.clear();
         self.summaries.clear();
         self.turn_start = None;
+        self.frame_from = None;
         self.turn_tools.clear();
         self.turn_summaries = 0;
     }
@@ -288,6 +294,7 @@ impl ChatView {
                     let _ = buf.del_extmark(ns, old);
                 }
                 self.turn_start = buf.set_extmark(ns, row, col, &opts).ok();
+                self.frame_from = None;
                 self.turn_tools.clear();
                 self.turn_summaries = self.summaries.len();
                 self.highlighting_paused = false;
@@ -460,6 +467,7 @@ impl ChatView {
                 self.append_lines(&mut buf, &end, "LatheTurnEnd");
                 self.highlight_turn(&buf);
                 self.highlighting_paused = false;
+                self.frame_from = None;
                 self.turn_tools.clear();
                 if let (Some(mark), Some(ns)) = (self.turn_start.take(), self.ns) {
                     let _ = buf.del_extmark(ns, mark);
@@ -810,7 +818,18 @@ impl ChatView {
         }
         let mut skip = t.skip;
         skip.sort_unstable();
-        super::highlight::range(buf, t.first, t.last, &skip, false);
+        let from = self
+            .frame_from
+            .filter(|r| (t.first..=t.last).contains(r))
+            .unwrap_or(t.first);
+        super::highlight::range(buf, from, t.last, &skip, false);
+        let lines: Vec<String> = buf
+            .get_lines(from..t.last, false)
+            .map(|lines| lines.map(|l| l.to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        let skipped = |i: usize| skip.iter().any(|&(a, b)| (a..b).contains(&(from + i)));
+        self.frame_from =
+            Some(super::lines::last_block_boundary(&lines, skipped).map_or(from, |i| from + i));
     }
 
     /// `true` while the "working" indicator is shown.

@@ -533,6 +533,75 @@ fn a_short_turn_in_a_long_chat_parses_only_itself() -> Result<(), String> {
     )
 }
 
+/// A frame highlights what is new in the running turn, not the whole turn
+/// again (issue 22: at the end of a day, every request's frame parsed its
+/// whole turn, and Neovim's CPU per request grew 1 -> 6-11 ms): over 60
+/// frames of a paragraph each, the bytes parsed stay within a few times the
+/// turn's text (they were the sum of every prefix), and an early
+/// paragraph keeps its highlights while later ones arrive.
+#[nvim_oxi::test]
+fn a_frame_highlights_what_is_new_in_the_running_turn() -> Result<(), String> {
+    use lathe::events::{AgentEvent, TurnOutcome};
+    load();
+    let render = lathe::nvim::chat::render;
+    let lua = lathe::nvim::state::lua();
+    let parsed = || -> Result<i64, String> {
+        lua.load("return require('lathe.chat_highlight').parsed_bytes")
+            .eval::<i64>()
+            .map_err(|e| e.to_string())
+    };
+    render(vec![AgentEvent::TurnStarted {
+        prompt: "many paragraphs".into(),
+    }]);
+    render(vec![AgentEvent::AssistantStarted]);
+    let before = parsed()?;
+    let mut text = 0;
+    for k in 0..60 {
+        let para = format!("Paragraph {k} has *emphasis* and `code` in it.\n\n");
+        text += para.len();
+        render(vec![AgentEvent::TextDelta { text: para }]);
+    }
+    let cost = parsed()? - before;
+    let ok = usize::try_from(cost).unwrap_or(0) < 4 * text;
+    check_eq(
+        &format!("bytes parsed over 60 frames ({cost}) vs the turn's text ({text})"),
+        ok,
+        true,
+    )?;
+    // The first paragraph's emphasis is still highlighted.
+    let first_emphasis = lua
+        .load(
+            r#"
+            local buf = vim.fn.bufnr("lathe://chat")
+            local ns = require("lathe.chat_highlight").ns
+            local row
+            for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+              if l:find("Paragraph 0 ", 1, true) then
+                row = i - 1
+                break
+              end
+            end
+            for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, { row, 0 }, { row, -1 }, { details = true })) do
+              if m[4].hl_group:find("emphasis") or m[4].hl_group:find("italic") then
+                return true
+              end
+            end
+            return false
+            "#,
+        )
+        .eval::<bool>()
+        .map_err(|e| e.to_string())?;
+    check_eq(
+        "the first paragraph keeps its emphasis",
+        first_emphasis,
+        true,
+    )?;
+    render(vec![AgentEvent::TurnEnded {
+        outcome: TurnOutcome::Done,
+    }]);
+    Ok(())
+}
+
 /// One over-long streamed line (200 KB, no newline; issue 12) never
 /// becomes one chat line: Neovim measures, draws and parses a line as a
 /// whole on every redraw, so the chat goes on in new lines of at most
