@@ -151,7 +151,7 @@ pub struct Session {
     /// (`turn::with_context`), and what the request check found
     /// (`validate::Checked`): shared by every turn, so a request costs
     /// what is new since the last.
-    first_with_context: Arc<std::sync::Mutex<Option<(Arc<Message>, Arc<Message>)>>>,
+    first_with_context: super::turn::FirstWithContext,
     checked: Arc<crate::provider::validate::Checked>,
 }
 

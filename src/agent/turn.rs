@@ -98,7 +98,7 @@ pub(crate) struct Turn {
     /// context before it, made once per session ([`with_context`]): the
     /// same `Arc` in every request, so what a request reuses of the last
     /// one starts at its first message.
-    pub first_with_context: Arc<std::sync::Mutex<Option<(Arc<Message>, Arc<Message>)>>>,
+    pub first_with_context: FirstWithContext,
     /// What the request check found about the last requests' start
     /// (`validate::Checked`): a request checks what is new.
     pub checked: Arc<crate::provider::validate::Checked>,
@@ -633,6 +633,10 @@ impl Turn {
 /// `memo` keeps the last first message made, for as long as the
 /// transcript's first message is the same `Arc`: the message sent is then
 /// the same `Arc` too, and a provider reuses what it made of it.
+/// The transcript's first message and the same with the project context
+/// before it ([`with_context`]), shared by a session's turns.
+pub(crate) type FirstWithContext = Arc<std::sync::Mutex<Option<(Arc<Message>, Arc<Message>)>>>;
+
 fn with_context(
     mut messages: Vec<Arc<Message>>,
     context: &str,
