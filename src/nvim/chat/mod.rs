@@ -340,7 +340,15 @@ fn schedule_step() {
     }
     after_yield(|| {
         STEP_SCHEDULED.with(|s| s.set(false));
+        let busy = drawing() || wiping();
         super::main_stats::timed(super::main_stats::Step::ChatFrame, step);
+        if busy && !drawing() && !wiping() {
+            // `lathe.settled()` turns true: statuslines showing it are
+            // drawn again (a step of their own), not at the next key.
+            nvim_oxi::schedule(|()| {
+                let _ = api::command("redrawstatus!");
+            });
+        }
         if highlight::queued() > 0 || drawing() || wiping() {
             schedule_step();
         }

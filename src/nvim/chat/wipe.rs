@@ -29,8 +29,13 @@ thread_local! {
 }
 
 /// Wipes `buf` (a chat buffer no window shows any more) in the chat's
-/// steps ([`super::schedule_step`]).
+/// steps ([`super::schedule_step`]); at once when it holds no more than
+/// one chunk.
 pub(super) fn wipe_in_steps(buf: Buffer) {
+    if buf.line_count().unwrap_or(0) <= CHUNK {
+        let _ = buf.delete(&BufDeleteOpts::builder().force(true).build());
+        return;
+    }
     let _ = api::set_option_value(
         "modifiable",
         true,
