@@ -283,11 +283,20 @@ if asks >= 12 then
   )
 end
 
--- 2. :Lathe new (lathe.new(), what the command calls).
-lathe.new()
+-- 2. :Lathe new (lathe.new(), what the command calls); the old chat is
+-- wiped in steps (chat::wipe), settled() once it is gone.
+core.main_thread_stats(true)
+local renew = lateness(function(done)
+  lathe.new()
+  poll_until(core.settled, done)
+end)
+local wiped = core.main_thread_stats().chat_wipe
 local rss2 = trimmed_rss()
 out(
-  ("after :Lathe new: RSS %.0f MB (%+.0f MB vs before the session, %+.0f MB vs its end; the old chat buffer %s)"):format(
+  ("after :Lathe new: longest block %.1f ms (1 ms timer; the old chat wiped in %d steps of at most %.1f ms) | RSS %.0f MB (%+.0f MB vs before the session, %+.0f MB vs its end; the old chat buffer %s)"):format(
+    renew.max,
+    wiped.count,
+    wiped.longest_ms,
     rss2,
     rss2 - rss0,
     rss2 - rss1,
@@ -321,6 +330,16 @@ local function resume_row(name, opts)
       st.chat_frame.count,
       r.wall,
       r.max / 16
+    )
+  )
+  -- lathe's own main-thread pieces of it (main_thread_stats): the resume
+  -- made current, each step wiping the old chat, each bridge wake-up.
+  out(
+    ("  its main-thread pieces: session made current + chat reset %.1f ms, old chat wiped in %d steps of at most %.1f ms, longest bridge wake-up %.1f ms"):format(
+      st.resume.longest_ms,
+      st.chat_wipe.count,
+      st.chat_wipe.longest_ms,
+      st.bridge.longest_ms
     )
   )
 end

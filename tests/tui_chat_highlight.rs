@@ -231,8 +231,17 @@ end
         typed_row,
         "the cursor stayed on the typed line:\n{s}"
     );
-    n += 1;
-    let (after, s) = probe(&name, n);
+    // Its first 16 KiB are highlighted with the turn's end, the rest in
+    // the chat's next steps (a few ms each, the editor free between them).
+    let started = Instant::now();
+    let (after, s) = loop {
+        n += 1;
+        let (p, s) = probe(&name, n);
+        if p.ts || started.elapsed() > Duration::from_secs(10) {
+            break (p, s);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert!(
         after.ts,
         "the whole answer is highlighted after the turn ({after:?}):\n{s}"

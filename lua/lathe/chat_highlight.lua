@@ -29,11 +29,20 @@ M.pending_ns = pending
 --- the main loop.
 M.STEP_BYTES = 16 * 1024
 
+--- The same for a range highlighted later (`defer`: a resumed turn). Its
+--- pieces run in the chat's steps, several per step until the step's
+--- budget is spent, so smaller pieces keep a step near its budget: the
+--- parse costs 2-3 ms per KiB of chat text (its inline injections).
+M.DEFERRED_STEP_BYTES = 1024
+
 -- Counters (tests, bench): bytes parsed, pieces parsed, pieces waiting
 -- for a later step.
 M.parsed_bytes = 0
 M.pieces = 0
 M.queued = 0
+
+--- Pieces waiting for a later step, oldest first (`M.step` runs them).
+local waiting, first_waiting = {}, 1
 
 --- Buffers whose folded results are highlighted when shown.
 local chats = {}
@@ -99,7 +108,7 @@ end
 
 --- Rows `first`..`last` (0-based, end exclusive) split into pieces of about
 --- STEP_BYTES at blank lines outside fenced code: a list of {first, last}.
-local function pieces(lines, first)
+local function pieces(lines, first, step_bytes)
   local out, start, bytes, fence = {}, 1, 0, nil
   for i, l in ipairs(lines) do
     bytes = bytes + #l + 1
@@ -111,7 +120,7 @@ local function pieces(lines, first)
         fence = nil
       end
     end
-    if bytes >= M.STEP_BYTES and not fence and l == "" then
+    if bytes >= step_bytes and not fence and l == "" then
       out[#out + 1] = { first + start - 1, first + i }
       start, bytes = i + 1, 0
     end
@@ -126,10 +135,10 @@ end
 --- markdown, replacing what that range had. The rows of `skip` (a list of
 --- {first, last}, end exclusive, in order: folded results) are left out:
 --- not read, parsed as blank lines, each marked pending until a window
---- shows it open. The first STEP_BYTES are highlighted now (with `defer`,
---- in the next step of the main loop too), the rest in later steps (rows
---- of a finished turn stay where they are: the chat only grows at its
---- end).
+--- shows it open. The first STEP_BYTES are highlighted now, the rest
+--- wait for later steps (`M.step`); with `defer` all of it waits, in
+--- pieces of DEFERRED_STEP_BYTES (rows of a finished turn stay where they
+--- are: the chat only grows at its end).
 function M.range(buf, first, last, skip, defer)
   if not api.nvim_buf_is_valid(buf) or last <= first then
     return
@@ -155,31 +164,44 @@ function M.range(buf, first, last, skip, defer)
     end
   end
   take(last)
-  local parts = pieces(lines, first)
-  local run
-  local function later(k)
-    M.queued = M.queued + 1
-    vim.schedule(function()
-      M.queued = M.queued - 1
-      run(k)
-    end)
-  end
-  run = function(k)
-    local p = parts[k]
-    if not p or not api.nvim_buf_is_valid(buf) then
+  local parts = pieces(lines, first, defer and M.DEFERRED_STEP_BYTES or M.STEP_BYTES)
+  local function run(p)
+    -- A chat cleared since (`M.forget`) is not highlighted any more.
+    if not chats[buf] or not api.nvim_buf_is_valid(buf) then
       return
     end
     api.nvim_buf_clear_namespace(buf, ns, p[1], p[2])
     apply(buf, p[1], vim.list_slice(lines, p[1] - first + 1, p[2] - first))
-    if parts[k + 1] then
-      later(k + 1)
+  end
+  for k, p in ipairs(parts) do
+    if k == 1 and not defer then
+      run(p)
+    else
+      M.queued = M.queued + 1
+      waiting[first_waiting + M.queued - 1] = function()
+        run(p)
+      end
     end
   end
-  if defer then
-    later(1)
-  else
-    run(1)
+end
+
+--- Runs the pieces waiting, oldest first, until `budget_ms` milliseconds
+--- have gone by (at least one); returns how many still wait. The chat's
+--- steps call it (src/nvim/chat/mod.rs), so the pieces share their
+--- budget with the chat's drawing.
+function M.step(budget_ms)
+  local start = vim.uv.hrtime()
+  while M.queued > 0 do
+    local f = waiting[first_waiting]
+    waiting[first_waiting] = nil
+    first_waiting = first_waiting + 1
+    M.queued = M.queued - 1
+    f()
+    if (vim.uv.hrtime() - start) / 1e6 >= budget_ms then
+      break
+    end
   end
+  return M.queued
 end
 
 --- Highlights the folded results of `buf` that window `win` shows open

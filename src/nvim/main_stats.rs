@@ -22,10 +22,21 @@ pub enum Step {
     ChatFrame,
     /// One `ask()` call, from the Lua call to its return.
     Ask,
+    /// The main thread's part of a `:Lathe resume` once its session is
+    /// made (made current, the chat started afresh; `nvim::sessions`).
+    Resume,
+    /// One step of wiping an old chat buffer (`chat::wipe`).
+    ChatWipe,
 }
 
 impl Step {
-    const ALL: [Step; 3] = [Step::Bridge, Step::ChatFrame, Step::Ask];
+    const ALL: [Step; 5] = [
+        Step::Bridge,
+        Step::ChatFrame,
+        Step::Ask,
+        Step::Resume,
+        Step::ChatWipe,
+    ];
 
     /// The name `main_thread_stats()` uses.
     pub fn name(self) -> &'static str {
@@ -33,6 +44,8 @@ impl Step {
             Step::Bridge => "bridge",
             Step::ChatFrame => "chat_frame",
             Step::Ask => "ask",
+            Step::Resume => "resume",
+            Step::ChatWipe => "chat_wipe",
         }
     }
 
@@ -55,7 +68,7 @@ const ZERO: Counters = Counters {
     longest_ns: AtomicU64::new(0),
 };
 
-static COUNTERS: [Counters; 3] = [ZERO; 3];
+static COUNTERS: [Counters; 5] = [ZERO; 5];
 
 /// What [`snapshot`] returns for one kind of step.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -112,7 +125,7 @@ pub fn reset() {
 }
 
 /// `require("lathe.core").main_thread_stats([reset])`: a table with, per
-/// kind of step (`bridge`, `chat_frame`, `ask`), `{ count, total_ms,
+/// kind of step (`bridge`, `chat_frame`, `ask`, `resume`, `chat_wipe`), `{ count, total_ms,
 /// longest_ms }` since the last reset; `longest_ms`, the longest of them
 /// all; `sessions_made` (sessions made since lathe loaded: `setup()`
 /// makes none, the first request does); `runtime_started` (whether lathe's tokio runtime and its threads

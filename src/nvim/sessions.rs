@@ -96,20 +96,29 @@ pub fn resume(_: &Lua, which: Value) -> mlua::Result<()> {
     let (Some(main), Ok(rt)) = (state::main_thread(), super::runtime::handle()) else {
         // No runtime (Neovim is exiting): resume here and now.
         let loaded = LoadedSession::load(&path).or_else(|e| fail(format!("lathe.resume: {e}")))?;
-        return show_resumed(&path, loaded).or_else(fail);
+        let made = state::resume_loaded(&path, loaded).or_else(fail)?;
+        return show_resumed(made).or_else(fail);
     };
+    let inputs = state::ResumeInputs::now().or_else(|e| fail(format!("lathe.resume: {e}")))?;
     LOADING.store(generation, Ordering::Release);
     rt.spawn(async move {
-        let p = path.clone();
-        let loaded = tokio::task::spawn_blocking(move || LoadedSession::load(&p))
-            .await
-            .unwrap_or_else(|e| Err(e.to_string()));
+        // The file read and replayed, the session made: nothing of it
+        // needs Neovim (docs/architecture.md, "Sessions and status").
+        let made = tokio::task::spawn_blocking(move || {
+            let loaded = LoadedSession::load(&path)?;
+            inputs.make(&path, loaded)
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
         let _ = main.post(move || {
             // A later `:Lathe resume` or `:Lathe new` won.
             if LOADS.load(Ordering::Acquire) != generation {
+                state::drop_off_main(made);
                 return;
             }
-            let shown = loaded.and_then(|l| show_resumed(&path, l));
+            let shown = super::main_stats::timed(super::main_stats::Step::Resume, || {
+                made.map(state::finish_resume).and_then(show_resumed)
+            });
             LOADING.store(0, Ordering::Release);
             if let Err(e) = shown {
                 super::guard::notify_error(&format!("lathe.resume: {e}"));
@@ -130,10 +139,9 @@ pub fn loading() -> bool {
     LOADING.load(Ordering::Acquire) != 0
 }
 
-/// Makes the session read from `path` current and draws it (main thread).
-/// Errors: as [`state::resume_loaded`], the chat window cannot open.
-fn show_resumed(path: &std::path::Path, loaded: LoadedSession) -> Result<(), String> {
-    let resumed = state::resume_loaded(path, loaded)?;
+/// Draws the session `resumed` (already current) in a fresh chat and
+/// shows its warnings (main thread). Errors: the chat window cannot open.
+fn show_resumed(resumed: crate::agent::Resumed) -> Result<(), String> {
     reset_chat();
     super::chat::open_window().map_err(|e| format!("cannot open the chat window: {e}"))?;
     let title = crate::agent::resume::first_prompt(&resumed.events)

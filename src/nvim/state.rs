@@ -59,6 +59,7 @@ pub fn start_session(args: SetupArgs) -> Result<(), String> {
     let old = SESSION.with(|s| s.borrow_mut().take());
     if let Some(old) = old {
         old.stop();
+        drop_off_main(old);
     }
     PENDING.with(|p| p.replace(Some(config)));
     SETUP.with(|s| s.replace(Some(args)));
@@ -133,7 +134,22 @@ pub fn set_session(new: Arc<Session>) {
     let old = SESSION.with(|s| s.borrow_mut().replace(new));
     if let Some(old) = old {
         old.stop();
+        drop_off_main(old);
     }
+}
+
+/// Drops `value` on a worker thread of the runtime when it runs: a
+/// session's transcript of a day's work takes milliseconds to free, which
+/// the main thread would spend in one piece (`:Lathe new`, `:Lathe
+/// resume`). In place when the runtime never started or is gone.
+pub fn drop_off_main<T: Send + 'static>(value: T) {
+    if super::runtime::started() {
+        if let Ok(rt) = super::runtime::handle() {
+            rt.spawn_blocking(move || drop(value));
+            return;
+        }
+    }
+    drop(value);
 }
 
 /// Stops the running turn, if any (`lathe.stop()`, `<C-c>` in the chat).
@@ -157,17 +173,40 @@ pub fn build_session(config: Config, hooks: CodeHooks) -> Result<Arc<Session>, S
 /// chat's sink behind the status sink (`User` events, `lathe.status()`),
 /// and `hooks`. Errors: as [`build_session`].
 fn session_parts(
-    mut config: Config,
+    config: Config,
     hooks: CodeHooks,
 ) -> Result<(SessionParts, Arc<super::status_sink::LiveStatus>), String> {
-    if let Some(dir) = state_dir() {
+    let main = main_thread().ok_or(NO_BRIDGE)?;
+    show_config(&config);
+    parts_of(config, hooks, state_dir(), main)
+}
+
+/// Error when the main-thread bridge does not exist.
+const NO_BRIDGE: &str = "lathe is not loaded (the main-thread bridge is missing)";
+
+/// Shows `config`'s mode and model in the chat's winbar and starts
+/// tracking language servers' progress. Main thread.
+fn show_config(config: &Config) {
+    super::chat::set_mode_winbar(config.permissions.mode.as_str());
+    super::chat::set_model(&config.model);
+    super::lsp_nav::ensure_tracking();
+}
+
+/// [`session_parts`] without the main thread's part: `config` with the
+/// state and sessions directories under `state_dir`, the provider, the
+/// editor, the float, the chat's sink behind the status sink. Any thread.
+/// Errors: the provider cannot be made.
+fn parts_of(
+    mut config: Config,
+    hooks: CodeHooks,
+    state_dir: Option<PathBuf>,
+    main: MainThread,
+) -> Result<(SessionParts, Arc<super::status_sink::LiveStatus>), String> {
+    if let Some(dir) = state_dir {
         config.sessions_dir = Some(dir.join("sessions"));
         config.state_dir = dir;
     }
-    let main = main_thread().ok_or("lathe is not loaded (the main-thread bridge is missing)")?;
     let guard_ms = config.permission_guard_ms;
-    super::chat::set_mode_winbar(config.permissions.mode.as_str());
-    super::chat::set_model(&config.model);
     let provider = crate::provider::from_config(&config)
         .map_err(|e| format!("cannot set up the model connection: {e}"))?;
     let editor: Arc<dyn Editor> = Arc::new(
@@ -175,7 +214,6 @@ fn session_parts(
             .with_diagnostics_wait(std::time::Duration::from_millis(config.diagnostics_wait_ms))
             .with_lsp_timeout(std::time::Duration::from_millis(config.lsp_timeout_ms)),
     );
-    super::lsp_nav::ensure_tracking();
     let live = Arc::new(super::status_sink::LiveStatus::default());
     let sink = Arc::new(super::status_sink::StatusSink::new(
         Arc::new(ChatSink::new(main.clone())),
@@ -226,18 +264,83 @@ pub fn resume_session(path: &std::path::Path) -> Result<crate::agent::Resumed, S
     resume_loaded(path, crate::agent::LoadedSession::load(path)?)
 }
 
-/// [`resume_session`] of a file already read and replayed (on a worker
-/// thread, `:Lathe resume`). Errors: as [`Session::resume_loaded`] and
-/// [`build_session`].
+/// [`resume_session`] of a file already read and replayed, all on the main
+/// thread (`:Lathe resume` while Neovim exits, without a runtime).
+/// Errors: as [`Session::resume_loaded`] and [`build_session`].
 pub fn resume_loaded(
     path: &std::path::Path,
     loaded: crate::agent::LoadedSession,
 ) -> Result<crate::agent::Resumed, String> {
-    let args = current_args()?;
-    let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
-    report_settings_problems(&config);
-    let (parts, live) = session_parts(config, args.hooks.clone())?;
-    let resumed = Session::resume_loaded(parts, path, loaded, Some(user_tools()))?;
+    Ok(finish_resume(ResumeInputs::now()?.make(path, loaded)?))
+}
+
+/// What a `:Lathe resume` takes from the main thread before its session is
+/// made on a worker ([`ResumeInputs::make`]): the last `setup()`'s
+/// arguments, the state directory, the bridge and the shared user tools.
+pub struct ResumeInputs {
+    args: SetupArgs,
+    state_dir: Option<PathBuf>,
+    main: MainThread,
+    user: Arc<crate::execution::UserTools>,
+}
+
+/// A resumed session made on a worker ([`ResumeInputs::make`]), to be
+/// made current on the main thread ([`finish_resume`]).
+pub struct MadeResume {
+    args: SetupArgs,
+    resumed: crate::agent::Resumed,
+    live: Arc<super::status_sink::LiveStatus>,
+}
+
+impl ResumeInputs {
+    /// Takes what the session is made from. Main thread. Errors: the
+    /// current directory cannot be read, the bridge is not set up.
+    pub fn now() -> Result<Self, String> {
+        Ok(Self {
+            args: current_args()?,
+            state_dir: state_dir(),
+            main: main_thread().ok_or(NO_BRIDGE)?,
+            user: user_tools(),
+        })
+    }
+
+    /// Reads the configuration (the settings files too), makes the
+    /// session's parts and the session of `loaded` (its tools, provider,
+    /// log; the transcript, token counts and file stamps restored). Needs
+    /// no Neovim: `:Lathe resume` runs it on a worker thread, so only
+    /// [`finish_resume`] is left for the main thread. Errors: as
+    /// [`Config::from_setup`], the provider cannot be made, as
+    /// [`Session::resume_loaded`].
+    pub fn make(
+        self,
+        path: &std::path::Path,
+        loaded: crate::agent::LoadedSession,
+    ) -> Result<MadeResume, String> {
+        let config =
+            Config::from_setup(&self.args.opts, &self.args.cwd).map_err(|e| e.to_string())?;
+        let (parts, live) = parts_of(config, self.args.hooks.clone(), self.state_dir, self.main)?;
+        let resumed = Session::resume_loaded(parts, path, loaded, Some(self.user))?;
+        Ok(MadeResume {
+            args: self.args,
+            resumed,
+            live,
+        })
+    }
+}
+
+/// Makes the session of `made` the current one (the previous one stopped
+/// and dropped off the main thread): shows its settings' problems, its
+/// mode and model in the winbar, and starts estimating its context for
+/// the meter. Main thread.
+pub fn finish_resume(made: MadeResume) -> crate::agent::Resumed {
+    let MadeResume {
+        args,
+        resumed,
+        live,
+    } = made;
+    let config = resumed.session.config();
+    report_settings_problems(config);
+    show_config(config);
     super::status_sink::register(&resumed.session, live);
     // The meter of the resumed conversation before its first request.
     if let Ok(rt) = super::runtime::handle() {
@@ -246,7 +349,7 @@ pub fn resume_loaded(
     PENDING.with(|p| p.replace(None));
     set_session(resumed.session.clone());
     SETUP.with(|s| s.replace(Some(args)));
-    Ok(resumed)
+    resumed
 }
 
 /// The folder of the current project's saved sessions

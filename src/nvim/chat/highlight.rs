@@ -46,8 +46,8 @@ fn module() -> Option<Table> {
 /// Highlights rows `first..last` (0-based, end exclusive) of `buf` as
 /// markdown, replacing what they had; the rows of `skip` (folded results,
 /// `(first, last)` end exclusive) wait until a window shows them open. The
-/// first 16 KiB now (with `defer`, in the next step of the main loop), the
-/// rest in later steps.
+/// first 16 KiB now, the rest in later steps ([`step`]); with `defer`, all
+/// of it in later steps, in pieces of 1 KiB.
 pub(super) fn range(buf: &Buffer, first: usize, last: usize, skip: &[(usize, usize)], defer: bool) {
     let Some(m) = module() else { return };
     let Ok(f) = m.get::<Function>("range") else {
@@ -63,7 +63,24 @@ pub(super) fn range(buf: &Buffer, first: usize, last: usize, skip: &[(usize, usi
     let _ = f.call::<()>((buf.handle(), first, last, skip_t, defer));
 }
 
-/// Forgets `buf` (about to be wiped).
+/// Runs the pieces waiting for a later step until `budget` has gone by
+/// (at least one); how many still wait.
+pub(super) fn step(budget: std::time::Duration) -> usize {
+    let Some(f) = module().and_then(|m| m.get::<Function>("step").ok()) else {
+        return 0;
+    };
+    f.call::<usize>(budget.as_secs_f64() * 1000.0).unwrap_or(0)
+}
+
+/// How many pieces wait for a later step.
+pub(super) fn queued() -> usize {
+    module()
+        .and_then(|m| m.get::<usize>("queued").ok())
+        .unwrap_or(0)
+}
+
+/// Forgets `buf` (about to be wiped): its pieces still waiting are dropped
+/// when their turn comes.
 pub(super) fn forget(buf: &Buffer) {
     if let Some(f) = module().and_then(|m| m.get::<Function>("forget").ok()) {
         let _ = f.call::<()>(buf.handle());

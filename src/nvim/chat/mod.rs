@@ -20,6 +20,7 @@ pub mod lines;
 pub mod prompt;
 mod view;
 pub mod window;
+mod wipe;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -34,6 +35,7 @@ pub use lines::{
     withdrawn_line, LATHE_HEADING, WAITING_STATUS, WORKING_TEXT, YOU_HEADING,
 };
 pub use window::{close, focus_prompt, open_window, toggle};
+pub use wipe::wiping;
 
 use super::bridge::MainThread;
 use super::guard::guarded;
@@ -61,9 +63,13 @@ thread_local! {
     static STEP_SCHEDULED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Most time one step of [`draw_in_steps`] spends drawing before it lets
-/// Neovim's main loop go on (keys, timers, other work): half a frame.
-pub const STEP_BUDGET: Duration = Duration::from_millis(8);
+/// Most time one step of the chat's work in steps ([`schedule_step`])
+/// spends before it lets Neovim's main loop go on (keys, timers, other
+/// work): a quarter of a frame, so with the one unit a step may overrun
+/// (an event, 1 KiB of highlighting, 500 lines of an old chat) and a busy
+/// machine's preemption it stays under a frame (at 8 ms, steps took 17-20
+/// ms on the 2-CPU bench machine under load, `make bench` part h).
+pub const STEP_BUDGET: Duration = Duration::from_millis(4);
 
 /// Sets where the chat gets its Lua handle and the project root:
 /// `nvim::install` passes `state::lua` and the session's root, so the chat
@@ -224,7 +230,9 @@ static TURNS_RENDERED: AtomicU64 = AtomicU64::new(0);
 /// idle a moment before its end reaches the chat; `lathe.wait()` waits for
 /// both, so scripts can read the chat right after it returns.
 pub fn settled() -> bool {
-    TURNS_RENDERED.load(Ordering::Acquire) >= TURNS_STARTED.load(Ordering::Acquire) && !drawing()
+    TURNS_RENDERED.load(Ordering::Acquire) >= TURNS_STARTED.load(Ordering::Acquire)
+        && !drawing()
+        && !wiping()
 }
 
 /// `true` while events wait to be drawn in steps ([`draw_in_steps`]).
@@ -287,60 +295,132 @@ pub fn render(events: Vec<AgentEvent>) {
     super::main_stats::timed(super::main_stats::Step::ChatFrame, || {
         draw(&mut coalesce(events).into(), None)
     });
+    // The rest of a long turn's highlighting, in steps.
+    if highlight::queued() > 0 {
+        schedule_step();
+    }
 }
 
 /// Draws `events` (a resumed conversation, which may hold a day's work) in
-/// steps of at most about [`STEP_BUDGET`] each, scheduled one after the
-/// other on the main loop, so Neovim handles keys and timers between them
-/// and no step blocks the editor longer than a frame. Events rendered
-/// meanwhile are drawn after them, in order. `lathe.wait()` waits for the
-/// last step. Main thread.
+/// steps of at most about [`STEP_BUDGET`] each ([`schedule_step`]), so
+/// Neovim handles keys and timers between them and no step blocks the
+/// editor longer than a frame. Events rendered meanwhile are drawn after
+/// them, in order. `lathe.wait()` waits for the last step. Main thread.
 pub fn draw_in_steps(events: Vec<AgentEvent>) {
     let started = events
         .iter()
         .filter(|e| matches!(e, AgentEvent::TurnStarted { .. }))
         .count() as u64;
     TURNS_STARTED.fetch_add(started, Ordering::AcqRel);
-    BACKLOG.with(|b| b.borrow_mut().extend(events));
+    BACKLOG.with(|b| {
+        let mut b = b.borrow_mut();
+        if b.is_empty() {
+            // A day's events: taken as they are, not copied.
+            *b = events.into();
+        } else {
+            b.extend(events);
+        }
+    });
     schedule_step();
 }
 
-/// Schedules the next step of the backlog unless one is scheduled.
+/// Schedules the next step of the chat's work in steps unless one is
+/// scheduled: the pieces of highlighting waiting ([`highlight::step`]),
+/// then the backlog of a resumed chat ([`draw_in_steps`]), then the lines
+/// of old chat buffers ([`wipe`]), all in one step until [`STEP_BUDGET`]
+/// has gone by. A step follows the last one after a timer of 0 ms, then
+/// `vim.schedule`: whatever else became ready meanwhile (timers, other
+/// plugins' callbacks) runs first, so it never waits behind more than one
+/// of lathe's steps (queued straight with `vim.schedule`, the next step,
+/// and every turn's highlighting, went ahead of it: the waits added up to
+/// 40-150 ms, `make bench` part h).
 fn schedule_step() {
     if STEP_SCHEDULED.with(|s| s.replace(true)) {
         return;
     }
-    nvim_oxi::schedule(|()| {
+    after_yield(|| {
         STEP_SCHEDULED.with(|s| s.set(false));
-        let mut events = BACKLOG.with(|b| std::mem::take(&mut *b.borrow_mut()));
-        let before = events.len();
-        if before == 0 {
-            return;
-        }
-        super::main_stats::timed(super::main_stats::Step::ChatFrame, || {
-            draw(&mut events, Some(STEP_BUDGET))
-        });
-        if events.len() == before {
-            // Nothing could be drawn (no chat buffer): drop the rest, so
-            // `lathe.wait()` does not wait for it.
-            let ended = events
-                .iter()
-                .filter(|e| matches!(e, AgentEvent::TurnEnded { .. }))
-                .count() as u64;
-            TURNS_RENDERED.fetch_add(ended, Ordering::AcqRel);
-            return;
-        }
-        if !events.is_empty() {
-            // Events rendered during this step were queued behind.
-            BACKLOG.with(|b| {
-                let mut b = b.borrow_mut();
-                let later = std::mem::take(&mut *b);
-                events.extend(later);
-                *b = events;
+        let busy = drawing() || wiping();
+        super::main_stats::timed(super::main_stats::Step::ChatFrame, step);
+        if busy && !drawing() && !wiping() {
+            // `lathe.settled()` turns true: statuslines showing it are
+            // drawn again (a step of their own), not at the next key.
+            nvim_oxi::schedule(|()| {
+                let _ = api::command("redrawstatus!");
             });
+        }
+        if highlight::queued() > 0 || drawing() || wiping() {
             schedule_step();
         }
     });
+}
+
+/// Runs `f` on the main loop after a timer of 0 ms (`vim.defer_fn`), or
+/// with `vim.schedule` when Lua cannot make the timer. Guarded.
+fn after_yield(f: impl FnOnce() + 'static) {
+    let f = std::rc::Rc::new(RefCell::new(Some(f)));
+    let run = move || {
+        if let Some(f) = f.borrow_mut().take() {
+            let _ = guarded("chat step", f);
+        }
+    };
+    let lua = lua();
+    let on_timer = run.clone();
+    let deferred = lua
+        .create_function(move |_, ()| {
+            on_timer();
+            Ok(())
+        })
+        .and_then(|callback| {
+            lua.globals()
+                .get::<mlua::Table>("vim")?
+                .get::<mlua::Function>("defer_fn")?
+                .call::<mlua::Value>((callback, 0))
+        });
+    if deferred.is_err() {
+        nvim_oxi::schedule(move |()| run());
+    }
+}
+
+/// One step of [`schedule_step`].
+fn step() {
+    let start = Instant::now();
+    let left = || STEP_BUDGET.saturating_sub(start.elapsed());
+    if highlight::queued() > 0 {
+        highlight::step(STEP_BUDGET);
+    }
+    if drawing() && !left().is_zero() {
+        draw_backlog(left());
+    }
+    if wiping() && !left().is_zero() {
+        wipe::step(left());
+    }
+}
+
+/// Draws events of the backlog for about `budget` (at least one).
+fn draw_backlog(budget: Duration) {
+    let mut events = BACKLOG.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let before = events.len();
+    draw(&mut events, Some(budget));
+    if events.len() == before {
+        // Nothing could be drawn (no chat buffer): drop the rest, so
+        // `lathe.wait()` does not wait for it.
+        let ended = events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::TurnEnded { .. }))
+            .count() as u64;
+        TURNS_RENDERED.fetch_add(ended, Ordering::AcqRel);
+        return;
+    }
+    if !events.is_empty() {
+        // Events rendered during this step were queued behind.
+        BACKLOG.with(|b| {
+            let mut b = b.borrow_mut();
+            let later = std::mem::take(&mut *b);
+            events.extend(later);
+            *b = events;
+        });
+    }
 }
 
 /// Draws events from the front of `events`: all of them, or with a
@@ -462,8 +542,9 @@ pub fn winbar() -> String {
 
 /// Starts the transcript afresh for a new or resumed conversation
 /// (`:Lathe new`, `:Lathe resume`): a new, empty chat buffer takes the old
-/// one's place in its windows and the old one is wiped, so Neovim frees
-/// all it held (lines, extmarks, folds); tool states, the winbar's state
+/// one's place in its windows and the old one is wiped in steps of the
+/// main loop ([`wipe`]: a day's chat took tens of ms in one piece), so
+/// Neovim frees all it held (lines, extmarks, folds); tool states, the winbar's state
 /// and tokens and any events still waiting to be drawn go too. The
 /// windows stay where they are and the prompt area keeps what the user is
 /// typing. Main thread; nothing to do before the chat exists.
@@ -496,10 +577,7 @@ pub fn clear() {
                 }
             }
             highlight::forget(&old);
-            let opts = nvim_oxi::api::opts::BufDeleteOpts::builder()
-                .force(true)
-                .build();
-            let _ = old.delete(&opts);
+            wipe::wipe_in_steps(old);
         }
         window::refresh_winbar();
     });

@@ -408,3 +408,95 @@ fn a_long_resumed_conversation_is_drawn_in_steps_and_shows_its_end() -> Result<(
         "###,
     )
 }
+
+/// A live turn (a Read of `a.txt`), then, after a day's work was resumed
+/// over it and it was resumed back, an Edit of `a.txt` without reading it
+/// again: it works only with the saved stamps restored.
+const RESUME_OVER_LONG_SCRIPT: &str = r###"{ "responses": [
+  { "content": [
+      { "type": "text", "text": "Reading." },
+      { "type": "tool_use", "id": "toolu_01", "name": "Read", "input": { "file_path": "a.txt" } } ] },
+  { "content": [ { "type": "text", "text": "It says hello." } ] },
+  { "content": [
+      { "type": "text", "text": "Editing." },
+      { "type": "tool_use", "id": "toolu_02", "name": "Edit",
+        "input": { "file_path": "a.txt", "old_string": "hello", "new_string": "bye" } } ],
+    "expect": { "last_user_text_contains": "edit it",
+                "tool_result_contains": { "toolu_01": "hello" } } },
+  { "content": [ { "type": "text", "text": "Edited." } ],
+    "expect": { "tool_result_is_error": { "toolu_02": false } } }
+] }"###;
+
+/// `:Lathe resume` while a working day's chat is shown (issue 22): the old
+/// chat (1,000 calls, ~17,500 lines) is wiped in steps of the main loop —
+/// a timer that runs meanwhile sees it partly emptied, where it used to
+/// go in one piece — and it is gone once lathe settles; the resumed
+/// chat is complete, its meter shows, and the session goes on: an Edit of
+/// a file read before the resume works (its stamp restored).
+#[nvim_oxi::test]
+fn resuming_over_a_long_chat_wipes_it_in_steps_and_the_session_goes_on() -> Result<(), String> {
+    lua_test_with_model(
+        RESUME_OVER_LONG_SCRIPT,
+        r###"
+        local dir = T.project()
+        T.write(dir .. "/a.txt", "hello\n")
+        vim.cmd.cd(dir)
+        T.setup(dir, { base_url = MOCK_URL, permissions = { mode = "acceptEdits" }, diagnostics_wait_ms = 0 })
+        T.lathe.ask("read a.txt")
+        T.eq("first turn", T.lathe.wait(15000), "done")
+        local shown = T.chat_text()
+        -- Its file, written on a thread of its own: the turn_end last.
+        local first
+        T.wait_for("the first turn saved", 5000, function()
+          first = vim.fn.glob(vim.fn.stdpath("state") .. "/lathe/sessions/*/*.jsonl", false, true)[1]
+          return first ~= nil and vim.fn.readfile(first)[#vim.fn.readfile(first)]:find('"turn_end"', 1, true) ~= nil
+        end)
+
+        -- A working day, resumed: ~17,500 chat lines.
+        local day = dir .. "/day.jsonl"
+        local write = dofile(vim.api.nvim_get_runtime_file("bench/long_session.lua", false)[1])
+        write(day, { cwd = dir, asks = 50, per_ask = 20 })
+        T.lathe.resume(day)
+        T.eq("the day settles", T.lathe.wait(60000) ~= "timeout", true)
+        local old = T.chat_buf()
+        local old_lines = vim.api.nvim_buf_line_count(old)
+        T.eq("a long chat (" .. old_lines .. " lines)", old_lines > 15000, true)
+
+        -- Back to the first conversation, while a timer looks at the old
+        -- chat every ms, as any other plugin's timer would run.
+        local partly, swapped = nil, false
+        local function look()
+          if not vim.api.nvim_buf_is_valid(old) then
+            return
+          end
+          swapped = swapped or T.chat_buf() ~= old
+          local n = vim.api.nvim_buf_line_count(old)
+          if swapped and n < old_lines then
+            partly = partly or n
+          end
+          vim.defer_fn(look, 1)
+        end
+        vim.defer_fn(look, 1)
+        local core = require("lathe.core")
+        core.main_thread_stats(true)
+        T.lathe.resume(first)
+        T.eq("settled", T.lathe.wait(60000) ~= "timeout", true)
+        T.eq("the old chat was seen partly wiped, after the swap", type(partly), "number")
+        T.eq("the old chat buffer is gone", vim.api.nvim_buf_is_valid(old), false)
+        T.eq("one chat buffer", #vim.tbl_filter(function(b)
+          return vim.api.nvim_buf_get_name(b):find("lathe://chat", 1, true) ~= nil
+        end, vim.api.nvim_list_bufs()), 1)
+        T.eq("wiped in more than one step", core.main_thread_stats().chat_wipe.count > 1, true)
+        T.eq("the resumed chat", T.chat_text(), shown)
+        T.wait_for("the meter after resume", 5000, function()
+          return vim.wo[vim.fn.bufwinid("lathe://chat")].winbar:find("ctx ", 1, true) ~= nil
+        end)
+
+        -- The session goes on: an Edit of the file read before.
+        T.lathe.ask("edit it")
+        T.eq("the turn after resume", T.lathe.wait(15000), "done")
+        T.has("answer", T.chat_text(), "Edited.")
+        T.eq("the file", T.bytes(dir .. "/a.txt"), "bye\n")
+        "###,
+    )
+}
