@@ -178,12 +178,12 @@ pub(super) fn chat_windows(buf: &Buffer) -> Vec<Window> {
 /// Folds lines `first..=last` (1-based) of the transcript in window `w`,
 /// closed (`:help fold-create-marker` … manual folds: `:fold`).
 pub(super) fn fold(w: &Window, first: usize, last: usize) {
-    let _ = lua()
-        .load(
-            r#"local w, a, b = ...
-            vim.api.nvim_win_call(w, function() pcall(vim.cmd, a .. "," .. b .. "fold") end)"#,
-        )
-        .call::<()>((w.handle(), first, last));
+    // In the window (`nvim_win_call`), without a Lua chunk compiled per fold.
+    let _ = w.call(move |()| {
+        let _ = crate::nvim::guard::guarded("folding a result", || {
+            let _ = api::command(&format!("{first},{last}fold"));
+        });
+    });
 }
 
 /// Sets the transcript window's own options: no line numbers, list chars,
