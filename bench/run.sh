@@ -70,10 +70,16 @@ for a in range(1, asks + 1):
         n += 1
         path = f"{long}/src/f{n:05d}.txt"
         open(path, "w").write(line * 14)
-        responses.append({"content": [
+        # Paced like a model that streams (a few ms per event): each
+        # answer arrives over more than one chat frame (16 ms), at the
+        # start of the day as at its end, as with a real model. Unpaced,
+        # the first asks' 21 answers came within a few frames and shared
+        # them, and the CPU per request compared a batched start with an
+        # unbatched end.
+        responses.append({"event_delay_ms": 4, "content": [
             {"type": "text", "text": f"Reading file {n}."},
             {"type": "tool_use", "id": f"toolu_{n:06d}", "name": "Read", "input": {"file_path": path}}]})
-    responses.append({"content": [{"type": "text", "text": f"Ask {a} done."}]})
+    responses.append({"event_delay_ms": 4, "content": [{"type": "text", "text": f"Ask {a} done."}]})
 responses.append({"content": [{"type": "text", "text": "Done too."}]})
 json.dump({"responses": responses}, open(f"{long}/script.json", "w"))
 EOF
