@@ -483,6 +483,14 @@ fn streaming_frames_leave_the_winbar_alone() -> Result<(), String> {
     check_eq("the winbar says idle", bar.contains(" · idle"), true)
 }
 
+/// Bytes of chat text the highlighter has parsed so far.
+fn parsed_bytes() -> Result<i64, String> {
+    lathe::nvim::state::lua()
+        .load("return require('lathe.chat_highlight').parsed_bytes")
+        .eval::<i64>()
+        .map_err(|e| e.to_string())
+}
+
 /// A turn's end parses that turn, never the chat (issue 22: a day's chat
 /// was parsed again at every turn's end, 100 ms in one piece and ~80
 /// bytes of trees per byte of chat): after a 100 KB answer, a short turn
@@ -493,11 +501,6 @@ fn a_short_turn_in_a_long_chat_parses_only_itself() -> Result<(), String> {
     load();
     let render = lathe::nvim::chat::render;
     let lua = lathe::nvim::state::lua();
-    let parsed = || -> Result<i64, String> {
-        lua.load("return require('lathe.chat_highlight').parsed_bytes")
-            .eval::<i64>()
-            .map_err(|e| e.to_string())
-    };
     render(vec![AgentEvent::TurnStarted {
         prompt: "long".into(),
     }]);
@@ -514,7 +517,7 @@ fn a_short_turn_in_a_long_chat_parses_only_itself() -> Result<(), String> {
     )
     .exec()
     .map_err(|e| e.to_string())?;
-    let before = parsed()?;
+    let before = parsed_bytes()?;
     render(vec![AgentEvent::TurnStarted {
         prompt: "short".into(),
     }]);
@@ -525,7 +528,7 @@ fn a_short_turn_in_a_long_chat_parses_only_itself() -> Result<(), String> {
     render(vec![AgentEvent::TurnEnded {
         outcome: TurnOutcome::Done,
     }]);
-    let cost = parsed()? - before;
+    let cost = parsed_bytes()? - before;
     check_eq(
         &format!("bytes parsed for the short turn ({cost})"),
         cost > 0 && cost < 2000,
@@ -545,23 +548,18 @@ fn a_frame_highlights_what_is_new_in_the_running_turn() -> Result<(), String> {
     load();
     let render = lathe::nvim::chat::render;
     let lua = lathe::nvim::state::lua();
-    let parsed = || -> Result<i64, String> {
-        lua.load("return require('lathe.chat_highlight').parsed_bytes")
-            .eval::<i64>()
-            .map_err(|e| e.to_string())
-    };
     render(vec![AgentEvent::TurnStarted {
         prompt: "many paragraphs".into(),
     }]);
     render(vec![AgentEvent::AssistantStarted]);
-    let before = parsed()?;
+    let before = parsed_bytes()?;
     let mut text = 0;
     for k in 0..60 {
         let para = format!("Paragraph {k} has *emphasis* and `code` in it.\n\n");
         text += para.len();
         render(vec![AgentEvent::TextDelta { text: para }]);
     }
-    let cost = parsed()? - before;
+    let cost = parsed_bytes()? - before;
     let ok = usize::try_from(cost).unwrap_or(0) < 4 * text;
     check_eq(
         &format!("bytes parsed over 60 frames ({cost}) vs the turn's text ({text})"),
