@@ -420,13 +420,11 @@ impl Config {
             }
             cfg.max_turns = n;
         }
-        if let Some(n) = raw.context_window {
-            let n: u64 = whole("context_window", &n, 100_000_000)?;
-            if n < 1000 {
-                return Err(ConfigError(format!(
-                    "setup(): context_window must be at least 1000 tokens, got {n}"
-                )));
-            }
+        if let Some(v) = raw.context_window {
+            let n = whole::<u64>("context_window", &v, MAX_CONTEXT_WINDOW)
+                .ok()
+                .filter(|n| *n >= MIN_CONTEXT_WINDOW)
+                .ok_or_else(|| ConfigError(format!("{BAD_CONTEXT_WINDOW}, got {v}")))?;
             cfg.context_window = Some(n);
         }
         if let Some(v) = raw.auto_compact {
@@ -596,6 +594,16 @@ pub struct ConfigError(pub String);
 /// `v` as an unsigned integer that fits `T` (`u32` or `u64`); an integral
 /// float (`4.0`, as a Lua number may arrive) counts. The error names `key`,
 /// the range (`0..=max`, `T`'s largest value) and the value given.
+/// The smallest `setup{ context_window }` taken, in tokens.
+pub const MIN_CONTEXT_WINDOW: u64 = 1000;
+/// The largest `setup{ context_window }` taken, in tokens.
+pub const MAX_CONTEXT_WINDOW: u64 = 100_000_000;
+/// User-facing: a `setup{ context_window }` that is not a whole number
+/// of tokens from [`MIN_CONTEXT_WINDOW`] to [`MAX_CONTEXT_WINDOW`]
+/// (followed by `, got <value>`).
+pub const BAD_CONTEXT_WINDOW: &str =
+    "setup(): context_window must be a whole number of tokens from 1000 to 100000000";
+
 fn whole<T: TryFrom<u64>>(key: &str, v: &Value, max: u64) -> Result<T, ConfigError> {
     v.as_u64()
         .or_else(|| {
@@ -780,6 +788,34 @@ mod tests {
             "setup(): auto_compact must be false, true, or the share of the context window at which lathe compacts (above 0.1, at most 1; default 0.85), got 2"
         );
         assert!(Config::from_setup(&json!({"context_window": 10}), Path::new("/p")).is_err());
+    }
+
+    #[test]
+    fn every_bad_context_window_names_the_real_range() {
+        let err = |v: Value| {
+            Config::from_setup(&json!({ "context_window": v }), Path::new("/p"))
+                .unwrap_err()
+                .0
+        };
+        for (v, shown) in [
+            (json!(500), "500"),
+            (json!(999), "999"),
+            (json!(12000.5), "12000.5"),
+            (json!(200_000_000u64), "200000000"),
+            (json!(-1), "-1"),
+            (json!("big"), "\"big\""),
+        ] {
+            assert_eq!(
+                err(v),
+                format!("setup(): context_window must be a whole number of tokens from 1000 to 100000000, got {shown}")
+            );
+        }
+        assert!(BAD_CONTEXT_WINDOW.contains(&MIN_CONTEXT_WINDOW.to_string()));
+        assert!(BAD_CONTEXT_WINDOW.contains(&MAX_CONTEXT_WINDOW.to_string()));
+        for ok in [1000u64, 100_000_000] {
+            let c = Config::from_setup(&json!({ "context_window": ok }), Path::new("/p")).unwrap();
+            assert_eq!(c.context_window, Some(ok));
+        }
     }
 
     #[test]
