@@ -265,11 +265,24 @@ impl ContextReport {
             Some(m) => format!("lathe context: {}", m.label()),
             None => "lathe context: no request sent yet (estimates)".to_string(),
         }];
-        out.push(format!("  system prompt    {}", short(self.system)));
-        out.push(format!("  tools            {}", short(self.tools)));
-        out.push(format!("  messages         {}", short(self.messages)));
-        for (name, n) in &self.tool_results {
-            out.push(format!("  results of {name:<24} {}", short(*n)));
+        let mut rows = vec![
+            ("system prompt".to_string(), self.system),
+            ("tools".to_string(), self.tools),
+            ("messages".to_string(), self.messages),
+        ];
+        rows.extend(
+            self.tool_results
+                .iter()
+                .map(|(name, n)| (format!("results of {name}"), *n)),
+        );
+        // One label width for every row, so the figures line up.
+        let width = rows
+            .iter()
+            .map(|(l, _)| l.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (label, n) in rows {
+            out.push(format!("  {label:<width$}  {}", short(n)));
         }
         out.push(format!(
             "  clearing old tool results would free {}; :Lathe compact summarizes the rest",
@@ -502,6 +515,38 @@ mod tests {
     use super::*;
     use crate::protocol::ToolUse;
     use serde_json::json;
+
+    #[test]
+    fn the_context_report_lines_up_its_figures() {
+        let report = ContextReport {
+            meter: None,
+            system: 3_100,
+            tools: 4_100,
+            messages: 900,
+            tool_results: vec![("Read".into(), 7_400), ("Bash".into(), 1_200)],
+            clearable: 0,
+        };
+        let lines = report.lines();
+        assert_eq!(
+            &lines[1..6],
+            [
+                "  system prompt    3.1k",
+                "  tools            4.1k",
+                "  messages         900",
+                "  results of Read  7.4k",
+                "  results of Bash  1.2k",
+            ]
+        );
+        // A long tool name widens every row alike.
+        let wide = ContextReport {
+            tool_results: vec![("mcp__github__search_issues".into(), 2_000)],
+            ..report
+        };
+        let lines = wide.lines();
+        let column = |l: &str| l.rfind(' ').map(|i| i + 1);
+        let first = column(&lines[1]);
+        assert!(lines[1..5].iter().all(|l| column(l) == first), "{lines:?}");
+    }
 
     #[test]
     fn a_summary_request_keeps_the_start_of_each_tool_result() {
