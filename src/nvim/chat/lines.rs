@@ -409,8 +409,17 @@ pub fn compacted_line(before: u64, after: u64, summary_shown: bool) -> String {
     if !summary_shown {
         line.push_str(" (the summary is empty)");
     }
+    // Not smaller, or not smaller as shown (`5.7k → 5.7k`).
+    if after >= before || short(after) == short(before) {
+        line.push_str(NOTHING_FREED);
+    }
     line
 }
+
+/// User-facing: appended to the chat line of a compaction whose result is
+/// not smaller than the conversation it replaced.
+pub const NOTHING_FREED: &str =
+    " — nothing to free: the conversation is already as short as a summary makes it";
 
 /// The chat lines of a notice, a quoted block; errors are marked
 /// `**error:**`. Each line of `text` stays a line of its own: an API's
@@ -664,6 +673,22 @@ mod tests {
         assert_eq!(
             compacted_line(180_000, 24_000, false),
             "> **compacted:** 180.0k → 24.0k tokens (the summary is empty)"
+        );
+    }
+
+    #[test]
+    fn a_compaction_that_frees_nothing_says_so() {
+        let nothing = "> **compacted:** 5.7k → 5.7k tokens — nothing to free: the conversation is already as short as a summary makes it";
+        assert_eq!(compacted_line(5_700, 5_700, true), nothing);
+        // Smaller by less than the figures show.
+        assert_eq!(compacted_line(5_712, 5_690, true), nothing);
+        assert_eq!(
+            compacted_line(5_700, 6_100, true),
+            "> **compacted:** 5.7k → 6.1k tokens — nothing to free: the conversation is already as short as a summary makes it"
+        );
+        assert_eq!(
+            compacted_line(5_700, 2_100, true),
+            "> **compacted:** 5.7k → 2.1k tokens"
         );
     }
 
