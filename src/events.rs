@@ -151,7 +151,9 @@ pub enum AgentEvent {
         /// `true` for errors.
         is_error: bool,
     },
-    /// Tokens used, sent just before [`AgentEvent::TurnEnded`].
+    /// Tokens used, sent just before [`AgentEvent::TurnEnded`], and at
+    /// the end of `:Lathe compact` (its summary request), after the
+    /// session is idle again.
     Usage {
         /// This turn's requests, added up.
         turn: Usage,

@@ -723,7 +723,7 @@ impl Session {
         let focus = focus.map(str::to_string);
         Ok(rt.spawn(async move {
             let turn_usage = Arc::new(Mutex::new(Usage::default()));
-            let turn = session.turn(cancel, turn_usage);
+            let turn = session.turn(cancel, turn_usage.clone());
             let (outcome, result) = match turn.compact(focus.as_deref()).await {
                 Ok(()) => (TurnOutcome::Done, Ok(())),
                 Err(e) => {
@@ -736,8 +736,25 @@ impl Session {
                 }
             };
             session.save_file_stamps();
+            // The summary request is part of the session's spend, saved
+            // as a turn's is (a resume adds it up too).
+            let spent = turn_usage.lock().map(|u| u.clone()).unwrap_or_default();
+            let total = {
+                let mut total = session.usage.lock().unwrap_or_else(|e| e.into_inner());
+                super::turn::add(&mut total, &spent);
+                total.clone()
+            };
+            if let Some(log) = &session.log {
+                log.record(&Record::turn_end(&outcome, spent.clone(), total.clone()));
+            }
             session.lock_slot().release(generation, outcome);
             let _ = done_tx.send(true);
+            // After the release: the compaction's end, the statuslines
+            // are drawn idle (`nvim::status_sink`).
+            session.sink.emit(AgentEvent::Usage {
+                turn: spent,
+                session: total,
+            });
             result
         }))
     }

@@ -232,6 +232,8 @@ impl Turn {
             };
             match answer {
                 Ok(response) => {
+                    // A summary request is spent like any other.
+                    self.add_usage(&response.usage);
                     let text: String = response
                         .content
                         .iter()

@@ -99,3 +99,28 @@ fn with_auto_compact_off_a_refusal_for_length_says_what_to_do() -> Result<(), St
         T.eq("then what to do", lines[at + 1], "> The conversation does not fit the model's context window. Run :Lathe compact (optionally with what to focus on) and ask again, or :Lathe new to start afresh.")"###,
     )
 }
+
+/// The summary request of `:Lathe compact` is part of the session's spend
+/// (`:help lathe-context-window`: every request added up): `status().tokens`
+/// and the winbar's spend grow by what mock-llm reported for it.
+#[nvim_oxi::test]
+fn a_manual_compaction_adds_its_summary_request_to_the_spend() -> Result<(), String> {
+    lua_test_with_model(
+        SCRIPT,
+        r###"vim.cmd("runtime plugin/lathe.lua")
+        T.setup(vim.fn.getcwd(), { base_url = MOCK_URL })
+        vim.cmd("Lathe say hello")
+        T.eq("turn", T.lathe.wait(10000), "done")
+        local before = T.lathe.status().tokens
+        T.eq("the turn's own figures", { before.input, before.output }, { 1200, 30 })
+        vim.cmd("Lathe compact")
+        T.wait_for("compacted", 5000, function() return T.chat_text():find("compacted:", 1, true) ~= nil end)
+        T.wait_for("the spend", 5000, function() return T.lathe.status().tokens.output > 30 end)
+        local after = T.lathe.status().tokens
+        T.eq("input grew", after.input > 1200, true)
+        local chat = vim.fn.bufwinid("lathe://chat")
+        T.wait_for("the winbar's spend", 5000, function()
+          return not vim.wo[chat].winbar:find("spend 1.2k in, 30 out", 1, true)
+        end)"###,
+    )
+}
