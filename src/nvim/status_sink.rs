@@ -71,11 +71,14 @@ impl StatusSink {
 impl EventSink for StatusSink {
     fn emit(&self, event: AgentEvent) {
         let usage = self.live.update(&event);
-        if let Some((pattern, data)) = user_events::event_for(&event, usage.as_ref()) {
+        let fired = user_events::event_for(&event, usage.as_ref());
+        if fired.is_some() || ends_compaction(&event) {
             let _ = self.main.post(move || {
                 let _ = guarded("lathe User event", || {
-                    if let Err(e) = user_events::fire(pattern, &data) {
-                        notify_error(&format!("lathe: User {pattern} autocmd failed: {e}"));
+                    if let Some((pattern, data)) = fired {
+                        if let Err(e) = user_events::fire(pattern, &data) {
+                            notify_error(&format!("lathe: User {pattern} autocmd failed: {e}"));
+                        }
                     }
                     // Statuslines show the new state without waiting for
                     // the next redraw, drawn right after this step.
@@ -85,6 +88,15 @@ impl EventSink for StatusSink {
         }
         self.inner.emit(event);
     }
+}
+
+/// Whether `ev` ends a compaction: a compaction within a turn
+/// ([`AgentEvent::Compacted`]: the meter changed), or `:Lathe compact`,
+/// which ends with its [`AgentEvent::Usage`] once the session is idle
+/// (within a turn, `Usage` comes just before `TurnEnded`, which redraws
+/// anyway). The statuslines are redrawn then, as at a turn's end.
+fn ends_compaction(ev: &AgentEvent) -> bool {
+    matches!(ev, AgentEvent::Compacted { .. } | AgentEvent::Usage { .. })
 }
 
 /// Has every statusline redrawn (`:redrawstatus!`) in a step of its own,

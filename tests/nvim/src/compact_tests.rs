@@ -100,6 +100,39 @@ fn with_auto_compact_off_a_refusal_for_length_says_what_to_do() -> Result<(), St
     )
 }
 
+/// The end of `:Lathe compact` redraws every statusline, as a turn's end
+/// does (`:help lathe-statusline`): a fresh user's file window still said
+/// "lathe: working" after the compaction had ended. A statusline that
+/// remembers what it drew in each window shows what the screen shows.
+#[nvim_oxi::test]
+fn the_end_of_a_manual_compaction_redraws_every_statusline() -> Result<(), String> {
+    lua_test_with_model(
+        SCRIPT,
+        r###"vim.cmd("runtime plugin/lathe.lua")
+        T.setup(vim.fn.getcwd(), { base_url = MOCK_URL })
+        local file_win = vim.api.nvim_get_current_win()
+        DRAWN = {}
+        function LatheStatusDrawn()
+          local text = T.lathe.statusline_component()
+          DRAWN[vim.g.statusline_winid] = text
+          return text
+        end
+        vim.o.laststatus = 2
+        vim.o.statusline = "%!v:lua.LatheStatusDrawn()"
+        vim.cmd("Lathe say hello")
+        T.eq("turn", T.lathe.wait(10000), "done")
+        vim.cmd("Lathe compact")
+        -- The compaction runs: the statuslines say so.
+        vim.cmd("redrawstatus!")
+        T.has("drawn while it runs", DRAWN[file_win], "lathe: working")
+        T.wait_for("compacted", 5000, function() return T.chat_text():find("compacted:", 1, true) ~= nil end)
+        T.wait_for("idle", 5000, function() return T.lathe.status().state == "idle" end)
+        T.wait_for("the file window's statusline drawn again", 2000, function()
+          return DRAWN[file_win]:find("lathe: idle", 1, true) ~= nil
+        end)"###,
+    )
+}
+
 /// The summary request of `:Lathe compact` is part of the session's spend
 /// (`:help lathe-context-window`: every request added up): `status().tokens`
 /// and the winbar's spend grow by what mock-llm reported for it.
