@@ -464,34 +464,66 @@ pub fn withdrawn_line(reason: &str) -> String {
     format!("> ~~answer withdrawn~~ ({})", reason.replace('\n', " "))
 }
 
-/// What the winbar shows (`:help lathe-winbar`): model, permission mode,
-/// the session's spend, turn state and the context meter, with `%`
-/// escaped for `'winbar'`. The state and the meter come last: a narrow
-/// window cuts the parts after ` lathe · ` first (`%<` there, `:help
-/// 'statusline'`), so the meter is the last to go.
+/// The winbar's title, before its parts.
+pub const WINBAR_TITLE: &str = " lathe";
+
+/// Between the winbar's title and parts.
+pub const WINBAR_SEPARATOR: &str = " · ";
+
+/// What the winbar shows (`:help lathe-winbar`) in a window `width`
+/// columns wide: model, permission mode, the session's spend, turn state
+/// and the context meter, with `%` escaped for `'winbar'`. Whole parts
+/// only, never a part cut: where all do not fit, the spend's cache figure
+/// goes first, then the spend, the model, the mode; the state and the
+/// meter stay, and only a window too narrow for them loses the title,
+/// then the state (the meter is the last to go).
 pub fn winbar(
+    width: usize,
     model: &str,
     mode: &str,
     state: &str,
     context: Option<(u64, u64)>,
     session: &Usage,
 ) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if !model.is_empty() {
-        parts.push(model.to_string());
-    }
-    parts.push(format!(
+    let has_spend = session.input_tokens.is_some() || session.output_tokens.is_some();
+    let model = (!model.is_empty()).then(|| model.to_string());
+    let mode = Some(format!(
         "mode: {}",
         if mode.is_empty() { "default" } else { mode }
     ));
-    if session.input_tokens.is_some() || session.output_tokens.is_some() {
-        parts.push(format!("spend {}", tokens(session)));
+    let spend = has_spend.then(|| format!("spend {}", tokens(session)));
+    let spend_short = has_spend.then(|| format!("spend {}", tokens_short(session)));
+    let meter = context.map(|(used, window)| crate::agent::Meter { used, window }.label());
+    let state = Some(state.to_string());
+    // Each a title and its parts, richest first.
+    let choices: [(bool, [&Option<String>; 5]); 8] = [
+        (true, [&model, &mode, &spend, &state, &meter]),
+        (true, [&model, &mode, &spend_short, &state, &meter]),
+        (true, [&model, &mode, &None, &state, &meter]),
+        (true, [&None, &mode, &None, &state, &meter]),
+        (true, [&None, &None, &None, &state, &meter]),
+        (false, [&None, &None, &None, &state, &meter]),
+        (false, [&None, &None, &None, &None, &meter]),
+        (false, [&None; 5]),
+    ];
+    for (title, parts) in choices {
+        let mut text = String::new();
+        if title {
+            text.push_str(WINBAR_TITLE);
+        }
+        for part in parts.into_iter().flatten() {
+            text.push_str(if text.is_empty() {
+                " "
+            } else {
+                WINBAR_SEPARATOR
+            });
+            text.push_str(part);
+        }
+        if text.chars().count() <= width {
+            return text.replace('%', "%%");
+        }
     }
-    parts.push(state.to_string());
-    if let Some((used, window)) = context {
-        parts.push(crate::agent::Meter { used, window }.label());
-    }
-    format!(" lathe · %<{}", parts.join(" · ").replace('%', "%%"))
+    String::new()
 }
 
 /// The last blank line of `lines` outside fenced code (an index), where
@@ -646,13 +678,104 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            winbar("m-1", "plan", "running", Some((143_000, 200_000)), &u),
-            " lathe · %<m-1 · mode: plan · spend 1.5k in, 20 out · running · ctx 143.0k/200.0k (71%%)"
+            winbar(200, "m-1", "plan", "running", Some((143_000, 200_000)), &u),
+            " lathe · m-1 · mode: plan · spend 1.5k in, 20 out · running · ctx 143.0k/200.0k (71%%)"
         );
         assert_eq!(
-            winbar("", "", "idle 100%", None, &Usage::default()),
-            " lathe · %<mode: default · idle 100%%"
+            winbar(200, "", "", "idle 100%", None, &Usage::default()),
+            " lathe · mode: default · idle 100%%"
         );
+    }
+
+    /// The user's report (issue 22): a 65-column chat cut the winbar inside
+    /// `127.9k`. Whole parts go instead, the cache figure first.
+    #[test]
+    fn a_narrow_winbar_drops_whole_parts_lowest_first() {
+        let u = Usage {
+            input_tokens: Some(3_000),
+            cache_read_input_tokens: Some(127_900),
+            output_tokens: Some(196),
+            ..Default::default()
+        };
+        let ctx = Some((13_400, 20_000));
+        let at = |w| winbar(w, "claude-sonnet-4-5", "default", "idle", ctx, &u);
+        assert_eq!(
+            at(200),
+            " lathe · claude-sonnet-4-5 · mode: default · spend 130.9k in (127.9k from cache), 196 out · idle · ctx 13.4k/20.0k (67%%)"
+        );
+        assert_eq!(
+            at(110),
+            " lathe · claude-sonnet-4-5 · mode: default · spend 130.9k in, 196 out · idle · ctx 13.4k/20.0k (67%%)"
+        );
+        assert_eq!(
+            at(90),
+            " lathe · claude-sonnet-4-5 · mode: default · idle · ctx 13.4k/20.0k (67%%)"
+        );
+        assert_eq!(
+            at(65),
+            " lathe · mode: default · idle · ctx 13.4k/20.0k (67%)".replace('%', "%%")
+        );
+        assert_eq!(at(45), " lathe · idle · ctx 13.4k/20.0k (67%%)");
+        assert_eq!(at(30), " idle · ctx 13.4k/20.0k (67%%)");
+        assert_eq!(at(25), " ctx 13.4k/20.0k (67%%)");
+        assert_eq!(at(10), "");
+    }
+
+    #[test]
+    fn at_every_width_the_winbar_fits_in_whole_parts_and_keeps_the_meter() {
+        let u = Usage {
+            input_tokens: Some(44_265),
+            cache_read_input_tokens: Some(127_900),
+            cache_creation_input_tokens: Some(1_200),
+            output_tokens: Some(84_000),
+        };
+        let meter = crate::agent::Meter {
+            used: 143_000,
+            window: 200_000,
+        }
+        .label();
+        let full = [
+            "claude-sonnet-4-5".to_string(),
+            "mode: acceptEdits".to_string(),
+            format!("spend {}", tokens(&u)),
+            format!("spend {}", tokens_short(&u)),
+            "waiting for you".to_string(),
+            meter.clone(),
+        ];
+        for width in 20..=160 {
+            let bar = winbar(
+                width,
+                "claude-sonnet-4-5",
+                "acceptEdits",
+                "waiting for you",
+                Some((143_000, 200_000)),
+                &u,
+            )
+            .replace("%%", "%");
+            assert!(bar.chars().count() <= width, "{width}: {bar}");
+            let titled = format!("{WINBAR_TITLE}{WINBAR_SEPARATOR}");
+            let parts: Vec<&str> = bar
+                .strip_prefix(titled.as_str())
+                .unwrap_or(bar.trim_start())
+                .split(WINBAR_SEPARATOR)
+                .filter(|p| !p.is_empty())
+                .collect();
+            for p in &parts {
+                assert!(
+                    full.iter().any(|f| f == p),
+                    "{width}: a cut part {p:?} in {bar:?}"
+                );
+            }
+            if width > meter.chars().count() {
+                assert!(
+                    parts.contains(&meter.as_str()),
+                    "{width}: no meter in {bar:?}"
+                );
+            }
+            if width >= 160 {
+                assert_eq!(parts.len(), 5, "{width}: {bar:?}");
+            }
+        }
     }
 
     #[test]

@@ -524,9 +524,11 @@ pub fn set_model(model: &str) {
     window::refresh_winbar();
 }
 
-/// The chat's winbar as it is now (`:help lathe-winbar`): model, mode, turn
-/// state (`idle`, `running`, `waiting for you`), the session's tokens.
-pub fn winbar() -> String {
+/// The chat's winbar as it is now for a window `width` columns wide
+/// (`:help lathe-winbar`): model, mode, the session's tokens, turn state
+/// (`idle`, `running`, `waiting for you`), the context meter; whole parts
+/// only ([`lines::winbar`]).
+pub fn winbar(width: usize) -> String {
     VIEW.with(|v| {
         let v = v.borrow();
         let state = if v.waiting_text.is_some() {
@@ -536,7 +538,7 @@ pub fn winbar() -> String {
         } else {
             "idle"
         };
-        lines::winbar(&v.model, &v.mode, state, v.context, &v.session_usage)
+        lines::winbar(width, &v.model, &v.mode, state, v.context, &v.session_usage)
     })
 }
 

@@ -4,7 +4,7 @@
 
 use nvim_oxi::api::{
     self,
-    opts::{OptionOpts, SetKeymapOpts},
+    opts::{CreateAugroupOpts, CreateAutocmdOpts, OptionOpts, SetKeymapOpts},
     types::Mode,
     Buffer, Window,
 };
@@ -97,6 +97,7 @@ pub(super) fn create_chat_buffer() -> Result<Buffer, String> {
     api::set_option_value("syntax", "", &o).map_err(e)?;
     super::highlight::init();
     close_prompt_with_chat(&buf);
+    follow_resizes();
     let n = [Mode::Normal];
     map(
         &mut buf,
@@ -129,6 +130,29 @@ pub(super) fn start_treesitter(buf: &Buffer) {
         .load("pcall(vim.treesitter.start, ..., 'markdown')")
         .call::<()>(buf.handle());
 }
+
+/// Builds the winbars anew for their windows' new widths when windows or
+/// Neovim's screen are resized (one autocmd, replaced on each new buffer).
+fn follow_resizes() {
+    let Ok(group) = api::create_augroup(
+        RESIZE_AUGROUP,
+        &CreateAugroupOpts::builder().clear(true).build(),
+    ) else {
+        return;
+    };
+    let opts = CreateAutocmdOpts::builder()
+        .group(group)
+        .desc("lathe: fit the chat's winbar to its window's width")
+        .callback(|_args: api::types::AutocmdCallbackArgs| {
+            let _ = guarded("winbar after a resize", refresh_winbar);
+            false
+        })
+        .build();
+    let _ = api::create_autocmd(["WinResized", "VimResized"], &opts);
+}
+
+/// The augroup of [`follow_resizes`]' autocmd.
+const RESIZE_AUGROUP: &str = "lathe_winbar_width";
 
 /// When the last transcript window of a tab closes (`:q`, `<C-w>c`), the
 /// prompt area docked under it closes too, so no prompt without its chat
@@ -217,7 +241,7 @@ pub(super) fn set_chat_window_options(win: &Window) {
     }
     let _ = api::set_option_value("foldlevel", 0, &o);
     let _ = api::set_option_value("conceallevel", 0, &o);
-    let _ = api::set_option_value("winbar", super::winbar().as_str(), &o);
+    let _ = api::set_option_value("winbar", super::winbar(width_of(win)).as_str(), &o);
 }
 
 /// The prompt window's own options (as the transcript's, no signs).
@@ -444,16 +468,21 @@ fn show_end(w: &Window, n: usize) {
     }
 }
 
-/// Sets the winbar of every transcript window (`:help 'winbar'`) where it
-/// changed. Setting 'winbar' makes Neovim redraw every window's status
+/// The width of `w` in columns (0 when it is gone).
+fn width_of(w: &Window) -> usize {
+    w.get_width().map_or(0, |n| n as usize)
+}
+
+/// Sets the winbar of every transcript window (`:help 'winbar'`), each
+/// built for its own width, where it changed. Setting 'winbar' makes Neovim redraw every window's status
 /// line and winbar, and every frame calls this while the winbar stays the
 /// same through a streamed answer; counted by [`super::winbar_sets`].
 pub fn refresh_winbar() {
     let Some(buf) = super::chat_buffer() else {
         return;
     };
-    let bar = super::winbar();
     for w in chat_windows(&buf) {
+        let bar = super::winbar(width_of(&w));
         let o = OptionOpts::builder().win(w.clone()).build();
         if api::get_option_value::<String>("winbar", &o).is_ok_and(|now| now == bar) {
             continue;
