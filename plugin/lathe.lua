@@ -66,15 +66,14 @@ local function run(opts)
       -- One line, so it never asks for Enter; a long error is cut (the
       -- chat keeps it whole). The mode goes first so it is never cut.
       local s = lathe.status()
-      local t = s.tokens or {}
-      local input = (t.input or 0) + (t.cache_read or 0) + (t.cache_write or 0)
       vim.notify(
         one_line(
-          ("lathe: %s, mode: %s%s%s%s%s"):format(
+          ("lathe: %s, mode: %s%s%s%s%s%s"):format(
             s.state,
             s.mode,
             s.tool and (", running " .. s.tool.name .. "(" .. s.tool.detail .. ")") or "",
-            (input + (t.output or 0)) > 0 and (", tokens: %d in, %d out"):format(input, t.output or 0) or "",
+            s.context and (", " .. s.context.label) or "",
+            s.spend and (", spend " .. s.spend) or "",
             s.last and (", last: " .. s.last) or "",
             s.error and (" (" .. s.error .. ")") or ""
           )

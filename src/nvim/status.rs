@@ -14,7 +14,8 @@ use crate::events::TurnOutcome;
 pub const COMPONENT_DETAIL_CHARS: usize = 30;
 
 /// What `lathe.status()` returns, as JSON (see `:help lathe.status()`):
-/// `{ state, mode, model, tool, waiting_ask, tokens, last, error }`.
+/// `{ state, mode, model, tool, waiting_ask, tokens, spend, context,
+/// last, error }`.
 /// Main thread.
 pub fn status_json() -> Value {
     let session = super::state::session();
@@ -58,6 +59,9 @@ pub fn status_json() -> Value {
         "model": model,
         "tokens": user_events::usage_json(&usage),
     });
+    if usage.input_tokens.is_some() || usage.output_tokens.is_some() {
+        out["spend"] = json!(super::chat::lines::tokens(&usage));
+    }
     if let Some(m) = session.as_ref().and_then(|s| s.context_meter()) {
         out["context"] = json!({
             "used": m.used,

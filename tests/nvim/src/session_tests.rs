@@ -273,6 +273,7 @@ fn status_statusline_component_and_user_events_follow_a_turn() -> Result<(), Str
         T.eq("status after", after, {
           state = "idle", mode = "default", model = "claude-sonnet-4-5", last = "done",
           tokens = { input = 300, output = 30, cache_read = 0, cache_write = 0 },
+          spend = "300 in, 30 out",
           context = { used = 220, window = 200000, percent = 0, label = "ctx 220/200.0k (0%)" },
         })
         T.eq("component after", T.lathe.statusline_component(), "lathe: idle · ctx 220/200.0k (0%)")
@@ -282,8 +283,9 @@ fn status_statusline_component_and_user_events_follow_a_turn() -> Result<(), Str
         -- :Lathe status reads the table.
         local shown = {}
         vim.notify = function(msg) table.insert(shown, msg) end
+        vim.o.columns = 120
         vim.cmd("Lathe status")
-        T.eq(":Lathe status", shown, { "lathe: idle, mode: plan, tokens: 300 in, 30 out, last: done" })
+        T.eq(":Lathe status", shown, { "lathe: idle, mode: plan, ctx 220/200.0k (0%), spend 300 in, 30 out, last: done" })
         "###,
     )
 }

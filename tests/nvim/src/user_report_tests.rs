@@ -145,7 +145,7 @@ fn lathe_status_after_an_error_fits_on_one_line() -> Result<(), String> {
         T.lacks("one line", line, "\n")
         T.eq("fits without a hit-enter prompt", vim.fn.strdisplaywidth(line) <= vim.v.echospace, true)
         T.eq("uses the room", vim.fn.strdisplaywidth(line) >= vim.v.echospace - 1, true)
-        T.has("state and mode first", line, "lathe: idle, mode: default, last: error (")
+        T.has("state, mode and the meter first", line, "lathe: idle, mode: default, ctx ")
         T.eq("cut with an ellipsis", vim.endswith(line, "…"), true)
         T.has("the chat keeps the whole error", T.chat_text(), (message:gsub("\n.*", "")))
         -- A status that fits is shown as it is.
