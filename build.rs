@@ -1,5 +1,5 @@
 //! Build script: lays out the `cdylib` with lathe's load path first
-//! (`linker/startup.ld`, made by `linker/update-startup.sh`; issue 12:
+//! (`linker/startup.ld`, made by `linker/update-startup.sh`; the goal:
 //! `require` + `setup()` ≤ +4 MB RSS — Linux maps a library's code 64 KiB
 //! around each page first touched, so a load path spread over 14 MB of code
 //! costs far more than its own size). Linux only (GNU ld and lld both read

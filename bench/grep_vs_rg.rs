@@ -1,5 +1,5 @@
 //! Grep and Glob against the `rg` binary on one large tree, each figure next
-//! to its reference measured in the same run (issue 12, `make bench` part a).
+//! to its reference measured in the same run (`make bench` part a).
 //!
 //! The tree is `LATHE_BENCH_TREE` (bench/tree.sh builds it: 50 000+ real
 //! source files); `rg` is `LATHE_BENCH_RG` (the ripgrep wheel `make bench`
@@ -18,11 +18,11 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lathe::editor::DiskEditor;
-use lathe::protocol::ToolResultContent;
-use lathe::tools::glob::GlobTool;
-use lathe::tools::grep::GrepTool;
-use lathe::tools::{FileState, Tool, ToolContext};
+use lathe_core::editor::DiskEditor;
+use lathe_core::protocol::ToolResultContent;
+use lathe_core::tools::glob::GlobTool;
+use lathe_core::tools::grep::GrepTool;
+use lathe_core::tools::{FileState, Tool, ToolContext};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 

@@ -1,4 +1,4 @@
--- `require("lathe")` + `setup()` inside the real Neovim binary (issue 12,
+-- `require("lathe")` + `setup()` inside the real Neovim binary (
 -- `make bench` part d): prints the time of each step (ms) and the growth of
 -- the process's resident memory (VmRSS) across both, then quits. LATHE_LIB
 -- is the library to load; LATHE_BENCH_WORK the setup's cwd.

@@ -1,4 +1,4 @@
--- A working day in one conversation (issue 22, `make bench` part h,
+-- A working day in one conversation (`make bench` part h,
 -- `LATHE_BENCH_ONLY=long`). Run by bench/run.sh like nvim_bench.lua (as a
 -- coroutine in Neovim's own main loop, headless) with LATHE_LIB,
 -- LATHE_BENCH_WORK (its `long/` folder: the project, 1 KB files
@@ -15,11 +15,11 @@
 --   3. `:Lathe resume` of a 1,000-call session file: longest main-thread
 --      block while it reads and draws, vs one frame (16 ms)
 --   4. one short turn at the end of a ~3 MB chat (a resumed 300 x 10 KB
---      session): the longest stall, vs what the chat did before issue 22 at
+--      session): the longest stall, vs what the chat did before the long-session rework at
 --      every turn's end, `vim.treesitter.start` on the same text
 --   5. Neovim's CPU per request (all its threads: the core, the front end
 --      and the chat), the median of the last 50 requests over that of the
---      first 50 of the live session — the figure issue 22 measured (8 ms
+--      first 50 of the live session — the figure measured before the long-session rework (8 ms
 --      at the start, 42-48 ms at 1,000 calls)
 
 local uv = vim.uv
@@ -169,7 +169,7 @@ lathe.setup({
   diagnostics_wait_ms = 0,
 })
 
-out(("== a working day in one conversation (issue 22): %d asks of 20 Read calls of 1 KB files"):format(asks))
+out(("== a working day in one conversation: %d asks of 20 Read calls of 1 KB files"):format(asks))
 local rss0 = trimmed_rss()
 
 -- 1. The live session.
@@ -234,7 +234,7 @@ for a = 1, asks do
 end
 local rss1 = trimmed_rss()
 out(
-  ("live session: RSS %.0f MB after setup, %.0f MB after ask 1, %.0f MB after %d calls: %+.0f MB since setup, %+.0f MB since ask 1 (target: at most +60 MB; before issue 22: 41 -> 206-216 MB); chat %.2f MB"):format(
+  ("live session: RSS %.0f MB after setup, %.0f MB after ask 1, %.0f MB after %d calls: %+.0f MB since setup, %+.0f MB since ask 1 (target: at most +60 MB; before the long-session rework: 41 -> 206-216 MB); chat %.2f MB"):format(
     rss0,
     rss_ask1 or rss0,
     rss1,
@@ -272,7 +272,7 @@ if asks >= 12 then
     )
   )
   out(
-    ("Neovim CPU per request (all threads, an ask's CPU / its 21 requests), asks 2-6: %.2f ms; asks %d-%d: %.2f ms (%s) | last / first: %.2fx (target <= 2x; before issue 22: 8 -> 42-48 ms)"):format(
+    ("Neovim CPU per request (all threads, an ask's CPU / its 21 requests), asks 2-6: %.2f ms; asks %d-%d: %.2f ms (%s) | last / first: %.2fx (target <= 2x; before the long-session rework: 8 -> 42-48 ms)"):format(
       first,
       asks - 4,
       asks,
@@ -323,7 +323,7 @@ local function resume_row(name, opts)
   end)
   local st = core.main_thread_stats()
   out(
-    ("resume %-28s longest block %6.1f ms (1 ms timer), longest chat step %5.1f ms in %d steps, all drawn in %.0f ms | one frame 16 ms | ratio %.2fx (before issue 22: 226-430 ms in one block)"):format(
+    ("resume %-28s longest block %6.1f ms (1 ms timer), longest chat step %5.1f ms in %d steps, all drawn in %.0f ms | one frame 16 ms | ratio %.2fx (before the long-session rework: 226-430 ms in one block)"):format(
       ("%d calls (%.1f MB file, %.1f MB chat)"):format(opts.asks * opts.per_ask, size / 1e6, chat_bytes() / 1e6),
       r.max,
       st.chat_frame.longest_ms,
@@ -354,7 +354,7 @@ local turn = lateness(function(done)
     return lathe.status().state == "idle" and core.settled() and #lathe.transcript() > n and highlighted()
   end, done)
 end)
--- The reference: what the chat did at every turn's end before issue 22,
+-- The reference: what the chat did at every turn's end before the long-session rework,
 -- vim.treesitter.start on the whole chat, here on a copy of its text.
 local chat = vim.fn.bufnr("lathe://chat")
 local lines = vim.api.nvim_buf_get_lines(chat, 0, -1, false)
@@ -378,7 +378,7 @@ local ref = lateness(function(done)
   end)
 end)
 out(
-  ("one short turn in a %.1f MB chat: longest stall %.1f ms (turn %.0f ms) | vim.treesitter.start on the same text (each turn's end before issue 22): longest stall %.1f ms (%.0f ms) | ratio %.2fx"):format(
+  ("one short turn in a %.1f MB chat: longest stall %.1f ms (turn %.0f ms) | vim.treesitter.start on the same text (each turn's end before the long-session rework): longest stall %.1f ms (%.0f ms) | ratio %.2fx"):format(
     chat_bytes() / 1e6,
     turn.max,
     turn.wall,

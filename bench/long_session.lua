@@ -1,8 +1,8 @@
 -- A saved conversation of a working day, written straight into a session
 -- file (the format of src/agent/session_log.rs), for the long-session part
 -- of `make bench` and the tests of `:Lathe resume` (tests/nvim,
--- tests/tui_long_session.rs): `asks` asks of `per_ask` Read calls each, as
--- in ../research/long-sessions.md (issue 22): every model answer is a line
+-- tests/all/tui_long_session.rs): `asks` asks of `per_ask` Read calls each, as
+-- in ../research/long-sessions.md: every model answer is a line
 -- of text and one Read of a distinct ~`size`-byte file, every ask ends
 -- with a short answer. The last ask's answer ends with `last_words`.
 --

@@ -1,11 +1,11 @@
-//! CPU per request as one conversation grows (issue 22): a session of
+//! CPU per request as one conversation grows: a session of
 //! `LATHE_BENCH_CALLS` (default 1000) scripted Read calls of 1 KB files,
 //! one call per answer, against mock-llm run as its own process (so its
 //! parsing of ever larger requests is not counted). lathe's process CPU
 //! (user + system, `getrusage`) is sampled at every tool call; the figure is
 //! the median CPU per request of the last 50 requests over that of the
 //! first 50, both in this run — the cost of a request that carries the
-//! whole conversation next to one that carries almost nothing. Issue 22's
+//! whole conversation next to one that carries almost nothing. The
 //! target: ≤ 2×. The window is set far above the session's size, so no
 //! clearing or compaction happens (their cost is not what this measures).
 //!
@@ -20,11 +20,11 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use lathe::agent::{Session, SessionParts, Status};
-use lathe::config::Config;
-use lathe::editor::DiskEditor;
-use lathe::events::{AgentEvent, EventSink, TurnOutcome};
-use lathe::permissions::ScriptedPrompter;
+use lathe_core::agent::{Session, SessionParts, Status};
+use lathe_core::config::Config;
+use lathe_core::editor::DiskEditor;
+use lathe_core::events::{AgentEvent, EventSink, TurnOutcome};
+use lathe_core::permissions::ScriptedPrompter;
 use serde_json::json;
 
 /// Requests at each end of the session whose CPU is compared.
@@ -115,7 +115,7 @@ fn main() {
     config.sessions_dir = None;
     let session = rt.block_on(async {
         Session::new(SessionParts {
-            provider: lathe::provider::from_config(&config).unwrap(),
+            provider: lathe_core::provider::from_config(&config).unwrap(),
             config,
             editor: Arc::new(DiskEditor),
             prompter: Arc::new(ScriptedPrompter::default()),

@@ -1,5 +1,5 @@
 -- Main-loop lateness and Edit latency inside the real Neovim binary
--- (issue 12, `make bench` parts b and c). Run by bench/run.sh:
+-- (`make bench` parts b and c). Run by bench/run.sh:
 --
 --   nvim --headless -u NONE -i NONE -n --cmd "set rtp^=ROOT" -c "lua ..."
 --

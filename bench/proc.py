@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Whole-process wall time and peak RSS of command A vs command B, run in
-turn RUNS times after one warm-up each (issue 12, `make bench` part d).
+turn RUNS times after one warm-up each (`make bench` part d).
 
 usage: proc.py RUNS NAME_A 'COMMAND A' NAME_B 'COMMAND B'
 Prints min/median wall (ms) and median peak RSS (MB) of each, and the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make bench`: every figure next to its reference, measured in this run
-# (issue 12; docs/architecture.md, "Benchmarks"). Needs the release build
+# (docs/testing.md, "Benchmarks"). Needs the release build
 # (`make bench` does it), the ripgrep wheel's `rg` and the Neovim wheel's
 # real `nvim` binary (not .venv/bin/nvim, a Python launcher that adds tens
 # of ms to every start). Prints; asserts only that lathe's Grep/Glob find
@@ -19,7 +19,7 @@
 #   g. what the OS sandbox adds to a Bash command: ls, git status and
 #      rg --files plain, sandboxed, and sandboxed with a hidden path
 #      (bench/sandbox_cost.rs; Linux with Landlock, else it says skipped)
-#   h. a working day in one conversation (issue 22, bench/long_bench.lua):
+#   h. a working day in one conversation (bench/long_bench.lua):
 #      RSS over a live 1,000-call session and after `:Lathe new`, the
 #      longest stall at a turn's end, `:Lathe resume` of a 1,000-call
 #      session (longest block vs one frame), one turn at the end of a

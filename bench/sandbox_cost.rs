@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use lathe::sandbox::{self, Policy, Tier};
+use lathe_core::sandbox::{self, Policy, Tier};
 
 /// One spawn-to-exit of `argv` in `cwd`, sandboxed by `policy` if any.
 async fn once(argv: &[String], cwd: &Path, policy: Option<&Policy>) -> Duration {
@@ -33,7 +33,7 @@ async fn once(argv: &[String], cwd: &Path, policy: Option<&Policy>) -> Duration 
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    lathe::process::new_session(&mut cmd);
+    lathe_core::process::new_session(&mut cmd);
     if let Some(policy) = policy {
         sandbox::prepare(policy).unwrap().install(&mut cmd);
     }
@@ -156,16 +156,16 @@ fn main() {
     // What the permission gate adds before that: the walk for the paths
     // to hide (names only) under the default rules, in the same folder,
     // next to `rg --files` listing it as the reference.
-    let canon = lathe::permissions::resolve_for_rules(&cwd);
-    let rules = lathe::permissions::Rules::default();
+    let canon = lathe_core::permissions::resolve_for_rules(&cwd);
+    let rules = lathe_core::permissions::Rules::default();
     let t = Instant::now();
-    std::hint::black_box(lathe::permissions::hidden_paths(&rules, &canon, None).unwrap());
+    std::hint::black_box(lathe_core::permissions::hidden_paths(&rules, &canon, None).unwrap());
     let first = t.elapsed().as_secs_f64() * 1000.0;
     let walk = median(
         (0..runs)
             .map(|_| {
                 let t = Instant::now();
-                let found = lathe::permissions::hidden_paths(&rules, &canon, None).unwrap();
+                let found = lathe_core::permissions::hidden_paths(&rules, &canon, None).unwrap();
                 std::hint::black_box(found);
                 t.elapsed()
             })

@@ -14,11 +14,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lathe::agent::{Session, SessionParts, Status};
-use lathe::config::Config;
-use lathe::editor::DiskEditor;
-use lathe::events::{NullSink, TurnOutcome};
-use lathe::permissions::{Rule, RuleKind, RuleSource, ScriptedPrompter};
+use lathe_core::agent::{Session, SessionParts, Status};
+use lathe_core::config::Config;
+use lathe_core::editor::DiskEditor;
+use lathe_core::events::{NullSink, TurnOutcome};
+use lathe_core::permissions::{Rule, RuleKind, RuleSource, ScriptedPrompter};
 use serde_json::json;
 
 const RUNS: usize = 5;
@@ -52,7 +52,7 @@ async fn one_turn(streaming_tools: bool) -> Result<Duration, String> {
         .permissions
         .push(RuleKind::Allow, Rule::tool("Bash"), RuleSource::Setup);
     let session = Session::new(SessionParts {
-        provider: lathe::provider::from_config(&config).map_err(|e| e.to_string())?,
+        provider: lathe_core::provider::from_config(&config).map_err(|e| e.to_string())?,
         config,
         editor: Arc::new(DiskEditor),
         prompter: Arc::new(ScriptedPrompter::default()),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates linker/startup.ld: the functions of liblathe.so that run while
 # Neovim loads lathe (`require` + `setup()` + quitting), which build.rs asks
-# the linker to place together at the start of the code (issue 12: load
+# the linker to place together at the start of the code (load
 # ≤ +4 MB RSS). Linux maps a shared library's code 64 KiB around each page
 # first touched (fault-around), so a load path spread over the 14 MB of code
 # made ~50 such windows resident; packed together it is a few.

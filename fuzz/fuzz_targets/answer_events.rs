@@ -1,4 +1,4 @@
-//! `cargo fuzz run answer_events`: [`lathe::fuzzing::answer_events`] on the fuzzer's bytes.
+//! `cargo fuzz run answer_events`: [`lathe_core::fuzzing::answer_events`] on the fuzzer's bytes.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| lathe::fuzzing::answer_events(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| lathe_core::fuzzing::answer_events(data));

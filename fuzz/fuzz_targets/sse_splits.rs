@@ -1,4 +1,4 @@
-//! `cargo fuzz run sse_splits`: [`lathe::fuzzing::sse_splits`] on the fuzzer's bytes.
+//! `cargo fuzz run sse_splits`: [`lathe_core::fuzzing::sse_splits`] on the fuzzer's bytes.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| lathe::fuzzing::sse_splits(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| lathe_core::fuzzing::sse_splits(data));

@@ -1,11 +1,11 @@
 -- The chat's markdown highlighting (`:help lathe-chat`), loaded by the Rust
--- side (src/nvim/chat/highlight.rs, compiled into the library, so it needs
+-- side (src/ui/chat/highlight.rs, compiled into the library, so it needs
 -- nothing on 'runtimepath').
 --
 -- The chat buffer has no tree-sitter parser of its own: Neovim parses a
 -- buffer's whole text and keeps its trees (~80 bytes per byte of chat), so
 -- a day's chat cost hundreds of MB and a 100 ms stall at every turn's end
--- (issue 22). Instead a piece of the chat (a turn, an opened result) is
+--. Instead a piece of the chat (a turn, an opened result) is
 -- parsed once as a string, with its injections (fenced code in its
 -- language), its captures become extmarks in the namespace
 -- `lathe_chat_hl`, and the trees are dropped. What a piece costs follows
@@ -187,7 +187,7 @@ end
 
 --- Runs the pieces waiting, oldest first, until `budget_ms` milliseconds
 --- have gone by (at least one); returns how many still wait. The chat's
---- steps call it (src/nvim/chat/mod.rs), so the pieces share their
+--- steps call it (src/ui/chat/mod.rs), so the pieces share their
 --- budget with the chat's drawing.
 function M.step(budget_ms)
   local start = vim.uv.hrtime()

@@ -1,5 +1,5 @@
 -- What the editor shows, as plain tables for the Rust core
--- (src/nvim/context.rs reads them; `:help lathe-context`). "The user's
+-- (src/adapters/context.rs reads them; `:help lathe-context`). "The user's
 -- window" is the window the user works in: when the current window is
 -- lathe's own (the chat, its prompt, a float), the previous one.
 local M = {}

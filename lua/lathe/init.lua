@@ -92,8 +92,17 @@
 ---@field tool? lathe.StatusTool The newest tool call still running (nil when none).
 ---@field waiting_ask? lathe.WaitingAsk The permission ask waiting for you (nil when none).
 ---@field tokens lathe.Usage The session's token counts so far.
+---@field spend? string The spend as the winbar shows it, e.g. "44.3k in (32.4k from cache), 84 out" (nil before any request).
+---@field context? lathe.Context The context meter (nil before any request).
 ---@field last? "done"|"error"|"stopped"|"max_turns" How the last request ended (nil before the first, and while one runs).
 ---@field error? string The error text when `last` is "error".
+
+--- The context meter, as `status().context` shows it.
+---@class lathe.Context
+---@field used integer Tokens the conversation holds now (the last request's input plus an estimate of what was added since).
+---@field window integer The model's context window in tokens.
+---@field percent integer `used` as a share of `window`.
+---@field label string The meter as the winbar shows it, e.g. "ctx 143k/200k (72%)".
 
 --- A running tool call, as `status().tool` shows it.
 ---@class lathe.StatusTool

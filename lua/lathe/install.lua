@@ -1,7 +1,7 @@
 -- The native library without a Rust toolchain: find the one to load, and
 -- download the prebuilt one of this plugin's version and platform from the
 -- release, verify its sha256 and install it atomically. See
--- `:help lathe-install` and docs/architecture.md ("Install without cargo").
+-- `:help lathe-install` and docs/install.md ("Install without cargo").
 
 --- The module `require("lathe.install")`.
 ---@class lathe.install
@@ -21,7 +21,7 @@ M.DEFAULT_URL = "https://github.com/lathe-nvim/lathe/releases/download"
 --- `{hex}  {asset}` line per published library.
 M.CHECKSUMS = "checksums.txt"
 
---- What the user reads (tests/install.rs checks them word for word). `%s`
+--- What the user reads (tests/all/install.rs checks them word for word). `%s`
 --- are filled in order; ROOT is the plugin directory.
 M.msg = {
   downloading = "lathe: downloading the prebuilt library %s (once per version; see :help lathe-install)…",

@@ -1,4 +1,4 @@
--- What lathe's core (src/nvim/lsp.rs) reads from vim.lsp and vim.diagnostic:
+-- What lathe's core (src/adapters/lsp.rs) reads from vim.lsp and vim.diagnostic:
 -- plain tables only. Main thread.
 
 --- The module `require("lathe.lsp")`.
@@ -92,7 +92,7 @@ function M.unwatch(id)
   pcall(vim.api.nvim_del_autocmd, id)
 end
 
--- Navigation for the LSP tools (src/nvim/lsp_nav.rs): load a file so
+-- Navigation for the LSP tools (src/adapters/lsp_nav.rs): load a file so
 -- servers attach, what a buffer's clients support, send one request with a
 -- callback, cancel it, and count the running servers.
 

@@ -13,7 +13,7 @@
 //!   this crate in the outer build.
 //! - It fails when the inner build failed or left no library: nvim-oxi
 //!   ignores its exit status, and the tests would run an old library
-//!   (docs/architecture.md, "Threads and the FFI boundary").
+//!   (docs/threads.md, "Threads and the FFI boundary").
 //!
 //! The library itself is not among the files it watches: the inner build
 //! writes it while this script runs, and cargo would take that for a change

@@ -21,7 +21,7 @@ use crate::request::{block_type, blocks, messages, role};
 use crate::script::{Block, Entry};
 
 /// How a summary request starts a line of its last user message (lathe's
-/// compaction prompt begins with it; `lathe::agent::compact` has a test
+/// compaction prompt begins with it; `lathe_core::agent::compact` has a test
 /// that they agree).
 pub const SUMMARY_REQUEST_PREFIX: &str = "Write a summary of this conversation";
 

@@ -1,5 +1,5 @@
 //! `mock-llm`: a scripted Anthropic Messages API server for lathe's tests, the
-//! demo and outside checks (docs/architecture.md, "Testing"; format in
+//! demo and outside checks (docs/testing.md, "Testing"; format in
 //! `tests/mock-llm/README.md`).
 //!
 //! It answers `POST /v1/messages` with the next entry of a JSON [`Script`]:

@@ -1,5 +1,5 @@
 -- The scenario folders of `tests/fixtures/<tool>/NNN_name/` (see
--- tests/file_tool_scenarios.rs for the format), run through Neovim buffers:
+-- crates/lathe-core/tests/all/file_tool_scenarios.rs for the format), run through Neovim buffers:
 -- the file the call names is loaded in a buffer before any call, so Read,
 -- Edit and Write go through `NvimEditor`, and the result text, the bytes on
 -- disk after the save and the buffer must match what the folder expects.

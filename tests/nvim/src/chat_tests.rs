@@ -11,7 +11,7 @@ use crate::common::{check_eq, load, lua_test, run_async};
 #[nvim_oxi::test]
 fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTerminator) {
     let main = load();
-    let lua = lathe::nvim::state::lua();
+    let lua = lathe::api::state::lua();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     // Nothing listens on port 9 (discard) on loopback: the request fails fast
     // (no retries, so the error ends the turn at once).
@@ -29,9 +29,9 @@ fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTermin
             tokio::time::sleep(Duration::from_millis(25)).await;
             let (state, text, working, listed, ft) = main
                 .run(|| {
-                    let lua = lathe::nvim::state::lua();
+                    let lua = lathe::api::state::lua();
                     let (state,): (String,) = lua.load("return require('lathe').status().state").eval().unwrap();
-                    let buf = lathe::nvim::chat::chat_buffer();
+                    let buf = lathe::ui::chat::chat_buffer();
                     let text = buf
                         .as_ref()
                         .map(|b| crate::common::lines(b).join("\n"))
@@ -40,7 +40,7 @@ fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTermin
                         .load("local b = vim.fn.bufnr('lathe://chat'); return vim.bo[b].buflisted, vim.bo[b].filetype")
                         .eval()
                         .unwrap_or((true, String::new()));
-                    (state, text, lathe::nvim::chat::working_indicator_shown(), listed, ft)
+                    (state, text, lathe::ui::chat::working_indicator_shown(), listed, ft)
                 })
                 .await
                 .map_err(|e| e.to_string())?;
@@ -65,9 +65,9 @@ fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTermin
 
 #[nvim_oxi::test]
 fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), String> {
-    use lathe::events::{AgentEvent, ToolStatus, TurnOutcome};
+    use lathe_core::events::{AgentEvent, ToolStatus, TurnOutcome};
     load();
-    let ev = |e: AgentEvent| lathe::nvim::chat::render(vec![e]);
+    let ev = |e: AgentEvent| lathe::ui::chat::render(vec![e]);
     ev(AgentEvent::TurnStarted {
         prompt: "fix it".into(),
     });
@@ -90,7 +90,7 @@ fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), Stri
         detail: "greeting.py".into(),
         input: serde_json::Value::Null,
     });
-    if !lathe::nvim::chat::working_indicator_shown() {
+    if !lathe::ui::chat::working_indicator_shown() {
         return Err("no working indicator while the turn runs".into());
     }
     ev(AgentEvent::ToolFinished {
@@ -106,13 +106,13 @@ fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), Stri
     ev(AgentEvent::TurnEnded {
         outcome: TurnOutcome::Stopped,
     });
-    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let buf = lathe::ui::chat::chat_buffer().ok_or("no chat buffer")?;
     let text = crate::common::lines(&buf).join("\n");
     let want = "## You\n\nfix it\n\n## lathe\n\nLet me look.\n- Grep(Helo): done — 1 file\n- Read(greeting.py): interrupted\nFound it.\n\n*(stopped)*\n";
     check_eq("chat text", text.as_str(), want)?;
     check_eq(
         "working indicator",
-        lathe::nvim::chat::working_indicator_shown(),
+        lathe::ui::chat::working_indicator_shown(),
         false,
     )
 }
@@ -122,10 +122,10 @@ fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), Stri
 /// its token counts.
 #[nvim_oxi::test]
 fn a_withdrawn_answer_leaves_the_chat_and_the_end_line_shows_tokens() -> Result<(), String> {
-    use lathe::events::{AgentEvent, TurnOutcome};
-    use lathe::protocol::Usage;
+    use lathe_core::events::{AgentEvent, TurnOutcome};
+    use lathe_core::protocol::Usage;
     load();
-    let ev = |e: AgentEvent| lathe::nvim::chat::render(vec![e]);
+    let ev = |e: AgentEvent| lathe::ui::chat::render(vec![e]);
     ev(AgentEvent::TurnStarted {
         prompt: "hi".into(),
     });
@@ -160,7 +160,7 @@ fn a_withdrawn_answer_leaves_the_chat_and_the_end_line_shows_tokens() -> Result<
     ev(AgentEvent::TurnEnded {
         outcome: TurnOutcome::Done,
     });
-    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let buf = lathe::ui::chat::chat_buffer().ok_or("no chat buffer")?;
     let text = crate::common::lines(&buf).join("\n");
     for gone in ["partial answer", "over two lines"] {
         if text.contains(gone) {
@@ -191,9 +191,9 @@ fn a_withdrawn_answer_leaves_the_chat_and_the_end_line_shows_tokens() -> Result<
 /// line of the chat updated twice.
 #[nvim_oxi::test]
 fn a_tool_line_updated_many_times_stays_one_line() -> Result<(), String> {
-    use lathe::events::{AgentEvent, ToolStatus, TurnOutcome};
+    use lathe_core::events::{AgentEvent, ToolStatus, TurnOutcome};
     load();
-    let ev = |e: AgentEvent| lathe::nvim::chat::render(vec![e]);
+    let ev = |e: AgentEvent| lathe::ui::chat::render(vec![e]);
     ev(AgentEvent::TurnStarted {
         prompt: "fix".into(),
     });
@@ -205,10 +205,10 @@ fn a_tool_line_updated_many_times_stays_one_line() -> Result<(), String> {
         input: serde_json::Value::Null,
     });
     let ask = [("Edit".to_string(), "Edit greeting.py".to_string())];
-    lathe::nvim::chat::set_tools_waiting(&ask);
-    lathe::nvim::chat::set_tools_waiting(&[]);
-    lathe::nvim::chat::set_tools_waiting(&ask);
-    lathe::nvim::chat::set_tools_waiting(&[]);
+    lathe::ui::chat::set_tools_waiting(&ask);
+    lathe::ui::chat::set_tools_waiting(&[]);
+    lathe::ui::chat::set_tools_waiting(&ask);
+    lathe::ui::chat::set_tools_waiting(&[]);
     ev(AgentEvent::ToolFinished {
         id: "t1".into(),
         name: "Edit".into(),
@@ -222,7 +222,7 @@ fn a_tool_line_updated_many_times_stays_one_line() -> Result<(), String> {
     ev(AgentEvent::TurnEnded {
         outcome: TurnOutcome::Done,
     });
-    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let buf = lathe::ui::chat::chat_buffer().ok_or("no chat buffer")?;
     let text = crate::common::lines(&buf).join("\n");
     check_eq(
         "chat text",
@@ -236,14 +236,14 @@ fn a_tool_line_updated_many_times_stays_one_line() -> Result<(), String> {
 /// rendered in one frame move `b:changedtick` once, and the text is whole.
 #[nvim_oxi::test]
 fn many_small_deltas_in_one_frame_are_one_buffer_edit() -> Result<(), String> {
-    use lathe::events::AgentEvent;
+    use lathe_core::events::AgentEvent;
     load();
-    let render = lathe::nvim::chat::render;
+    let render = lathe::ui::chat::render;
     render(vec![AgentEvent::TurnStarted {
         prompt: "stream".into(),
     }]);
     render(vec![AgentEvent::AssistantStarted]);
-    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let buf = lathe::ui::chat::chat_buffer().ok_or("no chat buffer")?;
     let tick = || buf.get_changedtick().map_err(|e| e.to_string());
     let before = tick()?;
     let pieces: Vec<String> = (0..500)
@@ -271,15 +271,15 @@ fn many_small_deltas_in_one_frame_are_one_buffer_edit() -> Result<(), String> {
     Ok(())
 }
 
-/// Streaming never reads the transcript back (issue 12: the main loop's
+/// Streaming never reads the transcript back (the main loop's
 /// cost of a frame must not grow with the answer): 200 frames of deltas
 /// growing one line to 200 KB are 200 edits and no read of a line, and the
 /// text is whole. The chat remembers where the buffer ends.
 #[nvim_oxi::test]
 fn streaming_frames_append_without_reading_the_growing_line_back() -> Result<(), String> {
-    use lathe::events::AgentEvent;
+    use lathe_core::events::AgentEvent;
     load();
-    let render = lathe::nvim::chat::render;
+    let render = lathe::ui::chat::render;
     render(vec![AgentEvent::TurnStarted {
         prompt: "stream".into(),
     }]);
@@ -287,10 +287,10 @@ fn streaming_frames_append_without_reading_the_growing_line_back() -> Result<(),
     render(vec![AgentEvent::TextDelta {
         text: "start ".into(),
     }]);
-    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let buf = lathe::ui::chat::chat_buffer().ok_or("no chat buffer")?;
     let piece = "x".repeat(1000);
-    let reads = lathe::nvim::chat::reads();
-    let (_, edits) = lathe::nvim::chat::edit_counts();
+    let reads = lathe::ui::chat::reads();
+    let (_, edits) = lathe::ui::chat::edit_counts();
     for _ in 0..200 {
         render(vec![AgentEvent::TextDelta {
             text: piece.clone(),
@@ -298,12 +298,12 @@ fn streaming_frames_append_without_reading_the_growing_line_back() -> Result<(),
     }
     check_eq(
         "transcript lines read back while streaming",
-        lathe::nvim::chat::reads() - reads,
+        lathe::ui::chat::reads() - reads,
         0,
     )?;
     check_eq(
         "transcript edits for 200 frames",
-        lathe::nvim::chat::edit_counts().1 - edits,
+        lathe::ui::chat::edit_counts().1 - edits,
         200,
     )?;
     // The 200 KB line goes on in chat lines of at most 4 KiB
@@ -321,12 +321,12 @@ fn streaming_frames_append_without_reading_the_growing_line_back() -> Result<(),
     // Anything else that changes the buffer is noticed: the end is read
     // once again and the next delta still lands at the very end (here a
     // clear, which also gives the chat a new buffer).
-    lathe::nvim::chat::clear();
+    lathe::ui::chat::clear();
     check_eq("the old chat buffer is wiped", buf.is_valid(), false)?;
     render(vec![AgentEvent::TextDelta {
         text: "after".into(),
     }]);
-    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let buf = lathe::ui::chat::chat_buffer().ok_or("no chat buffer")?;
     check_eq(
         "the chat after a clear",
         crate::common::lines(&buf).join("\n").as_str(),
@@ -337,15 +337,15 @@ fn streaming_frames_append_without_reading_the_growing_line_back() -> Result<(),
 /// A `User` event lathe fires (here `LatheTurnStart`) has the statuslines
 /// redrawn in a step of their own, after lathe's: `:redrawstatus` inside
 /// it redrew the whole screen, chat and tree-sitter included, as part of
-/// lathe's step (issue 12). A decoration provider's `on_start` counts
+/// lathe's step. A decoration provider's `on_start` counts
 /// screen updates; the autocmd queues a callback that runs right after
 /// lathe's step, before the statusline redraw lathe queued.
 #[nvim_oxi::test]
 fn a_user_event_redraws_no_screen_inside_lathes_step() -> Result<(), String> {
     use std::sync::Arc;
 
-    use lathe::events::{AgentEvent, EventSink};
-    use lathe::nvim::status_sink::{LiveStatus, StatusSink};
+    use lathe::ui::status_sink::{LiveStatus, StatusSink};
+    use lathe_core::events::{AgentEvent, EventSink};
 
     struct Nothing;
     impl EventSink for Nothing {
@@ -382,8 +382,8 @@ fn a_user_event_redraws_no_screen_inside_lathes_step() -> Result<(), String> {
     )
 }
 
-/// Each turn is highlighted on its own (`:help lathe-chat-highlighting`,
-/// issue 22): while an answer streams its turn is parsed again at every
+/// Each turn is highlighted on its own (`:help lathe-chat-highlighting`):
+/// while an answer streams its turn is parsed again at every
 /// frame as long as its text is at most 16 KiB; past that its highlighting
 /// pauses until the turn ends, when all of it is highlighted (in steps). A
 /// turn that starts in a long chat is highlighted while it streams (the
@@ -391,9 +391,9 @@ fn a_user_event_redraws_no_screen_inside_lathes_step() -> Result<(), String> {
 /// highlighter of its own (Neovim's would parse the whole day's chat).
 #[nvim_oxi::test]
 fn highlighting_follows_the_turn_not_the_chat() -> Result<(), String> {
-    use lathe::events::{AgentEvent, TurnOutcome};
+    use lathe_core::events::{AgentEvent, TurnOutcome};
     load();
-    let render = lathe::nvim::chat::render;
+    let render = lathe::ui::chat::render;
     render(vec![AgentEvent::TurnStarted {
         prompt: "stream".into(),
     }]);
@@ -402,17 +402,17 @@ fn highlighting_follows_the_turn_not_the_chat() -> Result<(), String> {
         text: "A **short** answer.\n".into(),
     }]);
     lua_test("T.eq('bold while a short turn streams', T.any_starts(T.chat_hl('short'), '@markup.strong'), true)")?;
-    check_eq("paused", lathe::nvim::chat::highlighting_paused(), false)?;
+    check_eq("paused", lathe::ui::chat::highlighting_paused(), false)?;
     let long = "A line of a long answer, streamed in small pieces.\n".repeat(400);
     render(vec![AgentEvent::TextDelta {
         text: format!("{long}The **long** answer ends.\n"),
     }]);
-    check_eq("paused", lathe::nvim::chat::highlighting_paused(), true)?;
+    check_eq("paused", lathe::ui::chat::highlighting_paused(), true)?;
     lua_test("T.eq('not yet', T.any_starts(T.chat_hl('long**'), '@markup.strong'), false)")?;
     render(vec![AgentEvent::TurnEnded {
         outcome: TurnOutcome::Done,
     }]);
-    check_eq("paused", lathe::nvim::chat::highlighting_paused(), false)?;
+    check_eq("paused", lathe::ui::chat::highlighting_paused(), false)?;
     lua_test(
         "T.eq('bold at the end of the long turn once it ended', vim.wait(5000, function()
            return T.any_starts(T.chat_hl('long**'), '@markup.strong')
@@ -427,7 +427,7 @@ fn highlighting_follows_the_turn_not_the_chat() -> Result<(), String> {
     }]);
     check_eq(
         "paused in a long chat",
-        lathe::nvim::chat::highlighting_paused(),
+        lathe::ui::chat::highlighting_paused(),
         false,
     )?;
     lua_test(
@@ -440,24 +440,24 @@ fn highlighting_follows_the_turn_not_the_chat() -> Result<(), String> {
     Ok(())
 }
 
-/// A frame of streamed text leaves the winbar alone (issue 12, the UI row
+/// A frame of streamed text leaves the winbar alone (the UI row
 /// of `make bench`): setting 'winbar' makes Neovim redraw every window's
 /// status line and winbar, and every frame set it to the same text. It is
 /// set when it changes: the turn's end sets "idle" once.
 #[nvim_oxi::test]
 fn streaming_frames_leave_the_winbar_alone() -> Result<(), String> {
-    use lathe::events::{AgentEvent, TurnOutcome};
+    use lathe_core::events::{AgentEvent, TurnOutcome};
     load();
-    let render = lathe::nvim::chat::render;
+    let render = lathe::ui::chat::render;
     render(vec![AgentEvent::TurnStarted {
         prompt: "stream".into(),
     }]);
-    lathe::nvim::chat::open_window()?;
+    lathe::ui::chat::open_window()?;
     render(vec![AgentEvent::AssistantStarted]);
     render(vec![AgentEvent::TextDelta {
         text: "start ".into(),
     }]);
-    let sets = lathe::nvim::chat::winbar_sets();
+    let sets = lathe::ui::chat::winbar_sets();
     for _ in 0..20 {
         render(vec![AgentEvent::TextDelta {
             text: "more of the answer ".into(),
@@ -465,7 +465,7 @@ fn streaming_frames_leave_the_winbar_alone() -> Result<(), String> {
     }
     check_eq(
         "winbar sets for 20 frames of text",
-        lathe::nvim::chat::winbar_sets() - sets,
+        lathe::ui::chat::winbar_sets() - sets,
         0,
     )?;
     render(vec![AgentEvent::TurnEnded {
@@ -473,10 +473,10 @@ fn streaming_frames_leave_the_winbar_alone() -> Result<(), String> {
     }]);
     check_eq(
         "winbar sets at the turn's end",
-        lathe::nvim::chat::winbar_sets() - sets,
+        lathe::ui::chat::winbar_sets() - sets,
         1,
     )?;
-    let bar = lathe::nvim::state::lua()
+    let bar = lathe::api::state::lua()
         .load("return vim.wo[vim.fn.bufwinid('lathe://chat')].winbar")
         .eval::<String>()
         .map_err(|e| e.to_string())?;
@@ -485,22 +485,22 @@ fn streaming_frames_leave_the_winbar_alone() -> Result<(), String> {
 
 /// Bytes of chat text the highlighter has parsed so far.
 fn parsed_bytes() -> Result<i64, String> {
-    lathe::nvim::state::lua()
+    lathe::api::state::lua()
         .load("return require('lathe.chat_highlight').parsed_bytes")
         .eval::<i64>()
         .map_err(|e| e.to_string())
 }
 
-/// A turn's end parses that turn, never the chat (issue 22: a day's chat
+/// A turn's end parses that turn, never the chat (a day's chat
 /// was parsed again at every turn's end, 100 ms in one piece and ~80
 /// bytes of trees per byte of chat): after a 100 KB answer, a short turn
 /// costs the parse of its own few lines, frames and end together.
 #[nvim_oxi::test]
 fn a_short_turn_in_a_long_chat_parses_only_itself() -> Result<(), String> {
-    use lathe::events::{AgentEvent, TurnOutcome};
+    use lathe_core::events::{AgentEvent, TurnOutcome};
     load();
-    let render = lathe::nvim::chat::render;
-    let lua = lathe::nvim::state::lua();
+    let render = lathe::ui::chat::render;
+    let lua = lathe::api::state::lua();
     render(vec![AgentEvent::TurnStarted {
         prompt: "long".into(),
     }]);
@@ -537,17 +537,17 @@ fn a_short_turn_in_a_long_chat_parses_only_itself() -> Result<(), String> {
 }
 
 /// A frame highlights what is new in the running turn, not the whole turn
-/// again (issue 22: at the end of a day, every request's frame parsed its
+/// again (at the end of a day, every request's frame parsed its
 /// whole turn, and Neovim's CPU per request grew 1 -> 6-11 ms): over 60
 /// frames of a paragraph each, the bytes parsed stay within a few times the
 /// turn's text (they were the sum of every prefix), and an early
 /// paragraph keeps its highlights while later ones arrive.
 #[nvim_oxi::test]
 fn a_frame_highlights_what_is_new_in_the_running_turn() -> Result<(), String> {
-    use lathe::events::{AgentEvent, TurnOutcome};
+    use lathe_core::events::{AgentEvent, TurnOutcome};
     load();
-    let render = lathe::nvim::chat::render;
-    let lua = lathe::nvim::state::lua();
+    let render = lathe::ui::chat::render;
+    let lua = lathe::api::state::lua();
     render(vec![AgentEvent::TurnStarted {
         prompt: "many paragraphs".into(),
     }]);
@@ -600,7 +600,7 @@ fn a_frame_highlights_what_is_new_in_the_running_turn() -> Result<(), String> {
     Ok(())
 }
 
-/// One over-long streamed line (200 KB, no newline; issue 12) never
+/// One over-long streamed line (200 KB, no newline) never
 /// becomes one chat line: Neovim measures, draws and parses a line as a
 /// whole on every redraw, so the chat goes on in new lines of at most
 /// `HARD_LINE_BYTES`, each marked with the `↪` sign, nothing removed (the
@@ -610,19 +610,19 @@ fn a_frame_highlights_what_is_new_in_the_running_turn() -> Result<(), String> {
 /// without spaces (minified code) at the bound.
 #[nvim_oxi::test]
 fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Result<(), String> {
-    use lathe::events::AgentEvent;
-    use lathe::nvim::chat::lines::CONTINUED_SIGN;
+    use lathe::ui::chat::lines::CONTINUED_SIGN;
+    use lathe_core::events::AgentEvent;
     // The longest chat line of streamed text (`:help lathe-chat-long-lines`
     // says 4 KiB), written out so a bound raised or dropped fails here.
     const HARD_LINE_BYTES: usize = 4 * 1024;
     load();
-    let render = lathe::nvim::chat::render;
-    lathe::nvim::chat::open_window()?;
+    let render = lathe::ui::chat::render;
+    lathe::ui::chat::open_window()?;
     render(vec![AgentEvent::TurnStarted {
         prompt: "stream".into(),
     }]);
     render(vec![AgentEvent::AssistantStarted]);
-    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let buf = lathe::ui::chat::chat_buffer().ok_or("no chat buffer")?;
     let win = nvim_oxi::api::list_wins()
         .find(|w| w.get_buf().is_ok_and(|b| b == buf))
         .ok_or("no chat window")?;
@@ -637,9 +637,9 @@ fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Res
         ("no spaces", "{\"k\":[1,2,3]}".repeat(77)),
     ] {
         let first = buf.line_count().map_err(|e| e.to_string())? - 1;
-        let reads = lathe::nvim::chat::reads();
-        let (_, edits) = lathe::nvim::chat::edit_counts();
-        let continued = lathe::nvim::chat::continued_lines();
+        let reads = lathe::ui::chat::reads();
+        let (_, edits) = lathe::ui::chat::edit_counts();
+        let continued = lathe::ui::chat::continued_lines();
         let mut answer = String::new();
         for _ in 0..200 {
             answer.push_str(&piece);
@@ -649,12 +649,12 @@ fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Res
         }
         check_eq(
             &format!("{kind}: edits for 200 frames"),
-            lathe::nvim::chat::edit_counts().1 - edits,
+            lathe::ui::chat::edit_counts().1 - edits,
             200,
         )?;
         check_eq(
             &format!("{kind}: lines read back"),
-            lathe::nvim::chat::reads() - reads,
+            lathe::ui::chat::reads() - reads,
             0,
         )?;
         let lines = crate::common::lines(&buf);
@@ -662,7 +662,7 @@ fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Res
         if longest > HARD_LINE_BYTES {
             return Err(format!("{kind}: a chat line of {longest} bytes"));
         }
-        let added = lathe::nvim::chat::continued_lines() - continued;
+        let added = lathe::ui::chat::continued_lines() - continued;
         if (added as usize) < answer.len() / HARD_LINE_BYTES {
             return Err(format!("{kind}: only {added} added breaks"));
         }
@@ -672,7 +672,7 @@ fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Res
             shown,
             answer,
         )?;
-        let marked: usize = lathe::nvim::state::lua()
+        let marked: usize = lathe::api::state::lua()
             .load(
                 r#"local buf, first, sign = ...
                 local ns = vim.api.nvim_create_namespace("lathe_chat")
@@ -703,7 +703,7 @@ fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Res
     render(vec![AgentEvent::AssistantWithdrawn {
         reason: "the stream broke off".into(),
     }]);
-    let left: usize = lathe::nvim::state::lua()
+    let left: usize = lathe::api::state::lua()
         .load(
             r#"local buf, sign = ...
             local ns = vim.api.nvim_create_namespace("lathe_chat")
@@ -726,11 +726,11 @@ fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Res
 /// no scroll.
 #[nvim_oxi::test]
 fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<(), String> {
-    use lathe::events::AgentEvent;
+    use lathe_core::events::AgentEvent;
     load();
-    let render = lathe::nvim::chat::render;
+    let render = lathe::ui::chat::render;
     let file = nvim_oxi::api::get_current_win();
-    lathe::nvim::chat::open_window()?;
+    lathe::ui::chat::open_window()?;
     check_eq(
         "the cursor stays in the file window",
         nvim_oxi::api::get_current_win() == file,
@@ -740,18 +740,18 @@ fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<()
         prompt: "stream".into(),
     }]);
     render(vec![AgentEvent::AssistantStarted]);
-    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let buf = lathe::ui::chat::chat_buffer().ok_or("no chat buffer")?;
     let win = nvim_oxi::api::list_wins()
         .find(|w| w.get_buf().is_ok_and(|b| b == buf))
         .ok_or("no chat window")?;
     let last_shown = || -> Result<(usize, usize), String> {
-        let shown: usize = lathe::nvim::state::lua()
+        let shown: usize = lathe::api::state::lua()
             .load(r#"return vim.fn.line("w$", ...)"#)
             .call(win.handle())
             .map_err(|e| e.to_string())?;
         Ok((shown, buf.line_count().map_err(|e| e.to_string())?))
     };
-    let fixes = lathe::nvim::chat::view_fixes();
+    let fixes = lathe::ui::chat::view_fixes();
     // The answer so far ends in an empty line; the next frame brings 300
     // paragraphs at once.
     render(vec![AgentEvent::TextDelta {
@@ -761,12 +761,12 @@ fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<()
     render(vec![AgentEvent::TextDelta { text: paragraphs }]);
     let (shown, n) = last_shown()?;
     check_eq("the last line shown after a long frame", shown, n)?;
-    let after_long = lathe::nvim::chat::view_fixes() - fixes;
+    let after_long = lathe::ui::chat::view_fixes() - fixes;
     if after_long == 0 {
         return Err("the long frame needed a scroll, none was counted".into());
     }
     // Frames whose view is right already: no scroll, the end still shown.
-    let fixes = lathe::nvim::chat::view_fixes();
+    let fixes = lathe::ui::chat::view_fixes();
     for i in 0..20 {
         render(vec![AgentEvent::TextDelta {
             text: format!("word{i} "),
@@ -776,11 +776,11 @@ fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<()
     }
     check_eq(
         "scrolls for frames already showing the end",
-        lathe::nvim::chat::view_fixes() - fixes,
+        lathe::ui::chat::view_fixes() - fixes,
         0,
     )?;
     render(vec![AgentEvent::TurnEnded {
-        outcome: lathe::events::TurnOutcome::Done,
+        outcome: lathe_core::events::TurnOutcome::Done,
     }]);
     let (shown, n) = last_shown()?;
     check_eq("the last line shown at the turn's end", shown, n)
@@ -792,17 +792,17 @@ fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<()
 /// and no empty row below it while there is text above to show.
 #[nvim_oxi::test]
 fn an_unfocused_chat_window_is_never_scrolled_past_its_end() -> Result<(), String> {
-    use lathe::events::{AgentEvent, ToolStatus, TurnOutcome};
+    use lathe_core::events::{AgentEvent, ToolStatus, TurnOutcome};
     load();
-    let render = lathe::nvim::chat::render;
-    lathe::nvim::chat::open_window()?;
-    let buf = lathe::nvim::chat::chat_buffer().ok_or("no chat buffer")?;
+    let render = lathe::ui::chat::render;
+    lathe::ui::chat::open_window()?;
+    let buf = lathe::ui::chat::chat_buffer().ok_or("no chat buffer")?;
     let win = nvim_oxi::api::list_wins()
         .find(|w| w.get_buf().is_ok_and(|b| b == buf))
         .ok_or("no chat window")?;
     // (first line shown, last line shown, rows below the last line, lines)
     let view = || -> Result<(usize, usize, i64, usize), String> {
-        let (top, bottom, empty): (usize, usize, i64) = lathe::nvim::state::lua()
+        let (top, bottom, empty): (usize, usize, i64) = lathe::api::state::lua()
             .load(
                 r#"local w = ...
                 local v = vim.api.nvim_win_call(w, function()

@@ -4,13 +4,13 @@
 //! line, folded results, `<CR>` jumps, markdown highlighting, following new
 //! output, toggle/close, winbar and window options.
 
-use lathe::events::{AgentEvent, ToolStatus, TurnOutcome};
+use lathe_core::events::{AgentEvent, ToolStatus, TurnOutcome};
 use serde_json::json;
 
 use crate::common::{check_eq, load, lua_test, lua_test_with_model};
 
 fn ev(e: AgentEvent) {
-    lathe::nvim::chat::render(vec![e]);
+    lathe::ui::chat::render(vec![e]);
 }
 
 fn started(id: &str, name: &str, detail: &str, input: serde_json::Value) -> AgentEvent {
@@ -33,7 +33,7 @@ fn finished(id: &str, name: &str, status: ToolStatus, summary: &str, content: &s
 }
 
 fn chat_text() -> String {
-    lathe::nvim::chat::chat_buffer()
+    lathe::ui::chat::chat_buffer()
         .map(|b| crate::common::lines(&b).join("\n"))
         .unwrap_or_default()
 }
@@ -93,13 +93,13 @@ fn tool_lines_show_each_state_with_its_sign_and_highlight() -> Result<(), String
         "a.py",
         json!({"file_path": "/x/a.py"}),
     ));
-    lathe::nvim::chat::set_tools_waiting(&[("Edit".into(), "Edit a.py".into())]);
+    lathe::ui::chat::set_tools_waiting(&[("Edit".into(), "Edit a.py".into())]);
     lua_test(&format!(
         "{SIGN_OF}
         local w = SIGN_OF('- Edit(a.py)')
         T.eq('waiting', {{ w.line, w.sign, w.hl }}, {{ '- Edit(a.py): waiting for you', '?', 'LatheToolWaiting' }})"
     ))?;
-    lathe::nvim::chat::set_tools_waiting(&[]);
+    lathe::ui::chat::set_tools_waiting(&[]);
     ev(finished(
         "t2",
         "Edit",
@@ -167,7 +167,7 @@ fn tool_lines_show_each_state_with_its_sign_and_highlight() -> Result<(), String
 #[nvim_oxi::test]
 fn bash_output_stays_on_one_line_and_the_answer_is_not_glued() -> Result<(), String> {
     load();
-    lathe::nvim::chat::open_window()?;
+    lathe::ui::chat::open_window()?;
     ev(AgentEvent::TurnStarted {
         prompt: "test".into(),
     });
@@ -251,7 +251,7 @@ fn the_chat_is_highlighted_as_markdown_with_code_in_its_language() -> Result<(),
     )
 }
 
-/// A tool's folded result is not parsed with its turn (issue 22: a day of
+/// A tool's folded result is not parsed with its turn (a day of
 /// results cost hundreds of MB of trees): it is highlighted, in its
 /// file's language, once a window shows it open (`za`).
 #[nvim_oxi::test]
@@ -280,7 +280,7 @@ fn a_folded_result_is_highlighted_when_opened() -> Result<(), String> {
     ev(AgentEvent::TurnEnded {
         outcome: TurnOutcome::Done,
     });
-    lathe::nvim::chat::open_window()?;
+    lathe::ui::chat::open_window()?;
     lua_test(
         "T.eq('the answer is highlighted', T.any_starts(T.chat_hl('one**'), '@markup.strong'), true)
         vim.cmd.redraw()
@@ -313,7 +313,7 @@ fn enter_on_a_tool_line_jumps_to_its_file_in_the_other_window() -> Result<(), St
     let file = dir.join("a.py");
     std::fs::write(&file, "one\ntwo\nthree\nfour\nfive\n").map_err(|e| e.to_string())?;
     let path = file.to_string_lossy().into_owned();
-    lathe::nvim::chat::open_window()?;
+    lathe::ui::chat::open_window()?;
     ev(AgentEvent::TurnStarted {
         prompt: "look".into(),
     });
@@ -380,7 +380,7 @@ fn enter_on_a_tool_line_jumps_to_its_file_in_the_other_window() -> Result<(), St
 #[nvim_oxi::test]
 fn the_chat_follows_new_output_only_from_the_last_line() -> Result<(), String> {
     load();
-    lathe::nvim::chat::open_window()?;
+    lathe::ui::chat::open_window()?;
     ev(AgentEvent::TurnStarted {
         prompt: "long".into(),
     });
@@ -510,6 +510,9 @@ fn the_prompt_area_types_sends_and_remembers() -> Result<(), String> {
     lua_test_with_model(
         SLOW_SCRIPT,
         r###"vim.cmd("runtime plugin/lathe.lua")
+        -- Wide enough that the chat's winbar shows every part (a narrow one
+        -- drops the spend first).
+        vim.o.columns = 300
         T.setup(vim.fn.getcwd(), { base_url = MOCK_URL })
         vim.cmd("Lathe")
         T.eq("in the prompt", vim.api.nvim_buf_get_name(0), "lathe://prompt")

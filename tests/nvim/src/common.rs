@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use lathe::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
-use lathe::nvim::{MainThread, NvimEditor};
+use lathe::{MainThread, NvimEditor};
+use lathe_core::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
 use nvim_oxi::api::{self, Buffer};
 use nvim_oxi::tests::{TestFailure, TestTerminator};
 
@@ -16,7 +16,7 @@ pub fn load() -> MainThread {
     // Saved conversations and large tool results go to a state directory
     // of this test's own, never the user's (`stdpath("state")` follows
     // $XDG_STATE_HOME at every call).
-    let _ = lathe::nvim::state::lua()
+    let _ = lathe::api::state::lua()
         .load(
             r#"if not vim.g.lathe_test_state then
                  vim.g.lathe_test_state = vim.fn.tempname() .. "-state"
@@ -24,8 +24,8 @@ pub fn load() -> MainThread {
                end"#,
         )
         .exec();
-    lathe::nvim::install();
-    lathe::nvim::state::main_thread().expect("install() creates the bridge")
+    lathe::api::install();
+    lathe::api::state::main_thread().expect("install() creates the bridge")
 }
 
 /// A fresh file under the temp dir holding `bytes`.
@@ -85,7 +85,7 @@ pub fn run_async<F>(t: TestTerminator, body: F)
 where
     F: Future<Output = Result<(), String>> + Send + 'static,
 {
-    let rt = lathe::nvim::runtime::handle().expect("runtime");
+    let rt = lathe::host::runtime::handle().expect("runtime");
     let task = rt.spawn(async move {
         tokio::time::timeout(std::time::Duration::from_secs(20), body)
             .await
@@ -114,7 +114,7 @@ pub fn check_eq<T: PartialEq + std::fmt::Debug>(what: &str, a: T, b: T) -> Resul
 /// in scope. `Err` with the Lua error (an assertion's message) when it raises.
 pub fn lua_test(chunk: &str) -> Result<(), String> {
     load();
-    let lua = lathe::nvim::state::lua();
+    let lua = lathe::api::state::lua();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let here = env!("CARGO_MANIFEST_DIR");
     lua.load(format!(
@@ -140,11 +140,11 @@ pub fn lua_test_with_model(script: &str, chunk: &str) -> Result<(), String> {
         .as_array()
         .map_or(0, Vec::len);
     let script = mock_llm::Script::from_json(script).map_err(|e| format!("script: {e}"))?;
-    let rt = lathe::nvim::runtime::handle().map_err(|e| e.to_string())?;
+    let rt = lathe::host::runtime::handle().map_err(|e| e.to_string())?;
     let server = rt
         .block_on(mock_llm::spawn(script, None))
         .map_err(|e| format!("mock-llm: {e}"))?;
-    lathe::nvim::state::lua()
+    lathe::api::state::lua()
         .globals()
         .set("MOCK_URL", server.url())
         .map_err(|e| e.to_string())?;

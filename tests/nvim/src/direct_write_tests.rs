@@ -1,5 +1,5 @@
 //! An agent edit of a loaded buffer saved without Neovim's `:write`
-//! (`nvim::direct_write`; docs/architecture.md, "Edits through buffers";
+//! (`lathe::adapters::direct_write`; docs/edits.md, "Edits through buffers";
 //! `:help lathe-save`): the file is byte-exact, Neovim takes it as its own
 //! (a later `:w` does not ask, `:checktime` reloads nothing, undo works),
 //! a buffer with write autocmds still goes through `:write`, and the user's
@@ -145,14 +145,12 @@ fn an_edit_result_waits_for_two_round_trips_and_the_file_is_already_written(
     use std::os::unix::fs::MetadataExt;
     use std::sync::Arc;
 
-    use lathe::config::Config;
-    use lathe::events::NullSink;
-    use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
-    use lathe::nvim::NvimEditor;
-    use lathe::permissions::{Mode, PermissionState, Rules, ScriptedPrompter};
-    use lathe::protocol::ToolUse;
-    use lathe::tools::{builtin_tools, FileState, ToolContext};
-    use tokio_util::sync::CancellationToken;
+    use lathe::NvimEditor;
+
+    use lathe_core::events::NullSink;
+    use lathe_core::execution::{run_tool_use, PendingToolUse};
+    use lathe_core::permissions::{Mode, Rules};
+    use lathe_core::protocol::ToolUse;
 
     use crate::common::{check_eq, edit, editor, load, run_async, temp_file};
 
@@ -161,27 +159,14 @@ fn an_edit_result_waits_for_two_round_trips_and_the_file_is_already_written(
     let path = temp_file("round_trips.txt", text.as_bytes());
     let root = path.parent().expect("temp dir").to_path_buf();
     let buf = edit(&path);
-    let config = Config::new(&root);
-    let env = ExecEnv {
-        registry: Arc::new(ToolRegistry::new(builtin_tools(&config)).expect("unique names")),
-        ctx: ToolContext {
-            root: root.clone(),
-            editor: editor(&main),
-            file_state: Arc::new(FileState::new()),
-            cancel: CancellationToken::new(),
-            progress: None,
-        },
-        permissions: Arc::new(PermissionState::new(Rules {
+    let env = lathe_test_support::env_at(&root)
+        .editor(editor(&main))
+        .rules(Rules {
             mode: Mode::AcceptEdits,
             ..Rules::default()
-        })),
-        prompter: Arc::new(ScriptedPrompter::default()),
-        sink: Arc::new(NullSink),
-        results: Arc::new(ResultStore::new(root.join(".results"), "t")),
-        interactive: true,
-        hooks: Default::default(),
-        turn_stop: Default::default(),
-    };
+        })
+        .sink(Arc::new(NullSink))
+        .build();
     let use_of = |input: serde_json::Value| {
         let name = if input.get("old_string").is_some() {
             "Edit"

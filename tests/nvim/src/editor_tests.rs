@@ -1,13 +1,13 @@
 //! `NvimEditor` on loaded buffers: unsaved text, stale refusal, smallest
 //! edit (one undo, extmarks stay), CRLF, final newline, unsaved user changes.
 
-use lathe::editor::{Editor, EditorError, TextFormat, Version, WriteRequest};
+use lathe_core::editor::{Editor, EditorError, TextFormat, Version, WriteRequest};
 use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
 use nvim_oxi::tests::TestTerminator;
 
 use crate::common::{check_eq, edit, editor, lines, load, run_async, temp_file};
 
-fn write_req(base: &lathe::editor::Document, text: &str) -> WriteRequest {
+fn write_req(base: &lathe_core::editor::Document, text: &str) -> WriteRequest {
     WriteRequest {
         base: Some(base.stamp()),
         text: std::sync::Arc::from(text),
@@ -149,7 +149,7 @@ fn crlf_file_keeps_crlf_after_edit_and_save(t: TestTerminator) {
         check_eq(
             "line ending",
             doc.format.line_ending,
-            lathe::editor::LineEnding::CrLf,
+            lathe_core::editor::LineEnding::CrLf,
         )?;
         let out = ed
             .write(&path, write_req(&doc, "first\nSECOND\n"))

@@ -12,10 +12,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lathe::editor::{Stamp, TextHash, Version};
-use lathe::nvim::{FloatPrompter, MainThread};
-use lathe::permissions::{PermissionPreview, PromptAnswer, Prompter, Revision};
-use lathe::tools::diff::{apply_hunks, unified_diff};
+use lathe::{FloatPrompter, MainThread};
+use lathe_core::editor::{Stamp, TextHash, Version};
+use lathe_core::permissions::{PermissionPreview, PromptAnswer, Prompter, Revision};
+use lathe_core::tools::diff::{apply_hunks, unified_diff};
 use nvim_oxi::api;
 use nvim_oxi::tests::TestTerminator;
 use tokio::task::JoinHandle;
@@ -92,7 +92,7 @@ fn in_float() -> bool {
 
 /// Evaluates the Lua expression `expr` on the main thread's Lua state.
 fn lua_eval<T: mlua::FromLua>(expr: &str) -> Option<T> {
-    lathe::nvim::state::lua()
+    lathe::api::state::lua()
         .load(format!("return {expr}"))
         .eval()
         .ok()
@@ -185,7 +185,7 @@ fn key_gives(t: TestTerminator, keys: &'static str, want: PromptAnswer) {
         }
         input(&main, keys).await?;
         check_eq("answer", answer_of(h).await?, want)?;
-        let open = on_main(&main, lathe::nvim::float::is_float_open).await?;
+        let open = on_main(&main, lathe::ui::float::is_float_open).await?;
         check_eq("float closed", open, false)
     });
 }
@@ -244,12 +244,7 @@ fn keys_right_after_the_float_appears_go_to_the_users_window(t: TestTerminator) 
         })
         .await?;
         let h = ask(&main, 400, preview());
-        until(
-            &main,
-            "the float appeared",
-            lathe::nvim::float::is_float_open,
-        )
-        .await?;
+        until(&main, "the float appeared", lathe::ui::float::is_float_open).await?;
         check_eq("not focused yet", on_main(&main, in_float).await?, false)?;
         input(&main, "banana").await?;
         tokio::time::sleep(Duration::from_millis(600)).await;
@@ -291,12 +286,7 @@ fn a_write_typed_as_the_float_appears_saves_the_users_file(t: TestTerminator) {
         })
         .await?;
         let h = ask(&main, 400, preview());
-        until(
-            &main,
-            "the float appeared",
-            lathe::nvim::float::is_float_open,
-        )
-        .await?;
+        until(&main, "the float appeared", lathe::ui::float::is_float_open).await?;
         input(&main, ":w<CR>").await?;
         until(&main, "the file is saved", move || {
             std::fs::read_to_string(&want).is_ok_and(|t| t == "new\n")
@@ -341,10 +331,10 @@ fn an_ask_waits_while_the_user_types_in_insert_mode(t: TestTerminator) {
         tokio::time::sleep(Duration::from_millis(400)).await;
         check_eq(
             "no float while in Insert mode",
-            on_main(&main, lathe::nvim::float::is_float_open).await?,
+            on_main(&main, lathe::ui::float::is_float_open).await?,
             false,
         )?;
-        let waiting = on_main(&main, lathe::nvim::float::waiting).await?;
+        let waiting = on_main(&main, lathe::ui::float::waiting).await?;
         check_eq(
             "the statusline says what waits",
             waiting.as_deref(),
@@ -361,7 +351,7 @@ fn an_ask_waits_while_the_user_types_in_insert_mode(t: TestTerminator) {
         check_eq("answer", answer_of(h).await?, PromptAnswer::AllowOnce)?;
         check_eq(
             "nothing waits",
-            on_main(&main, lathe::nvim::float::waiting).await?,
+            on_main(&main, lathe::ui::float::waiting).await?,
             None,
         )
     });
@@ -377,7 +367,7 @@ fn asks_queue_one_float_at_a_time(t: TestTerminator) {
         second_preview.title = "Edit other.py".into();
         let second = ask(&main, 50, second_preview);
         until(&main, "the first float counts the queue", || {
-            lathe::nvim::float::waiting().is_some_and(|w| w.contains("(+1 more)"))
+            lathe::ui::float::waiting().is_some_and(|w| w.contains("(+1 more)"))
         })
         .await?;
         let (title, _) = on_main(&main, title_and_footer).await?;
@@ -404,7 +394,7 @@ fn a_closed_float_stays_pending_and_review_brings_it_back(t: TestTerminator) {
         float_ready(&main, 50).await?;
         input(&main, ":q<CR>").await?;
         until(&main, "the float is closed", || {
-            !lathe::nvim::float::is_float_open()
+            !lathe::ui::float::is_float_open()
         })
         .await?;
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -413,7 +403,7 @@ fn a_closed_float_stays_pending_and_review_brings_it_back(t: TestTerminator) {
         }
         check_eq(
             "still waiting",
-            on_main(&main, lathe::nvim::float::waiting).await?.is_some(),
+            on_main(&main, lathe::ui::float::waiting).await?.is_some(),
             true,
         )?;
         // A new ask does not bring the closed float back on its own.
@@ -421,7 +411,7 @@ fn a_closed_float_stays_pending_and_review_brings_it_back(t: TestTerminator) {
         tokio::time::sleep(Duration::from_millis(400)).await;
         check_eq(
             "no float after a new ask",
-            on_main(&main, lathe::nvim::float::is_float_open).await?,
+            on_main(&main, lathe::ui::float::is_float_open).await?,
             false,
         )?;
         // Another tab: :Lathe review shows it there.
@@ -429,7 +419,7 @@ fn a_closed_float_stays_pending_and_review_brings_it_back(t: TestTerminator) {
             let _ = api::command("tabnew");
         })
         .await?;
-        on_main(&main, lathe::nvim::float::review).await??;
+        on_main(&main, lathe::ui::float::review).await??;
         float_ready(&main, 50).await?;
         let (title, _) = on_main(&main, title_and_footer).await?;
         check_eq(
@@ -465,7 +455,7 @@ fn a_key_typed_as_focus_comes_back_does_not_answer(t: TestTerminator) {
             false,
         )?;
         tokio::time::sleep(Duration::from_millis(500)).await;
-        on_main(&main, lathe::nvim::float::review).await??;
+        on_main(&main, lathe::ui::float::review).await??;
         input(&main, "y").await?;
         tokio::time::sleep(Duration::from_millis(150)).await;
         if h.is_finished() {
@@ -498,12 +488,12 @@ fn stop_denies_every_waiting_ask(t: TestTerminator) {
         let first = ask(&main, 50, preview());
         let second = ask(&main, 50, preview_of("a\n", "b\n"));
         float_ready(&main, 50).await?;
-        on_main(&main, lathe::nvim::float::deny_all).await?;
+        on_main(&main, lathe::ui::float::deny_all).await?;
         check_eq("first", answer_of(first).await?, PromptAnswer::Deny)?;
         check_eq("second", answer_of(second).await?, PromptAnswer::Deny)?;
         check_eq(
             "no float left",
-            on_main(&main, lathe::nvim::float::is_float_open).await?,
+            on_main(&main, lathe::ui::float::is_float_open).await?,
             false,
         )
     });
@@ -702,11 +692,11 @@ fn at_80_columns_every_line_shows_and_the_footer_keeps_help(t: TestTerminator) {
 
 #[nvim_oxi::test]
 fn the_chat_says_the_tool_waits_for_the_user(t: TestTerminator) {
-    use lathe::events::AgentEvent;
+    use lathe_core::events::AgentEvent;
     let main = load();
     run_async(t, async move {
         on_main(&main, || {
-            lathe::nvim::chat::render(vec![
+            lathe::ui::chat::render(vec![
                 AgentEvent::TurnStarted {
                     prompt: "fix it".into(),
                 },
@@ -720,7 +710,7 @@ fn the_chat_says_the_tool_waits_for_the_user(t: TestTerminator) {
         })
         .await?;
         let chat = || {
-            lathe::nvim::chat::chat_buffer()
+            lathe::ui::chat::chat_buffer()
                 .map(|b| crate::common::lines(&b))
                 .unwrap_or_default()
         };

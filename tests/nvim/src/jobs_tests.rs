@@ -1,6 +1,6 @@
 //! Background Bash commands in Neovim: `:Lathe jobs` / `lathe.jobs()` list
 //! them, KillShell stops one, and `VimLeavePre` stops every one with what
-//! it started (issue 12, section 3).
+//! it started (section 3).
 
 /// Lua helpers: `alive(arg)` counts live processes with `arg` as an
 /// argument (from /proc), `notes` collects what `vim.notify` shows.

@@ -1,4 +1,4 @@
-//! Navigation through a real language server (issue 11, sections 3 and 4):
+//! Navigation through a real language server (sections 3 and 4):
 //! LspDefinition, LspReferences, LspHover and LspSymbols against
 //! `python-lsp-server` from `.venv` on a two-module Python project, the
 //! clear messages when there is no server or it cannot answer, a server
@@ -338,11 +338,11 @@ fn tools_per_request(chunk: &str) -> Result<Vec<Vec<String>>, String> {
       { "content": [ { "type": "text", "text": "three" } ] }
     ] }"#;
     let script = mock_llm::Script::from_json(script).map_err(|e| format!("script: {e}"))?;
-    let rt = lathe::nvim::runtime::handle().map_err(|e| e.to_string())?;
+    let rt = lathe::host::runtime::handle().map_err(|e| e.to_string())?;
     let server = rt
         .block_on(mock_llm::spawn(script, None))
         .map_err(|e| format!("mock-llm: {e}"))?;
-    lathe::nvim::state::lua()
+    lathe::api::state::lua()
         .globals()
         .set("MOCK_URL", server.url())
         .map_err(|e| e.to_string())?;

@@ -1,4 +1,4 @@
-//! Diagnostics from a real language server (issue 11, sections 2 and 4):
+//! Diagnostics from a real language server (sections 2 and 4):
 //! `python-lsp-server` with `pyflakes` from `.venv` (`make .venv/bin/pylsp`)
 //! on a small Python project. An Edit that introduces an undefined name gets
 //! it in its result, one that fixes it reports nothing, old problems are not

@@ -7,7 +7,7 @@ use crate::common::load;
 /// Loads lathe and puts the plugin directory on 'runtimepath'.
 fn require_lathe() -> mlua::Lua {
     load();
-    let lua = lathe::nvim::state::lua();
+    let lua = lathe::api::state::lua();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     lua.load(format!("vim.opt.rtp:prepend({root:?})"))
         .exec()
@@ -232,7 +232,7 @@ fn settings_files_apply_and_their_problems_are_reported() -> Result<(), String> 
     )
 }
 
-/// `setup()` is lazy (issue 12): it compiles no tool input validator and
+/// `setup()` is lazy: it compiles no tool input validator and
 /// builds no HTTP client (TLS roots); both wait for their first use. A
 /// tool call then compiles its validator.
 #[nvim_oxi::test]
@@ -240,23 +240,23 @@ fn setup_compiles_no_validator_and_builds_no_http_client() -> Result<(), String>
     crate::common::lua_test("T.setup(T.project())")?;
     crate::common::check_eq(
         "validators compiled by setup",
-        lathe::execution::validators_compiled(),
+        lathe_core::execution::validators_compiled(),
         0,
     )?;
     crate::common::check_eq(
         "HTTP clients built by setup",
-        lathe::provider::http::clients_built(),
+        lathe_core::provider::http::clients_built(),
         0,
     )?;
     crate::common::lua_test(r#"T.ok("Glob", { pattern = "*.none" })"#)?;
     crate::common::check_eq(
         "validators after the first tool call",
-        lathe::execution::validators_compiled(),
+        lathe_core::execution::validators_compiled(),
         1,
     )
 }
 
-/// `setup()` starts no thread (issue 12, load ≤ 3 ms and ≤ +4 MB until
+/// `setup()` starts no thread (load ≤ 3 ms and ≤ +4 MB until
 /// the first tool call): neither lathe's tokio runtime and its workers nor
 /// the session log's writer. The first tool call starts the runtime;
 /// `main_thread_stats()` says so to Lua (what `make bench` prints).
@@ -270,17 +270,17 @@ fn setup_starts_no_runtime_and_no_thread() -> Result<(), String> {
     )?;
     crate::common::check_eq(
         "runtime started by setup",
-        lathe::nvim::runtime::started(),
+        lathe::host::runtime::started(),
         false,
     )?;
     crate::common::check_eq(
         "session-log writer threads started by setup",
-        lathe::agent::session_log::writers_started(),
+        lathe_core::agent::session_log::writers_started(),
         0,
     )?;
     crate::common::check_eq(
         "saved-output cleanup threads started by setup",
-        lathe::tools::retention::sweeps_started(),
+        lathe_core::tools::retention::sweeps_started(),
         0,
     )?;
     crate::common::lua_test(
@@ -291,13 +291,13 @@ fn setup_starts_no_runtime_and_no_thread() -> Result<(), String> {
     )?;
     crate::common::check_eq(
         "saved-output cleanup started by the first tool call",
-        lathe::tools::retention::sweeps_started(),
+        lathe_core::tools::retention::sweeps_started(),
         1,
     )
 }
 
 /// `setup()` reads and checks the configuration but makes no session (no
-/// tools, provider or session log; issue 12, load ≤ +4 MB until the first
+/// tools, provider or session log, load ≤ +4 MB until the first
 /// tool call): what Lua reads in the meantime — the status, the statusline
 /// component, `info()`, the transcript — comes from the configuration, and
 /// the first tool call makes the session with `setup()`'s options.
@@ -338,7 +338,7 @@ fn the_first_ask_starts_the_runtime_and_the_session_log() -> Result<(), String> 
     )?;
     crate::common::check_eq(
         "runtime started by setup",
-        lathe::nvim::runtime::started(),
+        lathe::host::runtime::started(),
         false,
     )?;
     crate::common::lua_test(
@@ -349,12 +349,12 @@ fn the_first_ask_starts_the_runtime_and_the_session_log() -> Result<(), String> 
     )?;
     crate::common::check_eq(
         "runtime started by ask",
-        lathe::nvim::runtime::started(),
+        lathe::host::runtime::started(),
         true,
     )?;
     crate::common::check_eq(
         "session-log writer threads after the first prompt",
-        lathe::agent::session_log::writers_started(),
+        lathe_core::agent::session_log::writers_started(),
         1,
     )
 }

@@ -54,7 +54,7 @@ fn a_turn_calls_a_lua_tool_and_an_mcp_tool_and_checkhealth_shows_the_servers() -
         vim.cmd("checkhealth lathe")
         local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
         T.has("checkhealth", text, "MCP server test: running, 15 tools (log: ")
-        -- Issue 23: a tool renamed because two names are one once cleaned, and a
+        -- A tool renamed because two names are one once cleaned, and a
         -- schema lathe repaired, are shown where the user looks.
         local renamed = "MCP server test: tool files_read is offered as mcp__test__files_read_2: files.read has the same name once cleaned"
         T.has("checkhealth: renamed", text, "WARNING " .. renamed)

@@ -217,13 +217,10 @@ fn relative_paths_ignore_a_window_local_lcd() -> Result<(), String> {
 fn an_edit_of_a_loaded_buffer_makes_three_main_thread_trips(t: nvim_oxi::tests::TestTerminator) {
     use std::sync::Arc;
 
-    use lathe::config::Config;
-    use lathe::events::NullSink;
-    use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
-    use lathe::permissions::{Mode, PermissionState, Rules, ScriptedPrompter};
-    use lathe::protocol::ToolUse;
-    use lathe::tools::{builtin_tools, FileState, ToolContext};
-    use tokio_util::sync::CancellationToken;
+    use lathe_core::events::NullSink;
+    use lathe_core::execution::{run_tool_use, PendingToolUse};
+    use lathe_core::permissions::{Mode, Rules};
+    use lathe_core::protocol::ToolUse;
 
     use crate::common::{check_eq, edit, editor, load, run_async, temp_file};
 
@@ -231,27 +228,14 @@ fn an_edit_of_a_loaded_buffer_makes_three_main_thread_trips(t: nvim_oxi::tests::
     let path = temp_file("trips.py", b"def greet():\n    print('Helo')\n");
     let root = path.parent().expect("temp dir").to_path_buf();
     let buf = edit(&path);
-    let config = Config::new(&root);
-    let env = ExecEnv {
-        registry: Arc::new(ToolRegistry::new(builtin_tools(&config)).expect("unique names")),
-        ctx: ToolContext {
-            root: root.clone(),
-            editor: editor(&main),
-            file_state: Arc::new(FileState::new()),
-            cancel: CancellationToken::new(),
-            progress: None,
-        },
-        permissions: Arc::new(PermissionState::new(Rules {
+    let env = lathe_test_support::env_at(&root)
+        .editor(editor(&main))
+        .rules(Rules {
             mode: Mode::AcceptEdits,
             ..Rules::default()
-        })),
-        prompter: Arc::new(ScriptedPrompter::default()),
-        sink: Arc::new(NullSink),
-        results: Arc::new(ResultStore::new(root.join(".results"), "t")),
-        interactive: true,
-        hooks: Default::default(),
-        turn_stop: Default::default(),
-    };
+        })
+        .sink(Arc::new(NullSink))
+        .build();
     let use_of = |name: &str, input: serde_json::Value| {
         PendingToolUse::from(ToolUse {
             id: format!("toolu_{name}"),
@@ -385,7 +369,7 @@ fn a_is_not_offered_when_an_ask_rule_is_the_reason() -> Result<(), String> {
 /// An Edit of a large loaded buffer still at the tick of the model's last
 /// Read (or Edit) plans against the text kept from then: Neovim's main
 /// thread fetches only the lines the change replaces (to check them), not
-/// the buffer (docs/architecture.md, "Edits through buffers"). When the
+/// the buffer (docs/edits.md, "Edits through buffers"). When the
 /// user typed since, the buffer is read once and the stale rule still
 /// refuses; after an undo back to the same text the Edit applies.
 #[nvim_oxi::test]
@@ -394,15 +378,14 @@ fn an_edit_after_a_read_of_a_large_buffer_fetches_only_the_changed_lines(
 ) {
     use std::sync::Arc;
 
-    use lathe::config::Config;
-    use lathe::events::NullSink;
-    use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
-    use lathe::nvim::NvimEditor;
-    use lathe::permissions::{Mode, PermissionState, Rules, ScriptedPrompter};
-    use lathe::protocol::ToolUse;
-    use lathe::tools::{builtin_tools, FileState, ToolContext};
+    use lathe::NvimEditor;
+
+    use lathe_core::events::NullSink;
+    use lathe_core::execution::{run_tool_use, PendingToolUse};
+    use lathe_core::permissions::{Mode, Rules};
+    use lathe_core::protocol::ToolUse;
+
     use nvim_oxi::api::{self, Buffer};
-    use tokio_util::sync::CancellationToken;
 
     use crate::common::{check_eq, edit, editor, load, run_async, temp_file};
 
@@ -412,27 +395,14 @@ fn an_edit_after_a_read_of_a_large_buffer_fetches_only_the_changed_lines(
     let path = temp_file("large.txt", text.as_bytes());
     let root = path.parent().expect("temp dir").to_path_buf();
     let bufnr = edit(&path).handle();
-    let config = Config::new(&root);
-    let env = ExecEnv {
-        registry: Arc::new(ToolRegistry::new(builtin_tools(&config)).expect("unique names")),
-        ctx: ToolContext {
-            root: root.clone(),
-            editor: editor(&main),
-            file_state: Arc::new(FileState::new()),
-            cancel: CancellationToken::new(),
-            progress: None,
-        },
-        permissions: Arc::new(PermissionState::new(Rules {
+    let env = lathe_test_support::env_at(&root)
+        .editor(editor(&main))
+        .rules(Rules {
             mode: Mode::AcceptEdits,
             ..Rules::default()
-        })),
-        prompter: Arc::new(ScriptedPrompter::default()),
-        sink: Arc::new(NullSink),
-        results: Arc::new(ResultStore::new(root.join(".results"), "t")),
-        interactive: true,
-        hooks: Default::default(),
-        turn_stop: Default::default(),
-    };
+        })
+        .sink(Arc::new(NullSink))
+        .build();
     run_async(t, async move {
         let call = |name: &str, input: serde_json::Value| {
             PendingToolUse::from(ToolUse {

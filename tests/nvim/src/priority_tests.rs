@@ -1,6 +1,6 @@
 //! Thread priorities inside Neovim: lathe's runtime threads run nicer than
 //! Neovim's main thread (so the editor wins a busy CPU while an answer
-//! streams, issue 12), and the processes lathe starts — Bash commands and
+//! streams), and the processes lathe starts — Bash commands and
 //! command hooks — run at Neovim's own priority, not the workers' lower
 //! one (`process::spawner`).
 

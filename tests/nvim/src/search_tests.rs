@@ -1,4 +1,4 @@
-//! Grep and Glob see what the user sees (docs/architecture.md, "Search
+//! Grep and Glob see what the user sees (docs/edits.md, "Search
 //! sees unsaved text"): unsaved buffer text instead of the file, buffers
 //! never written as files, one main-thread trip per search, permission
 //! rules still applied; and Read/Write of a buffer whose file does not exist
@@ -155,13 +155,10 @@ fn searches_leave_out_unsaved_buffers_a_read_rule_denies() -> Result<(), String>
 fn one_search_takes_one_main_thread_snapshot(t: nvim_oxi::tests::TestTerminator) {
     use std::sync::Arc;
 
-    use lathe::config::Config;
-    use lathe::events::NullSink;
-    use lathe::execution::{run_tool_use, ExecEnv, PendingToolUse, ResultStore, ToolRegistry};
-    use lathe::permissions::{PermissionState, Rules, ScriptedPrompter};
-    use lathe::protocol::{ToolResultContent, ToolUse};
-    use lathe::tools::{builtin_tools, FileState, ToolContext};
-    use tokio_util::sync::CancellationToken;
+    use lathe_core::events::NullSink;
+    use lathe_core::execution::{run_tool_use, PendingToolUse};
+
+    use lathe_core::protocol::{ToolResultContent, ToolUse};
 
     use crate::common::{check_eq, edit, editor, load, run_async, temp_file};
 
@@ -176,24 +173,10 @@ fn one_search_takes_one_main_thread_snapshot(t: nvim_oxi::tests::TestTerminator)
         nvim_oxi::api::command("normal! Goneedle").expect("type");
         let _ = buf;
     }
-    let config = Config::new(&root);
-    let env = ExecEnv {
-        registry: Arc::new(ToolRegistry::new(builtin_tools(&config)).expect("unique names")),
-        ctx: ToolContext {
-            root: root.clone(),
-            editor: editor(&main),
-            file_state: Arc::new(FileState::new()),
-            cancel: CancellationToken::new(),
-            progress: None,
-        },
-        permissions: Arc::new(PermissionState::new(Rules::default())),
-        prompter: Arc::new(ScriptedPrompter::default()),
-        sink: Arc::new(NullSink),
-        results: Arc::new(ResultStore::new(root.join(".results"), "t")),
-        interactive: true,
-        hooks: Default::default(),
-        turn_stop: Default::default(),
-    };
+    let env = lathe_test_support::env_at(&root)
+        .editor(editor(&main))
+        .sink(Arc::new(NullSink))
+        .build();
     run_async(t, async move {
         let before = main.trips();
         let grep = run_tool_use(

@@ -429,7 +429,7 @@ const RESUME_OVER_LONG_SCRIPT: &str = r###"{ "responses": [
     "expect": { "tool_result_is_error": { "toolu_02": false } } }
 ] }"###;
 
-/// `:Lathe resume` while a working day's chat is shown (issue 22): the old
+/// `:Lathe resume` while a working day's chat is shown: the old
 /// chat (1,000 calls, ~17,500 lines) is wiped in steps of the main loop —
 /// a timer that runs meanwhile sees it partly emptied, where it used to
 /// go in one piece — and it is gone once lathe settles; the resumed

@@ -2,8 +2,8 @@
 //! stack trace, warnings of calls from Lua that went nowhere, `:Lathe
 //! status` asking for Enter, `:checkhealth` advice that reset `setup()`.
 
-use lathe::events::{AgentEvent, EventSink};
-use lathe::nvim::notify::NotifySink;
+use lathe::ui::notify::NotifySink;
+use lathe_core::events::{AgentEvent, EventSink};
 
 use crate::common::{load, lua_test, lua_test_with_model};
 

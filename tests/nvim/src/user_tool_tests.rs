@@ -73,7 +73,7 @@ fn registration_checks_name_schema_and_collisions() -> Result<(), String> {
     )
 }
 
-/// Issue 23: `required = {}` and `enum = {}` were refused ("{} is not of
+/// `required = {}` and `enum = {}` were refused ("{} is not of
 /// type array"): an empty Lua table where the schema wants a list is an
 /// empty list, and one where it wants an object an empty object.
 #[nvim_oxi::test]

@@ -1,0 +1,837 @@
+//! `Session`: one conversation — its transcript, its tools and permission
+//! state, and at most one running turn.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::editor::Editor;
+use crate::execution::{
+    run_tool_use, ExecEnv, Hooks, PendingToolUse, RegistryError, ResultStore, ToolRegistry,
+    TurnStop, UserTools,
+};
+use crate::hooks::{CodeHooks, HookConfig};
+use crate::permissions::{Mode, PermissionState, Prompter};
+use crate::protocol::{Message, ToolResult, ToolUse, Usage};
+use crate::provider::Provider;
+use crate::tools::{builtin_tools, FileState, Tool, ToolContext};
+
+use super::resume::restore;
+use super::session_log::{self, LoggingSink, Record, SessionLog};
+use super::system_prompt;
+use super::transcript::Transcript;
+use super::turn::Turn;
+use crate::events::{AgentEvent, EventSink, TurnOutcome};
+
+/// What a [`Session`] is built from.
+pub struct SessionParts {
+    /// Effective configuration.
+    pub config: Config,
+    /// The model.
+    pub provider: Arc<dyn Provider>,
+    /// Buffers and files.
+    pub editor: Arc<dyn Editor>,
+    /// Permission asks.
+    pub prompter: Arc<dyn Prompter>,
+    /// Progress for the UI.
+    pub sink: Arc<dyn EventSink>,
+    /// Hooks written in code (Lua functions from `setup{ hooks = … }`),
+    /// run with the command hooks of the configuration.
+    pub hooks: CodeHooks,
+}
+
+/// One tool as `:Lathe tools` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolInfo {
+    /// The name the model calls.
+    pub name: String,
+    /// Built in, or Lua.
+    pub source: crate::tools::ToolSource,
+    /// Read-only always, never, or per input.
+    pub read_only: crate::tools::ReadOnlyKind,
+    /// Sent to the model in the next request ([`Tool::is_offered`]).
+    pub offered: bool,
+}
+
+/// Whether a turn is running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// No turn running; the last one ended like this (`None` before the first).
+    Idle(Option<TurnOutcome>),
+    /// A turn is running.
+    Running,
+}
+
+/// Why `ask` did not start a turn. Shown to the user.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AskError {
+    /// A turn is already running; `stop()` it or wait.
+    #[error("lathe is already working on a request; wait for it or run :Lathe stop")]
+    Busy,
+    /// The prompt was empty.
+    #[error("empty prompt: type what lathe should do, e.g. :Lathe fix the failing test")]
+    EmptyPrompt,
+    /// An `@path` of the prompt cannot be attached (no such file, a
+    /// directory, outside the project, denied by a rule); the text says
+    /// which and that nothing was sent (`agent::context`).
+    #[error("{0}")]
+    Attachment(String),
+}
+
+/// The running turn: its token and a flag that flips to `true` when the task
+/// has written its last message.
+struct RunningTurn {
+    cancel: CancellationToken,
+    finished: watch::Receiver<bool>,
+}
+
+#[derive(Default)]
+struct TurnSlot {
+    running: Option<RunningTurn>,
+    last: Option<TurnOutcome>,
+    generation: u64,
+}
+
+impl TurnSlot {
+    /// Makes a new turn the running one: its cancel token, the sender
+    /// that says it finished, and its generation (for [`TurnSlot::release`]).
+    fn claim(&mut self) -> (CancellationToken, watch::Sender<bool>, u64) {
+        let cancel = CancellationToken::new();
+        let (done_tx, done_rx) = watch::channel(false);
+        self.generation += 1;
+        self.running = Some(RunningTurn {
+            cancel: cancel.clone(),
+            finished: done_rx,
+        });
+        (cancel, done_tx, self.generation)
+    }
+
+    /// Records the turn of `generation` as ended with `outcome`; the slot
+    /// is free unless a newer turn has claimed it since.
+    fn release(&mut self, generation: u64, outcome: TurnOutcome) {
+        self.last = Some(outcome);
+        if self.generation == generation {
+            self.running = None;
+        }
+    }
+}
+
+/// One conversation.
+pub struct Session {
+    config: Config,
+    provider: Arc<dyn Provider>,
+    prompter: Arc<dyn Prompter>,
+    sink: Arc<dyn EventSink>,
+    editor: Arc<dyn Editor>,
+    registry: Arc<ToolRegistry>,
+    file_state: Arc<FileState>,
+    permissions: Arc<PermissionState>,
+    system: String,
+    /// `system_prompt::project_context`: opens the first user message of
+    /// every request.
+    project_context: String,
+    transcript: Arc<Transcript>,
+    slot: Mutex<TurnSlot>,
+    manual_ids: AtomicU64,
+    /// The parent of every [`Session::run_tool`] call's cancellation;
+    /// [`Session::stop`] cancels it and puts a fresh one in its place.
+    manual_cancel: Mutex<CancellationToken>,
+    results: Arc<ResultStore>,
+    hooks: Arc<Hooks>,
+    usage: Mutex<Usage>,
+    id: String,
+    log: Option<SessionLog>,
+    /// The context window and meter (agent::compact).
+    context: Arc<super::compact::ContextState>,
+    /// The first message with the project context, made once
+    /// (`turn::with_context`), and what the request check found
+    /// (`validate::Checked`): shared by every turn, so a request costs
+    /// what is new since the last.
+    first_with_context: super::turn::FirstWithContext,
+    checked: Arc<crate::provider::validate::Checked>,
+}
+
+/// A saved session brought back by [`Session::resume`].
+pub struct Resumed {
+    /// The session, its transcript the saved one (repaired), appending to
+    /// the same file.
+    pub session: Arc<Session>,
+    /// Events that draw the saved conversation in a chat.
+    pub events: Vec<AgentEvent>,
+    /// Lines of the file that were skipped, one warning each
+    /// (`session_log::CORRUPT_LINE`).
+    pub warnings: Vec<String>,
+    /// Whether the conversation ended in the middle of a turn and its
+    /// `tool_use`s got interrupted results.
+    pub repaired: bool,
+}
+
+/// A session file read and replayed ([`LoadedSession::load`]), ready for
+/// [`Session::resume_loaded`]: the slow part of a resume, which touches
+/// nothing but the file.
+pub struct LoadedSession {
+    log: session_log::LoadedLog,
+    restored: super::resume::Restored,
+}
+
+impl LoadedSession {
+    /// Reads the session file `path` and replays its records. Any thread.
+    /// Errors: the file cannot be read or is not a session file.
+    pub fn load(path: &std::path::Path) -> Result<Self, String> {
+        let log = session_log::load(path)?;
+        let restored = restore(&log.records);
+        Ok(Self { log, restored })
+    }
+}
+
+/// Sessions made by this process (every [`Session`] constructor).
+static SESSIONS_BUILT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many sessions this process has made (new, resumed, for tests):
+/// Neovim's `setup()` makes none, the first request does (a
+/// session builds the tools, the provider and the session log; a test and
+/// `make bench` read it).
+pub fn sessions_built() -> u64 {
+    SESSIONS_BUILT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Session {
+    /// A new, empty conversation with the built-in tools for its config.
+    /// Errors: as [`Session::with_extra_tools`].
+    pub fn new(parts: SessionParts) -> Result<Arc<Self>, RegistryError> {
+        Self::with_extra_tools(parts, Vec::new())
+    }
+
+    /// Like [`Session::new`], also offering `extra` tools after the built-in
+    /// ones (tests add probes; plugins could add their own). Errors:
+    /// [`RegistryError::DuplicateName`] when an extra tool's name or alias is
+    /// taken.
+    pub fn with_extra_tools(
+        parts: SessionParts,
+        extra: Vec<Arc<dyn Tool>>,
+    ) -> Result<Arc<Self>, RegistryError> {
+        Self::build(parts, extra, None, None)
+    }
+
+    /// Like [`Session::new`], with the process's shared `user` tools (Lua
+    /// tools) behind the built-in ones: a tool added to
+    /// the table while the session runs is offered from its next request
+    /// (docs/tools.md, "User tools"). Errors: as [`Session::new`].
+    pub fn with_user_tools(
+        parts: SessionParts,
+        user: Arc<UserTools>,
+    ) -> Result<Arc<Self>, RegistryError> {
+        Self::build(parts, Vec::new(), None, Some(user))
+    }
+
+    /// The saved session in the file `path` (`:Lathe resume`): its
+    /// conversation replayed and repaired (every `tool_use` answered, an
+    /// interrupted result for calls the session ended in the middle of),
+    /// its token counts, and the same id, so what follows is appended to
+    /// the same file. A line that cannot be read (a crash mid-write) is
+    /// skipped with a warning. Errors: the file cannot be read or is not a
+    /// session file; as [`Session::new`].
+    pub fn resume(parts: SessionParts, path: &std::path::Path) -> Result<Resumed, String> {
+        Self::resume_with_user_tools(parts, path, None)
+    }
+
+    /// [`Session::resume`] with the shared `user` tools (see
+    /// [`Session::with_user_tools`]). Errors: as [`Session::resume`].
+    pub fn resume_with_user_tools(
+        parts: SessionParts,
+        path: &std::path::Path,
+        user: Option<Arc<UserTools>>,
+    ) -> Result<Resumed, String> {
+        Self::resume_loaded(parts, path, LoadedSession::load(path)?, user)
+    }
+
+    /// [`Session::resume_with_user_tools`] of a file already read and
+    /// replayed by [`LoadedSession::load`] (which needs no Neovim, so
+    /// `:Lathe resume` does it on a worker thread). Errors: as
+    /// [`Session::new`].
+    pub fn resume_loaded(
+        parts: SessionParts,
+        path: &std::path::Path,
+        loaded: LoadedSession,
+        user: Option<Arc<UserTools>>,
+    ) -> Result<Resumed, String> {
+        let LoadedSession {
+            log: loaded,
+            restored,
+        } = loaded;
+        let session = Self::build(
+            parts,
+            Vec::new(),
+            Some((loaded.header.id.clone(), path.to_path_buf())),
+            user,
+        )
+        .map_err(|e| e.to_string())?;
+        session.transcript.restore(restored.messages);
+        for f in &restored.files {
+            let Some(hash) = crate::editor::TextHash::from_hex(&f.sha256) else {
+                continue;
+            };
+            // A version no document has now: the text hash alone decides
+            // whether the file moved on (the stale rule).
+            let record = crate::tools::file_state::ReadRecord {
+                stamp: crate::editor::Stamp {
+                    version: crate::editor::Version::Disk {
+                        mtime: None,
+                        len: u64::MAX,
+                    },
+                    hash,
+                },
+                offset: f.offset,
+                limit: f.limit,
+            };
+            session.file_state.record(&f.path, record);
+        }
+        // Read answers with the text again where the saved record says the
+        // content is gone (a compaction, a cleared result).
+        for f in restored.files.iter().rev().filter(|f| !f.in_context) {
+            session.file_state.mark_gone(&f.path);
+        }
+        *session.usage.lock().unwrap_or_else(|e| e.into_inner()) = restored.usage;
+        Ok(Resumed {
+            session,
+            events: restored.events,
+            warnings: loaded.warnings,
+            repaired: restored.repaired,
+        })
+    }
+
+    fn build(
+        parts: SessionParts,
+        extra: Vec<Arc<dyn Tool>>,
+        resumed: Option<(String, std::path::PathBuf)>,
+        user: Option<Arc<UserTools>>,
+    ) -> Result<Arc<Self>, RegistryError> {
+        SESSIONS_BUILT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut tools = builtin_tools(&parts.config);
+        tools.extend(extra);
+        let mut registry = ToolRegistry::new(tools)?;
+        if let Some(user) = user {
+            registry = registry.with_user_tools(user);
+        }
+        let sid = match &resumed {
+            Some((id, _)) => id.clone(),
+            None => session_id(),
+        };
+        let log = match (&resumed, &parts.config.sessions_dir) {
+            (Some((_, path)), _) => Some(SessionLog::append_to(path, parts.sink.clone())),
+            (None, Some(dir)) => Some(SessionLog::create(
+                &session_log::project_dir(dir, &parts.config.cwd),
+                &sid,
+                &parts.config.cwd,
+                &parts.config.model,
+                parts.sink.clone(),
+            )),
+            (None, None) => None,
+        };
+        let sink: Arc<dyn EventSink> = match &log {
+            Some(log) => Arc::new(LoggingSink {
+                inner: parts.sink.clone(),
+                log: log.clone(),
+            }),
+            None => parts.sink.clone(),
+        };
+        let mut hook_config = HookConfig::default();
+        for (_, value) in &parts.config.hook_settings {
+            // Checked when the configuration was read (a bad one is
+            // reported there and left out).
+            if let Ok(c) = HookConfig::from_json(value) {
+                hook_config.merge(c);
+            }
+        }
+        let hooks = Arc::new(Hooks {
+            config: hook_config,
+            extra: parts.hooks,
+            session_id: sid.clone(),
+            transcript_path: log
+                .as_ref()
+                .map(|l| l.path().to_path_buf())
+                .unwrap_or_default(),
+        });
+        let system = system_prompt::build();
+        let project_context =
+            system_prompt::project_context(&parts.config.cwd, &system_prompt::today());
+        let results = Arc::new(ResultStore::new(parts.config.state_dir.clone(), &sid));
+        Ok(Arc::new(Self {
+            permissions: Arc::new(PermissionState::new(
+                parts
+                    .config
+                    .permissions
+                    .clone()
+                    .with_output_dirs(&[
+                        parts
+                            .config
+                            .state_dir
+                            .join(crate::tools::retention::BASH_OUTPUT_DIR),
+                        results.dir().to_path_buf(),
+                    ])
+                    .with_sandbox_support(crate::sandbox::unavailable()),
+            )),
+            config: parts.config,
+            provider: parts.provider,
+            prompter: parts.prompter,
+            sink,
+            editor: parts.editor,
+            registry: Arc::new(registry),
+            file_state: Arc::new(FileState::new()),
+            system,
+            project_context,
+            transcript: Arc::new(Transcript::with_log(log.clone())),
+            slot: Mutex::new(TurnSlot::default()),
+            manual_ids: AtomicU64::new(1),
+            manual_cancel: Mutex::new(CancellationToken::new()),
+            results,
+            hooks,
+            usage: Mutex::new(Usage::default()),
+            id: sid,
+            log,
+            context: Arc::default(),
+            first_with_context: Arc::default(),
+            checked: Arc::default(),
+        }))
+    }
+
+    /// The session's id (`{start ms}-{pid}`; a resumed session keeps its
+    /// saved one).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The file this conversation is saved in (`None` when sessions are
+    /// not saved). It exists once the first prompt was sent.
+    pub fn log_path(&self) -> Option<&std::path::Path> {
+        self.log.as_ref().map(|l| l.path())
+    }
+
+    /// Waits until everything recorded so far is in the session file
+    /// (tests; reading the file back).
+    pub fn flush_log(&self) {
+        if let Some(log) = &self.log {
+            log.flush();
+        }
+    }
+
+    /// Every tool the session can run, as `:Lathe tools` lists them: the
+    /// built-ins, then the user tools now.
+    pub fn tools(&self) -> Vec<ToolInfo> {
+        self.registry
+            .all()
+            .iter()
+            .map(|t| ToolInfo {
+                name: t.tool.name().to_string(),
+                source: t.tool.source(),
+                read_only: t.tool.read_only_kind(),
+                offered: t.tool.is_offered(),
+            })
+            .collect()
+    }
+
+    /// The effective configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The permission mode in force (`setup`, a settings file, or
+    /// [`Session::set_mode`]).
+    pub fn mode(&self) -> Mode {
+        self.permissions.mode()
+    }
+
+    /// Switches the permission mode for the rest of the session (`:Lathe
+    /// mode {name}`); calls already past the permission gate are not
+    /// affected.
+    pub fn set_mode(&self, mode: Mode) {
+        self.permissions.set_mode(mode);
+    }
+
+    /// Starts (or continues) the conversation with `prompt` on `rt` and
+    /// returns at once; progress arrives through the session's `EventSink`.
+    ///
+    /// When the previous turn was stopped but is still writing its
+    /// interrupted results, the new turn starts right after it.
+    /// Errors: [`AskError::Busy`] while a turn runs, [`AskError::EmptyPrompt`].
+    pub fn ask(
+        self: &Arc<Self>,
+        prompt: &str,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<(), AskError> {
+        self.ask_with(prompt, None, None, rt)
+    }
+
+    /// Starts the once-per-process cleanup of old saved outputs under the
+    /// state directory on a thread of its own (`tools::retention`;
+    /// docs/tools.md, "Saved outputs"). Called by the first prompt
+    /// or tool call, not when the session is made: `setup()` starts no
+    /// thread (load).
+    fn sweep_saved_outputs(&self) {
+        crate::tools::retention::start(&self.config.state_dir);
+    }
+
+    /// Like [`Session::ask`], with context from the editor
+    /// (docs/context-and-compaction.md, "Context from the editor"): the user message
+    /// starts with what `editor` shows (current file, cursor line, open
+    /// buffers), then `selection` (`:'<,'>Lathe`), the prompt's `#` words
+    /// and its `@path` files (read through the Read tool when the turn
+    /// starts, so they count as the model's Read), then the prompt. Call it
+    /// on the thread `editor` answers on (Neovim's main thread).
+    /// Errors: as [`Session::ask`], and [`AskError::Attachment`] when an
+    /// `@path` cannot be attached (nothing is sent).
+    pub fn ask_with(
+        self: &Arc<Self>,
+        prompt: &str,
+        editor: Option<&dyn super::context::EditorContext>,
+        selection: Option<&super::context::Selection>,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<(), AskError> {
+        let prompt = prompt.trim().to_string();
+        if prompt.is_empty() {
+            return Err(AskError::EmptyPrompt);
+        }
+        // Busy is reported before any attachment problem (as `ask` does).
+        if matches!(&self.lock_slot().running, Some(t) if !t.cancel.is_cancelled()) {
+            return Err(AskError::Busy);
+        }
+        self.sweep_saved_outputs();
+        let user = super::context::gather(
+            &prompt,
+            editor,
+            selection,
+            &self.config.cwd,
+            &self.permissions.rules(),
+        )
+        .map_err(|e| AskError::Attachment(e.0))?;
+        let mut slot = self.lock_slot();
+        let previous = match slot.running.take() {
+            Some(t) if !t.cancel.is_cancelled() => {
+                slot.running = Some(t);
+                return Err(AskError::Busy);
+            }
+            Some(t) => Some(t.finished),
+            None => None,
+        };
+        let (cancel, done_tx, generation) = slot.claim();
+        drop(slot);
+
+        let session = Arc::clone(self);
+        rt.spawn(async move {
+            if let Some(mut prev) = previous {
+                let _ = prev.wait_for(|done| *done).await;
+            }
+            session.sink.emit(AgentEvent::TurnStarted {
+                prompt: prompt.clone(),
+            });
+            let turn_usage = Arc::new(Mutex::new(Usage::default()));
+            let outcome = session
+                .turn(cancel, turn_usage.clone())
+                .run_with(user)
+                .await;
+            let turn = turn_usage.lock().map(|u| u.clone()).unwrap_or_default();
+            let total = {
+                let mut total = session.usage.lock().unwrap_or_else(|e| e.into_inner());
+                super::turn::add(&mut total, &turn);
+                total.clone()
+            };
+            session.save_file_stamps();
+            if let Some(log) = &session.log {
+                log.record(&Record::turn_end(&outcome, turn.clone(), total.clone()));
+            }
+            session.sink.emit(AgentEvent::Usage {
+                turn,
+                session: total,
+            });
+            session.lock_slot().release(generation, outcome.clone());
+            let _ = done_tx.send(true);
+            session.sink.emit(AgentEvent::TurnEnded { outcome });
+        });
+        Ok(())
+    }
+
+    /// Interrupts the running turn, if any: the stream is dropped, running
+    /// tools are cancelled and every `tool_use` without a result gets an
+    /// interrupted `tool_result` before the turn ends as `stopped`. Also
+    /// cancels every [`Session::run_tool`] call running now (each tool
+    /// sees its `ctx.cancel` fire, as in a turn); later calls are not
+    /// affected.
+    pub fn stop(&self) {
+        if let Some(t) = &self.lock_slot().running {
+            t.cancel.cancel();
+        }
+        let old = match self.manual_cancel.lock() {
+            Ok(mut c) => std::mem::take(&mut *c),
+            Err(e) => std::mem::take(&mut *e.into_inner()),
+        };
+        old.cancel();
+    }
+
+    /// Whether a turn is running.
+    pub fn status(&self) -> Status {
+        let slot = self.lock_slot();
+        match &slot.running {
+            Some(_) => Status::Running,
+            None => Status::Idle(slot.last.clone()),
+        }
+    }
+
+    /// The conversation so far as Messages API messages (a valid request
+    /// body's `messages` whenever no turn is running).
+    pub fn transcript(&self) -> Vec<Message> {
+        self.transcript.snapshot()
+    }
+
+    /// Runs one tool through the whole pipeline (validation, permissions)
+    /// without the model, e.g. from a keymap. With `interactive` a call that
+    /// needs permission asks the user; without, it is refused with a message
+    /// saying so (nobody could answer). The result's `tool_use_id` is a fresh
+    /// `toolu_lathe_N`; nothing enters the transcript. `sink` gets the call's
+    /// events (a caller without a chat turn shows its notices, such as hook
+    /// warnings, another way).
+    pub async fn run_tool(
+        &self,
+        name: &str,
+        input: Value,
+        interactive: bool,
+        sink: Arc<dyn EventSink>,
+    ) -> ToolResult {
+        self.run_tool_in(name, input, interactive, sink, true).await
+    }
+
+    /// Like [`Session::run_tool`], but the call's reads are not remembered
+    /// as the model's (its `FileState` records stay with the call): a file
+    /// shown to the user (`<Plug>(lathe-read)`) is still news to the model,
+    /// whose next Read of it returns the text, not "unchanged".
+    pub async fn run_tool_unrecorded(
+        &self,
+        name: &str,
+        input: Value,
+        interactive: bool,
+        sink: Arc<dyn EventSink>,
+    ) -> ToolResult {
+        self.run_tool_in(name, input, interactive, sink, false)
+            .await
+    }
+
+    async fn run_tool_in(
+        &self,
+        name: &str,
+        input: Value,
+        interactive: bool,
+        sink: Arc<dyn EventSink>,
+        record: bool,
+    ) -> ToolResult {
+        self.sweep_saved_outputs();
+        let id = format!(
+            "toolu_lathe_{}",
+            self.manual_ids.fetch_add(1, Ordering::Relaxed)
+        );
+        let call = PendingToolUse::from(ToolUse {
+            id,
+            name: name.to_string(),
+            input,
+            extra: Default::default(),
+        });
+        let cancel = match self.manual_cancel.lock() {
+            Ok(c) => c.child_token(),
+            Err(e) => e.into_inner().child_token(),
+        };
+        // A tool of an MCP server still starting (a call right after setup()).
+        crate::mcp::wait_for_tool(name, &cancel).await;
+        let mut env = self.exec_env(cancel, sink);
+        env.interactive = interactive;
+        if !record {
+            // Staged and never committed: reads through, remembers nothing.
+            env.ctx.file_state = Arc::new(FileState::staged(&self.file_state));
+        }
+        run_tool_use(&call, &env).await.result
+    }
+
+    fn turn(self: &Arc<Self>, cancel: CancellationToken, usage: Arc<Mutex<Usage>>) -> Turn {
+        Turn {
+            config: self.config.clone(),
+            system: self.system.clone(),
+            project_context: self.project_context.clone(),
+            provider: self.provider.clone(),
+            transcript: self.transcript.clone(),
+            sink: self.sink.clone(),
+            env: self.exec_env(cancel.clone(), self.sink.clone()),
+            cancel,
+            max_tokens: AtomicU32::new(self.config.max_tokens),
+            stream_broke: AtomicBool::new(false),
+            usage,
+            context: self.context.clone(),
+            request_bytes: AtomicU64::new(0),
+            first_with_context: self.first_with_context.clone(),
+            checked: self.checked.clone(),
+        }
+    }
+
+    /// How full the context window is: the last request's input tokens
+    /// (input + cache read + cache write) and output, scaled by what was
+    /// added or taken out since; `None` before the first request.
+    pub fn context_meter(&self) -> Option<super::compact::Meter> {
+        self.context.meter()
+    }
+
+    /// Estimates how full the window is from the conversation as it is
+    /// now, no request sent, and tells the chat (`AgentEvent::Context`):
+    /// a resumed session shows its meter before its first request. The
+    /// window is asked of the provider as a first request would; runs on
+    /// `rt` and returns at once.
+    pub fn estimate_context(self: &Arc<Self>, rt: &tokio::runtime::Handle) {
+        let session = Arc::clone(self);
+        rt.spawn(async move {
+            let turn = session.turn(CancellationToken::new(), Arc::default());
+            turn.window().await;
+            turn.refresh_meter();
+        });
+    }
+
+    /// What the context holds, by part (`:Lathe context`).
+    pub fn context_report(self: &Arc<Self>) -> super::compact::ContextReport {
+        let turn = self.turn(
+            CancellationToken::new(),
+            Arc::new(Mutex::new(Usage::default())),
+        );
+        super::compact::report(&self.context, &turn.build_request())
+    }
+
+    /// Compacts the conversation now (`:Lathe compact [focus]`), as a turn
+    /// of its own: progress and the result arrive through the session's
+    /// `EventSink` (`AgentEvent::Compacted`, or a notice saying why not),
+    /// and the returned task ends with the same result (`Err`: the
+    /// notice's text), so a caller outside the chat can say it too.
+    /// Errors: [`AskError::Busy`] while a turn runs.
+    pub fn compact(
+        self: &Arc<Self>,
+        focus: Option<&str>,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<tokio::task::JoinHandle<Result<(), String>>, AskError> {
+        let mut slot = self.lock_slot();
+        if slot.running.is_some() {
+            return Err(AskError::Busy);
+        }
+        let (cancel, done_tx, generation) = slot.claim();
+        drop(slot);
+        let session = Arc::clone(self);
+        let focus = focus.map(str::to_string);
+        Ok(rt.spawn(async move {
+            let turn_usage = Arc::new(Mutex::new(Usage::default()));
+            let turn = session.turn(cancel, turn_usage.clone());
+            let (outcome, result) = match turn.compact(focus.as_deref()).await {
+                Ok(()) => (TurnOutcome::Done, Ok(())),
+                Err(e) => {
+                    let msg = crate::text::fill(super::compact::COMPACT_FAILED, &[("error", &e)]);
+                    session.sink.emit(AgentEvent::Notice {
+                        text: msg.clone(),
+                        is_error: true,
+                    });
+                    (TurnOutcome::Error(msg.clone()), Err(msg))
+                }
+            };
+            session.save_file_stamps();
+            // The summary request is part of the session's spend, saved
+            // as a turn's is (a resume adds it up too).
+            let spent = turn_usage.lock().map(|u| u.clone()).unwrap_or_default();
+            let total = {
+                let mut total = session.usage.lock().unwrap_or_else(|e| e.into_inner());
+                super::turn::add(&mut total, &spent);
+                total.clone()
+            };
+            if let Some(log) = &session.log {
+                log.record(&Record::turn_end(&outcome, spent.clone(), total.clone()));
+            }
+            session.lock_slot().release(generation, outcome);
+            let _ = done_tx.send(true);
+            // After the release: the compaction's end, the statuslines
+            // are drawn idle (`nvim::status_sink`).
+            session.sink.emit(AgentEvent::Usage {
+                turn: spent,
+                session: total,
+            });
+            result
+        }))
+    }
+
+    /// Records the stamp of each file the model read in the session file
+    /// (`Record::FileStamps`), so the stale rule holds after a resume.
+    fn save_file_stamps(&self) {
+        let Some(log) = &self.log else { return };
+        let files = self
+            .file_state
+            .recent()
+            .into_iter()
+            .map(|(path, r)| session_log::FileStamp {
+                in_context: self.file_state.content_in_context(&path),
+                path,
+                sha256: r.stamp.hash.to_hex(),
+                offset: r.offset,
+                limit: r.limit,
+            })
+            .collect::<Vec<_>>();
+        if !files.is_empty() {
+            log.record(&Record::FileStamps { files });
+        }
+    }
+
+    /// Tokens used by every request of the session so far (input, output,
+    /// cache reads and writes, as the API reported them).
+    pub fn usage(&self) -> Usage {
+        self.usage.lock().map(|u| u.clone()).unwrap_or_default()
+    }
+
+    fn exec_env(&self, cancel: CancellationToken, sink: Arc<dyn EventSink>) -> ExecEnv {
+        ExecEnv {
+            registry: self.registry.clone(),
+            ctx: ToolContext {
+                root: self.config.cwd.clone(),
+                editor: self.editor.clone(),
+                file_state: self.file_state.clone(),
+                cancel,
+                progress: None,
+            },
+            permissions: self.permissions.clone(),
+            prompter: self.prompter.clone(),
+            sink,
+            results: self.results.clone(),
+            interactive: true,
+            hooks: self.hooks.clone(),
+            turn_stop: TurnStop::default(),
+        }
+    }
+
+    fn lock_slot(&self) -> MutexGuard<'_, TurnSlot> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A session id unique on this machine: start time (ms since the epoch,
+/// made to grow within the process so two sessions started in the same
+/// millisecond never share a file) and pid.
+fn session_id() -> String {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = session_log::now_ms();
+    let prev = LAST
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| {
+            Some(now.max(last + 1))
+        })
+        .unwrap_or(now);
+    let ms = now.max(prev + 1);
+    format!("{ms}-{}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn session_ids_never_repeat_within_a_process() {
+        let ids: std::collections::HashSet<String> =
+            (0..200).map(|_| super::session_id()).collect();
+        assert_eq!(ids.len(), 200);
+    }
+}

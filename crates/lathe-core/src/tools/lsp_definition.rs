@@ -1,0 +1,198 @@
+//! The `LspDefinition` tool: where a symbol is defined, from the editor's
+//! language servers (`textDocument/definition`; docs/lsp.md,
+//! "Navigation through language servers").
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+
+use super::lsp_common::{
+    location_lines, offered, readable_only, with_left_out, Asker, LspPositionInput,
+    LSP_MAX_RESULT_CHARS,
+};
+use super::{ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::editor::{LspAnswer, LspQuery};
+use crate::permissions::{PermissionPreview, ReadFilter};
+use crate::text::{fill, plural};
+
+/// Model-facing description of LspDefinition.
+pub const LSP_DEFINITION_DESCRIPTION: &str = "Finds where a symbol is defined, using the language server running in the user's editor (go to definition). Works across files and into libraries, and tells apart same-named symbols that Grep cannot.
+
+- Name the position by file_path, the 1-based line (as Read and Grep number lines) and symbol, the identifier's text exactly as written on that line; the tool finds the column. When the symbol appears more than once on the line, occurrence picks one (1-based).
+- The result lists path:line: source line for each definition.
+- If the file has no language server, use Grep instead.";
+
+/// No definition found.
+pub const LSP_DEFINITION_NONE: &str = "The language server found no definition of {symbol} at {path}:{line} (it may be a builtin, or defined dynamically). Use Grep to search for it instead.";
+
+/// The LspDefinition tool: read-only, concurrency-safe, offered while a
+/// language server runs.
+pub struct LspDefinitionTool;
+
+#[async_trait]
+impl TypedTool for LspDefinitionTool {
+    type Input = LspPositionInput;
+    /// Gate 6's check of each location's file ([`TypedTool::limit_reads`]).
+    type Plan = Option<ReadFilter>;
+    const NAME: &'static str = "LspDefinition";
+    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const ALIASES: &'static [&'static str] = &["go_to_definition", "goto_definition"];
+    const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
+
+    fn description(&self) -> String {
+        LSP_DEFINITION_DESCRIPTION.to_string()
+    }
+
+    fn is_offered(&self) -> bool {
+        offered()
+    }
+
+    fn is_read_only(&self, _input: &LspPositionInput) -> bool {
+        true
+    }
+
+    fn normalize(&self, input: LspPositionInput, root: &Path) -> LspPositionInput {
+        input.normalized(root)
+    }
+
+    fn target_path(&self, input: &LspPositionInput) -> Option<PathBuf> {
+        Some(PathBuf::from(&input.file_path))
+    }
+
+    async fn validate_input(
+        &self,
+        input: &LspPositionInput,
+        _ctx: &ToolContext,
+    ) -> Result<Option<ReadFilter>, ToolError> {
+        input.check().map(|()| None)
+    }
+
+    fn permission_preview(
+        &self,
+        input: &LspPositionInput,
+        _plan: &Option<ReadFilter>,
+        root: &Path,
+    ) -> PermissionPreview {
+        input.preview("Definition in", root)
+    }
+
+    fn limit_reads(&self, plan: &mut Option<ReadFilter>, filter: ReadFilter) {
+        *plan = Some(filter);
+    }
+
+    async fn call(
+        &self,
+        input: LspPositionInput,
+        plan: Option<ReadFilter>,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let asker = Asker {
+            tool: Self::NAME,
+            feature: "go to definition",
+            hint: Asker::grep_hint(&input.symbol),
+            root: &ctx.root,
+        };
+        let locations = match asker.ask(ctx, LspQuery::Definition(input.at())).await? {
+            LspAnswer::Locations(l) => l,
+            _ => Vec::new(),
+        };
+        let (locations, left) = readable_only(
+            locations,
+            |l| l.path.as_path(),
+            plan.as_ref(),
+            Some(Path::new(&input.file_path)),
+        );
+        if locations.is_empty() {
+            let text = fill(
+                LSP_DEFINITION_NONE,
+                &[
+                    ("symbol", &input.symbol),
+                    (
+                        "path",
+                        &super::file_common::shown(&ctx.root, Path::new(&input.file_path)),
+                    ),
+                    ("line", &input.line.to_string()),
+                ],
+            );
+            return Ok(ToolOutput::text(with_left_out(text, false, &left), "none"));
+        }
+        let (text, n) = location_lines(&ctx.root, locations);
+        let text = with_left_out(text, true, &left);
+        Ok(ToolOutput::text(
+            text,
+            plural(n, "definition", "definitions"),
+        ))
+    }
+
+    fn describe(&self, input: &LspPositionInput, root: &Path) -> String {
+        input.describe(root)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::editor::Location;
+    use crate::tools::lsp_common::testing::call_with;
+    use crate::tools::schema_for;
+    use std::sync::Arc;
+
+    #[tokio::test]
+    async fn it_asks_at_the_symbol_and_lists_the_definitions() {
+        let (text, asked) = call_with(
+            Arc::new(LspDefinitionTool),
+            Ok(LspAnswer::Locations(vec![Location {
+                path: PathBuf::from("/p/util.py"),
+                line: 4,
+                text: Some("def helper(x):".into()),
+            }])),
+            serde_json::json!({"file_path": "main.py", "line": 2, "symbol": " helper "}),
+        )
+        .await;
+        assert_eq!(text, "util.py:4: def helper(x):");
+        assert_eq!(
+            asked,
+            [LspQuery::Definition(crate::editor::SymbolAt {
+                path: PathBuf::from("/p/main.py"),
+                line: 2,
+                symbol: "helper".into(),
+                occurrence: 1
+            })]
+        );
+        let (none, _) = call_with(
+            Arc::new(LspDefinitionTool),
+            Ok(LspAnswer::Locations(Vec::new())),
+            serde_json::json!({"file_path": "/p/main.py", "line": 2, "symbol": "len"}),
+        )
+        .await;
+        assert_eq!(none, "The language server found no definition of len at main.py:2 (it may be a builtin, or defined dynamically). Use Grep to search for it instead.");
+        let (empty, asked) = call_with(
+            Arc::new(LspDefinitionTool),
+            Ok(LspAnswer::Locations(Vec::new())),
+            serde_json::json!({"file_path": "/p/main.py", "line": 2, "symbol": "  "}),
+        )
+        .await;
+        assert_eq!(
+            empty,
+            format!("error: {}", super::super::lsp_common::LSP_EMPTY_SYMBOL)
+        );
+        assert!(asked.is_empty());
+    }
+
+    #[test]
+    fn golden_description_and_schema() {
+        assert!(LSP_DEFINITION_DESCRIPTION.starts_with("Finds where a symbol is defined"));
+        let schema = schema_for::<LspPositionInput>();
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["file_path", "line", "symbol"])
+        );
+        assert_eq!(schema["properties"]["line"]["minimum"], 1);
+        let tool = LspDefinitionTool;
+        assert!(TypedTool::is_read_only(&tool, &LspPositionInput::default()));
+        assert!(TypedTool::is_concurrency_safe(
+            &tool,
+            &LspPositionInput::default()
+        ));
+    }
+}

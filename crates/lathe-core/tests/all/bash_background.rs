@@ -1,0 +1,165 @@
+//! Background shells through the whole pipeline against `mock-llm`: a turn
+//! that starts a command with `run_in_background: true`, reads its output
+//! with BashOutput, stops it with KillShell, and the end of the session
+//! stopping what is still running (section 3).
+
+// Test code: a failed unwrap/expect is the test failing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use lathe_test_support as common;
+
+use std::time::{Duration, Instant};
+
+use common::{tool_results, Api, Harness};
+use lathe_core::events::TurnOutcome;
+use lathe_core::permissions::PromptAnswer;
+use serde_json::{json, Value};
+
+/// A session against mock-llm whose state directory (background output)
+/// is inside the temp project.
+async fn harness(script: Value, answers: Vec<PromptAnswer>) -> Harness {
+    common::harness_on(
+        Api::Anthropic,
+        script,
+        answers,
+        |c| c.state_dir = c.cwd.join(".state"),
+        vec![],
+    )
+    .await
+}
+
+fn tool_use(id: &str, name: &str, input: Value) -> Value {
+    json!([{"type": "tool_use", "id": id, "name": name, "input": input}])
+}
+
+/// Live processes with `arg` as one of their arguments.
+fn alive_with_arg(arg: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            (state != 'Z' && cmdline.split(|&b| b == 0).any(|a| a == arg.as_bytes())).then_some(pid)
+        })
+        .collect()
+}
+
+async fn gone_within(arg: &str, within: Duration) -> Vec<u32> {
+    let until = Instant::now() + within;
+    loop {
+        let alive = alive_with_arg(arg);
+        if alive.is_empty() || Instant::now() >= until {
+            return alive;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn kill(pids: &[u32]) {
+    for &pid in pids {
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_starts_reads_and_kills_a_background_shell() {
+    let arg = format!("300.{}1", std::process::id());
+    // The job writes to stdout and stderr, then leaves its group too.
+    let command = format!("echo started; echo warn >&2; setsid sleep {arg} & sleep {arg}");
+    let script = json!({ "responses": [
+        {"content": tool_use("toolu_01", "Bash", json!({"command": command, "run_in_background": true})),
+         "stop_reason": "tool_use"},
+        {"content": tool_use("toolu_02", "BashOutput", json!({"bash_id": "bash_1"})),
+         "stop_reason": "tool_use", "event_delay_ms": 150,
+         "expect": {"tool_result_contains": {"toolu_01": "Command running in the background with ID: bash_1."},
+                    "tool_result_is_error": {"toolu_01": false}}},
+        {"content": tool_use("toolu_03", "BashOutput", json!({"bash_id": "bash_1", "filter": "^nothing"})),
+         "stop_reason": "tool_use",
+         "expect": {"tool_result_contains": {"toolu_02": "started\nwarn\n\nStatus: running (bash_1, started"}}},
+        {"content": tool_use("toolu_04", "KillShell", json!({"shell_id": "bash_1"})),
+         "stop_reason": "tool_use",
+         "expect": {"tool_result_contains": {"toolu_03": "(no new output)\n\nStatus: running"}}},
+        {"content": tool_use("toolu_05", "BashOutput", json!({"bash_id": "bash_1"})),
+         "stop_reason": "tool_use",
+         "expect": {"tool_result_contains": {"toolu_04": "Stopped background shell bash_1 ("}}},
+        {"content": tool_use("toolu_06", "KillShell", json!({"shell_id": "bash_9"})),
+         "stop_reason": "tool_use",
+         "expect": {"tool_result_contains": {"toolu_05": "(no new output)\n\nStatus: stopped by KillShell."}}},
+        {"content": [{"type": "text", "text": "Stopped."}], "stop_reason": "end_turn",
+         "expect": {"tool_result_is_error": {"toolu_06": true}}}
+    ]});
+    let h = harness(
+        script,
+        vec![PromptAnswer::AllowOnce, PromptAnswer::AllowOnce],
+    )
+    .await;
+    let outcome = h.ask("run the server, check it, stop it").await;
+    let leftovers = gone_within(&arg, Duration::from_secs(5)).await;
+    kill(&leftovers);
+    assert_eq!(outcome, TurnOutcome::Done);
+    assert!(leftovers.is_empty(), "left running: {leftovers:?}");
+
+    // The background Bash asked like any Bash; KillShell asked; BashOutput
+    // (read-only) did not.
+    let asked: Vec<String> = h.prompter.asked().into_iter().map(|a| a.0).collect();
+    assert_eq!(asked, ["Bash", "KillShell"]);
+
+    let t = h.session.transcript();
+    let unknown = tool_results(&t[12]);
+    assert_eq!(
+        unknown[0].2,
+        "There is no background shell \"bash_9\" in this session (its shells: bash_1). Use the ID Bash returned for a command started with `run_in_background: true`."
+    );
+    // The output file holds everything, in order.
+    let started = tool_results(&t[2])[0].2.clone();
+    let path = started
+        .split_once("goes to ")
+        .and_then(|(_, rest)| rest.split_once(". Read new output"))
+        .map(|(p, _)| p.to_string())
+        .expect("names its file");
+    assert!(path.starts_with(h.root.join(".state/bash-output").to_str().unwrap()));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "started\nwarn\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ending_the_session_stops_its_background_shells() {
+    let arg = format!("300.{}2", std::process::id());
+    let command = format!("setsid sleep {arg} & sleep {arg}");
+    let script = json!({ "responses": [
+        {"content": tool_use("toolu_01", "Bash", json!({"command": command, "run_in_background": true})),
+         "stop_reason": "tool_use"},
+        {"content": [{"type": "text", "text": "Running."}], "stop_reason": "end_turn",
+         "expect": {"tool_result_is_error": {"toolu_01": false}}}
+    ]});
+    let h = harness(script, vec![PromptAnswer::AllowOnce]).await;
+    assert_eq!(h.ask("start the server").await, TurnOutcome::Done);
+    let until = Instant::now() + Duration::from_secs(5);
+    while alive_with_arg(&arg).len() < 2 && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        alive_with_arg(&arg).len(),
+        2,
+        "both sleeps run after the turn"
+    );
+    assert!(lathe_core::tools::bash::shells::all_jobs()
+        .iter()
+        .any(|j| j.command.contains(&arg)));
+
+    let Harness { session, .. } = h;
+    drop(session);
+    let leftovers = gone_within(&arg, Duration::from_secs(5)).await;
+    kill(&leftovers);
+    assert!(leftovers.is_empty(), "left running: {leftovers:?}");
+    assert!(!lathe_core::tools::bash::shells::all_jobs()
+        .iter()
+        .any(|j| j.command.contains(&arg)));
+}

@@ -1,0 +1,264 @@
+//! `<CR>` in the transcript (`:help lathe-chat-jump`): on the line of a
+//! Read, Grep, Edit or Write call, or on a line of its folded result, opens
+//! the file at the line it is about in the previous window (another window
+//! of the tab, or a new split when there is none); the chat window keeps
+//! the chat.
+
+use std::path::{Path, PathBuf};
+
+use nvim_oxi::api;
+use serde_json::Value;
+
+use super::lua;
+use super::VIEW;
+
+/// Where a jump goes: the file, its 1-based line, and for an Edit the text
+/// whose first occurrence gives the line once the file is open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// Text to look for (the first line of an Edit's `new_string`).
+    pub find: Option<String>,
+}
+
+/// The target of tool `name` (with its normalised `input` and result
+/// `content`) from its line (`block_line` `None`) or from one line of its
+/// folded result (the line's text, without the two-space indent). Relative
+/// paths (Grep prints paths relative to the project root) resolve against
+/// `root`. `None` when the call is not about a file.
+pub fn target(
+    name: &str,
+    input: &Value,
+    content: &str,
+    block_line: Option<&str>,
+    root: &Path,
+) -> Option<Target> {
+    let abs = |p: &str| {
+        let p = Path::new(p);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            root.join(p)
+        }
+    };
+    let file_path = input.get("file_path").and_then(Value::as_str);
+    match (name, block_line) {
+        ("Read", Some(l)) => {
+            // Read's lines are `   12\ttext`.
+            let (num, _) = l.split_once('\t')?;
+            let line = num.trim().parse().ok()?;
+            Some(Target {
+                path: abs(file_path?),
+                line,
+                find: None,
+            })
+        }
+        ("Read", None) => Some(Target {
+            path: abs(file_path?),
+            line: input
+                .get("offset")
+                .and_then(Value::as_u64)
+                .map_or(1, |o| o.max(1) as usize),
+            find: None,
+        }),
+        ("Edit" | "Write", _) => Some(Target {
+            path: abs(file_path?),
+            line: 1,
+            find: input
+                .get("new_string")
+                .and_then(Value::as_str)
+                .and_then(|s| s.lines().find(|l| !l.trim().is_empty()))
+                .map(str::to_string),
+        }),
+        ("Grep", Some(l)) => grep_line(l, root),
+        ("Grep", None) => content.lines().find_map(|l| grep_line(l, root)),
+        // `path:line: text` lines, like Grep's; the call line goes to the
+        // first (the definition).
+        ("LspDefinition" | "LspReferences" | "LspSymbols", Some(l)) => grep_line(l, root),
+        ("LspDefinition" | "LspReferences" | "LspSymbols", None) => {
+            content.lines().find_map(|l| grep_line(l, root))
+        }
+        ("LspHover", _) => Some(Target {
+            path: abs(file_path?),
+            line: input
+                .get("line")
+                .and_then(Value::as_u64)
+                .map_or(1, |o| o.max(1) as usize),
+            find: None,
+        }),
+        _ => None,
+    }
+}
+
+/// A Grep output line: `path:line:text` (content mode) or `path` (files
+/// mode; only when the file exists).
+fn grep_line(l: &str, root: &Path) -> Option<Target> {
+    let abs = |p: &str| {
+        let p = Path::new(p);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            root.join(p)
+        }
+    };
+    let mut parts = l.splitn(3, ':');
+    let (path, num) = (parts.next()?, parts.next());
+    if let Some(line) = num.and_then(|n| n.parse::<usize>().ok()) {
+        return Some(Target {
+            path: abs(path),
+            line,
+            find: None,
+        });
+    }
+    let p = abs(l.trim());
+    p.is_file().then_some(Target {
+        path: p,
+        line: 1,
+        find: None,
+    })
+}
+
+/// `<CR>` in the transcript: jumps to the target of the tool line (or
+/// folded result line) under the cursor; elsewhere moves down a line as
+/// `<CR>` does. Main thread.
+pub fn jump_quietly() {
+    if let Err(e) = jump() {
+        crate::host::guard::notify_error(&format!("lathe: {e}"));
+    }
+}
+
+/// See [`jump_quietly`]. Errors: the file cannot be opened (`:edit`'s
+/// message).
+pub fn jump() -> Result<(), String> {
+    let win = api::get_current_win();
+    let (row, _) = win.get_cursor().map_err(|e| e.to_string())?;
+    let root = super::project_root()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let target = VIEW.with(|v| {
+        let mut v = v.borrow_mut();
+        let buf = v.buf.clone()?;
+        let line = super::buf::line_at(&buf, row - 1);
+        let (t, off) = v.tool_at(&buf, row - 1)?;
+        let block_line = off.map(|_| line.strip_prefix("  ").unwrap_or(&line).to_string());
+        target(&t.name, &t.input, &t.content, block_line.as_deref(), &root)
+    });
+    let Some(t) = target else {
+        let _ = api::command("normal! +");
+        return Ok(());
+    };
+    open_in_other_window(&t)
+}
+
+/// Opens `t` in the previous window (or another one of the tab that does
+/// not show the chat, or a new split on the left) and moves there.
+fn open_in_other_window(t: &Target) -> Result<(), String> {
+    lua()
+        .load(
+            r##"local path, line, find = ...
+            local chat = vim.api.nvim_get_current_win()
+            local function usable(w)
+              if w == 0 or w == chat or not vim.api.nvim_win_is_valid(w) then return false end
+              if vim.api.nvim_win_get_config(w).relative ~= "" then return false end
+              local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
+              return not name:match("^lathe://")
+            end
+            local target = vim.fn.win_getid(vim.fn.winnr("#"))
+            if not usable(target) then
+              target = nil
+              for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+                if usable(w) then target = w break end
+              end
+            end
+            if target then
+              vim.api.nvim_set_current_win(target)
+              vim.cmd("edit " .. vim.fn.fnameescape(path))
+            else
+              vim.cmd("topleft vsplit " .. vim.fn.fnameescape(path))
+            end
+            if find then
+              for i, l in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
+                if l:find(find, 1, true) then line = i break end
+              end
+            end
+            line = math.max(1, math.min(line, vim.api.nvim_buf_line_count(0)))
+            vim.api.nvim_win_set_cursor(0, { line, 0 })
+            vim.cmd("normal! zv")"##,
+        )
+        .call::<()>((
+            t.path.to_string_lossy().into_owned(),
+            t.line,
+            t.find.clone(),
+        ))
+        .map_err(|e| {
+            let s = e.to_string();
+            s.lines().next().unwrap_or_default().to_string()
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn targets_of_read_edit_and_grep() {
+        let root = Path::new("/p");
+        let read = json!({"file_path": "/p/a.rs", "offset": 40});
+        assert_eq!(
+            target("Read", &read, "", None, root).map(|t| t.line),
+            Some(40)
+        );
+        assert_eq!(
+            target("Read", &read, "", Some("    42\tfn x()"), root).map(|t| t.line),
+            Some(42)
+        );
+        let edit = json!({"file_path": "/p/b.py", "new_string": "\n  print('hi')\n"});
+        assert_eq!(
+            target("Edit", &edit, "", None, root).and_then(|t| t.find),
+            Some("  print('hi')".into())
+        );
+        let grep = json!({"pattern": "x"});
+        let content = "Found 2 matches\nsrc/a.rs:12:let x = 1;\nsrc/b.rs:3:x";
+        assert_eq!(
+            target("Grep", &grep, content, None, root),
+            Some(Target {
+                path: "/p/src/a.rs".into(),
+                line: 12,
+                find: None
+            })
+        );
+        assert_eq!(
+            target("Grep", &grep, content, Some("src/b.rs:3:x"), root).map(|t| t.line),
+            Some(3)
+        );
+        assert_eq!(target("Bash", &json!({}), "", None, root), None);
+        let lsp = "main.py:3: value = helper(2)\nutil.py:1: def helper(x):";
+        assert_eq!(
+            target(
+                "LspReferences",
+                &json!({}),
+                lsp,
+                Some("util.py:1: def helper(x):"),
+                root
+            ),
+            Some(Target {
+                path: "/p/util.py".into(),
+                line: 1,
+                find: None
+            })
+        );
+        assert_eq!(
+            target("LspDefinition", &json!({}), lsp, None, root).map(|t| t.line),
+            Some(3)
+        );
+        let hover = json!({"file_path": "/p/main.py", "line": 4, "symbol": "helper"});
+        assert_eq!(
+            target("LspHover", &hover, "def helper(x)", None, root).map(|t| t.line),
+            Some(4)
+        );
+    }
+}
