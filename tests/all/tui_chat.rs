@@ -9,8 +9,6 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use lathe_test_support::tui;
@@ -28,20 +26,11 @@ fn script() -> String {
     .to_string()
 }
 
-fn have_tmux() -> bool {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIP: tmux is not installed");
-        return false;
-    }
-    true
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_typed_while_an_answer_streams_is_never_clobbered_and_sends() {
     if !have_tmux() {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
     std::fs::write(project.join("notes.txt"), "my notes\n").unwrap();
@@ -51,20 +40,14 @@ async fn a_prompt_typed_while_an_answer_streams_is_never_clobbered_and_sends() {
     let init = dir.path().join("init.lua");
     std::fs::write(
         &init,
-        format!(
-            r#"vim.opt.rtp:prepend({root:?})
-local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
-open()
-vim.cmd("runtime plugin/lathe.lua")
-require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
+        tui::init_lua(&format!(
+            r#"require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
 vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
 "#,
-            root = root.display().to_string(),
-            lib = library().display().to_string(),
             project = project.display().to_string(),
             url = server.url(),
             file = project.join("notes.txt").display().to_string(),
-        ),
+        )),
     )
     .unwrap();
     let name = start_nvim("chat", 150, 40, &init, "");

@@ -11,7 +11,6 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
 use std::time::Duration;
 
 use lathe_test_support::tui;
@@ -44,7 +43,6 @@ async fn the_working_indicator_and_the_token_line_fit_the_chat_window() {
     if !have_tmux() {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
     std::fs::write(project.join("notes.txt"), "my notes\n").unwrap();
@@ -54,20 +52,14 @@ async fn the_working_indicator_and_the_token_line_fit_the_chat_window() {
     let init = dir.path().join("init.lua");
     std::fs::write(
         &init,
-        format!(
-            r#"vim.opt.rtp:prepend({root:?})
-local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
-open()
-vim.cmd("runtime plugin/lathe.lua")
-require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
+        tui::init_lua(&format!(
+            r#"require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
 vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
 "#,
-            root = root.display().to_string(),
-            lib = library().display().to_string(),
             project = project.display().to_string(),
             url = server.url(),
             file = project.join("notes.txt").display().to_string(),
-        ),
+        )),
     )
     .unwrap();
     let name = start_nvim("fit", 160, 40, &init, "");
@@ -132,7 +124,6 @@ async fn after_a_turn_with_tool_calls_the_screen_is_what_a_redraw_draws() {
     if !have_tmux() {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
     let numbered: String = (1..=240).map(|i| format!("line {i} of a\n")).collect();
@@ -169,20 +160,14 @@ async fn after_a_turn_with_tool_calls_the_screen_is_what_a_redraw_draws() {
     let init = dir.path().join("init.lua");
     std::fs::write(
         &init,
-        format!(
-            r#"vim.opt.rtp:prepend({root:?})
-local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
-open()
-vim.cmd("runtime plugin/lathe.lua")
-require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
+        tui::init_lua(&format!(
+            r#"require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
 vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
 "#,
-            root = root.display().to_string(),
-            lib = library().display().to_string(),
             project = project.display().to_string(),
             url = server.url(),
             file = project.join("b.txt").display().to_string(),
-        ),
+        )),
     )
     .unwrap();
     let name = start_nvim("redraw", 160, 40, &init, "");

@@ -15,7 +15,6 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use lathe_test_support::tui;
@@ -117,7 +116,6 @@ async fn a_long_answer_pauses_highlighting_keys_still_work_and_highlighting_come
         eprintln!("SKIP: tmux is not installed");
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
     std::fs::write(project.join("notes.txt"), "my notes\n").unwrap();
@@ -127,12 +125,8 @@ async fn a_long_answer_pauses_highlighting_keys_still_work_and_highlighting_come
     let init = dir.path().join("init.lua");
     std::fs::write(
         &init,
-        format!(
-            r#"vim.opt.rtp:prepend({root:?})
-local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
-open()
-vim.cmd("runtime plugin/lathe.lua")
-require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
+        tui::init_lua(&format!(
+            r#"require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
 vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
 -- What the screen cannot show, written into this window's status line.
 function Probe(n)
@@ -162,12 +156,10 @@ function Probe(n)
     n, ts and "on" or "off", bytes, require("lathe").status().state, shown and "shown" or "hidden")
 end
 "#,
-            root = root.display().to_string(),
-            lib = library().display().to_string(),
             project = project.display().to_string(),
             url = server.url(),
             file = project.join("notes.txt").display().to_string(),
-        ),
+        )),
     )
     .unwrap();
     let name = start_nvim("hl", 150, 40, &init, "");

@@ -10,7 +10,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use lathe_test_support::tui;
@@ -66,21 +65,15 @@ impl Nvim {
         let init = dir.path().join("init.lua");
         std::fs::write(
             &init,
-            format!(
-                r#"vim.opt.rtp:prepend({root:?})
-local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
-open()
-vim.cmd("runtime plugin/lathe.lua")
-require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
+            tui::init_lua(&format!(
+                r#"require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
 vim.o.statusline = "%f %{{v:lua.require'lathe'.statusline()}}"
 vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
 "#,
-                root = root.display().to_string(),
-                lib = library().display().to_string(),
                 project = project.display().to_string(),
                 url = server.url(),
                 file = project.join("greeting.py").display().to_string(),
-            ),
+            )),
         )
         .unwrap();
         let name = start_nvim(tag, cols, rows, &init, "");
@@ -133,14 +126,6 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
         }
         wait_for(&self.name, "the turn ends", |s| s.contains("*(done)*"));
     }
-}
-
-fn have_tmux() -> bool {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIP: tmux is not installed");
-        return false;
-    }
-    true
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

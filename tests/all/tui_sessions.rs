@@ -62,23 +62,16 @@ fn lathe_resume_picks_a_saved_conversation_and_shows_it() {
         saved_session("2-1", &project, "rename the lexer", "Renamed it."),
     )
     .unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let init = base.join("init.lua");
     std::fs::write(
         &init,
-        format!(
-            r#"vim.opt.rtp:prepend({root:?})
-local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
-open()
-vim.cmd("runtime plugin/lathe.lua")
-require("lathe").setup({{ cwd = {project:?}, base_url = "http://127.0.0.1:9", claude_settings = false }})
+        tui::init_lua(&format!(
+            r#"require("lathe").setup({{ cwd = {project:?}, base_url = "http://127.0.0.1:9", claude_settings = false }})
 vim.o.laststatus = 3
 vim.o.statusline = "%f %= [%{{v:lua.require'lathe'.statusline_component()}}]"
 "#,
-            root = root.display().to_string(),
-            lib = library().display().to_string(),
             project = project.display().to_string(),
-        ),
+        )),
     )
     .unwrap();
     let name = start_nvim(

@@ -14,7 +14,23 @@ pub fn tmux(args: &[&str]) -> String {
 
 /// `true` when tmux can run here (the tests skip, saying so, when not).
 pub fn have_tmux() -> bool {
-    Command::new("tmux").arg("-V").output().is_ok()
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIP: tmux is not installed");
+        return false;
+    }
+    true
+}
+
+/// The lines every real-terminal test's `init.lua` starts with: lathe's
+/// folder first on 'runtimepath', the library of [`library`] loaded and
+/// the `:Lathe` command defined; `rest` follows (the test's `setup{}` and
+/// its own lines).
+pub fn init_lua(rest: &str) -> String {
+    format!(
+        "vim.opt.rtp:prepend({root:?})\nlocal open = assert(package.loadlib({lib:?}, \"luaopen_lathe\"))\nopen()\nvim.cmd(\"runtime plugin/lathe.lua\")\n{rest}",
+        root = crate::workspace_root().display().to_string(),
+        lib = library().display().to_string(),
+    )
 }
 
 /// What the pane of `session` shows now.
