@@ -179,10 +179,10 @@ fn parse_tree(s: &str) -> (Vec<Vec<String>>, usize) {
 
 /// Every module path the code of `module` names through `crate::`,
 /// `self::` or `super::` (resolved to a path from the crate root).
-fn references(text: &str, module: &ModPath, is_mod_file: bool) -> Vec<ModPath> {
-    // `self` of `foo.rs` and of `foo/mod.rs` are both `foo`; `super` is
-    // `foo`'s parent either way.
-    let _ = is_mod_file;
+///
+/// `self` of `foo.rs` and of `foo/mod.rs` are both `foo`; `super` is
+/// `foo`'s parent either way, so the file's name does not matter.
+fn references(text: &str, module: &ModPath) -> Vec<ModPath> {
     let mut out = Vec::new();
     let bytes = text.as_bytes();
     for (i, _) in text.match_indices("::") {
@@ -237,8 +237,7 @@ fn graphs(src: &Path) -> BTreeMap<ModPath, Graph> {
     }
     for f in &files {
         let from = module_of(src, f);
-        let is_mod = f.file_name().is_some_and(|n| n == "mod.rs");
-        for to in references(&non_test_text(f), &from, is_mod) {
+        for to in references(&non_test_text(f), &from) {
             let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
             if common >= from.len() || common >= to.len() {
                 continue; // an ancestor or the module itself

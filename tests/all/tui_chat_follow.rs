@@ -11,8 +11,6 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-
 use lathe_test_support::tui;
 use tui::*;
 
@@ -49,10 +47,8 @@ fn ask_and_wait(name: &str, prompt: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unfocused_chat_shows_the_end_of_answers_that_end_in_an_empty_line() {
     if !have_tmux() {
-        eprintln!("SKIP: tmux is not installed");
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().canonicalize().unwrap();
     std::fs::write(project.join("main.py"), "print('main')\n").unwrap();
@@ -67,19 +63,14 @@ async fn an_unfocused_chat_shows_the_end_of_answers_that_end_in_an_empty_line() 
     let init = dir.path().join("init.lua");
     std::fs::write(
         &init,
-        format!(
-            r#"vim.opt.rtp:prepend({root:?})
-local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
-open()
-require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
+        tui::init_lua(&format!(
+            r#"require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
 vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
 "#,
-            root = root.display().to_string(),
-            lib = library().display().to_string(),
             project = project.display().to_string(),
             url = server.url(),
             file = project.join("main.py").display().to_string(),
-        ),
+        )),
     )
     .unwrap();
     let name = start_nvim("follow", 200, 50, &init, "");

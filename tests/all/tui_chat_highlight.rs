@@ -113,7 +113,6 @@ fn probe(session: &str, n: usize) -> (Probe, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_answer_pauses_highlighting_keys_still_work_and_highlighting_comes_back() {
     if !have_tmux() {
-        eprintln!("SKIP: tmux is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

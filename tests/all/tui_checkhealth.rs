@@ -20,7 +20,6 @@ use std::process::Command;
 use std::time::Duration;
 
 use lathe_test_support::tui;
-use tui::library;
 
 /// The repository root (lathe's runtime files, `.venv`, the MCP mock).
 fn root() -> &'static Path {
@@ -36,21 +35,16 @@ fn run_nvim(project: &Path, setup: &str, body: &str) -> String {
     let init = project.join("init.lua");
     std::fs::write(
         &init,
-        format!(
-            r#"vim.opt.rtp:prepend({root:?})
-local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
-open()
-vim.cmd("runtime plugin/lathe.lua")
-OUT = {out:?}
+        tui::init_lua(&format!(
+            r#"OUT = {out:?}
 PROJECT = {project:?}
 ROOT = {root:?}
 require("lathe").setup(vim.tbl_extend("force", {{ cwd = PROJECT, claude_settings = false, base_url = "http://127.0.0.1:9" }}, {setup}))
 "#,
             root = root().display().to_string(),
-            lib = library().display().to_string(),
             out = out.display().to_string(),
             project = project.display().to_string(),
-        ),
+        )),
     )
     .unwrap();
     let script = project.join("body.lua");

@@ -33,21 +33,15 @@ fn grep_word_and_read_maps_in_a_terminal() {
     let init = dir.path().join("init.lua");
     std::fs::write(
         &init,
-        format!(
+        tui::init_lua(&format!(
             r#"vim.g.mapleader = " "
-vim.opt.rtp:prepend({root:?})
-local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
-open()
-vim.cmd("runtime plugin/lathe.lua")
 vim.cmd.cd({project:?})
 require("lathe").setup({{ cwd = {project:?}, claude_settings = false, default_mappings = true }})
 vim.cmd("edit " .. vim.fn.fnameescape({notes:?}))
 "#,
-            root = root.display().to_string(),
-            lib = library().display().to_string(),
             project = project.display().to_string(),
             notes = notes.display().to_string(),
-        ),
+        )),
     )
     .unwrap();
     let name = start_nvim("keys", 120, 36, &init, "");

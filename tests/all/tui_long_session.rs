@@ -50,17 +50,13 @@ fn a_long_resume_draws_in_steps_keys_land_and_quitting_is_clean() {
     let stderr = base.join("stderr.txt");
     std::fs::write(
         &init,
-        format!(
-            r#"vim.opt.rtp:prepend({root:?})
-dofile({root:?} .. "/bench/long_session.lua")({file:?}, {{ cwd = {project:?}, asks = 100, per_ask = 20, last_words = {LAST:?} }})
+        tui::init_lua(&format!(
+            r#"dofile({root:?} .. "/bench/long_session.lua")({file:?}, {{ cwd = {project:?}, asks = 100, per_ask = 20, last_words = {LAST:?} }})
 vim.g.second_day = {second:?}
 dofile({root:?} .. "/bench/long_session.lua")(vim.g.second_day, {{ id = "2-2", cwd = {project:?}, asks = 50, per_ask = 20, last_words = {SECOND:?} }})
 function ChatBuffers()
   return #vim.tbl_filter(function(b) return vim.api.nvim_buf_get_name(b):find("lathe://chat", 1, true) ~= nil end, vim.api.nvim_list_bufs())
 end
-local open = assert(package.loadlib({lib:?}, "luaopen_lathe"))
-open()
-vim.cmd("runtime plugin/lathe.lua")
 require("lathe").setup({{ cwd = {project:?}, base_url = "http://127.0.0.1:9", claude_settings = false }})
 vim.o.laststatus = 3
 vim.o.statusline = "%f %= [%{{v:lua.ChatBuffers()}} chat] [%{{v:lua.require'lathe.core'.settled() ? 'settled' : 'drawing'}}]"
@@ -68,9 +64,8 @@ vim.o.statusline = "%f %= [%{{v:lua.ChatBuffers()}} chat] [%{{v:lua.require'lath
             root = root.display().to_string(),
             file = sessions.join("1-1.jsonl").display().to_string(),
             second = base.join("2-2.jsonl").display().to_string(),
-            lib = library().display().to_string(),
             project = project.display().to_string(),
-        ),
+        )),
     )
     .unwrap();
     let name = start_nvim(

@@ -533,16 +533,7 @@ impl Session {
                 .turn(cancel, turn_usage.clone())
                 .run_with(user)
                 .await;
-            let turn = turn_usage.lock().map(|u| u.clone()).unwrap_or_default();
-            let total = {
-                let mut total = session.usage.lock().unwrap_or_else(|e| e.into_inner());
-                super::turn::add(&mut total, &turn);
-                total.clone()
-            };
-            session.save_file_stamps();
-            if let Some(log) = &session.log {
-                log.record(&Record::turn_end(&outcome, turn.clone(), total.clone()));
-            }
+            let (turn, total) = session.settle_spend(&outcome, &turn_usage);
             session.sink.emit(AgentEvent::Usage {
                 turn,
                 session: total,
@@ -735,28 +726,36 @@ impl Session {
                     (TurnOutcome::Error(msg.clone()), Err(msg))
                 }
             };
-            session.save_file_stamps();
             // The summary request is part of the session's spend, saved
             // as a turn's is (a resume adds it up too).
-            let spent = turn_usage.lock().map(|u| u.clone()).unwrap_or_default();
-            let total = {
-                let mut total = session.usage.lock().unwrap_or_else(|e| e.into_inner());
-                super::turn::add(&mut total, &spent);
-                total.clone()
-            };
-            if let Some(log) = &session.log {
-                log.record(&Record::turn_end(&outcome, spent.clone(), total.clone()));
-            }
+            let (spent, total) = session.settle_spend(&outcome, &turn_usage);
             session.lock_slot().release(generation, outcome);
             let _ = done_tx.send(true);
             // After the release: the compaction's end, the statuslines
-            // are drawn idle (`nvim::status_sink`).
+            // are drawn idle (the front end's status sink redraws on `Usage`).
             session.sink.emit(AgentEvent::Usage {
                 turn: spent,
                 session: total,
             });
             result
         }))
+    }
+
+    /// The end of a turn or a compaction for the spend: adds what it
+    /// spent to the session's total, saves the file stamps and the
+    /// `turn_end` record, and returns (spent, total) for the `Usage` event.
+    fn settle_spend(&self, outcome: &TurnOutcome, spent: &Mutex<Usage>) -> (Usage, Usage) {
+        let spent = spent.lock().map(|u| u.clone()).unwrap_or_default();
+        let total = {
+            let mut total = self.usage.lock().unwrap_or_else(|e| e.into_inner());
+            super::turn::add(&mut total, &spent);
+            total.clone()
+        };
+        self.save_file_stamps();
+        if let Some(log) = &self.log {
+            log.record(&Record::turn_end(outcome, spent.clone(), total.clone()));
+        }
+        (spent, total)
     }
 
     /// Records the stamp of each file the model read in the session file
