@@ -29,6 +29,34 @@ const CORE_LAYERS: &[&[&str]] = &[
     &["agent"],
 ];
 
+/// The submodules of the core's `tools`, bottom to top: the helpers every
+/// tool may use, the tool contract, the tools (docs/tools.md).
+const TOOLS_LAYERS: &[&[&str]] = &[
+    &["support"],
+    &["tool"],
+    &[
+        "bash",
+        "diagnostics",
+        "edit",
+        "grep",
+        "lsp",
+        "read",
+        "user",
+        "write",
+    ],
+    &["glob"],
+];
+
+/// The submodules of the core's `provider`, bottom to top: what both
+/// providers share, then the two providers, neither using the other
+/// (docs/provider.md).
+const PROVIDER_LAYERS: &[&[&str]] = &[
+    &["limits", "retry", "sse", "validate", "window"],
+    &["assemble", "hints", "idle"],
+    &["http", "replay"],
+    &["anthropic", "openai"],
+];
+
 /// The front end's top-level modules: what the main thread stands on, the
 /// editor behind the core's seams, what the user sees, the Lua functions
 /// and the composition.
@@ -40,6 +68,16 @@ fn tables() -> Vec<(PathBuf, ModPath, &'static [&'static [&'static str]])> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     vec![
         (root.join("crates/lathe-core/src"), vec![], CORE_LAYERS),
+        (
+            root.join("crates/lathe-core/src"),
+            vec!["tools".into()],
+            TOOLS_LAYERS,
+        ),
+        (
+            root.join("crates/lathe-core/src"),
+            vec!["provider".into()],
+            PROVIDER_LAYERS,
+        ),
         (root.join("src"), vec![], FRONT_LAYERS),
     ]
 }

@@ -22,7 +22,7 @@ use crate::provider::assemble::{Assembled, MessageAssembler};
 use crate::provider::limits::{json_deeper_than, MAX_TOOL_INPUT_DEPTH};
 use crate::provider::sse::{parse_data, SseDecoder, SseEvent};
 use crate::provider::validate;
-use crate::tools::text_match;
+use crate::tools::support::text_match;
 
 /// A check: panics when a property breaks for the input the bytes encode.
 pub type Check = fn(&[u8]);

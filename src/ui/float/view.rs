@@ -12,7 +12,7 @@ use std::path::Path;
 
 use lathe_core::permissions::PermissionPreview;
 use lathe_core::text::fill;
-use lathe_core::tools::diff;
+use lathe_core::tools::support::diff;
 
 /// First header line: why the call asks. `{reason}`.
 pub const WHY_LINE: &str = "Asks because: {reason}";

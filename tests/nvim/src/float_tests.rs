@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use lathe::{FloatPrompter, MainThread};
 use lathe_core::editor::{Stamp, TextHash, Version};
 use lathe_core::permissions::{PermissionPreview, PromptAnswer, Prompter, Revision};
-use lathe_core::tools::diff::{apply_hunks, unified_diff};
+use lathe_core::tools::support::diff::{apply_hunks, unified_diff};
 use nvim_oxi::api;
 use nvim_oxi::tests::TestTerminator;
 use tokio::task::JoinHandle;

@@ -280,7 +280,7 @@ fn setup_starts_no_runtime_and_no_thread() -> Result<(), String> {
     )?;
     crate::common::check_eq(
         "saved-output cleanup threads started by setup",
-        lathe_core::tools::retention::sweeps_started(),
+        lathe_core::tools::support::retention::sweeps_started(),
         0,
     )?;
     crate::common::lua_test(
@@ -291,7 +291,7 @@ fn setup_starts_no_runtime_and_no_thread() -> Result<(), String> {
     )?;
     crate::common::check_eq(
         "saved-output cleanup started by the first tool call",
-        lathe_core::tools::retention::sweeps_started(),
+        lathe_core::tools::support::retention::sweeps_started(),
         1,
     )
 }

@@ -337,7 +337,7 @@ pub(crate) fn report(context: &ContextState, req: &MessagesRequest) -> ContextRe
 
 /// Bytes of `req` serialized (no copy is made).
 pub fn request_bytes(req: &MessagesRequest) -> u64 {
-    crate::provider::wire::json_bytes(req)
+    crate::provider::json_bytes(req)
 }
 
 /// Whether the API refused a request for its length: HTTP 413, a 400

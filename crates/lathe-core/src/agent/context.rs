@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use crate::permissions::{read_access_spelled, resolve_for_rules, spell, ReadAccess, Rules};
 use crate::text::fill;
-use crate::tools::paths;
+use crate::tools::support::paths;
 
 /// Why an `@path` cannot be attached: the user-facing text (one of the
 /// `ATTACH_*` constants filled in). `Session::ask_with` returns it as

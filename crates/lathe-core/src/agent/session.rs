@@ -277,7 +277,7 @@ impl Session {
             };
             // A version no document has now: the text hash alone decides
             // whether the file moved on (the stale rule).
-            let record = crate::tools::file_state::ReadRecord {
+            let record = crate::tools::support::file_state::ReadRecord {
                 stamp: crate::editor::Stamp {
                     version: crate::editor::Version::Disk {
                         mtime: None,
@@ -370,7 +370,7 @@ impl Session {
                         parts
                             .config
                             .state_dir
-                            .join(crate::tools::retention::BASH_OUTPUT_DIR),
+                            .join(crate::tools::support::retention::BASH_OUTPUT_DIR),
                         results.dir().to_path_buf(),
                     ])
                     .with_sandbox_support(crate::sandbox::unavailable()),
@@ -467,12 +467,12 @@ impl Session {
     }
 
     /// Starts the once-per-process cleanup of old saved outputs under the
-    /// state directory on a thread of its own (`tools::retention`;
+    /// state directory on a thread of its own (`tools::support::retention`;
     /// docs/tools.md, "Saved outputs"). Called by the first prompt
     /// or tool call, not when the session is made: `setup()` starts no
     /// thread (load).
     fn sweep_saved_outputs(&self) {
-        crate::tools::retention::start(&self.config.state_dir);
+        crate::tools::support::retention::start(&self.config.state_dir);
     }
 
     /// Like [`Session::ask`], with context from the editor

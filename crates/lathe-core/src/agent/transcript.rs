@@ -33,7 +33,7 @@ pub struct ClearedResult {
 /// ([`Transcript::shared`]) instead of copying the conversation, and a
 /// change makes a new `Arc` of only the message it changes
 /// (`Arc::make_mut`), so a provider can reuse what it made of every other
-/// message (`provider::wire`).
+/// message (`provider::anthropic::wire`).
 #[derive(Debug, Default)]
 pub struct Transcript {
     messages: Mutex<Vec<Arc<Message>>>,

@@ -127,7 +127,7 @@ impl Stamp {
     /// decides. `now_hash` hashes the current logical text and is called
     /// only when the answer depends on it.
     ///
-    /// Used by Edit/Write when they plan (`tools::file_common::check_read`),
+    /// Used by Edit/Write when they plan (`tools::support::file_common::check_read`),
     /// by Read's "unchanged since your last read", and by both editors at
     /// write time (`DiskEditor`, `lathe::NvimEditor`), so the check at plan
     /// time and the atomic one at write time cannot disagree.

@@ -42,12 +42,12 @@ impl ResultStore {
     /// Results of session `session_id` under `state_dir/tool-results/`.
     /// When the session already has results (it is resumed), this process
     /// marks their folder as held, so no other lathe's cleanup removes them
-    /// while it runs (`tools::retention`): one `stat`, and one small file
+    /// while it runs (`tools::support::retention`): one `stat`, and one small file
     /// only then.
     pub fn new(state_dir: PathBuf, session_id: &str) -> Self {
         let store = Self {
             dir: state_dir
-                .join(crate::tools::retention::TOOL_RESULTS_DIR)
+                .join(crate::tools::support::retention::TOOL_RESULTS_DIR)
                 .join(sanitize(session_id)),
             failures: Mutex::new(HashMap::new()),
         };
@@ -88,7 +88,7 @@ impl ResultStore {
     /// Writes this process's `.lathe-pid-<pid>` marker in the folder
     /// (errors ignored: at worst the results are cleaned up after 7 days).
     fn hold(&self) {
-        let marker = crate::tools::retention::hold_marker_name(std::process::id());
+        let marker = crate::tools::support::retention::hold_marker_name(std::process::id());
         let _ = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -192,8 +192,8 @@ mod tests {
         )));
         assert!(out.ends_with(&text.chars().take(PREVIEW_CHARS).collect::<String>()));
         assert!(out.chars().count() < 2_400);
-        // The folder is marked as held by this process (tools::retention).
-        let marker = crate::tools::retention::hold_marker_name(std::process::id());
+        // The folder is marked as held by this process (tools::support::retention).
+        let marker = crate::tools::support::retention::hold_marker_name(std::process::id());
         assert!(dir.path().join("tool-results/s1").join(&marker).exists());
         // A session opened again (resumed) in a new store marks it too.
         std::fs::remove_file(dir.path().join("tool-results/s1").join(&marker)).unwrap();

@@ -56,7 +56,7 @@ use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
 use crate::sandbox::{Policy, Tier};
 use crate::text::{fill, plural};
 use crate::tools::bash::messages::SANDBOX_NOT_PREPARED;
-use crate::tools::file_state::ReadRecord;
+use crate::tools::support::file_state::ReadRecord;
 use crate::tools::{
     FileState, PlannedCall, PreparedCall, Sandboxing, ToolContext, ToolError, ToolOutput,
 };
@@ -290,7 +290,7 @@ impl Gates<'_> {
         }
         if replanned {
             let path = planned.prepared().target_path().unwrap_or_default();
-            let shown = crate::tools::paths::display(&self.env.ctx.root, &path);
+            let shown = crate::tools::support::paths::display(&self.env.ctx.root, &path);
             notes.insert(0, fill(REPLANNED, &[("path", &shown)]));
         }
         let tool_name = planned.prepared().tool().name().to_string();

@@ -16,7 +16,7 @@ use crate::editor::{Document, Editor, EditorError, WriteOutcome, WriteRequest};
 use crate::events::RecordingSink;
 use crate::permissions::PermissionPreview;
 use crate::permissions::{Rule, RuleKind, RuleSource, Rules, ScriptedPrompter};
-use crate::tools::{paths, FileState, ToolError, TypedTool};
+use crate::tools::{support::paths, FileState, ToolError, TypedTool};
 
 /// An editor with no files at all.
 struct NoFiles;

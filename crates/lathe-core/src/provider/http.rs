@@ -23,6 +23,15 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const KEY_NOT_A_HEADER: &str =
     "the API key in ${env} has characters an HTTP header cannot carry";
 
+/// Longest wait for a whole non-streaming answer, for both providers ([`super::Provider::complete`]):
+/// 10 minutes, the API's own limit for non-streaming requests
+/// (<https://docs.anthropic.com/en/api/errors#long-requests>). A longer
+/// idle timeout wins.
+pub const NON_STREAMING_TIMEOUT: Duration = Duration::from_secs(600);
+/// Template of the [`ProviderError::Transport`] text when a non-streaming
+/// answer took longer than its timeout; `{secs}` is the timeout in seconds.
+pub const NON_STREAMING_TIMEOUT_MESSAGE: &str =
+    "no complete answer from the API within {secs} s (non-streaming timeout)";
 /// Where a provider sends its requests, and with what.
 #[derive(Debug, Clone)]
 pub struct Endpoint {

@@ -12,7 +12,6 @@
 
 pub mod anthropic;
 pub mod assemble;
-pub mod cache;
 pub mod hints;
 pub mod http;
 pub mod idle;
@@ -23,7 +22,6 @@ pub mod retry;
 pub mod sse;
 pub mod validate;
 pub mod window;
-pub mod wire;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -46,6 +44,24 @@ pub fn from_config(config: &Config) -> Result<Arc<dyn Provider>, ProviderError> 
         ProviderKind::Anthropic => Arc::new(anthropic::AnthropicProvider::from_config(config)?),
         ProviderKind::OpenAi => Arc::new(openai::OpenAiProvider::from_config(config)?),
     })
+}
+
+/// Bytes of `value` serialized, counted without a copy.
+pub fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Serializing plain data into a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// A stream of decoded events; ends after `message_stop` or an error.
@@ -127,9 +143,9 @@ pub trait Provider: Send + Sync {
     /// Bytes of `req` as this provider sends it, about (what the context
     /// meter and the window check count). The default serializes it into
     /// a counter; a provider that keeps its messages' JSON
-    /// ([`wire::WireCache`]) counts from that.
+    /// ([`anthropic::wire::WireCache`]) counts from that.
     fn request_bytes(&self, req: &MessagesRequest) -> u64 {
-        wire::json_bytes(req)
+        json_bytes(req)
     }
 
     /// Starts a streaming request (`stream: true` is set by the provider).

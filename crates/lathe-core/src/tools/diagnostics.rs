@@ -14,9 +14,9 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::file_common::{editor_error, file_preview, resolve_file_path, shown};
-use super::new_diagnostics::one_line;
-use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use super::support::file_common::{editor_error, file_preview, resolve_file_path, shown};
+use super::support::new_diagnostics::one_line;
+use super::{support::paths, ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::editor::{Diagnostic, Severity};
 use crate::permissions::PermissionPreview;
 use crate::text::{fill, plural};
@@ -219,7 +219,7 @@ mod tests {
     use crate::editor::{
         DiagnosticList, Document, Editor, EditorError, WriteOutcome, WriteRequest,
     };
-    use crate::tools::file_common::testing::{disk_ctx, run};
+    use crate::tools::support::file_common::testing::{disk_ctx, run};
     use crate::tools::{schema_for, Tool};
     use std::sync::Arc;
 

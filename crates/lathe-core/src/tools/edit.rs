@@ -16,10 +16,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::editor::{Document, EditorError, LineEnding};
 
-use super::file_common::{check_read, current, editor_error, resolve_file_path, shown, FileChange};
-use super::numbered::split_lines;
-use super::text_match::{self, MatchError, Replacement};
-use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use super::support::file_common::{
+    check_read, current, editor_error, resolve_file_path, shown, FileChange,
+};
+use super::support::numbered::split_lines;
+use super::support::text_match::{self, MatchError, Replacement};
+use super::{support::paths, ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::permissions::{PermissionPreview, Revision};
 use crate::text::{fill, plural};
 
@@ -127,7 +129,7 @@ fn has_line_number_prefixes(s: &str) -> bool {
 
 /// Checks the edit `input` against the document at its path now and computes
 /// the new text. No side effects. Errors are the model-facing messages above
-/// (or [`FILE_STALE`](super::file_common::FILE_STALE) / the editor's error messages).
+/// (or [`FILE_STALE`](super::support::file_common::FILE_STALE) / the editor's error messages).
 pub async fn plan(input: &EditInput, ctx: &ToolContext) -> Result<EditPlan, ToolError> {
     let path = PathBuf::from(&input.file_path);
     let p = shown(&ctx.root, &path);
@@ -302,8 +304,8 @@ impl TypedTool for EditTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::file_common::testing::{disk_ctx as ctx, run};
     use crate::tools::read::ReadTool;
+    use crate::tools::support::file_common::testing::{disk_ctx as ctx, run};
     use crate::tools::{schema_for, Tool};
     use std::sync::Arc;
 

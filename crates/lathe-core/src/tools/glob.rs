@@ -39,9 +39,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::search_unsaved::{self, UnsavedSet};
-use super::search_walk::{self, WalkSpec};
-use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use super::support::search_unsaved::{self, UnsavedSet};
+use super::support::search_walk::{self, WalkSpec};
+use super::{support::paths, ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::editor::UnsavedText;
 use crate::permissions::{PermissionPreview, ReadFilter};
 use crate::text::fill;

@@ -8,17 +8,7 @@
 //! the object-safe [`Tool`] the pipeline runs (see `tool.rs` for how a call
 //! is prepared, planned and run once each).
 
-pub mod diff;
-pub mod file_common;
-pub mod file_state;
-pub mod lsp_common;
-pub mod new_diagnostics;
-pub mod numbered;
-pub mod paths;
-pub mod sandboxing;
-pub mod search_unsaved;
-pub mod search_walk;
-pub mod text_match;
+pub mod support;
 mod tool;
 
 pub mod bash;
@@ -26,20 +16,13 @@ pub mod diagnostics;
 pub mod edit;
 pub mod glob;
 pub mod grep;
-pub mod lsp_definition;
-pub mod lsp_hover;
-pub mod lsp_references;
-pub mod lsp_symbols;
+pub mod lsp;
 pub mod read;
-pub mod retention;
+pub mod user;
 pub mod write;
 
-pub mod bash_output;
-pub mod kill_shell;
-pub mod user;
-
-pub use file_state::FileState;
-pub use sandboxing::Sandboxing;
+pub use support::file_state::FileState;
+pub use support::sandboxing::Sandboxing;
 pub use tool::{
     PlannedCall, PreparedCall, ReadOnlyKind, Tool, ToolSource, TypedTool, INTERNAL_INPUT_MISMATCH,
     REVISION_UNSUPPORTED,
@@ -178,7 +161,8 @@ fn is_list_item(line: &str) -> bool {
 pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
     // One set of background shells per set of tools (per session), shared
     // by Bash, BashOutput and KillShell.
-    let shells = bash::shells::Shells::new(config.state_dir.join(retention::BASH_OUTPUT_DIR));
+    let shells =
+        bash::shells::Shells::new(config.state_dir.join(support::retention::BASH_OUTPUT_DIR));
     vec![
         Arc::new(read::ReadTool),
         Arc::new(grep::GrepTool),
@@ -189,12 +173,12 @@ pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
             bash::BashTool::new(bash::BashLimits::from_config(config)).with_shells(shells.clone()),
         ),
         Arc::new(diagnostics::DiagnosticsTool),
-        Arc::new(bash_output::BashOutputTool::new(shells.clone())),
-        Arc::new(kill_shell::KillShellTool::new(shells)),
-        Arc::new(lsp_definition::LspDefinitionTool),
-        Arc::new(lsp_references::LspReferencesTool),
-        Arc::new(lsp_hover::LspHoverTool),
-        Arc::new(lsp_symbols::LspSymbolsTool),
+        Arc::new(bash::bash_output::BashOutputTool::new(shells.clone())),
+        Arc::new(bash::kill_shell::KillShellTool::new(shells)),
+        Arc::new(lsp::definition::LspDefinitionTool),
+        Arc::new(lsp::references::LspReferencesTool),
+        Arc::new(lsp::hover::LspHoverTool),
+        Arc::new(lsp::symbols::LspSymbolsTool),
     ]
 }
 

@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::editor::{EditorError, LineEnding};
 
-use super::file_common::{
+use super::support::file_common::{
     check_read, current, editor_error, resolve_file_path, shown, Current, FileChange,
 };
-use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use super::{support::paths, ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::permissions::{PermissionPreview, Revision};
 use crate::text::{fill, plural};
 
@@ -165,7 +165,7 @@ impl TypedTool for WriteTool {
             ));
         }
         let lines = plural(
-            super::numbered::split_lines(&change.after).len(),
+            super::support::numbered::split_lines(&change.after).len(),
             "line",
             "lines",
         );
@@ -194,8 +194,8 @@ impl TypedTool for WriteTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::file_common::testing::{disk_ctx as ctx, run};
     use crate::tools::read::ReadTool;
+    use crate::tools::support::file_common::testing::{disk_ctx as ctx, run};
     use crate::tools::{schema_for, Tool};
     use std::sync::Arc;
 

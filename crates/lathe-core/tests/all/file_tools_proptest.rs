@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use lathe_core::editor::codec::{decode, encode};
 use lathe_core::editor::{DiskEditor, Encoding, LineEnding, TextFormat};
-use lathe_core::tools::text_match::occurrences;
+use lathe_core::tools::support::text_match::occurrences;
 use lathe_core::tools::ToolContext;
 use proptest::prelude::*;
 use serde_json::json;

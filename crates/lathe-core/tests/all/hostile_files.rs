@@ -20,8 +20,8 @@ use serde_json::{json, Value};
 
 use lathe_core::editor::{DiskEditor, MAX_FILE_BYTES};
 use lathe_core::text::fill;
-use lathe_core::tools::file_common::{FILE_NOT_REGULAR, FILE_TOO_LARGE};
 use lathe_core::tools::read::ReadTool;
+use lathe_core::tools::support::file_common::{FILE_NOT_REGULAR, FILE_TOO_LARGE};
 use lathe_core::tools::write::WriteTool;
 use lathe_core::tools::Tool;
 

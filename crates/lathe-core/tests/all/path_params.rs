@@ -1,7 +1,7 @@
 //! Every path-like parameter of Grep, Glob and Read means one thing
 //!: `path`/`file_path` resolve against the project root, and
 //! a glob resolves against the searched `path` — through the one resolver,
-//! `lathe_core::tools::paths::resolve_param`. Table tests of `path` × `glob` ×
+//! `lathe_core::tools::support::paths::resolve_param`. Table tests of `path` × `glob` ×
 //! relative / `./` / absolute / `~` forms on real files, through the tools'
 //! object-safe face (prepare → validate → call, as the pipeline runs them).
 //!

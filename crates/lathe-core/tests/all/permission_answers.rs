@@ -19,7 +19,7 @@ use lathe_core::execution::ExecEnv;
 use lathe_core::permissions::{
     Mode, PermissionState, PromptAnswer, Prompter, Revision, Rules, ScriptedPrompter,
 };
-use lathe_core::tools::diff::apply_hunks;
+use lathe_core::tools::support::diff::apply_hunks;
 use serde_json::{json, Value};
 
 struct Setup {

@@ -20,7 +20,7 @@ use lathe_core::execution::{run_tool_use, ExecEnv, PendingToolUse};
 use lathe_core::permissions::{PermissionPreview, PromptAnswer, Prompter};
 use lathe_core::protocol::ToolUse;
 use lathe_core::tools::builtin_tools;
-use lathe_core::tools::diff::unified_diff;
+use lathe_core::tools::support::diff::unified_diff;
 use serde_json::{json, Value};
 
 /// A disk editor that counts reads and keeps every write request.

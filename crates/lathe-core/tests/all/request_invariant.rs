@@ -24,9 +24,10 @@
 use lathe_core::protocol::{
     ContentBlock, Message, MessagesRequest, Role, ToolResult, ToolResultContent,
 };
+use lathe_core::provider::anthropic::cache;
 use lathe_core::provider::assemble::{Assembled, MessageAssembler};
 use lathe_core::provider::sse::parse_data;
-use lathe_core::provider::{cache, validate};
+use lathe_core::provider::validate;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

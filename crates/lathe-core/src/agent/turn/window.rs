@@ -108,7 +108,7 @@ impl Turn {
         if !cleared.is_empty() {
             for c in cleared.iter().filter(|c| c.call.name == "Read") {
                 if let Some(p) = c.call.input.get("file_path").and_then(|v| v.as_str()) {
-                    let path = crate::tools::paths::resolve(&self.env.ctx.root, p);
+                    let path = crate::tools::support::paths::resolve(&self.env.ctx.root, p);
                     self.env.ctx.file_state.mark_gone(&path);
                 }
             }
@@ -350,7 +350,7 @@ impl Turn {
                 continue;
             };
             left -= size;
-            let shown = crate::tools::paths::display(&self.env.ctx.root, &path);
+            let shown = crate::tools::support::paths::display(&self.env.ctx.root, &path);
             let template = if part {
                 REATTACHED_PART
             } else {

@@ -36,8 +36,10 @@ use crate::config::Config;
 use futures::StreamExt;
 
 use crate::protocol::{MessagesRequest, MessagesResponse, StreamEvent};
-use crate::provider::anthropic::{NON_STREAMING_TIMEOUT, NON_STREAMING_TIMEOUT_MESSAGE};
-use crate::provider::http::{read_capped, Endpoint, MAX_ERROR_BODY_BYTES};
+use crate::provider::http::{
+    read_capped, Endpoint, MAX_ERROR_BODY_BYTES, NON_STREAMING_TIMEOUT,
+    NON_STREAMING_TIMEOUT_MESSAGE,
+};
 use crate::provider::idle::{ceil_secs, idle_timeout_message, with_idle_timeout};
 use crate::provider::replay::response_events;
 use crate::provider::sse::chain;

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use super::MAX_OUTPUT_BYTES;
 use crate::text::fill;
-use crate::tools::numbered::{LINE_CUT_MARKER, MAX_LINE_CHARS};
+use crate::tools::support::numbered::{LINE_CUT_MARKER, MAX_LINE_CHARS};
 
 /// Most bytes one Read scans in a file it streams (1 GiB: the largest Bash
 /// output lathe saves, `MAX_SAVED_OUTPUT_BYTES`, can be paged to its end).

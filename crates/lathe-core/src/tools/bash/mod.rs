@@ -21,8 +21,10 @@
 //! - A normal exit leaves background jobs running (`cmd > log 2>&1 &`); a
 //!   timeout or interruption stops the whole process group.
 
+pub mod bash_output;
 pub mod git_env;
 pub mod job_messages;
+pub mod kill_shell;
 pub mod messages;
 pub mod output_cap;
 pub mod process;

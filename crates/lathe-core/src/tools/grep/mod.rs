@@ -34,13 +34,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use super::search_unsaved::{self, UnsavedSet};
-use super::search_walk::{self, WalkSpec};
-use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::editor::UnsavedText;
 use crate::permissions::{PermissionPreview, ReadFilter};
 use crate::protocol::ToolResultContent;
 use crate::text::{fill, plural};
+use crate::tools::support::search_unsaved::{self, UnsavedSet};
+use crate::tools::support::search_walk::{self, WalkSpec};
+use crate::tools::{support::paths, ToolContext, ToolError, ToolOutput, TypedTool};
 
 pub use page::{
     GREP_MORE_ENTRIES, GREP_OFFSET_PAST_END, GREP_OUTPUT_CUT, GREP_PAGE_END, MAX_RESULT_CHARS,
@@ -198,7 +198,7 @@ impl TypedTool for GrepTool {
     type Input = GrepInput;
     type Plan = Plan;
     const NAME: &'static str = "Grep";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
     const MAX_RESULT_CHARS: Option<usize> = Some(MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["grep", "rg"];
 

@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::file_common::{file_preview, resolve_file_path, shown};
-use super::search_walk::{left_out_note, with_note, LeftOut};
-use super::{ToolContext, ToolError};
 use crate::editor::{lsp, Location, LspAnswer, LspFailure, LspQuery, SymbolAt};
 use crate::permissions::{spell, Aliases, PermissionPreview, ReadAccess, ReadFilter};
 use crate::text::fill;
+use crate::tools::support::file_common::{file_preview, resolve_file_path, shown};
+use crate::tools::support::search_walk::{left_out_note, with_note, LeftOut};
+use crate::tools::{ToolContext, ToolError};
 
 /// Most entries (locations, symbols) a result lists; the rest are counted.
 pub const LSP_MAX_ENTRIES: usize = 100;
@@ -398,9 +398,9 @@ pub(crate) mod testing {
             answer,
             asked: Mutex::new(Vec::new()),
         });
-        let mut ctx = crate::tools::file_common::testing::disk_ctx(&root);
+        let mut ctx = crate::tools::support::file_common::testing::disk_ctx(&root);
         ctx.editor = Arc::new(WithNav(Some(nav.clone())));
-        let text = match crate::tools::file_common::testing::run(tool, &ctx, input).await {
+        let text = match crate::tools::support::file_common::testing::run(tool, &ctx, input).await {
             Ok(out) => out.content.as_text(),
             Err(e) => format!("error: {}", e.message),
         };

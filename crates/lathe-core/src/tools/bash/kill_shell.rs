@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::permissions::PermissionPreview;
 use crate::text::fill;
+use crate::tools::bash::bash_output::{status_line, unknown_shell};
 use crate::tools::bash::job_messages as m;
 use crate::tools::bash::shells::Shells;
 use crate::tools::bash::BashLimits;
-use crate::tools::bash_output::{status_line, unknown_shell};
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Input of `KillShell`.
@@ -50,7 +50,7 @@ impl TypedTool for KillShellTool {
     type Input = KillShellInput;
     type Plan = ();
     const NAME: &'static str = "KillShell";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Never;
+    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Never;
     const ALIASES: &'static [&'static str] = &["kill_shell"];
 
     fn description(&self) -> String {

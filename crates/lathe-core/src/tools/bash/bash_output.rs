@@ -93,7 +93,7 @@ impl TypedTool for BashOutputTool {
     type Input = BashOutputInput;
     type Plan = Option<regex::bytes::Regex>;
     const NAME: &'static str = "BashOutput";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["bash_output"];
     const MAX_RESULT_CHARS: Option<usize> = Some(BASH_MAX_RESULT_CHARS);
 

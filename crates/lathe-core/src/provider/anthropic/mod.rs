@@ -10,6 +10,9 @@
 //! [`Provider::complete`] sends the same request with `stream: false` (the
 //! fallback after a failed stream).
 
+pub mod cache;
+pub mod wire;
+
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -17,12 +20,15 @@ use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderName, CONTENT_TYPE};
 use serde::Deserialize;
 
-use super::http::{self, cut, read_capped, Endpoint, HTTP_ERROR_KIND, MAX_ERROR_BODY_BYTES};
-use super::idle::{idle_timeout_message, with_idle_timeout};
-use super::wire::WireCache;
-use super::{sse, EventStream, Provider, ProviderError};
+use self::wire::WireCache;
 use crate::config::Config;
 use crate::protocol::{ApiErrorBody, MessagesRequest, MessagesResponse};
+use crate::provider::http::{
+    self, cut, read_capped, Endpoint, HTTP_ERROR_KIND, MAX_ERROR_BODY_BYTES, NON_STREAMING_TIMEOUT,
+    NON_STREAMING_TIMEOUT_MESSAGE,
+};
+use crate::provider::idle::{idle_timeout_message, with_idle_timeout};
+use crate::provider::{sse, EventStream, Provider, ProviderError};
 use crate::text::fill;
 
 /// Value of the `anthropic-version` header (the API's only stable version).
@@ -33,15 +39,6 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub const ANTHROPIC_HOST: &str = "api.anthropic.com";
 /// Path of the Messages API under the base URL.
 pub const MESSAGES_PATH: &str = "/v1/messages";
-/// Longest wait for a whole non-streaming answer ([`Provider::complete`]):
-/// 10 minutes, the API's own limit for non-streaming requests
-/// (<https://docs.anthropic.com/en/api/errors#long-requests>). A longer
-/// idle timeout wins.
-pub const NON_STREAMING_TIMEOUT: Duration = Duration::from_secs(600);
-/// Template of the [`ProviderError::Transport`] text when a non-streaming
-/// answer took longer than its timeout; `{secs}` is the timeout in seconds.
-pub const NON_STREAMING_TIMEOUT_MESSAGE: &str =
-    "no complete answer from the API within {secs} s (non-streaming timeout)";
 /// Most chars of a non-API error body kept in the message.
 const MAX_ERROR_MESSAGE_CHARS: usize = 1000;
 

@@ -10,14 +10,12 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::file_common::{file_preview, resolve_file_path, shown};
-use super::lsp_common::{
-    capped, offered, readable_only, with_left_out, Asker, LSP_MAX_RESULT_CHARS,
-};
-use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
+use super::common::{capped, offered, readable_only, with_left_out, Asker, LSP_MAX_RESULT_CHARS};
 use crate::editor::{LspAnswer, LspQuery, LspSymbol};
 use crate::permissions::{PermissionPreview, ReadFilter};
 use crate::text::{fill, plural};
+use crate::tools::support::file_common::{file_preview, resolve_file_path, shown};
+use crate::tools::{support::paths, ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Model-facing description of LspSymbols.
 pub const LSP_SYMBOLS_DESCRIPTION: &str = "Lists symbols (classes, functions, methods, variables, …) from the language server running in the user's editor, as path:line: kind name.
@@ -76,7 +74,7 @@ impl TypedTool for LspSymbolsTool {
     /// Gate 6's check of each symbol's file ([`TypedTool::limit_reads`]).
     type Plan = Option<ReadFilter>;
     const NAME: &'static str = "LspSymbols";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["document_symbols", "workspace_symbols"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 
@@ -210,7 +208,7 @@ impl TypedTool for LspSymbolsTool {
 mod tests {
     use super::*;
     use crate::editor::LspFailure;
-    use crate::tools::lsp_common::testing::call_with;
+    use crate::tools::lsp::common::testing::call_with;
     use std::sync::Arc;
 
     fn sym(name: &str, kind: &'static str, path: &str, line: usize) -> LspSymbol {

@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
-use super::lsp_common::{
+use super::common::{
     location_lines, offered, readable_only, with_left_out, Asker, LspPositionInput,
     LSP_MAX_RESULT_CHARS,
 };
-use super::{ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::editor::{LspAnswer, LspQuery};
 use crate::permissions::{PermissionPreview, ReadFilter};
 use crate::text::{fill, plural};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Model-facing description of LspReferences.
 pub const LSP_REFERENCES_DESCRIPTION: &str = "Finds every reference to a symbol (its uses and its declaration) across the project, using the language server running in the user's editor. Unlike Grep it finds only this symbol, not other things with the same name, and no matches in comments or strings.
@@ -35,7 +35,7 @@ impl TypedTool for LspReferencesTool {
     /// Gate 6's check of each location's file ([`TypedTool::limit_reads`]).
     type Plan = Option<ReadFilter>;
     const NAME: &'static str = "LspReferences";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["find_references"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 
@@ -109,7 +109,10 @@ impl TypedTool for LspReferencesTool {
                     ("symbol", &input.symbol),
                     (
                         "path",
-                        &super::file_common::shown(&ctx.root, Path::new(&input.file_path)),
+                        &crate::tools::support::file_common::shown(
+                            &ctx.root,
+                            Path::new(&input.file_path),
+                        ),
                     ),
                     ("line", &input.line.to_string()),
                 ],
@@ -130,9 +133,9 @@ impl TypedTool for LspReferencesTool {
 mod tests {
     use super::*;
     use crate::editor::{Location, LspFailure};
-    use crate::tools::file_common::testing::{disk_ctx, run};
-    use crate::tools::lsp_common::testing::{call_with, WithNav, SERVERS};
-    use crate::tools::lsp_common::{LSP_NONE_RUNNING, LSP_UNAVAILABLE};
+    use crate::tools::lsp::common::testing::{call_with, WithNav, SERVERS};
+    use crate::tools::lsp::common::{LSP_NONE_RUNNING, LSP_UNAVAILABLE};
+    use crate::tools::support::file_common::testing::{disk_ctx, run};
     use std::sync::Arc;
 
     #[tokio::test]
@@ -191,7 +194,7 @@ mod tests {
         );
         let mut ctx = disk_ctx(&root);
         ctx.editor = Arc::new(WithNav(Some(Arc::new(
-            crate::tools::lsp_common::testing::Fixed {
+            crate::tools::lsp::common::testing::Fixed {
                 answer: Ok(LspAnswer::Locations(Vec::new())),
                 asked: Default::default(),
             },

@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
-use super::lsp_common::{
+use super::common::{
     location_lines, offered, readable_only, with_left_out, Asker, LspPositionInput,
     LSP_MAX_RESULT_CHARS,
 };
-use super::{ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::editor::{LspAnswer, LspQuery};
 use crate::permissions::{PermissionPreview, ReadFilter};
 use crate::text::{fill, plural};
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Model-facing description of LspDefinition.
 pub const LSP_DEFINITION_DESCRIPTION: &str = "Finds where a symbol is defined, using the language server running in the user's editor (go to definition). Works across files and into libraries, and tells apart same-named symbols that Grep cannot.
@@ -35,7 +35,7 @@ impl TypedTool for LspDefinitionTool {
     /// Gate 6's check of each location's file ([`TypedTool::limit_reads`]).
     type Plan = Option<ReadFilter>;
     const NAME: &'static str = "LspDefinition";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["go_to_definition", "goto_definition"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 
@@ -109,7 +109,10 @@ impl TypedTool for LspDefinitionTool {
                     ("symbol", &input.symbol),
                     (
                         "path",
-                        &super::file_common::shown(&ctx.root, Path::new(&input.file_path)),
+                        &crate::tools::support::file_common::shown(
+                            &ctx.root,
+                            Path::new(&input.file_path),
+                        ),
                     ),
                     ("line", &input.line.to_string()),
                 ],
@@ -133,7 +136,7 @@ impl TypedTool for LspDefinitionTool {
 mod tests {
     use super::*;
     use crate::editor::Location;
-    use crate::tools::lsp_common::testing::call_with;
+    use crate::tools::lsp::common::testing::call_with;
     use crate::tools::schema_for;
     use std::sync::Arc;
 
@@ -174,7 +177,7 @@ mod tests {
         .await;
         assert_eq!(
             empty,
-            format!("error: {}", super::super::lsp_common::LSP_EMPTY_SYMBOL)
+            format!("error: {}", super::super::common::LSP_EMPTY_SYMBOL)
         );
         assert!(asked.is_empty());
     }

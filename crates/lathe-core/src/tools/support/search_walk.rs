@@ -31,11 +31,12 @@ use ignore::types::{Types, TypesBuilder};
 use ignore::{DirEntry, WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
+use super::paths;
 use super::search_unsaved::{self, UnsavedSet};
-use super::{paths, ToolError, ToolOutput};
 use crate::editor::UnsavedText;
 use crate::permissions::{spell, Aliases, PermissionPreview, ReadAccess, ReadFilter, Spelled};
 use crate::text::{fill, plural};
+use crate::tools::{ToolError, ToolOutput};
 
 /// Folder names of version control systems that are never walked below a
 /// walk root (`.git`, Mercurial, Subversion, Jujutsu).

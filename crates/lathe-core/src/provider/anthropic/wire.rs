@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use crate::protocol::{ContentBlock, Message, MessagesRequest};
+use crate::provider::json_bytes;
 
 /// Most `cache_control` breakpoints a request may carry (the API's limit).
 pub const MAX_BREAKPOINTS: usize = 4;
@@ -34,24 +35,6 @@ pub fn count_breakpoints(body: &Value) -> usize {
         Value::Array(items) => items.iter().map(count_breakpoints).sum(),
         _ => 0,
     }
-}
-
-/// Bytes of `value` serialized, counted without a copy.
-pub fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> u64 {
-    struct Count(u64);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len() as u64;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // Serializing plain data into a counter cannot fail.
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }
 
 /// The JSON text of the messages last sent, in their order, joined by

@@ -1,7 +1,7 @@
 //! What Read, Edit and Write share: the normalised `file_path`, the planned
 //! [`FileChange`] (preview and apply), model-facing messages for
 //! [`EditorError`]s, the read-before-change check against
-//! [`FileState`](super::FileState), and the `cat -n` snippet shown after a
+//! [`FileState`](crate::tools::FileState), and the `cat -n` snippet shown after a
 //! change.
 
 use std::path::{Path, PathBuf};
@@ -12,9 +12,10 @@ use crate::editor::{Document, EditorError, Fresh, Stamp, TextFormat, TextHash, W
 use super::diff::unified_diff;
 use super::file_state::ReadRecord;
 use super::numbered::{line_count, line_start, number_lines};
-use super::{paths, ToolContext, ToolError};
+use super::paths;
 use crate::permissions::{PermissionPreview, Revision};
 use crate::text::fill;
+use crate::tools::{ToolContext, ToolError};
 
 /// The file changed since the model read it (Claude Code's stale-read rule).
 pub const FILE_STALE: &str = "{path} has been modified since you last read it (by the user or another program), so nothing was changed. Read it again, then retry with its current text.";
@@ -317,7 +318,7 @@ pub(crate) struct Current {
 
 /// The document at `path` as it is now, for Edit and Write to plan against.
 /// When the model's last Read/Edit/Write of a buffer left its text in
-/// `FileState` ([`FileState::remember_text`](super::FileState::remember_text))
+/// `FileState` ([`FileState::remember_text`](crate::tools::FileState::remember_text))
 /// and the buffer is still at that `changedtick`, the text comes from there:
 /// Neovim's main thread only checks the tick ([`Editor::read_unless`](crate::editor::Editor::read_unless)),
 /// it reads no line. Else the editor reads it. Errors: the editor's.
@@ -627,7 +628,7 @@ mod tests {
 
     #[test]
     fn line_start_and_line_count_agree_with_split_lines() {
-        use crate::tools::numbered::{line_count, line_start, split_lines};
+        use crate::tools::support::numbered::{line_count, line_start, split_lines};
         for text in ["", "a", "a\n", "a\nb", "a\n\nb\n", &"xy\n".repeat(5000)] {
             let lines = split_lines(text);
             assert_eq!(line_count(text), lines.len(), "{text:?}");

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
-use super::lsp_common::{offered, Asker, LspPositionInput, LSP_MAX_RESULT_CHARS};
-use super::{ToolContext, ToolError, ToolOutput, TypedTool};
+use super::common::{offered, Asker, LspPositionInput, LSP_MAX_RESULT_CHARS};
 use crate::editor::{LspAnswer, LspQuery};
 use crate::permissions::PermissionPreview;
 use crate::text::fill;
+use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Longest hover text returned, in chars; the rest is cut with
 /// [`LSP_HOVER_CUT`].
@@ -50,7 +50,7 @@ impl TypedTool for LspHoverTool {
     type Input = LspPositionInput;
     type Plan = ();
     const NAME: &'static str = "LspHover";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["hover"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 
@@ -118,7 +118,10 @@ impl TypedTool for LspHoverTool {
                         ("symbol", &input.symbol),
                         (
                             "path",
-                            &super::file_common::shown(&ctx.root, Path::new(&input.file_path)),
+                            &crate::tools::support::file_common::shown(
+                                &ctx.root,
+                                Path::new(&input.file_path),
+                            ),
                         ),
                         ("line", &input.line.to_string()),
                     ],
@@ -136,7 +139,7 @@ impl TypedTool for LspHoverTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::lsp_common::testing::call_with;
+    use crate::tools::lsp::common::testing::call_with;
     use std::sync::Arc;
 
     #[tokio::test]

@@ -2,7 +2,7 @@
 //!
 //! The text comes from [`Editor::read`](crate::editor::Editor::read), so a file
 //! loaded in Neovim shows the buffer's text, unsaved changes included. Each
-//! successful text read is recorded in [`FileState`](super::FileState) with
+//! successful text read is recorded in [`FileState`](crate::tools::FileState) with
 //! `offset: Some(first line)`; Edit and Write record with `offset: None`, so a
 //! repeated Read of the same range is answered with [`READ_UNCHANGED`] only
 //! when the model itself saw that range of that text.
@@ -28,12 +28,12 @@ use tokio::task;
 use crate::editor::{EditorError, TextHash, MAX_FILE_BYTES};
 use crate::protocol::{ContentBlock, ImageSource, ToolResultContent};
 
-use super::file_common::{editor_error, file_preview, resolve_file_path, shown};
-use super::file_state::ReadRecord;
-use super::numbered::{number_lines, split_lines, MAX_LINE_CHARS};
-use super::{paths, ToolContext, ToolError, ToolOutput, TypedTool};
 use crate::permissions::PermissionPreview;
 use crate::text::{fill, plural};
+use crate::tools::support::file_common::{editor_error, file_preview, resolve_file_path, shown};
+use crate::tools::support::file_state::ReadRecord;
+use crate::tools::support::numbered::{number_lines, split_lines, MAX_LINE_CHARS};
+use crate::tools::{support::paths, ToolContext, ToolError, ToolOutput, TypedTool};
 
 use self::image::{ImageKind, ImageLimits, ImageProblem, PreparedImage};
 pub use self::image::{MAX_DECODE_PIXELS, MAX_IMAGE_BYTES, MAX_LONG_EDGE_PX};
@@ -177,7 +177,7 @@ impl ReadTool {
         }
         let bytes = tokio::fs::read(path).await.map_err(|e| {
             ToolError::new(fill(
-                super::file_common::FILE_IO_ERROR,
+                crate::tools::support::file_common::FILE_IO_ERROR,
                 &[("path", shown_path), ("detail", &e.to_string())],
             ))
         })?;
@@ -360,7 +360,7 @@ pub fn render(text: &str, first: usize, limit: usize) -> (String, usize) {
 /// is kept), so Edit and Write refuse the file from its size. Errors: the
 /// file is binary ([`READ_BINARY`]), `offset` is past the end
 /// ([`READ_PAST_END`]) or beyond the budget ([`READ_LARGE_NOT_REACHED`]),
-/// I/O ([`FILE_IO_ERROR`](super::file_common::FILE_IO_ERROR)).
+/// I/O ([`FILE_IO_ERROR`](crate::tools::support::file_common::FILE_IO_ERROR)).
 pub async fn read_large(
     input: &ReadInput,
     path: &Path,
@@ -396,7 +396,7 @@ pub async fn read_large(
     .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
     .map_err(|e| {
         ToolError::new(fill(
-            super::file_common::FILE_IO_ERROR,
+            crate::tools::support::file_common::FILE_IO_ERROR,
             &[("path", shown), ("detail", &e.to_string())],
         ))
     })?;
@@ -505,7 +505,7 @@ impl TypedTool for ReadTool {
     type Input = ReadInput;
     type Plan = ();
     const NAME: &'static str = "Read";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
     const ALIASES: &'static [&'static str] = &["read_file", "read", "view"];
 
     fn description(&self) -> String {
@@ -644,8 +644,8 @@ impl TypedTool for ReadTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::file_common::testing::{disk_ctx as ctx, run};
     use crate::tools::schema_for;
+    use crate::tools::support::file_common::testing::{disk_ctx as ctx, run};
     use std::sync::Arc;
 
     async fn read(ctx: &ToolContext, input: serde_json::Value) -> Result<ToolOutput, ToolError> {
