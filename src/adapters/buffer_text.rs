@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
 
 use crate::host::guard::guarded;
+use lathe_core::config::SaveMode;
 use lathe_core::editor::codec::{common_affixes, count_newlines, encode};
 use lathe_core::editor::{
     changed_line_span, Document, EditorError, Encoding, Fresh, LineEnding, Stamp, TextFormat,
@@ -284,9 +285,11 @@ pub(crate) fn unsaved_texts() -> Vec<UnsavedText> {
 /// 2. `nvim_buf_set_text` on the smallest changed span, so one `u` undoes it
 ///    and marks elsewhere stay;
 /// 3. `'endofline'` follows the new text's final newline;
-/// 4. `:write` when `save` and the buffer had no unsaved changes before
-///    (with `'nofixendofline'` for the write when the text has no final
-///    newline); else the buffer stays modified and `saved` is `false`.
+/// 4. when `save` is given and the buffer had no unsaved changes before,
+///    the save: with [`SaveMode::Direct`] lathe's own when it applies
+///    ([`Owed::direct`]), else `:write` (with `'nofixendofline'` for the
+///    write when the text has no final newline); without, the buffer stays
+///    modified and `saved` is `false`.
 ///
 /// `'nomodifiable'` or `'readonly'` buffers: [`EditorError::NotModifiable`];
 /// text the buffer's `'fileencoding'` cannot hold (e.g. `→` in a Latin-1
@@ -305,7 +308,7 @@ pub(crate) fn write_loaded(
     path: &Path,
     canon: Option<&Path>,
     req: &WriteRequest,
-    save: bool,
+    save: Option<SaveMode>,
     span: Option<&SpanEdit>,
 ) -> Option<Written> {
     let mut buf = find_loaded(path, canon)?;
@@ -313,7 +316,7 @@ pub(crate) fn write_loaded(
         return Some(done);
     }
     let mut owed = Owed::default();
-    let result = write_buffer(buf, path, req, save, &mut owed);
+    let result = write_buffer(buf, path, req, save.is_some(), &mut owed);
     Some(Written { result, owed })
 }
 
@@ -461,7 +464,12 @@ fn span_hash(span: &SpanEdit, owed: &mut Owed) -> TextHash {
 /// the lines of the span as expected. `None` when any of that differs (the
 /// caller takes the careful path); the refusals of a `'nomodifiable'` or
 /// `'readonly'` buffer are the careful path's.
-fn write_span(buf: &mut Buffer, span: &SpanEdit, path: &Path, save: bool) -> Option<Written> {
+fn write_span(
+    buf: &mut Buffer,
+    span: &SpanEdit,
+    path: &Path,
+    save: Option<SaveMode>,
+) -> Option<Written> {
     if buf.handle() as i64 != span.bufnr || crate::host::changedtick(buf).ok()? as u64 != span.tick
     {
         return None;
@@ -491,10 +499,11 @@ fn write_span(buf: &mut Buffer, span: &SpanEdit, path: &Path, save: bool) -> Opt
         return None;
     }
     let modified = opt_bool(buf, "modified").ok()?;
-    // Saving without `:write` (`direct_write`): decided before the change,
-    // and its `:checktime` may reload a buffer whose file changed behind
-    // Neovim's back, so the tick is checked again.
-    let direct = if save && !modified {
+    // Saving without `:write` (`direct_write`, unless `setup{ save =
+    // "write" }`): decided before the change, and its `:checktime` may
+    // reload a buffer whose file changed behind Neovim's back, so the tick
+    // is checked again.
+    let direct = if save == Some(SaveMode::Direct) && !modified {
         let name = buf.get_name().ok()?;
         let prepared = crate::adapters::direct_write::prepare(buf, &name, &format);
         if crate::host::changedtick(buf).ok()? as u64 != span.tick {
@@ -560,7 +569,7 @@ fn write_span(buf: &mut Buffer, span: &SpanEdit, path: &Path, save: bool) -> Opt
         ));
         return Some(outcome(tick, false, owed));
     }
-    let written = if save && !modified {
+    let written = if save.is_some() && !modified {
         write_to_disk(buf, span.new_eol, path)
     } else {
         None

@@ -16,6 +16,7 @@ use crate::adapters::direct_write::{self, DirectWrite};
 use crate::adapters::lsp::{self, LspWatch};
 use crate::adapters::lsp_nav::NvimLsp;
 use crate::host::bridge::MainThread;
+use lathe_core::config::SaveMode;
 use lathe_core::editor::{
     DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, Fresh, LspNavigator, TextHash,
     UnsavedText, Version, WriteOutcome, WriteRequest,
@@ -33,6 +34,7 @@ pub struct NvimEditor {
     main: MainThread,
     inner: Arc<dyn Editor>,
     save_after_edit: bool,
+    save_mode: SaveMode,
     diagnostics_wait: Duration,
     lsp: Arc<NvimLsp>,
 }
@@ -50,10 +52,19 @@ impl NvimEditor {
             main,
             inner,
             save_after_edit,
+            save_mode: SaveMode::default(),
             diagnostics_wait: Duration::from_millis(
                 lathe_core::config::DEFAULT_DIAGNOSTICS_WAIT_MS,
             ),
         }
+    }
+
+    /// The same editor saving buffers the `mode` way (`Config::save`,
+    /// `setup{ save }`): [`SaveMode::Write`] always through Neovim's
+    /// `:write`, never the direct save.
+    pub fn with_save_mode(mut self, mode: SaveMode) -> Self {
+        self.save_mode = mode;
+        self
     }
 
     /// The same editor with `timeout` as the bound of each LSP tool's
@@ -187,7 +198,7 @@ impl NvimEditor {
     ) -> Result<(WriteOutcome, Option<lsp::Started>), EditorError> {
         let canon = canonical(path);
         let p = path.to_path_buf();
-        let save = self.save_after_edit;
+        let save = self.save_after_edit.then_some(self.save_mode);
         let span = SpanEdit::prepare(&req);
         let req = Arc::new(req);
         let hashing = span.is_some().then(|| hash_meanwhile(&req));
