@@ -14,6 +14,7 @@
 ---@field retry_max_tokens? integer `max_tokens` of the one continuation after an answer was cut at max_tokens. Default 32000.
 ---@field cwd? string Project root; relative tool paths resolve here. Default the current directory.
 ---@field save_after_edit? boolean Write a buffer lathe changed if it had no unsaved changes. Default true.
+---@field save? "direct"|"write" How such a buffer is saved: "direct" writes the file without `:write` when `:write` would write exactly the same (`:help lathe-save`), "write" always uses `:write`. Default "direct".
 ---@field permissions? lathe.Permissions Permission mode and rules.
 ---@field max_tool_concurrency? integer Read-only tool calls run at once, at most (1..1000). Default 10.
 ---@field streaming_tools? boolean Start each tool call as soon as the model finished writing it. Default true.

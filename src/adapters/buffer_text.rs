@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
 
 use crate::host::guard::guarded;
+use lathe_core::config::SaveMode;
 use lathe_core::editor::codec::{common_affixes, count_newlines, encode};
 use lathe_core::editor::{
     changed_line_span, Document, EditorError, Encoding, Fresh, LineEnding, Stamp, TextFormat,
@@ -284,9 +285,11 @@ pub(crate) fn unsaved_texts() -> Vec<UnsavedText> {
 /// 2. `nvim_buf_set_text` on the smallest changed span, so one `u` undoes it
 ///    and marks elsewhere stay;
 /// 3. `'endofline'` follows the new text's final newline;
-/// 4. `:write` when `save` and the buffer had no unsaved changes before
-///    (with `'nofixendofline'` for the write when the text has no final
-///    newline); else the buffer stays modified and `saved` is `false`.
+/// 4. when `save` is given and the buffer had no unsaved changes before,
+///    the save: with [`SaveMode::Direct`] lathe's own when it applies
+///    ([`Owed::direct`]), else `:write` (with `'nofixendofline'` for the
+///    write when the text has no final newline); without, the buffer stays
+///    modified and `saved` is `false`.
 ///
 /// `'nomodifiable'` or `'readonly'` buffers: [`EditorError::NotModifiable`];
 /// text the buffer's `'fileencoding'` cannot hold (e.g. `→` in a Latin-1
@@ -298,24 +301,67 @@ pub(crate) fn unsaved_texts() -> Vec<UnsavedText> {
 /// the tick check, the option checks, `nvim_buf_set_text` and the `:write`.
 /// Otherwise (the tick moved, or anything looks different from what the
 /// span expects) the whole check above runs, reading the buffer once.
+///
+/// What is left to do off the main thread comes back with the outcome
+/// ([`Written::owed`]).
 pub(crate) fn write_loaded(
     path: &Path,
     canon: Option<&Path>,
     req: &WriteRequest,
-    save: bool,
+    save: Option<SaveMode>,
     span: Option<&SpanEdit>,
-) -> Option<Result<WriteOutcome, EditorError>> {
+) -> Option<Written> {
     let mut buf = find_loaded(path, canon)?;
     if let Some(done) = span.and_then(|s| write_span(&mut buf, s, path, save)) {
         return Some(done);
     }
-    Some(write_buffer(buf, path, req, save))
+    let mut owed = Owed::default();
+    let result = write_buffer(buf, path, req, save.is_some(), &mut owed);
+    Some(Written { result, owed })
+}
+
+/// What a buffer write's main-thread step ([`write_loaded`]) hands back:
+/// its outcome and the work it left for the caller to finish off the main
+/// thread before the outcome is final.
+#[derive(Debug)]
+pub(crate) struct Written {
+    /// The write's outcome as the main-thread step left it.
+    pub result: Result<WriteOutcome, EditorError>,
+    /// What the caller still owes the outcome.
+    pub owed: Owed,
+}
+
+impl Written {
+    fn failed(e: EditorError) -> Self {
+        Self {
+            result: Err(e),
+            owed: Owed::default(),
+        }
+    }
+}
+
+/// The work a buffer write leaves to its caller, to do off the main thread.
+#[derive(Debug, Default)]
+pub(crate) struct Owed {
+    /// The outcome's stamp carries a placeholder hash: the caller replaces
+    /// it with the hash of the request's text (computed meanwhile, off the
+    /// main thread; [`SpanEdit`] leaves it out).
+    pub hash: bool,
+    /// A direct save: write the text with
+    /// [`direct_write::write_file`](crate::adapters::direct_write::write_file)
+    /// off the main thread, then
+    /// [`direct_write::finish`](crate::adapters::direct_write::finish) on it,
+    /// whose answer is the outcome's `saved`.
+    pub direct: Option<crate::adapters::direct_write::DirectWrite>,
+    /// A file `:write` wrote with `'fsync'` turned off
+    /// ([`NvimSaved::sync`]), to `fsync` before the write is reported done.
+    pub sync: Option<PathBuf>,
 }
 
 /// A write to a buffer worked out off the main thread from the text the
 /// change was planned against (`WriteRequest::base_text`) and the new text:
 /// where the changed span is and what replaces it (the new text's hash is
-/// the caller's, [`take_owed_hash`]). It holds only while the buffer is at
+/// the caller's, [`Owed::hash`]). It holds only while the buffer is at
 /// the base `changedtick`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SpanEdit {
@@ -336,7 +382,7 @@ pub(crate) struct SpanEdit {
     new_eol: bool,
     /// Hash of the new logical text (the stamp after the write); `None`:
     /// the caller hashes it meanwhile and puts it in the outcome
-    /// ([`take_owed_hash`]).
+    /// ([`Owed::hash`]).
     hash: Option<TextHash>,
     changed_lines: Option<(usize, usize)>,
 }
@@ -401,29 +447,15 @@ fn split_eol(text: &str) -> (&str, bool) {
 }
 
 /// The stamp hash of a span write: the span's, or a placeholder the caller
-/// replaces when it hashes the text itself ([`take_owed_hash`]).
-fn span_hash(span: &SpanEdit) -> TextHash {
+/// replaces when it hashes the text itself (`owed.hash`).
+fn span_hash(span: &SpanEdit, owed: &mut Owed) -> TextHash {
     match span.hash {
         Some(h) => h,
         None => {
-            OWED_HASH.with(|o| o.set(true));
+            owed.hash = true;
             TextHash([0; 32])
         }
     }
-}
-
-thread_local! {
-    /// Set when the last [`write_loaded`] stamped its outcome with a
-    /// placeholder hash (main thread only; taken by [`take_owed_hash`]).
-    static OWED_HASH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// `true` when the outcome of the last [`write_loaded`] carries a
-/// placeholder hash that the caller must replace with the hash of the
-/// request's text (which it computes meanwhile, off the main thread). Main
-/// thread; call it in the step that wrote.
-pub(crate) fn take_owed_hash() -> bool {
-    OWED_HASH.with(|o| o.replace(false))
 }
 
 /// Applies `span` when `buf` is still exactly what it was planned against:
@@ -436,14 +468,14 @@ fn write_span(
     buf: &mut Buffer,
     span: &SpanEdit,
     path: &Path,
-    save: bool,
-) -> Option<Result<WriteOutcome, EditorError>> {
+    save: Option<SaveMode>,
+) -> Option<Written> {
     if buf.handle() as i64 != span.bufnr || crate::host::changedtick(buf).ok()? as u64 != span.tick
     {
         return None;
     }
     if let Err(e) = check_modifiable(buf, path) {
-        return Some(Err(e));
+        return Some(Written::failed(e));
     }
     let format = format_of(buf).ok()?;
     if format.encoding != Encoding::Utf8
@@ -467,10 +499,11 @@ fn write_span(
         return None;
     }
     let modified = opt_bool(buf, "modified").ok()?;
-    // Saving without `:write` (`direct_write`): decided before the change,
-    // and its `:checktime` may reload a buffer whose file changed behind
-    // Neovim's back, so the tick is checked again.
-    let direct = if save && !modified {
+    // Saving without `:write` (`direct_write`, unless `setup{ save =
+    // "write" }`): decided before the change, and its `:checktime` may
+    // reload a buffer whose file changed behind Neovim's back, so the tick
+    // is checked again.
+    let direct = if save == Some(SaveMode::Direct) && !modified {
         let name = buf.get_name().ok()?;
         let prepared = crate::adapters::direct_write::prepare(buf, &name, &format);
         if crate::host::changedtick(buf).ok()? as u64 != span.tick {
@@ -484,14 +517,14 @@ fn write_span(
         // The undo step records the buffer as changed, so `u` leaves it
         // modified: the file will hold the new text.
         if let Err(e) = api::set_option_value("modified", true, &buf_opts(buf)) {
-            return Some(Err(unavailable(e)));
+            return Some(Written::failed(unavailable(e)));
         }
     }
     close_undo_block(buf);
     if let Some(replacement) = &span.replacement {
         let lines = replacement.iter().map(String::as_str);
         if let Err(e) = buf.set_text(span.start.0..span.end.0, span.start.1, span.end.1, lines) {
-            return Some(Err(EditorError::NotModifiable(format!(
+            return Some(Written::failed(EditorError::NotModifiable(format!(
                 "{}: {e}",
                 path.display()
             ))));
@@ -499,36 +532,50 @@ fn write_span(
     }
     if span.new_eol != span.old_eol {
         if let Err(e) = api::set_option_value("endofline", span.new_eol, &buf_opts(buf)) {
-            return Some(Err(unavailable(e)));
+            return Some(Written::failed(unavailable(e)));
         }
     }
     close_undo_block(buf);
     let mut tick = match crate::host::changedtick(buf) {
         Ok(t) => t as u64,
-        Err(e) => return Some(Err(unavailable(e))),
+        Err(e) => return Some(Written::failed(unavailable(e))),
     };
+    let mut owed = Owed::default();
     // What the Edit left: the buffer at `tick`, saved or not.
-    let outcome = |tick: u64, saved: bool| WriteOutcome {
-        stamp: Stamp {
-            version: Version::Buffer {
-                bufnr: span.bufnr,
-                changedtick: tick,
-            },
-            hash: span_hash(span),
-        },
-        in_buffer: true,
-        saved,
-        changed_lines: span.changed_lines,
-        exact: true,
+    let outcome = |tick: u64, saved: bool, mut owed: Owed| {
+        let hash = span_hash(span, &mut owed);
+        Written {
+            result: Ok(WriteOutcome {
+                stamp: Stamp {
+                    version: Version::Buffer {
+                        bufnr: span.bufnr,
+                        changedtick: tick,
+                    },
+                    hash,
+                },
+                in_buffer: true,
+                saved,
+                changed_lines: span.changed_lines,
+                exact: true,
+            }),
+            owed,
+        }
     };
     if let Some(prepared) = direct {
-        // Saved off the main thread by the caller ([`take_owed_direct`]);
-        // `saved` is its answer.
-        let write = crate::adapters::direct_write::DirectWrite::new(span.bufnr, tick, prepared);
-        OWED_DIRECT.with(|o| *o.borrow_mut() = Some(write));
-        return Some(Ok(outcome(tick, false)));
+        // Saved off the main thread by the caller (`Owed::direct`); `saved`
+        // is its answer.
+        owed.direct = Some(crate::adapters::direct_write::DirectWrite::new(
+            span.bufnr, tick, prepared,
+        ));
+        return Some(outcome(tick, false, owed));
     }
-    let saved = save && !modified && write_to_disk(buf, span.new_eol, path);
+    let written = if save.is_some() && !modified {
+        write_to_disk(buf, span.new_eol, path)
+    } else {
+        None
+    };
+    let saved = written.is_some();
+    owed.sync = written.and_then(|w| w.sync);
     if saved {
         // `:help b:changedtick`: resetting 'modified' when writing counts as
         // a change. Exactly that one step means the text is still ours; more
@@ -540,7 +587,7 @@ fn write_span(
             tick += 1;
         }
     }
-    Some(Ok(outcome(tick, saved)))
+    Some(outcome(tick, saved, owed))
 }
 
 /// [`EditorError::NotModifiable`] for a `'nomodifiable'` or `'readonly'` buffer.
@@ -565,6 +612,7 @@ fn write_buffer(
     path: &Path,
     req: &WriteRequest,
     save: bool,
+    owed: &mut Owed,
 ) -> Result<WriteOutcome, EditorError> {
     let before = snapshot(&buf)?;
     let old_text = before.text();
@@ -620,7 +668,13 @@ fn write_buffer(
         },
         hash: TextHash::of(&new_text),
     };
-    let saved = save && !before.modified && write_to_disk(&buf, new_eol, path);
+    let written = if save && !before.modified {
+        write_to_disk(&buf, new_eol, path)
+    } else {
+        None
+    };
+    let saved = written.is_some();
+    owed.sync = written.and_then(|w| w.sync);
     Ok(WriteOutcome {
         stamp,
         in_buffer: true,
@@ -656,51 +710,30 @@ fn row_col_within(body: &str, at: usize) -> usize {
     }
 }
 
-thread_local! {
-    /// The direct save the last [`write_loaded`] left for the caller
-    /// (main thread only; taken by [`take_owed_direct`] in the same step).
-    static OWED_DIRECT: RefCell<Option<crate::adapters::direct_write::DirectWrite>> =
-        const { RefCell::new(None) };
-}
-
-/// The save the last [`write_loaded`] left to the caller: write the text
-/// with [`direct_write::write_file`](crate::adapters::direct_write::write_file) off
-/// the main thread, then [`direct_write::finish`](crate::adapters::direct_write::finish)
-/// on it, whose answer is the outcome's `saved`. `None`: nothing owed (the
-/// buffer was saved by `:write`, or not at all). Main thread; call it in
-/// the step that wrote.
-pub(crate) fn take_owed_direct() -> Option<crate::adapters::direct_write::DirectWrite> {
-    OWED_DIRECT.with(|o| o.borrow_mut().take())
-}
-
 /// Neovim's `:write` of `buf`, for a direct save that could not write the
-/// file ([`direct_write::finish`](crate::adapters::direct_write::finish)'s fallback).
-pub(crate) fn write_with_nvim(buf: &Buffer, path: &Path) -> bool {
+/// file ([`direct_write::finish`](crate::adapters::direct_write::finish)'s
+/// fallback). `None` when it failed.
+pub(crate) fn write_with_nvim(buf: &Buffer, path: &Path) -> Option<NvimSaved> {
     let eol = opt_bool(buf, "endofline").unwrap_or(true);
     write_to_disk(buf, eol, path)
 }
 
-thread_local! {
-    /// The file a `:write` of [`write_to_disk`] left for lathe to `fsync`
-    /// (main thread only; taken by [`take_owed_sync`] in the same step).
-    static OWED_SYNC: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
-}
-
-/// The file the last [`write_loaded`] wrote with `'fsync'` turned off for
-/// the write, which the caller must `fsync` off the main thread before it
-/// reports the write done; `None` when nothing is owed (no write, or the
-/// user's `'nofsync'`). Main thread; call it in the step that wrote.
-pub(crate) fn take_owed_sync() -> Option<PathBuf> {
-    OWED_SYNC.with(|o| o.borrow_mut().take())
+/// A buffer Neovim's `:write` saved for lathe.
+#[derive(Debug)]
+pub(crate) struct NvimSaved {
+    /// The file written with `'fsync'` turned off for the write, which the
+    /// caller must `fsync` off the main thread before it reports the write
+    /// done; `None` with the user's `'nofsync'`.
+    pub sync: Option<PathBuf>,
 }
 
 /// `:silent write` in `buf` (autocmds run, so formatters may change the
-/// text; the next stale check notices). Returns `true` when written; a
-/// failure is shown with `vim.notify` and returns `false`. With `'fsync'`
+/// text; the next stale check notices). Returns `Some` when written; a
+/// failure is shown with `vim.notify` and returns `None`. With `'fsync'`
 /// on (the default) the write runs with it off and the file is left owed
-/// ([`take_owed_sync`]): the disk flush happens off the main thread, so the
+/// ([`NvimSaved::sync`]): the disk flush happens off the main thread, so the
 /// editor does not wait for the disk (`:help 'fsync'`).
-fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
+fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> Option<NvimSaved> {
     let opts = buf_opts(buf);
     let fixeol: bool = api::get_option_value("fixendofline", &opts).unwrap_or(true);
     if !eol && fixeol {
@@ -728,11 +761,8 @@ fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
     let outcome = result.borrow_mut().take();
     let failure = match (called, outcome) {
         (_, Some(Ok(()))) => {
-            if fsync {
-                let name = buf.get_name().unwrap_or_else(|_| path.to_path_buf());
-                OWED_SYNC.with(|o| *o.borrow_mut() = Some(name));
-            }
-            return true;
+            let sync = fsync.then(|| buf.get_name().unwrap_or_else(|_| path.to_path_buf()));
+            return Some(NvimSaved { sync });
         }
         (_, Some(Err(e))) => e,
         (Err(e), None) => e.to_string(),
@@ -742,7 +772,7 @@ fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> bool {
         "lathe: changed {} but could not write it: {failure}",
         display(path)
     ));
-    false
+    None
 }
 
 fn display(p: &Path) -> String {

@@ -9,13 +9,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::adapters::buffer_text::{
-    canonical, read_loaded, read_unless_loaded, take_owed_direct, take_owed_hash, take_owed_sync,
-    unsaved_texts, write_loaded, write_with_nvim, SpanEdit,
+    canonical, read_loaded, read_unless_loaded, unsaved_texts, write_loaded, write_with_nvim,
+    SpanEdit, Written,
 };
 use crate::adapters::direct_write::{self, DirectWrite};
 use crate::adapters::lsp::{self, LspWatch};
 use crate::adapters::lsp_nav::NvimLsp;
 use crate::host::bridge::MainThread;
+use lathe_core::config::SaveMode;
 use lathe_core::editor::{
     DiagnosticList, DiagnosticWatch, Document, Editor, EditorError, Fresh, LspNavigator, TextHash,
     UnsavedText, Version, WriteOutcome, WriteRequest,
@@ -33,6 +34,7 @@ pub struct NvimEditor {
     main: MainThread,
     inner: Arc<dyn Editor>,
     save_after_edit: bool,
+    save_mode: SaveMode,
     diagnostics_wait: Duration,
     lsp: Arc<NvimLsp>,
 }
@@ -50,10 +52,19 @@ impl NvimEditor {
             main,
             inner,
             save_after_edit,
+            save_mode: SaveMode::default(),
             diagnostics_wait: Duration::from_millis(
                 lathe_core::config::DEFAULT_DIAGNOSTICS_WAIT_MS,
             ),
         }
+    }
+
+    /// The same editor saving buffers the `mode` way (`Config::save`,
+    /// `setup{ save }`): [`SaveMode::Write`] always through Neovim's
+    /// `:write`, never the direct save.
+    pub fn with_save_mode(mut self, mode: SaveMode) -> Self {
+        self.save_mode = mode;
+        self
     }
 
     /// The same editor with `timeout` as the bound of each LSP tool's
@@ -88,7 +99,7 @@ impl NvimEditor {
     }
 }
 
-/// `fsync` of the file a buffer write left owed (`take_owed_sync`), on a
+/// `fsync` of the file a buffer write left owed (`Owed::sync`), on a
 /// blocking thread: the flush `'fsync'` would have made Neovim wait for.
 /// A failure is ignored: the text is written, only its durability after a
 /// crash is in question.
@@ -107,16 +118,16 @@ async fn sync_file(owed: Option<std::path::PathBuf>) {
 type Writing = tokio::task::JoinHandle<Result<direct_write::FileStamp, String>>;
 
 /// Starts the file write of the direct save the write step left owed
-/// (`take_owed_direct`) as soon as the step is back, so it runs while the
+/// (`Owed::direct`) as soon as the step is back, so it runs while the
 /// stamp's hash (`hash_meanwhile`) is still being computed instead of after
 /// it. `None` when nothing is owed or the step did not apply the change.
 fn start_direct_write(
     owed: Option<&DirectWrite>,
     req: &Arc<WriteRequest>,
-    applied: &Option<Result<WriteOutcome, EditorError>>,
+    applied: &Result<WriteOutcome, EditorError>,
 ) -> Option<Writing> {
     let write = owed?.clone();
-    if !matches!(applied, Some(Ok(_))) {
+    if applied.is_err() {
         return None;
     }
     let text = req.text.clone();
@@ -140,10 +151,9 @@ impl NvimEditor {
         owed: Option<DirectWrite>,
         writing: Option<Writing>,
         path: &Path,
-        applied: &mut Option<Result<WriteOutcome, EditorError>>,
+        applied: &mut Result<WriteOutcome, EditorError>,
     ) {
-        let (Some(write), Some(writing), Some(Ok(outcome))) = (owed, writing, applied.as_mut())
-        else {
+        let (Some(write), Some(writing), Ok(outcome)) = (owed, writing, applied.as_mut()) else {
             return;
         };
         let written = writing.await.unwrap_or_else(|e| Err(e.to_string()));
@@ -159,14 +169,80 @@ impl NvimEditor {
         let finished = self
             .main
             .run(move || {
-                let saved = direct_write::finish(&write, written, |b| write_with_nvim(b, &p));
-                (saved, take_owed_sync())
+                let mut sync = None;
+                let saved = direct_write::finish(&write, written, |b| {
+                    write_with_nvim(b, &p).map(|s| sync = s.sync).is_some()
+                });
+                (saved, sync)
             })
             .await;
         if let Ok((saved, owed_sync)) = finished {
             sync_file(owed_sync).await;
             outcome.saved = saved;
         }
+    }
+}
+
+impl NvimEditor {
+    /// The write of [`Editor::write`] and [`Editor::write_watched`]: one
+    /// main-thread step applies `req` to the loaded buffer of `path`
+    /// (`write_loaded`; with `watch`, also the buffer's LSP baseline before
+    /// and the diagnostics watch's start after it), then [`settle`](Self::settle)
+    /// does what the step left owed. A file not loaded goes to `inner` (no
+    /// watch).
+    async fn write_through(
+        &self,
+        path: &Path,
+        req: WriteRequest,
+        watch: bool,
+    ) -> Result<(WriteOutcome, Option<lsp::Started>), EditorError> {
+        let canon = canonical(path);
+        let p = path.to_path_buf();
+        let save = self.save_after_edit.then_some(self.save_mode);
+        let span = SpanEdit::prepare(&req);
+        let req = Arc::new(req);
+        let hashing = span.is_some().then(|| hash_meanwhile(&req));
+        let r = req.clone();
+        let stepped = self
+            .main
+            .run(move || {
+                let base = watch
+                    .then(|| lsp::loaded_bufnr(&p, canon.as_deref()).and_then(lsp::baseline))
+                    .flatten();
+                let written = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref())?;
+                let started = match (&written.result, base) {
+                    (Ok(_), Some(b)) => lsp::start(b),
+                    _ => None,
+                };
+                Some((written, started))
+            })
+            .await
+            .map_err(bridge_error)?;
+        let Some((written, started)) = stepped else {
+            return Ok((self.inner.write(path, unshare(req)).await?, None));
+        };
+        let outcome = self.settle(written, hashing, &req, path).await?;
+        Ok((outcome, started))
+    }
+
+    /// Finishes what a buffer write's main-thread step left owed
+    /// ([`Written::owed`]), in this order: starts the direct save's file
+    /// write, `fsync`s the file `:write` wrote, puts the text's hash
+    /// (`hashing`) in the stamp, and completes the direct save.
+    async fn settle(
+        &self,
+        written: Written,
+        hashing: Option<tokio::task::JoinHandle<TextHash>>,
+        req: &Arc<WriteRequest>,
+        path: &Path,
+    ) -> Result<WriteOutcome, EditorError> {
+        let Written { mut result, owed } = written;
+        let writing = start_direct_write(owed.direct.as_ref(), req, &result);
+        sync_file(owed.sync).await;
+        stamp_hash(owed.hash, hashing, &mut result).await;
+        self.save_directly(owed.direct, writing, path, &mut result)
+            .await;
+        result
     }
 }
 
@@ -178,17 +254,17 @@ fn hash_meanwhile(req: &Arc<WriteRequest>) -> tokio::task::JoinHandle<TextHash> 
 }
 
 /// Puts the hash of the request's text into the outcome when the write step
-/// left it owed (`take_owed_hash`); else the hashing is left to finish
+/// left it owed (`Owed::hash`); else the hashing is left to finish
 /// unread.
 async fn stamp_hash(
     owed: bool,
     hashing: Option<tokio::task::JoinHandle<TextHash>>,
-    applied: &mut Option<Result<WriteOutcome, EditorError>>,
+    applied: &mut Result<WriteOutcome, EditorError>,
 ) {
     if !owed {
         return;
     }
-    if let Some(Ok(outcome)) = applied.as_mut() {
+    if let Ok(outcome) = applied.as_mut() {
         let hashed = match hashing {
             Some(h) => h.await.ok(),
             None => None,
@@ -249,35 +325,7 @@ impl Editor for NvimEditor {
     /// `req.base_text` given, only the tick check, `nvim_buf_set_text` on the
     /// span and the `:write` run there (`SpanEdit`, worked out here first).
     async fn write(&self, path: &Path, req: WriteRequest) -> Result<WriteOutcome, EditorError> {
-        let canon = canonical(path);
-        let p = path.to_path_buf();
-        let save = self.save_after_edit;
-        let span = SpanEdit::prepare(&req);
-        let req = Arc::new(req);
-        let hashing = span.is_some().then(|| hash_meanwhile(&req));
-        let r = req.clone();
-        let (mut applied, owed, direct, owed_hash) = self
-            .main
-            .run(move || {
-                let applied = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref());
-                (
-                    applied,
-                    take_owed_sync(),
-                    take_owed_direct(),
-                    take_owed_hash(),
-                )
-            })
-            .await
-            .map_err(bridge_error)?;
-        let writing = start_direct_write(direct.as_ref(), &req, &applied);
-        sync_file(owed).await;
-        stamp_hash(owed_hash, hashing, &mut applied).await;
-        self.save_directly(direct, writing, path, &mut applied)
-            .await;
-        match applied {
-            Some(outcome) => outcome,
-            None => self.inner.write(path, unshare(req)).await,
-        }
+        Ok(self.write_through(path, req, false).await?.0)
     }
 
     /// One main-thread step: the buffer's clients and diagnostics, the
@@ -288,57 +336,13 @@ impl Editor for NvimEditor {
         path: &Path,
         req: WriteRequest,
     ) -> Result<(WriteOutcome, Option<Box<dyn DiagnosticWatch>>), EditorError> {
-        if self.diagnostics_wait.is_zero() {
-            return Ok((self.write(path, req).await?, None));
-        }
-        let canon = canonical(path);
-        let p = path.to_path_buf();
-        let save = self.save_after_edit;
-        let span = SpanEdit::prepare(&req);
-        let req = Arc::new(req);
-        let hashing = span.is_some().then(|| hash_meanwhile(&req));
-        let r = req.clone();
-        let applied = self
-            .main
-            .run(move || {
-                let base = lsp::loaded_bufnr(&p, canon.as_deref()).and_then(lsp::baseline);
-                let written = write_loaded(&p, canon.as_deref(), &r, save, span.as_ref())?;
-                let started = match (&written, base) {
-                    (Ok(_), Some(b)) => lsp::start(b),
-                    _ => None,
-                };
-                Some((
-                    written,
-                    started,
-                    take_owed_sync(),
-                    take_owed_direct(),
-                    take_owed_hash(),
-                ))
-            })
-            .await
-            .map_err(bridge_error)?;
-        let applied = match applied {
-            Some((written, started, owed, direct, owed_hash)) => {
-                let mut written = Some(written);
-                let writing = start_direct_write(direct.as_ref(), &req, &written);
-                sync_file(owed).await;
-                stamp_hash(owed_hash, hashing, &mut written).await;
-                self.save_directly(direct, writing, path, &mut written)
-                    .await;
-                written.map(|w| (w, started))
-            }
-            None => None,
-        };
-        match applied {
-            Some((outcome, started)) => {
-                let watch = started.map(|s| {
-                    Box::new(LspWatch::new(self.main.clone(), self.diagnostics_wait, s))
-                        as Box<dyn DiagnosticWatch>
-                });
-                Ok((outcome?, watch))
-            }
-            None => Ok((self.inner.write(path, unshare(req)).await?, None)),
-        }
+        let watch = !self.diagnostics_wait.is_zero();
+        let (outcome, started) = self.write_through(path, req, watch).await?;
+        let watch = started.map(|s| {
+            Box::new(LspWatch::new(self.main.clone(), self.diagnostics_wait, s))
+                as Box<dyn DiagnosticWatch>
+        });
+        Ok((outcome, watch))
     }
 
     /// `vim.diagnostic.get()` for the buffer of `path` (none loaded: no

@@ -197,6 +197,7 @@ fn parts_of(
         .map_err(|e| format!("cannot set up the model connection: {e}"))?;
     let editor: Arc<dyn Editor> = Arc::new(
         NvimEditor::new(main.clone(), make_disk_editor(), config.save_after_edit)
+            .with_save_mode(config.save)
             .with_diagnostics_wait(std::time::Duration::from_millis(config.diagnostics_wait_ms))
             .with_lsp_timeout(std::time::Duration::from_millis(config.lsp_timeout_ms)),
     );

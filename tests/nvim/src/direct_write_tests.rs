@@ -244,3 +244,63 @@ fn an_edit_result_waits_for_two_round_trips_and_the_file_is_already_written(
         )
     });
 }
+
+/// `setup{ save = "write" }` fences the direct save off (`:help
+/// lathe-setup.save`): an Edit of a file open in an unmodified buffer that
+/// the direct save would take (no write autocmd) is saved by Neovim's
+/// `:write`, and none of the direct save's hooks is left on the buffer.
+#[nvim_oxi::test]
+fn save_write_saves_through_write_even_when_the_direct_save_applies() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/a.txt"
+        T.write(path, "one\ntwo\n")
+        T.setup(dir, { permissions = { mode = "acceptEdits" }, diagnostics_wait_ms = 0, save = "write" })
+        local buf = T.open(path)
+        local posts = 0
+        vim.api.nvim_create_autocmd("BufWritePost", { buffer = buf, callback = function() posts = posts + 1 end })
+        T.ok("Read", { file_path = path })
+        local before = require("lathe.core").main_thread_stats()
+        T.ok("Edit", { file_path = path, old_string = "two", new_string = "TWO" })
+        local after = require("lathe.core").main_thread_stats()
+        T.eq("saved by :write", after.nvim_writes - before.nvim_writes, 1)
+        T.eq("not directly", after.direct_writes - before.direct_writes, 0)
+        T.eq("BufWritePost ran", posts, 1)
+        T.eq("file", T.bytes(path), "one\nTWO\n")
+        T.eq("not modified", vim.bo[buf].modified, false)
+        local ok, hooks = pcall(vim.api.nvim_get_autocmds, { group = "lathe_direct_write", buffer = buf })
+        T.eq("no direct-save hook", ok and #hooks or 0, 0)
+        -- A second Edit (the span path, the buffer at the tick of the last
+        -- one) takes :write too.
+        T.ok("Edit", { file_path = path, old_string = "one", new_string = "ONE" })
+        local last = require("lathe.core").main_thread_stats()
+        T.eq("again by :write", last.nvim_writes - after.nvim_writes, 1)
+        T.eq("still not directly", last.direct_writes - after.direct_writes, 0)
+        T.eq("file again", T.bytes(path), "ONE\nTWO\n")
+        "#,
+    )
+}
+
+/// `setup{ save = "direct" }`, the default spelled out, is today's save:
+/// the same Edit is saved without `:write`.
+#[nvim_oxi::test]
+fn save_direct_is_the_default_direct_save() -> Result<(), String> {
+    crate::common::lua_test(
+        r#"
+        local dir = T.project()
+        local path = dir .. "/a.txt"
+        T.write(path, "one\ntwo\n")
+        T.setup(dir, { permissions = { mode = "acceptEdits" }, diagnostics_wait_ms = 0, save = "direct" })
+        local buf = T.open(path)
+        T.ok("Read", { file_path = path })
+        local before = require("lathe.core").main_thread_stats()
+        T.ok("Edit", { file_path = path, old_string = "two", new_string = "TWO" })
+        local after = require("lathe.core").main_thread_stats()
+        T.eq("saved directly", after.direct_writes - before.direct_writes, 1)
+        T.eq("no :write", after.nvim_writes - before.nvim_writes, 0)
+        T.eq("file", T.bytes(path), "one\nTWO\n")
+        T.eq("not modified", vim.bo[buf].modified, false)
+        "#,
+    )
+}

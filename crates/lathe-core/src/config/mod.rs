@@ -81,6 +81,35 @@ impl StreamFallback {
     }
 }
 
+/// How a buffer lathe changed is saved: `setup{ save = "direct" | "write" }`
+/// (`:help lathe-setup.save`, docs/edits.md, "Edits through buffers").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SaveMode {
+    /// `"direct"` (default): lathe writes the file itself, off the main
+    /// thread, when Neovim's `:write` would write exactly the same
+    /// (`:help lathe-save`); otherwise `:write`.
+    #[default]
+    Direct,
+    /// `"write"`: always Neovim's `:write` (autocmds, backups and all).
+    Write,
+}
+
+impl SaveMode {
+    /// The setup value for `s` (`"direct"`, `"write"`, exact spelling),
+    /// `None` for anything else.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "direct" => Some(Self::Direct),
+            "write" => Some(Self::Write),
+            _ => None,
+        }
+    }
+}
+
+/// User-facing: a `setup{ save }` that is neither `"direct"` nor `"write"`
+/// (followed by `, got <value>`).
+pub const BAD_SAVE: &str = "setup(): save must be \"direct\" or \"write\"";
+
 /// Which model API a session talks to: `setup{ provider = … }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ProviderKind {
@@ -191,6 +220,9 @@ pub struct Config {
     /// Write a buffer to disk after lathe changed it (when the user had no
     /// unsaved changes in it). Default `true`.
     pub save_after_edit: bool,
+    /// How such a buffer is saved (`setup{ save }`). Default
+    /// [`SaveMode::Direct`].
+    pub save: SaveMode,
     /// Retries of a failed model request after the first try (0 = never
     /// retry). Default [`DEFAULT_MAX_RETRIES`].
     pub max_retries: u32,
@@ -265,6 +297,7 @@ impl Config {
             cwd: cwd.to_path_buf(),
             permissions: Rules::default(),
             save_after_edit: true,
+            save: SaveMode::default(),
             max_tool_concurrency: DEFAULT_MAX_TOOL_CONCURRENCY,
             streaming_tools: true,
             bash_default_timeout_ms: DEFAULT_BASH_TIMEOUT_MS,
@@ -455,6 +488,12 @@ impl Config {
         }
         if let Some(s) = raw.save_after_edit {
             cfg.save_after_edit = s;
+        }
+        if let Some(v) = raw.save {
+            cfg.save = v
+                .as_str()
+                .and_then(SaveMode::parse)
+                .ok_or_else(|| ConfigError(format!("{BAD_SAVE}, got {v}")))?;
         }
         if let Some(n) = raw.max_tool_concurrency {
             let n: usize = whole("max_tool_concurrency", &n, 1_000)?;
@@ -665,6 +704,7 @@ struct RawSetup {
     auto_compact: Option<Value>,
     cwd: Option<String>,
     save_after_edit: Option<bool>,
+    save: Option<Value>,
     max_tool_concurrency: Option<Value>,
     streaming_tools: Option<bool>,
     bash: Option<RawBash>,
@@ -816,6 +856,29 @@ mod tests {
             let c = Config::from_setup(&json!({ "context_window": ok }), Path::new("/p")).unwrap();
             assert_eq!(c.context_window, Some(ok));
         }
+    }
+
+    #[test]
+    fn save_is_direct_or_write_and_a_bad_value_is_named() {
+        let d = Config::from_setup(&json!({}), Path::new("/p")).unwrap();
+        assert_eq!(d.save, SaveMode::Direct);
+        for (v, want) in [("direct", SaveMode::Direct), ("write", SaveMode::Write)] {
+            let c = Config::from_setup(&json!({ "save": v }), Path::new("/p")).unwrap();
+            assert_eq!(c.save, want);
+        }
+        for (v, shown) in [
+            (json!("Write"), "\"Write\""),
+            (json!("nvim"), "\"nvim\""),
+            (json!(true), "true"),
+        ] {
+            assert_eq!(
+                Config::from_setup(&json!({ "save": v }), Path::new("/p"))
+                    .unwrap_err()
+                    .0,
+                format!("{BAD_SAVE}, got {shown}")
+            );
+        }
+        assert_eq!(BAD_SAVE, "setup(): save must be \"direct\" or \"write\"");
     }
 
     #[test]
