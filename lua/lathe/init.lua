@@ -1,6 +1,10 @@
 -- lathe: a coding agent inside Neovim. Thin Lua layer over the Rust core
 -- (`lathe.core`, built by `make`). See `:help lathe`.
 
+-- <generated: settings>
+-- Made from crates/lathe-core/src/config/settings.rs (edit it there, then run
+-- `BLESS=1 cargo nextest run -p lathe-core generated_settings`).
+
 --- Options of `setup()` (see `:help lathe-setup`); every key is optional.
 ---@class lathe.SetupOpts
 ---@field provider? "anthropic"|"openai" The Anthropic Messages API, or an OpenAI-compatible chat completions API (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter). Default "anthropic".
@@ -9,38 +13,42 @@
 ---@field api_key_env? string Environment variable holding the API key. Default "ANTHROPIC_API_KEY" ("OPENAI_API_KEY" with provider "openai").
 ---@field max_turns? integer Model requests per `:Lathe` request, at least 1. Default 50.
 ---@field max_tokens? integer `max_tokens` of each request. Default 8192.
----@field context_window? integer The model's context window in tokens (at least 1000). Default: what an OpenAI-compatible server publishes, else 1000000 when the model id says `1m`, else 200000.
----@field auto_compact? boolean|number Compact the conversation before a request that would fill this share of the context window (0.1..1); false never compacts on its own. Default 0.85.
+---@field temperature? number `temperature` of every request: 0 to 1 with the Anthropic API, 0 to 2 with provider "openai". Default: none sent (the server's default).
+---@field context_window? integer The model's context window in tokens (1000 to 100000000). Default: what an OpenAI-compatible server publishes, else 1000000 when the model id says `1m`, else 200000.
+---@field auto_compact? boolean|number Compact the conversation before a request that would fill this share of the context window (above 0.1, at most 1); false never compacts on its own. Default 0.85.
 ---@field retry_max_tokens? integer `max_tokens` of the one continuation after an answer was cut at max_tokens. Default 32000.
 ---@field cwd? string Project root; relative tool paths resolve here. Default the current directory.
 ---@field save_after_edit? boolean Write a buffer lathe changed if it had no unsaved changes. Default true.
----@field save? "direct"|"write" How such a buffer is saved: "direct" writes the file without `:write` when `:write` would write exactly the same (`:help lathe-save`), "write" always uses `:write`. Default "direct".
+---@field save? "direct"|"write" How lathe saves a file it edited that is open in an unmodified buffer: "direct" writes the file itself keeping :write's rules for mtime and backups; "write" runs :write (slower, runs your BufWrite autocommands). Default "direct".
 ---@field permissions? lathe.Permissions Permission mode and rules.
----@field max_tool_concurrency? integer Read-only tool calls run at once, at most (1..1000). Default 10.
+---@field claude_settings? boolean Read .claude/settings.json, .claude/settings.local.json and ~/.claude/settings.json. Default true.
+---@field permission_guard_ms? integer The permission float opens only after you typed nothing this long (ms, 0 to 10000), and takes the cursor only after it showed this long with no key typed (keys typed meanwhile go to your window). Default 400.
+---@field diagnostics_wait_ms? integer How long an Edit or Write of a buffer with language-server clients waits for their new diagnostics (ms, 0 to 30000; returns as soon as every client published; 0 turns it off). Default 2000.
+---@field lsp_timeout_ms? integer How long an LSP tool (LspDefinition, LspReferences, LspHover, LspSymbols) waits for the language servers (ms, 1 to 60000; loading the file and the attach included), then cancels the request (`:help lathe-lsp-tools`). Default 5000.
+---@field hooks? table PreToolUse and PostToolUse hooks: Claude Code's command hooks and Lua functions (`:help lathe-hooks`).
+---@field max_tool_concurrency? integer Read-only tool calls run at once, at most (1 to 1000). Default 10.
 ---@field streaming_tools? boolean Start each tool call as soon as the model finished writing it. Default true.
 ---@field max_retries? integer Retries of a failed request, with backoff. Default 4.
----@field idle_timeout_ms? integer A stream with no data for this long is treated as dropped. Default 90000.
+---@field idle_timeout_ms? integer A stream with no data for this long (ms) is treated as dropped. Default 90000.
 ---@field stream_fallback? "streaming"|"non_streaming"|"off" What to do when an answer breaks off. Default "streaming".
----@field bash? lathe.BashOpts The Bash tool's timeouts.
----@field claude_settings? boolean Read .claude/settings.json, .claude/settings.local.json and ~/.claude/settings.json. Default true.
+---@field bash? lathe.BashOpts The Bash tool's timeouts in milliseconds.
+---@field sandbox? table The sandbox Bash commands run in, with Claude Code's keys: `{ enabled, network, filesystem = { allowWrite, denyRead } }` (`:help lathe-sandbox`).
 ---@field default_mappings? boolean Set the default key mappings under `<leader>l` (`:help lathe-default-mappings`); keys you mapped yourself are kept. Default false.
----@field permission_guard_ms? integer The permission float opens only after you typed nothing this long (ms, 0..10000), and takes the cursor only after it showed this long with no key typed (keys typed meanwhile go to your window). Default 400.
----@field diagnostics_wait_ms? integer How long an Edit or Write of a buffer with language-server clients waits for their new diagnostics (ms, 0..30000; returns as soon as every client published; 0 turns it off). Default 2000.
----@field lsp_timeout_ms? integer How long an LSP tool (LspDefinition, LspReferences, LspHover, LspSymbols) waits for the language servers (ms, 1..60000; loading the file and the attach included), then cancels the request (`:help lathe-lsp-tools`). Default 5000.
 ---@field mcp_servers? table<string, lathe.McpServer> MCP servers (stdio or streamable HTTP) to start, by name, added to the project's `.mcp.json`; their tools are offered as `mcp__<server>__<tool>` (`:help lathe-mcp`).
 
---- `setup()`'s `permissions`: mode and rules (see `:help lathe-setup`).
+--- `setup()`'s `permissions`: permission mode and rules (see `:help lathe-setup.permissions`).
 ---@class lathe.Permissions
 ---@field mode? "default"|"acceptEdits"|"plan"|"bypassPermissions" Default "default" (or a settings file's defaultMode).
----@field additional_directories? string[] Folders outside the root that count as inside.
 ---@field allow? string[] Rules such as "Edit", "Read", "Edit(src/**)".
 ---@field ask? string[] Rules that always ask.
 ---@field deny? string[] Rules that always deny (deny > ask > allow).
+---@field additional_directories? string[] Folders outside the root that count as inside.
 
---- `setup()`'s `bash`: the Bash tool's timeouts in milliseconds.
+--- `setup()`'s `bash`: the Bash tool's timeouts in milliseconds (see `:help lathe-setup.bash`).
 ---@class lathe.BashOpts
 ---@field timeout_ms? integer The Bash tool's default timeout. Default 120000.
 ---@field max_timeout_ms? integer The largest timeout a call may ask for. Default 600000.
+-- </generated>
 
 --- One entry of `setup()`'s `mcp_servers`: a stdio MCP server (`command`, `args`, `env`) or, with
 --- `type = "http"`, a streamable HTTP one (`url`, `headers`). An entry that is not valid is skipped

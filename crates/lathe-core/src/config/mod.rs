@@ -2,19 +2,20 @@
 //!
 //! `opts` arrives as JSON (converted from the Lua table). Unknown keys and
 //! wrong types are errors that name the key, so a typo never silently falls
-//! back to a default.
+//! back to a default. Each option is declared once, in [`settings`]: the
+//! parsing, the LuaCATS class and `:help lathe-setup` come from there.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::hooks::HookConfig;
 use crate::permissions::{Mode, Rule, RuleBase, RuleKind, RuleSource, Rules};
 
 pub mod keys;
 pub mod mcp;
 mod sandbox;
+pub mod settings;
 pub mod settings_files;
 
 pub use sandbox::{DOMAINS_NOT_ENFORCED, SANDBOX_DISABLED};
@@ -81,22 +82,21 @@ impl StreamFallback {
     }
 }
 
-/// How a buffer lathe changed is saved: `setup{ save = "direct" | "write" }`
-/// (`:help lathe-setup.save`, docs/edits.md, "Edits through buffers").
+/// How lathe saves a file it edited that is open in an unmodified buffer:
+/// `setup{ save = "direct" | "write" }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SaveMode {
-    /// `"direct"` (default): lathe writes the file itself, off the main
-    /// thread, when Neovim's `:write` would write exactly the same
-    /// (`:help lathe-save`); otherwise `:write`.
+    /// `"direct"` (default): lathe writes the file itself, keeping
+    /// `:write`'s rules for the modification time and backups.
     #[default]
     Direct,
-    /// `"write"`: always Neovim's `:write` (autocmds, backups and all).
+    /// `"write"`: lathe runs `:write` (slower; runs the user's BufWrite
+    /// autocommands).
     Write,
 }
 
 impl SaveMode {
-    /// The setup value for `s` (`"direct"`, `"write"`, exact spelling),
-    /// `None` for anything else.
+    /// Parses `"direct"` or `"write"` (exact spelling).
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "direct" => Some(Self::Direct),
@@ -104,11 +104,15 @@ impl SaveMode {
             _ => None,
         }
     }
-}
 
-/// User-facing: a `setup{ save }` that is neither `"direct"` nor `"write"`
-/// (followed by `, got <value>`).
-pub const BAD_SAVE: &str = "setup(): save must be \"direct\" or \"write\"";
+    /// The setting's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Direct => "direct",
+            Self::Write => "write",
+        }
+    }
+}
 
 /// Which model API a session talks to: `setup{ provider = … }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -220,8 +224,7 @@ pub struct Config {
     /// Write a buffer to disk after lathe changed it (when the user had no
     /// unsaved changes in it). Default `true`.
     pub save_after_edit: bool,
-    /// How such a buffer is saved (`setup{ save }`). Default
-    /// [`SaveMode::Direct`].
+    /// How that save is done: lathe's direct write (default) or `:write`.
     pub save: SaveMode,
     /// Retries of a failed model request after the first try (0 = never
     /// retry). Default [`DEFAULT_MAX_RETRIES`].
@@ -297,7 +300,7 @@ impl Config {
             cwd: cwd.to_path_buf(),
             permissions: Rules::default(),
             save_after_edit: true,
-            save: SaveMode::default(),
+            save: SaveMode::Direct,
             max_tool_concurrency: DEFAULT_MAX_TOOL_CONCURRENCY,
             streaming_tools: true,
             bash_default_timeout_ms: DEFAULT_BASH_TIMEOUT_MS,
@@ -401,189 +404,9 @@ impl Config {
         {
             return Ok(cfg);
         }
-        let raw: RawSetup = serde_path_to_error::deserialize(opts.clone()).map_err(|e| {
-            let key = e.path().to_string();
-            if key == "." {
-                ConfigError(format!("setup(): {}", e.inner()))
-            } else {
-                ConfigError(format!("setup(): {key}: {}", e.inner()))
-            }
-        })?;
-        if let Some(p) = raw.provider {
-            cfg.provider = ProviderKind::parse(&p).ok_or_else(|| {
-                ConfigError(format!(
-                    "setup(): provider must be \"anthropic\" or \"openai\", got {p:?}"
-                ))
-            })?;
-            if cfg.provider == ProviderKind::OpenAi {
-                // The OpenAI-compatible defaults, unless given below.
-                cfg.base_url = std::env::var("OPENAI_BASE_URL")
-                    .ok()
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.into());
-                cfg.api_key_env = DEFAULT_OPENAI_API_KEY_ENV.into();
-            }
-        }
-        match raw.model {
-            Some(m) => cfg.model = nonempty("model", m)?,
-            // A Claude model id means nothing to another server, and which
-            // model a local server serves only its user knows.
-            None if cfg.provider == ProviderKind::OpenAi => {
-                return Err(ConfigError(OPENAI_NEEDS_MODEL.into()))
-            }
-            None => {}
-        }
-        if let Some(u) = raw.base_url {
-            let u = nonempty("base_url", u)?.trim_end_matches('/').to_string();
-            let scheme = reqwest::Url::parse(&u).map(|p| p.scheme().to_string());
-            if !matches!(scheme.as_deref(), Ok("http" | "https")) {
-                return Err(ConfigError(format!(
-                    "setup(): base_url must be an http:// or https:// URL, got {u:?}"
-                )));
-            }
-            cfg.base_url = u;
-        }
-        if let Some(e) = raw.api_key_env {
-            cfg.api_key_env = nonempty("api_key_env", e)?;
-        }
-        if let Some(n) = raw.max_turns {
-            let n: u32 = whole("max_turns", &n, u32::MAX.into())?;
-            if n == 0 {
-                return Err(ConfigError("setup(): max_turns must be at least 1".into()));
-            }
-            cfg.max_turns = n;
-        }
-        if let Some(v) = raw.context_window {
-            let n = whole::<u64>("context_window", &v, MAX_CONTEXT_WINDOW)
-                .ok()
-                .filter(|n| *n >= MIN_CONTEXT_WINDOW)
-                .ok_or_else(|| ConfigError(format!("{BAD_CONTEXT_WINDOW}, got {v}")))?;
-            cfg.context_window = Some(n);
-        }
-        if let Some(v) = raw.auto_compact {
-            cfg.auto_compact_permille = match &v {
-                Value::Bool(false) => None,
-                Value::Bool(true) => Some(DEFAULT_AUTO_COMPACT_PERMILLE),
-                _ => Some(
-                    v.as_f64()
-                        .filter(|f| *f > 0.1 && *f <= 1.0)
-                        .map(|f| (f * 1000.0).round() as u32)
-                        .ok_or_else(|| {
-                            ConfigError(crate::text::fill(
-                                AUTO_COMPACT_INVALID,
-                                &[("value", &v.to_string())],
-                            ))
-                        })?,
-                ),
-            };
-        }
-        if let Some(n) = raw.retry_max_tokens {
-            cfg.retry_max_tokens = whole("retry_max_tokens", &n, u32::MAX.into())?;
-        }
-        if let Some(n) = raw.max_tokens {
-            cfg.max_tokens = whole("max_tokens", &n, u32::MAX.into())?;
-        }
-        if let Some(t) = raw.temperature {
-            cfg.temperature = Some(temperature(&t, cfg.provider)?);
-        }
-        if let Some(s) = raw.save_after_edit {
-            cfg.save_after_edit = s;
-        }
-        if let Some(v) = raw.save {
-            cfg.save = v
-                .as_str()
-                .and_then(SaveMode::parse)
-                .ok_or_else(|| ConfigError(format!("{BAD_SAVE}, got {v}")))?;
-        }
-        if let Some(n) = raw.max_tool_concurrency {
-            let n: usize = whole("max_tool_concurrency", &n, 1_000)?;
-            if n == 0 {
-                return Err(ConfigError(
-                    "setup(): max_tool_concurrency must be at least 1".into(),
-                ));
-            }
-            cfg.max_tool_concurrency = n;
-        }
-        if let Some(b) = raw.bash {
-            if let Some(ms) = b.timeout_ms {
-                cfg.bash_default_timeout_ms = whole("bash.timeout_ms", &ms, u64::MAX)?;
-            }
-            if let Some(ms) = b.max_timeout_ms {
-                cfg.bash_max_timeout_ms = whole("bash.max_timeout_ms", &ms, u64::MAX)?;
-            }
-            if cfg.bash_default_timeout_ms == 0
-                || cfg.bash_default_timeout_ms > cfg.bash_max_timeout_ms
-            {
-                return Err(ConfigError(format!(
-                    "setup(): bash.timeout_ms must be from 1 to bash.max_timeout_ms ({} ms), got {}",
-                    cfg.bash_max_timeout_ms, cfg.bash_default_timeout_ms
-                )));
-            }
-        }
-        if let Some(s) = raw.streaming_tools {
-            cfg.streaming_tools = s;
-        }
-        if let Some(n) = raw.max_retries {
-            cfg.max_retries = whole("max_retries", &n, u32::MAX.into())?;
-        }
-        if let Some(ms) = raw.idle_timeout_ms {
-            let ms: u64 = whole("idle_timeout_ms", &ms, u64::MAX)?;
-            if ms == 0 {
-                return Err(ConfigError(
-                    "setup(): idle_timeout_ms must be at least 1 (milliseconds; default 90000)"
-                        .into(),
-                ));
-            }
-            cfg.idle_timeout_ms = ms;
-        }
-        if let Some(f) = raw.stream_fallback {
-            cfg.stream_fallback = f
-                .as_str()
-                .and_then(StreamFallback::parse)
-                .ok_or_else(|| {
-                    ConfigError(format!(
-                        "setup(): stream_fallback must be \"streaming\", \"non_streaming\" or \"off\", got {f}"
-                    ))
-                })?;
-        }
-        if let Some(c) = raw.cwd {
-            let p = PathBuf::from(nonempty("cwd", c)?);
-            cfg.cwd = if p.is_absolute() { p } else { cwd.join(p) };
-        }
-        if let Some(b) = raw.claude_settings {
-            cfg.claude_settings = b;
-        }
-        if let Some(ms) = raw.permission_guard_ms {
-            cfg.permission_guard_ms = whole("permission_guard_ms", &ms, 10_000)?;
-        }
-        if let Some(ms) = raw.diagnostics_wait_ms {
-            cfg.diagnostics_wait_ms = whole("diagnostics_wait_ms", &ms, 30_000)?;
-        }
-        if let Some(ms) = raw.lsp_timeout_ms {
-            cfg.lsp_timeout_ms = whole::<u64>("lsp_timeout_ms", &ms, 60_000)
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| {
-                    ConfigError(format!(
-                        "setup(): lsp_timeout_ms must be a whole number from 1 to 60000, got {ms}"
-                    ))
-                })?;
-        }
-        if let Some(p) = raw.permissions {
-            cfg.permissions = setup_rules(p, &cfg.cwd, home)?;
-        }
-        if let Some(m) = raw.mcp_servers.filter(|m| !is_empty_table(m)) {
-            let (servers, problems) = crate::config::mcp::from_setup(&m).map_err(ConfigError)?;
-            cfg.mcp_servers = servers;
-            cfg.mcp_problems = problems;
-        }
-        if let Some(h) = raw.hooks.filter(|h| !is_empty_table(h)) {
-            let parsed =
-                HookConfig::from_json(&h).map_err(|e| ConfigError(format!("setup(): {e}")))?;
-            cfg.settings_problems
-                .extend(settings_files::hooks_not_run("setup()", &parsed));
-            cfg.hook_settings.push((RuleSource::Setup, h));
-        }
+        let opts = Map::<String, Value>::deserialize(opts)
+            .map_err(|e| ConfigError(format!("setup(): {e}")))?;
+        settings::apply_all(&mut cfg, &opts, cwd, home)?;
         Ok(cfg)
     }
 }
@@ -630,9 +453,6 @@ fn setup_rules(p: RawPermissions, root: &Path, home: Option<&Path>) -> Result<Ru
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
-/// `v` as an unsigned integer that fits `T` (`u32` or `u64`); an integral
-/// float (`4.0`, as a Lua number may arrive) counts. The error names `key`,
-/// the range (`0..=max`, `T`'s largest value) and the value given.
 /// The smallest `setup{ context_window }` taken, in tokens.
 pub const MIN_CONTEXT_WINDOW: u64 = 1000;
 /// The largest `setup{ context_window }` taken, in tokens.
@@ -643,6 +463,9 @@ pub const MAX_CONTEXT_WINDOW: u64 = 100_000_000;
 pub const BAD_CONTEXT_WINDOW: &str =
     "setup(): context_window must be a whole number of tokens from 1000 to 100000000";
 
+/// `v` as an unsigned integer that fits `T` (`u32` or `u64`); an integral
+/// float (`4.0`, as a Lua number may arrive) counts. The error names `key`,
+/// the range (`0..=max`, `T`'s largest value) and the value given.
 fn whole<T: TryFrom<u64>>(key: &str, v: &Value, max: u64) -> Result<T, ConfigError> {
     v.as_u64()
         .or_else(|| {
@@ -689,43 +512,10 @@ fn nonempty(key: &str, v: String) -> Result<String, ConfigError> {
     }
 }
 
+/// The `bash` table's shape (its keys are parsed from `settings::BASH`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawSetup {
-    model: Option<String>,
-    provider: Option<String>,
-    base_url: Option<String>,
-    api_key_env: Option<String>,
-    max_turns: Option<Value>,
-    max_tokens: Option<Value>,
-    retry_max_tokens: Option<Value>,
-    temperature: Option<Value>,
-    context_window: Option<Value>,
-    auto_compact: Option<Value>,
-    cwd: Option<String>,
-    save_after_edit: Option<bool>,
-    save: Option<Value>,
-    max_tool_concurrency: Option<Value>,
-    streaming_tools: Option<bool>,
-    bash: Option<RawBash>,
-    max_retries: Option<Value>,
-    idle_timeout_ms: Option<Value>,
-    stream_fallback: Option<Value>,
-    permissions: Option<RawPermissions>,
-    claude_settings: Option<bool>,
-    permission_guard_ms: Option<Value>,
-    diagnostics_wait_ms: Option<Value>,
-    hooks: Option<Value>,
-    lsp_timeout_ms: Option<Value>,
-    mcp_servers: Option<Value>,
-    /// Parsed by `config::sandbox` (with the settings files' `sandbox`);
-    /// here so that `setup_keys` lists it and unknown keys stay errors.
-    #[allow(dead_code)]
-    sandbox: Option<Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
 struct RawBash {
     timeout_ms: Option<Value>,
     max_timeout_ms: Option<Value>,
@@ -856,29 +646,6 @@ mod tests {
             let c = Config::from_setup(&json!({ "context_window": ok }), Path::new("/p")).unwrap();
             assert_eq!(c.context_window, Some(ok));
         }
-    }
-
-    #[test]
-    fn save_is_direct_or_write_and_a_bad_value_is_named() {
-        let d = Config::from_setup(&json!({}), Path::new("/p")).unwrap();
-        assert_eq!(d.save, SaveMode::Direct);
-        for (v, want) in [("direct", SaveMode::Direct), ("write", SaveMode::Write)] {
-            let c = Config::from_setup(&json!({ "save": v }), Path::new("/p")).unwrap();
-            assert_eq!(c.save, want);
-        }
-        for (v, shown) in [
-            (json!("Write"), "\"Write\""),
-            (json!("nvim"), "\"nvim\""),
-            (json!(true), "true"),
-        ] {
-            assert_eq!(
-                Config::from_setup(&json!({ "save": v }), Path::new("/p"))
-                    .unwrap_err()
-                    .0,
-                format!("{BAD_SAVE}, got {shown}")
-            );
-        }
-        assert_eq!(BAD_SAVE, "setup(): save must be \"direct\" or \"write\"");
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod executor;
 mod file_tool_scenarios;
 mod file_tools_proptest;
 mod fuzz_corpus;
+mod generated_settings;
 mod grep_glob;
 mod hook_gates;
 mod hooks;
