@@ -111,16 +111,12 @@ impl TypedTool for GlobTool {
     type Input = GlobInput;
     type Plan = Plan;
     const NAME: &'static str = "Glob";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Search;
     const MAX_RESULT_CHARS: Option<usize> = Some(GLOB_MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["glob", "find_files"];
 
     fn description(&self) -> String {
         GLOB_DESCRIPTION.to_string()
-    }
-
-    fn is_read_only(&self, _input: &GlobInput) -> bool {
-        true
     }
 
     fn normalize(&self, mut input: GlobInput, root: &Path) -> GlobInput {

@@ -198,16 +198,12 @@ impl TypedTool for GrepTool {
     type Input = GrepInput;
     type Plan = Plan;
     const NAME: &'static str = "Grep";
-    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Search;
     const MAX_RESULT_CHARS: Option<usize> = Some(MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["grep", "rg"];
 
     fn description(&self) -> String {
         GREP_DESCRIPTION.to_string()
-    }
-
-    fn is_read_only(&self, _input: &GrepInput) -> bool {
-        true
     }
 
     fn normalize(&self, mut input: GrepInput, root: &Path) -> GrepInput {
