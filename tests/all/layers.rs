@@ -30,7 +30,8 @@ const CORE_LAYERS: &[&[&str]] = &[
 ];
 
 /// The submodules of the core's `tools`, bottom to top: the helpers every
-/// tool may use, the tool contract, the tools (docs/tools.md).
+/// tool may use, the tool contract, the tools, none using another
+/// (docs/tools.md).
 const TOOLS_LAYERS: &[&[&str]] = &[
     &["support"],
     &["tool"],
@@ -38,13 +39,13 @@ const TOOLS_LAYERS: &[&[&str]] = &[
         "bash",
         "diagnostics",
         "edit",
+        "glob",
         "grep",
         "lsp",
         "read",
         "user",
         "write",
     ],
-    &["glob"],
 ];
 
 /// The submodules of the core's `provider`, bottom to top: what both

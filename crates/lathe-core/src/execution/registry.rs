@@ -383,6 +383,7 @@ mod tests {
         type Input = crate::tools::read::ReadInput;
         type Plan = ();
         const NAME: &'static str = "Shadow";
+        const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Other;
         const ALIASES: &'static [&'static str] = &["READ"];
         fn description(&self) -> String {
             String::new()
@@ -467,6 +468,7 @@ mod tests {
         type Input = crate::tools::read::ReadInput;
         type Plan = ();
         const NAME: &'static str = "Switchable";
+        const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Other;
         fn description(&self) -> String {
             String::new()
         }

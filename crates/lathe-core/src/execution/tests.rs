@@ -60,6 +60,7 @@ impl TypedTool for Echo {
     type Input = EchoInput;
     type Plan = ();
     const NAME: &'static str = "Echo";
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Other;
     const ALIASES: &'static [&'static str] = &["echo_text"];
     const MAX_RESULT_CHARS: Option<usize> = Some(3_000);
     fn description(&self) -> String {

@@ -103,16 +103,12 @@ impl TypedTool for DiagnosticsTool {
     type Input = DiagnosticsInput;
     type Plan = ();
     const NAME: &'static str = "Diagnostics";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Read;
     const ALIASES: &'static [&'static str] = &["diagnostics", "get_diagnostics"];
     const MAX_RESULT_CHARS: Option<usize> = Some(DIAGNOSTICS_MAX_RESULT_CHARS);
 
     fn description(&self) -> String {
         DIAGNOSTICS_DESCRIPTION.to_string()
-    }
-
-    fn is_read_only(&self, _input: &DiagnosticsInput) -> bool {
-        true
     }
 
     fn normalize(&self, input: DiagnosticsInput, root: &Path) -> DiagnosticsInput {

@@ -211,15 +211,11 @@ impl TypedTool for EditTool {
     type Input = EditInput;
     type Plan = EditPlan;
     const NAME: &'static str = "Edit";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Never;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Edit;
     const ALIASES: &'static [&'static str] = &["edit_file", "edit", "str_replace"];
 
     fn description(&self) -> String {
         EDIT_DESCRIPTION.to_string()
-    }
-
-    fn is_read_only(&self, _input: &EditInput) -> bool {
-        false
     }
 
     fn normalize(&self, input: EditInput, root: &Path) -> EditInput {

@@ -111,7 +111,7 @@ impl TypedTool for GlobTool {
     type Input = GlobInput;
     type Plan = Plan;
     const NAME: &'static str = "Glob";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Always;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Search;
     const MAX_RESULT_CHARS: Option<usize> = Some(GLOB_MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["glob", "find_files"];
 
@@ -119,20 +119,13 @@ impl TypedTool for GlobTool {
         GLOB_DESCRIPTION.to_string()
     }
 
-    fn is_read_only(&self, _input: &GlobInput) -> bool {
-        true
-    }
-
     fn normalize(&self, mut input: GlobInput, root: &Path) -> GlobInput {
-        input.path = Some(search_walk::resolve_search_path(
-            root,
-            input.path.as_deref(),
-        ));
+        search_walk::normalize_search_path(root, &mut input.path);
         input
     }
 
     fn target_path(&self, input: &GlobInput) -> Option<PathBuf> {
-        input.path.as_ref().map(PathBuf::from)
+        search_walk::search_target(input.path.as_deref())
     }
 
     async fn validate_input(
@@ -282,11 +275,7 @@ impl Plan {
         .collect();
         let note = (!notes.is_empty()).then(|| notes.join("\n"));
         if total == 0 {
-            let place = if self.dir == self.root {
-                super::grep::PROJECT_ROOT_NAME.to_string()
-            } else {
-                paths::display(&self.root, &self.dir)
-            };
+            let place = search_walk::search_place(&self.root, &self.dir);
             let mut text = fill(
                 GLOB_NO_FILES,
                 &[("pattern", &self.pattern), ("path", &place)],

@@ -24,8 +24,8 @@ pub mod write;
 pub use support::file_state::FileState;
 pub use support::sandboxing::Sandboxing;
 pub use tool::{
-    PlannedCall, PreparedCall, ReadOnlyKind, Tool, ToolSource, TypedTool, INTERNAL_INPUT_MISMATCH,
-    REVISION_UNSUPPORTED,
+    PlannedCall, PreparedCall, ReadOnlyKind, Tool, ToolKind, ToolSource, TypedTool,
+    INTERNAL_INPUT_MISMATCH, REVISION_UNSUPPORTED,
 };
 
 use std::path::PathBuf;

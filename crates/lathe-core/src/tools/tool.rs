@@ -57,10 +57,14 @@ pub trait TypedTool: Send + Sync + 'static {
     /// gets a preview plus the path (gate 9). `None`: the tool bounds its own
     /// output (Read).
     const MAX_RESULT_CHARS: Option<usize> = None;
+    /// What kind of tool it is (Zed's `ToolKind`): the default of
+    /// [`READ_ONLY`](Self::READ_ONLY) comes from it.
+    const KIND: ToolKind;
     /// Whether every call is read-only, none is, or it depends on the input
-    /// (only for listings such as `:Lathe tools`; the pipeline asks
-    /// [`is_read_only`](Self::is_read_only) per call). Default: per input.
-    const READ_ONLY: ReadOnlyKind = ReadOnlyKind::PerInput;
+    /// (for listings such as `:Lathe tools`, and the default of
+    /// [`is_read_only`](Self::is_read_only)). Default: what
+    /// [`KIND`](Self::KIND) says ([`ToolKind::read_only`]).
+    const READ_ONLY: ReadOnlyKind = Self::KIND.read_only();
 
     /// What the tool does, for the model (a paragraph or two).
     fn description(&self) -> String;
@@ -76,7 +80,12 @@ pub trait TypedTool: Send + Sync + 'static {
     }
 
     /// `true` when the call cannot change anything (files, processes).
-    fn is_read_only(&self, input: &Self::Input) -> bool;
+    /// Default: what [`READ_ONLY`](Self::READ_ONLY) says; a tool whose
+    /// calls differ ([`ReadOnlyKind::PerInput`]) answers per input (not
+    /// overridden, such a call counts as not read-only).
+    fn is_read_only(&self, _input: &Self::Input) -> bool {
+        Self::READ_ONLY == ReadOnlyKind::Always
+    }
 
     /// `true` when the call may run alongside others. Defaults to read-only.
     fn is_concurrency_safe(&self, input: &Self::Input) -> bool {
@@ -84,11 +93,17 @@ pub trait TypedTool: Send + Sync + 'static {
     }
 
     /// Gate 3: resolves relative paths against the project `root`, expands
-    /// a leading `~/`, fills defaults. Pure, no I/O.
-    fn normalize(&self, input: Self::Input, root: &Path) -> Self::Input;
+    /// a leading `~/`, fills defaults. Pure, no I/O. Default: the input as
+    /// it came (a tool that takes no path).
+    fn normalize(&self, input: Self::Input, _root: &Path) -> Self::Input {
+        input
+    }
 
     /// The absolute path the call reads or writes, for permission rules.
-    fn target_path(&self, input: &Self::Input) -> Option<PathBuf>;
+    /// Default: none (a tool that touches no path).
+    fn target_path(&self, _input: &Self::Input) -> Option<PathBuf> {
+        None
+    }
 
     /// The command line the call runs, for Bash rules (`Bash(npm test:*)`)
     /// and the paths it names. `None` (the default) for tools that run no
@@ -294,18 +309,25 @@ pub trait Tool: Send + Sync {
     fn is_read_only(&self, call: &PreparedCall) -> bool;
     /// See [`TypedTool::is_concurrency_safe`].
     fn is_concurrency_safe(&self, call: &PreparedCall) -> bool;
-    /// See [`TypedTool::target_path`].
-    fn target_path(&self, call: &PreparedCall) -> Option<PathBuf>;
+    /// See [`TypedTool::target_path`]. Default: none.
+    fn target_path(&self, _call: &PreparedCall) -> Option<PathBuf> {
+        None
+    }
     /// See [`TypedTool::describe`].
     fn describe(&self, call: &PreparedCall, root: &Path) -> String;
-    /// See [`TypedTool::command_line`].
-    fn command_line(&self, call: &PreparedCall) -> Option<String>;
-    /// See [`TypedTool::revise`].
-    fn revise(&self, call: &mut PlannedCall, revision: &Revision) -> Result<(), ToolError>;
-    /// See [`TypedTool::limit_reads`].
-    fn limit_reads(&self, call: &mut PlannedCall, filter: ReadFilter);
-    /// See [`TypedTool::confine`].
-    fn confine(&self, call: &mut PlannedCall, sandboxing: Sandboxing);
+    /// See [`TypedTool::command_line`]. Default: none.
+    fn command_line(&self, _call: &PreparedCall) -> Option<String> {
+        None
+    }
+    /// See [`TypedTool::revise`]. Default: refused
+    /// ([`REVISION_UNSUPPORTED`]).
+    fn revise(&self, _call: &mut PlannedCall, _revision: &Revision) -> Result<(), ToolError> {
+        Err(ToolError::new(REVISION_UNSUPPORTED))
+    }
+    /// See [`TypedTool::limit_reads`]. Default: ignored.
+    fn limit_reads(&self, _call: &mut PlannedCall, _filter: ReadFilter) {}
+    /// See [`TypedTool::confine`]. Default: ignored.
+    fn confine(&self, _call: &mut PlannedCall, _sandboxing: Sandboxing) {}
     /// See [`TypedTool::validate_input`].
     async fn validate_input(
         &self,
@@ -323,6 +345,40 @@ pub trait Tool: Send + Sync {
     /// Whether every call is read-only, none is, or it depends on the input
     /// (`:Lathe tools`). See [`TypedTool::READ_ONLY`].
     fn read_only_kind(&self) -> ReadOnlyKind;
+    /// See [`TypedTool::KIND`].
+    fn kind(&self) -> ToolKind;
+}
+
+/// What kind of tool it is, as Zed's `ToolKind` sorts an agent's tools:
+/// whether its calls are read-only follows from it unless the tool says
+/// otherwise ([`TypedTool::READ_ONLY`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// Reads a file or what the editor knows of one (Read, Diagnostics,
+    /// the language-server lookups, BashOutput).
+    Read,
+    /// Changes a file (Edit, Write).
+    Edit,
+    /// Searches files by name or content (Grep, Glob, LspSymbols).
+    Search,
+    /// Runs or stops a program (Bash, KillShell).
+    Execute,
+    /// Anything else (a tool of an MCP server or from Lua that does not
+    /// say it is read-only).
+    Other,
+}
+
+impl ToolKind {
+    /// Whether the calls of a tool of this kind are read-only, unless it
+    /// says otherwise: reading and searching always are, editing never is,
+    /// and for running a program or anything else it depends on the input.
+    pub const fn read_only(self) -> ReadOnlyKind {
+        match self {
+            ToolKind::Read | ToolKind::Search => ReadOnlyKind::Always,
+            ToolKind::Edit => ReadOnlyKind::Never,
+            ToolKind::Execute | ToolKind::Other => ReadOnlyKind::PerInput,
+        }
+    }
 }
 
 /// Where a tool comes from, as `:Lathe tools` lists it.
@@ -397,6 +453,9 @@ impl<T: TypedTool> Tool for T {
     }
     fn read_only_kind(&self) -> ReadOnlyKind {
         T::READ_ONLY
+    }
+    fn kind(&self) -> ToolKind {
+        T::KIND
     }
     fn aliases(&self) -> &'static [&'static str] {
         T::ALIASES

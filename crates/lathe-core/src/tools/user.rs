@@ -9,15 +9,15 @@
 //! input, validate it, run it — is a [`UserToolBackend`] (the Lua functions,
 //! called on Neovim's main thread by `lathe::api::user_tools`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::tool::{ReadOnlyKind, ToolSource};
+use super::tool::{ReadOnlyKind, ToolKind, ToolSource};
 use super::{PlannedCall, PreparedCall, Tool, ToolContext, ToolError, ToolOutput};
-use crate::permissions::{PermissionPreview, ReadFilter, Revision};
+use crate::permissions::PermissionPreview;
 use crate::text::fill;
 
 /// Gate 9's bound for a user tool that names none
@@ -398,22 +398,11 @@ impl Tool for UserTool {
     fn is_concurrency_safe(&self, call: &PreparedCall) -> bool {
         input_of(call).is_some_and(|i| i.concurrency_safe)
     }
-    fn target_path(&self, _call: &PreparedCall) -> Option<PathBuf> {
-        None
-    }
     fn describe(&self, call: &PreparedCall, _root: &Path) -> String {
         input_of(call)
             .map(|i| one_line(&i.json))
             .unwrap_or_default()
     }
-    fn command_line(&self, _call: &PreparedCall) -> Option<String> {
-        None
-    }
-    fn revise(&self, _call: &mut PlannedCall, _revision: &Revision) -> Result<(), ToolError> {
-        Err(ToolError::new(super::REVISION_UNSUPPORTED))
-    }
-    fn limit_reads(&self, _call: &mut PlannedCall, _filter: ReadFilter) {}
-    fn confine(&self, _call: &mut PlannedCall, _sandboxing: crate::tools::Sandboxing) {}
     async fn validate_input(
         &self,
         call: PreparedCall,
@@ -456,6 +445,15 @@ impl Tool for UserTool {
             Flag::Fixed(true) => ReadOnlyKind::Always,
             Flag::Fixed(false) => ReadOnlyKind::Never,
             Flag::PerInput => ReadOnlyKind::PerInput,
+        }
+    }
+    /// A Lua tool that says every call is read-only reads; any other tool
+    /// users add (an MCP server's among them) is of no kind lathe knows.
+    fn kind(&self) -> ToolKind {
+        match (&self.spec.source, &self.spec.read_only) {
+            (ToolSource::Mcp(_), _) => ToolKind::Other,
+            (_, Flag::Fixed(true)) => ToolKind::Read,
+            _ => ToolKind::Other,
         }
     }
 }

@@ -104,15 +104,11 @@ impl TypedTool for WriteTool {
     type Input = WriteInput;
     type Plan = WritePlan;
     const NAME: &'static str = "Write";
-    const READ_ONLY: super::ReadOnlyKind = super::ReadOnlyKind::Never;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Edit;
     const ALIASES: &'static [&'static str] = &["write_file", "write", "create_file"];
 
     fn description(&self) -> String {
         WRITE_DESCRIPTION.to_string()
-    }
-
-    fn is_read_only(&self, _input: &WriteInput) -> bool {
-        false
     }
 
     fn normalize(&self, input: WriteInput, root: &Path) -> WriteInput {

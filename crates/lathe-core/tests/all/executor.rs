@@ -47,6 +47,7 @@ impl TypedTool for SharedProbe {
     type Input = ProbeInput;
     type Plan = ();
     const NAME: &'static str = "Probe";
+    const KIND: lathe_core::tools::ToolKind = lathe_core::tools::ToolKind::Other;
     fn description(&self) -> String {
         "test probe".into()
     }

@@ -4,7 +4,7 @@
 //! ([`crate::tools::bash::shells`]); texts in
 //! [`crate::tools::bash::job_messages`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -93,25 +93,12 @@ impl TypedTool for BashOutputTool {
     type Input = BashOutputInput;
     type Plan = Option<regex::bytes::Regex>;
     const NAME: &'static str = "BashOutput";
-    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Read;
     const ALIASES: &'static [&'static str] = &["bash_output"];
     const MAX_RESULT_CHARS: Option<usize> = Some(BASH_MAX_RESULT_CHARS);
 
     fn description(&self) -> String {
         m::BASH_OUTPUT_DESCRIPTION.to_string()
-    }
-
-    /// It only reads a file lathe wrote.
-    fn is_read_only(&self, _input: &BashOutputInput) -> bool {
-        true
-    }
-
-    fn normalize(&self, input: BashOutputInput, _root: &Path) -> BashOutputInput {
-        input
-    }
-
-    fn target_path(&self, _input: &BashOutputInput) -> Option<PathBuf> {
-        None
     }
 
     /// The plan is the compiled filter. Errors: [`m::BAD_FILTER`],

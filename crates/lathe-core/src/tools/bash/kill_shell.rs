@@ -3,7 +3,7 @@
 //! session's own [`Shells`] can be named. Texts in
 //! [`crate::tools::bash::job_messages`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,25 +50,12 @@ impl TypedTool for KillShellTool {
     type Input = KillShellInput;
     type Plan = ();
     const NAME: &'static str = "KillShell";
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Execute;
     const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Never;
     const ALIASES: &'static [&'static str] = &["kill_shell"];
 
     fn description(&self) -> String {
         m::KILL_SHELL_DESCRIPTION.to_string()
-    }
-
-    /// It stops processes: not read-only (asks like Bash unless a rule or
-    /// the mode allows it).
-    fn is_read_only(&self, _input: &KillShellInput) -> bool {
-        false
-    }
-
-    fn normalize(&self, input: KillShellInput, _root: &Path) -> KillShellInput {
-        input
-    }
-
-    fn target_path(&self, _input: &KillShellInput) -> Option<PathBuf> {
-        None
     }
 
     /// Errors: [`m::UNKNOWN_SHELL`] for an id this session did not start.

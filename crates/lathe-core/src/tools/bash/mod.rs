@@ -228,6 +228,7 @@ impl TypedTool for BashTool {
     type Input = BashInput;
     type Plan = BashPlan;
     const NAME: &'static str = "Bash";
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Execute;
     const ALIASES: &'static [&'static str] = &["bash", "shell", "run_command", "execute_command"];
     /// A safety net: the tool keeps its own result under
     /// [`BashLimits::max_output_chars`], which defaults to the same number.
@@ -254,11 +255,6 @@ impl TypedTool for BashTool {
     fn normalize(&self, mut input: BashInput, _root: &Path) -> BashInput {
         input.timeout.get_or_insert(self.limits.default_timeout_ms);
         input
-    }
-
-    /// Bash touches no single known path; permission rules match the tool.
-    fn target_path(&self, _input: &BashInput) -> Option<PathBuf> {
-        None
     }
 
     /// Errors: [`messages::EMPTY_COMMAND`], [`messages::TIMEOUT_ZERO`],

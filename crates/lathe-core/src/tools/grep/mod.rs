@@ -186,8 +186,8 @@ pub const GREP_COUNT_TOTAL: &str = "Found {lines} across {files}.";
 /// Files-mode header.
 pub const GREP_FILES_HEADER: &str = "Found {files}";
 
-/// How the project root is named in messages.
-pub const PROJECT_ROOT_NAME: &str = "the project root";
+/// How the project root is named in messages (shared with Glob).
+pub use crate::tools::support::search_walk::PROJECT_ROOT_NAME;
 
 /// The Grep tool.
 #[derive(Debug, Default, Clone, Copy)]
@@ -198,7 +198,7 @@ impl TypedTool for GrepTool {
     type Input = GrepInput;
     type Plan = Plan;
     const NAME: &'static str = "Grep";
-    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Search;
     const MAX_RESULT_CHARS: Option<usize> = Some(MAX_RESULT_CHARS);
     const ALIASES: &'static [&'static str] = &["grep", "rg"];
 
@@ -206,20 +206,13 @@ impl TypedTool for GrepTool {
         GREP_DESCRIPTION.to_string()
     }
 
-    fn is_read_only(&self, _input: &GrepInput) -> bool {
-        true
-    }
-
     fn normalize(&self, mut input: GrepInput, root: &Path) -> GrepInput {
-        input.path = Some(search_walk::resolve_search_path(
-            root,
-            input.path.as_deref(),
-        ));
+        search_walk::normalize_search_path(root, &mut input.path);
         input
     }
 
     fn target_path(&self, input: &GrepInput) -> Option<PathBuf> {
-        input.path.as_ref().map(PathBuf::from)
+        search_walk::search_target(input.path.as_deref())
     }
 
     async fn validate_input(
@@ -447,7 +440,7 @@ impl Plan {
                         &[
                             ("glob", &glob),
                             ("dir", &paths::display(root, &dir)),
-                            ("path", &place(root, &search)),
+                            ("path", &search_walk::search_place(root, &search)),
                         ],
                     ))
                 })?;
@@ -768,17 +761,7 @@ impl Plan {
 
     /// The searched path for messages.
     fn place(&self) -> String {
-        place(&self.root, &self.search)
-    }
-}
-
-/// `search` for messages: [`PROJECT_ROOT_NAME`] for the root, else
-/// relative to `root` when inside it.
-fn place(root: &Path, search: &Path) -> String {
-    if search == root {
-        PROJECT_ROOT_NAME.to_string()
-    } else {
-        paths::display(root, search)
+        search_walk::search_place(&self.root, &self.search)
     }
 }
 

@@ -13,10 +13,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::editor::{lsp, Location, LspAnswer, LspFailure, LspQuery, SymbolAt};
 use crate::permissions::{spell, Aliases, PermissionPreview, ReadAccess, ReadFilter};
-use crate::text::fill;
+use crate::text::{fill, plural};
 use crate::tools::support::file_common::{file_preview, resolve_file_path, shown};
 use crate::tools::support::search_walk::{left_out_note, with_note, LeftOut};
-use crate::tools::{ToolContext, ToolError};
+use crate::tools::{ToolContext, ToolError, ToolOutput};
 
 /// Most entries (locations, symbols) a result lists; the rest are counted.
 pub const LSP_MAX_ENTRIES: usize = 100;
@@ -123,6 +123,83 @@ impl LspPositionInput {
             shown(root, Path::new(&self.file_path)),
             self.line
         )
+    }
+
+    /// `template` filled in with this position: `{symbol}`, `{path}` (as
+    /// shown from `root`) and `{line}` (a "found nothing" message).
+    pub fn fill_at(&self, template: &str, root: &Path) -> String {
+        fill(
+            template,
+            &[
+                ("symbol", &self.symbol),
+                ("path", &shown(root, Path::new(&self.file_path))),
+                ("line", &self.line.to_string()),
+            ],
+        )
+    }
+
+    /// How `tool` asks about this position for `feature`: its messages
+    /// suggest a Grep for the symbol.
+    pub fn asker<'a>(
+        &self,
+        tool: &'static str,
+        feature: &'static str,
+        root: &'a Path,
+    ) -> Asker<'a> {
+        Asker {
+            tool,
+            feature,
+            hint: Asker::grep_hint(&self.symbol),
+            root,
+        }
+    }
+}
+
+/// What tells apart the tools that answer with a list of locations
+/// (LspDefinition, LspReferences): the rest of their answer is
+/// [`LocationList::answer`].
+pub struct LocationList {
+    /// The tool's name.
+    pub tool: &'static str,
+    /// What it asks for, in words (`go to definition`).
+    pub feature: &'static str,
+    /// The model-facing text when no location is left (`{symbol}`,
+    /// `{path}`, `{line}`).
+    pub none: &'static str,
+    /// The chat summary's noun, one and many (`definition`, `definitions`).
+    pub noun: (&'static str, &'static str),
+}
+
+impl LocationList {
+    /// Asks `query` about `input`'s position and lists the locations the
+    /// gate's `filter` leaves readable (`path:line: text`, sorted, one per
+    /// line), saying what was left out; [`none`](Self::none) when none is
+    /// left. Errors: the failure's model-facing message ([`Asker::ask`]).
+    pub async fn answer(
+        &self,
+        input: &LspPositionInput,
+        query: LspQuery,
+        filter: Option<&ReadFilter>,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let asker = input.asker(self.tool, self.feature, &ctx.root);
+        let locations = match asker.ask(ctx, query).await? {
+            LspAnswer::Locations(l) => l,
+            _ => Vec::new(),
+        };
+        let (locations, left) = readable_only(
+            locations,
+            |l| l.path.as_path(),
+            filter,
+            Some(Path::new(&input.file_path)),
+        );
+        if locations.is_empty() {
+            let text = input.fill_at(self.none, &ctx.root);
+            return Ok(ToolOutput::text(with_left_out(text, false, &left), "none"));
+        }
+        let (text, n) = location_lines(&ctx.root, locations);
+        let text = with_left_out(text, true, &left);
+        Ok(ToolOutput::text(text, plural(n, self.noun.0, self.noun.1)))
     }
 }
 

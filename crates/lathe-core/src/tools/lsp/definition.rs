@@ -6,13 +6,9 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
-use super::common::{
-    location_lines, offered, readable_only, with_left_out, Asker, LspPositionInput,
-    LSP_MAX_RESULT_CHARS,
-};
-use crate::editor::{LspAnswer, LspQuery};
+use super::common::{offered, LocationList, LspPositionInput, LSP_MAX_RESULT_CHARS};
+use crate::editor::LspQuery;
 use crate::permissions::{PermissionPreview, ReadFilter};
-use crate::text::{fill, plural};
 use crate::tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Model-facing description of LspDefinition.
@@ -35,7 +31,7 @@ impl TypedTool for LspDefinitionTool {
     /// Gate 6's check of each location's file ([`TypedTool::limit_reads`]).
     type Plan = Option<ReadFilter>;
     const NAME: &'static str = "LspDefinition";
-    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Read;
     const ALIASES: &'static [&'static str] = &["go_to_definition", "goto_definition"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 
@@ -45,10 +41,6 @@ impl TypedTool for LspDefinitionTool {
 
     fn is_offered(&self) -> bool {
         offered()
-    }
-
-    fn is_read_only(&self, _input: &LspPositionInput) -> bool {
-        true
     }
 
     fn normalize(&self, input: LspPositionInput, root: &Path) -> LspPositionInput {
@@ -86,45 +78,14 @@ impl TypedTool for LspDefinitionTool {
         plan: Option<ReadFilter>,
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let asker = Asker {
+        LocationList {
             tool: Self::NAME,
             feature: "go to definition",
-            hint: Asker::grep_hint(&input.symbol),
-            root: &ctx.root,
-        };
-        let locations = match asker.ask(ctx, LspQuery::Definition(input.at())).await? {
-            LspAnswer::Locations(l) => l,
-            _ => Vec::new(),
-        };
-        let (locations, left) = readable_only(
-            locations,
-            |l| l.path.as_path(),
-            plan.as_ref(),
-            Some(Path::new(&input.file_path)),
-        );
-        if locations.is_empty() {
-            let text = fill(
-                LSP_DEFINITION_NONE,
-                &[
-                    ("symbol", &input.symbol),
-                    (
-                        "path",
-                        &crate::tools::support::file_common::shown(
-                            &ctx.root,
-                            Path::new(&input.file_path),
-                        ),
-                    ),
-                    ("line", &input.line.to_string()),
-                ],
-            );
-            return Ok(ToolOutput::text(with_left_out(text, false, &left), "none"));
+            none: LSP_DEFINITION_NONE,
+            noun: ("definition", "definitions"),
         }
-        let (text, n) = location_lines(&ctx.root, locations);
-        let text = with_left_out(text, true, &left);
-        Ok(ToolOutput::text(
-            text,
-            plural(n, "definition", "definitions"),
-        ))
+        .answer(&input, LspQuery::Definition(input.at()), plan.as_ref(), ctx)
+        .await
     }
 
     fn describe(&self, input: &LspPositionInput, root: &Path) -> String {
@@ -136,6 +97,7 @@ impl TypedTool for LspDefinitionTool {
 mod tests {
     use super::*;
     use crate::editor::Location;
+    use crate::editor::LspAnswer;
     use crate::tools::lsp::common::testing::call_with;
     use crate::tools::schema_for;
     use std::sync::Arc;

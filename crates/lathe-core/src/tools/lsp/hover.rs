@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
-use super::common::{offered, Asker, LspPositionInput, LSP_MAX_RESULT_CHARS};
+use super::common::{offered, LspPositionInput, LSP_MAX_RESULT_CHARS};
 use crate::editor::{LspAnswer, LspQuery};
 use crate::permissions::PermissionPreview;
 use crate::text::fill;
@@ -50,7 +50,7 @@ impl TypedTool for LspHoverTool {
     type Input = LspPositionInput;
     type Plan = ();
     const NAME: &'static str = "LspHover";
-    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Read;
     const ALIASES: &'static [&'static str] = &["hover"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 
@@ -60,10 +60,6 @@ impl TypedTool for LspHoverTool {
 
     fn is_offered(&self) -> bool {
         offered()
-    }
-
-    fn is_read_only(&self, _input: &LspPositionInput) -> bool {
-        true
     }
 
     fn normalize(&self, input: LspPositionInput, root: &Path) -> LspPositionInput {
@@ -97,12 +93,7 @@ impl TypedTool for LspHoverTool {
         _plan: (),
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let asker = Asker {
-            tool: Self::NAME,
-            feature: "hover",
-            hint: Asker::grep_hint(&input.symbol),
-            root: &ctx.root,
-        };
+        let asker = input.asker(Self::NAME, "hover", &ctx.root);
         match asker.ask(ctx, LspQuery::Hover(input.at())).await? {
             LspAnswer::Hover(Some(text)) => {
                 let lines = text.lines().count();
@@ -112,20 +103,7 @@ impl TypedTool for LspHoverTool {
                 ))
             }
             _ => Ok(ToolOutput::text(
-                fill(
-                    LSP_HOVER_NONE,
-                    &[
-                        ("symbol", &input.symbol),
-                        (
-                            "path",
-                            &crate::tools::support::file_common::shown(
-                                &ctx.root,
-                                Path::new(&input.file_path),
-                            ),
-                        ),
-                        ("line", &input.line.to_string()),
-                    ],
-                ),
+                input.fill_at(LSP_HOVER_NONE, &ctx.root),
                 "none",
             )),
         }

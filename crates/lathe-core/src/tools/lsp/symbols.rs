@@ -74,7 +74,7 @@ impl TypedTool for LspSymbolsTool {
     /// Gate 6's check of each symbol's file ([`TypedTool::limit_reads`]).
     type Plan = Option<ReadFilter>;
     const NAME: &'static str = "LspSymbols";
-    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Search;
     const ALIASES: &'static [&'static str] = &["document_symbols", "workspace_symbols"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 
@@ -84,10 +84,6 @@ impl TypedTool for LspSymbolsTool {
 
     fn is_offered(&self) -> bool {
         offered()
-    }
-
-    fn is_read_only(&self, _input: &LspSymbolsInput) -> bool {
-        true
     }
 
     fn normalize(&self, input: LspSymbolsInput, root: &Path) -> LspSymbolsInput {

@@ -505,15 +505,11 @@ impl TypedTool for ReadTool {
     type Input = ReadInput;
     type Plan = ();
     const NAME: &'static str = "Read";
-    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Always;
+    const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Read;
     const ALIASES: &'static [&'static str] = &["read_file", "read", "view"];
 
     fn description(&self) -> String {
         READ_DESCRIPTION.to_string()
-    }
-
-    fn is_read_only(&self, _input: &ReadInput) -> bool {
-        true
     }
 
     fn normalize(&self, input: ReadInput, root: &Path) -> ReadInput {

@@ -551,6 +551,30 @@ pub fn resolve_search_path(root: &Path, path: Option<&str>) -> String {
     path.display().to_string()
 }
 
+/// Gate 3 of the `path` both searches take (Grep's and Glob's input):
+/// [`resolve_search_path`], so a normalised search always names its folder.
+pub fn normalize_search_path(root: &Path, path: &mut Option<String>) {
+    *path = Some(resolve_search_path(root, path.as_deref()));
+}
+
+/// The target of a search for permission rules: its (normalised) `path`.
+pub fn search_target(path: Option<&str>) -> Option<PathBuf> {
+    path.map(PathBuf::from)
+}
+
+/// How the project root is named in messages.
+pub const PROJECT_ROOT_NAME: &str = "the project root";
+
+/// Where a search looked, for messages: [`PROJECT_ROOT_NAME`] for the
+/// root, else `search` relative to `root` when inside it.
+pub fn search_place(root: &Path, search: &Path) -> String {
+    if search == root {
+        PROJECT_ROOT_NAME.to_string()
+    } else {
+        paths::display(root, search)
+    }
+}
+
 /// The chat's short line for a search for `pattern` (as it should be shown,
 /// already shortened) in the absolute `path`: `"pattern"` when the search
 /// covers the project `root` (or has no path), else `"pattern" in dir` with
