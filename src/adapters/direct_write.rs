@@ -369,7 +369,7 @@ pub(crate) fn finish(
         let _ = api::set_option_value("modified", false, &buf_opts(&buf));
     }
     remember(&buf, write.prepared.read_mtime, ours);
-    crate::host::save_stats::count_direct_write();
+    crate::host::stats::STATS.bump(crate::host::stats::Counter::DirectWrites);
     let post = ExecAutocmdsOpts::builder()
         .buffer(buf.clone())
         .modeline(false)
