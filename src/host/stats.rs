@@ -1,6 +1,6 @@
 //! Every counter of the front end that tests and `make bench` read, in one
 //! struct with one home ([`STATS`]) and one way to read it
-//! ([`Stats::get`], [`Stats::steps`], [`Stats::bridge_cpu_longest_ms`];
+//! ([`Stats::get`], [`Stats::step`], [`Stats::bridge_cpu_longest_ms`];
 //! docs/testing.md, "Benchmarks"). Counters only: nothing lathe does
 //! depends on them. The readers kept for tests and Lua
 //! (`main_thread_stats()`, `NvimEditor::lines_read`, `chat::reads`, …) read
