@@ -8,26 +8,17 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use nvim_oxi::api::{self, opts::OptionOpts, Buffer};
 
 use crate::host::guard::guarded;
+use crate::host::stats::{Counter, STATS};
 use lathe_core::config::SaveMode;
 use lathe_core::editor::codec::{common_affixes, count_newlines, encode};
 use lathe_core::editor::{
     changed_line_span, Document, EditorError, Encoding, Fresh, LineEnding, Stamp, TextFormat,
     TextHash, UnsavedText, Version, WriteOutcome, WriteRequest,
 };
-
-/// Buffer lines lathe fetched from Neovim in this process ([`lines_read`]).
-static LINES_READ: AtomicU64 = AtomicU64::new(0);
-
-/// How many buffer lines lathe has fetched from Neovim (`nvim_buf_get_lines`)
-/// in this process: tests bound what a call costs the main thread with it.
-pub(crate) fn lines_read() -> u64 {
-    LINES_READ.load(Ordering::Relaxed)
-}
 
 use lathe_core::permissions::resolve_for_rules;
 
@@ -122,7 +113,7 @@ pub(crate) fn snapshot(buf: &Buffer) -> Result<Snapshot, EditorError> {
         body.push_str(&String::from_utf8_lossy(line.as_bytes()));
         count += 1;
     }
-    LINES_READ.fetch_add(count as u64, Ordering::Relaxed);
+    STATS.add(Counter::LinesRead, count as u64);
     let mut eol = opt_bool(buf, "endofline")?;
     if eol && count == 1 && body.is_empty() && buffer_is_empty(buf) {
         // `:help line2byte()`: -1 past the end means the buffer is empty,
@@ -494,7 +485,7 @@ fn write_span(
         fetched += 1;
         same &= now.as_bytes() == want.as_bytes();
     }
-    LINES_READ.fetch_add(fetched, Ordering::Relaxed);
+    STATS.add(Counter::LinesRead, fetched);
     if !same || fetched as usize != span.old_lines.len() {
         return None;
     }
@@ -746,7 +737,7 @@ fn write_to_disk(buf: &Buffer, eol: bool, path: &Path) -> Option<NvimSaved> {
     }
     let result: Rc<RefCell<Option<Result<(), String>>>> = Rc::default();
     let slot = result.clone();
-    crate::host::save_stats::count_nvim_write();
+    STATS.bump(Counter::NvimWrites);
     let called = buf.call(move |()| {
         let _ = guarded(":write", || {
             *slot.borrow_mut() = Some(api::command("silent write").map_err(|e| e.to_string()));

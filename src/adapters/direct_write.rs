@@ -190,25 +190,12 @@ pub(crate) fn eligible(buf: &Buffer, format: &TextFormat) -> bool {
 /// them keeps Neovim's `:write`, so a formatter on save always runs).
 /// lathe's own hooks do not count.
 fn has_write_autocmds(buf: &Buffer) -> bool {
-    // Through Lua (`luaeval()`): nvim-oxi's `get_autocmds` options drop the
-    // event filter.
-    const CHECK: &str = r#"(function(buf, group, events)
-        for _, a in ipairs(vim.api.nvim_get_autocmds({ event = events })) do
-          if a.group_name ~= group and (not a.buflocal or a.buffer == buf) then
-            return true
-          end
-        end
-        return false
-      end)(_A[1], _A[2], _A[3])"#;
-    let events: nvim_oxi::Array = WRITE_EVENTS.iter().copied().collect();
-    let args: nvim_oxi::Array = [
-        nvim_oxi::Object::from(buf.handle()),
-        nvim_oxi::Object::from(GROUP),
-        nvim_oxi::Object::from(events),
-    ]
-    .into_iter()
-    .collect();
-    api::call_function::<_, bool>("luaeval", (CHECK, args)).unwrap_or(true)
+    // Through Lua (`lua/lathe/save.lua`): nvim-oxi's `get_autocmds` options
+    // drop the event filter.
+    let events: Vec<&str> = WRITE_EVENTS.to_vec();
+    crate::host::lua_handle::module_fn("lathe.save", "has_write_autocmds")
+        .and_then(|f| f.call::<bool>((buf.handle(), GROUP, events)))
+        .unwrap_or(true)
 }
 
 /// Step 1 of the module docs for `buf`, whose file is `file`: `None` when
@@ -369,7 +356,7 @@ pub(crate) fn finish(
         let _ = api::set_option_value("modified", false, &buf_opts(&buf));
     }
     remember(&buf, write.prepared.read_mtime, ours);
-    crate::host::save_stats::count_direct_write();
+    crate::host::stats::STATS.bump(crate::host::stats::Counter::DirectWrites);
     let post = ExecAutocmdsOpts::builder()
         .buffer(buf.clone())
         .modeline(false)

@@ -88,14 +88,14 @@ impl NvimEditor {
     /// at the tick of the model's last Read fetches only the lines it
     /// replaces; docs/edits.md, "Edits through buffers").
     pub fn lines_read() -> u64 {
-        crate::adapters::buffer_text::lines_read()
+        crate::host::stats::STATS.get(crate::host::stats::Counter::LinesRead)
     }
 
     /// `(saved by :write, saved without it)`: how many buffers all
     /// `NvimEditor`s of this process saved each way (`:help lathe-save`);
     /// tests assert which way an edit went with it.
     pub fn write_counts() -> (u64, u64) {
-        crate::host::save_stats::write_counts()
+        crate::host::main_stats::write_counts()
     }
 }
 

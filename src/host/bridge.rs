@@ -123,13 +123,12 @@ impl MainThread {
 }
 
 fn run_jobs(jobs: Vec<Job>) {
-    let cpu = crate::host::save_stats::thread_cpu_ns();
+    let cpu = crate::host::stats::thread_cpu_ns();
     crate::host::main_stats::timed(crate::host::main_stats::Step::Bridge, || {
         for job in jobs {
             let _ = guarded("main-thread task", job);
         }
     });
-    crate::host::save_stats::record_bridge_cpu(
-        crate::host::save_stats::thread_cpu_ns().saturating_sub(cpu),
-    );
+    crate::host::stats::STATS
+        .record_bridge_cpu(crate::host::stats::thread_cpu_ns().saturating_sub(cpu));
 }

@@ -23,3 +23,13 @@ pub fn lua() -> mlua::Lua {
         .clone()
     })
 }
+
+/// `require(module)[name]`: a function of one of lathe's Lua modules
+/// (`lua/lathe/*.lua`), for Lua glue kept in Lua files rather than in Rust
+/// strings. Main thread. Errors: the module or the function is missing.
+pub fn module_fn(module: &str, name: &str) -> mlua::Result<mlua::Function> {
+    let lua = lua();
+    let require: mlua::Function = lua.globals().get("require")?;
+    let m: mlua::Table = require.call(module)?;
+    m.get(name)
+}

@@ -8,7 +8,6 @@
 //! Counters only, no timing decides anything: tests assert counts (frames,
 //! buffer edits), never durations.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// What a timed main-thread step was.
@@ -54,32 +53,8 @@ impl Step {
     }
 }
 
-/// Per step kind: count, total ns, longest ns.
-struct Counters {
-    count: AtomicU64,
-    total_ns: AtomicU64,
-    longest_ns: AtomicU64,
-}
-
-#[allow(clippy::declare_interior_mutable_const)]
-const ZERO: Counters = Counters {
-    count: AtomicU64::new(0),
-    total_ns: AtomicU64::new(0),
-    longest_ns: AtomicU64::new(0),
-};
-
-static COUNTERS: [Counters; 5] = [ZERO; 5];
-
-/// What [`snapshot`] returns for one kind of step.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct StepStats {
-    /// Steps run since the last [`reset`].
-    pub count: u64,
-    /// Their total time, ms.
-    pub total_ms: f64,
-    /// The longest one, ms.
-    pub longest_ms: f64,
-}
+pub use crate::host::stats::StepStats;
+use crate::host::stats::{Counter, STATS};
 
 /// Runs `f`, counting it as one `step` and its duration.
 pub fn timed<R>(step: Step, f: impl FnOnce() -> R) -> R {
@@ -91,61 +66,36 @@ pub fn timed<R>(step: Step, f: impl FnOnce() -> R) -> R {
 
 /// Counts one `step` of `ns` nanoseconds.
 pub fn record(step: Step, ns: u64) {
-    let c = &COUNTERS[step.index()];
-    c.count.fetch_add(1, Ordering::Relaxed);
-    c.total_ns.fetch_add(ns, Ordering::Relaxed);
-    c.longest_ns.fetch_max(ns, Ordering::Relaxed);
+    STATS.record_step(step.index(), ns);
 }
 
 /// The figures of every kind of step since the last [`reset`].
 pub fn snapshot() -> Vec<(Step, StepStats)> {
     Step::ALL
         .iter()
-        .map(|&s| {
-            let c = &COUNTERS[s.index()];
-            (
-                s,
-                StepStats {
-                    count: c.count.load(Ordering::Relaxed),
-                    total_ms: c.total_ns.load(Ordering::Relaxed) as f64 / 1e6,
-                    longest_ms: c.longest_ns.load(Ordering::Relaxed) as f64 / 1e6,
-                },
-            )
-        })
+        .map(|&s| (s, STATS.step(s.index())))
         .collect()
 }
 
-/// Sets every counter back to zero (the bench does it before each part).
+/// Sets the step figures and the bridge's CPU time back to zero (the bench
+/// does it before each part).
 pub fn reset() {
-    for c in &COUNTERS {
-        c.count.store(0, Ordering::Relaxed);
-        c.total_ns.store(0, Ordering::Relaxed);
-        c.longest_ns.store(0, Ordering::Relaxed);
-    }
+    STATS.reset_steps();
 }
-
-/// Frames the chat drew (main thread).
-static CHAT_FRAMES: AtomicU64 = AtomicU64::new(0);
-/// Edits of the transcript's text (`nvim_buf_set_text` and friends) made
-/// while drawing frames.
-static CHAT_EDITS: AtomicU64 = AtomicU64::new(0);
-/// Chat lines that continue an over-long streamed line (a break the chat
-/// added, `:help lathe-chat-long-lines`).
-static CHAT_CONTINUED: AtomicU64 = AtomicU64::new(0);
 
 /// Counts one chat frame.
 pub(crate) fn chat_frame() {
-    CHAT_FRAMES.fetch_add(1, Ordering::Relaxed);
+    STATS.bump(Counter::ChatFrames);
 }
 
 /// Counts one edit of the transcript's text.
 pub(crate) fn chat_edited() {
-    CHAT_EDITS.fetch_add(1, Ordering::Relaxed);
+    STATS.bump(Counter::ChatEdits);
 }
 
 /// Counts `n` line breaks the chat added to over-long streamed lines.
 pub(crate) fn chat_continued(n: usize) {
-    CHAT_CONTINUED.fetch_add(n as u64, Ordering::Relaxed);
+    STATS.add(Counter::ChatContinued, n as u64);
 }
 
 /// Frames drawn and edits of the transcript's text since Neovim started
@@ -153,8 +103,8 @@ pub(crate) fn chat_continued(n: usize) {
 /// many deltas arrived in it.
 pub fn edit_counts() -> (u64, u64) {
     (
-        CHAT_FRAMES.load(Ordering::Relaxed),
-        CHAT_EDITS.load(Ordering::Relaxed),
+        STATS.get(Counter::ChatFrames),
+        STATS.get(Counter::ChatEdits),
     )
 }
 
@@ -162,7 +112,16 @@ pub fn edit_counts() -> (u64, u64) {
 /// streamed line in a new chat line (tests: a 200 KB line without a newline
 /// becomes lines of at most `lines::HARD_LINE_BYTES`).
 pub fn continued_lines() -> u64 {
-    CHAT_CONTINUED.load(Ordering::Relaxed)
+    STATS.get(Counter::ChatContinued)
+}
+
+/// `(saved by :write, saved directly by lathe)` since load: tests assert
+/// which path an edit took with it (`:help lathe-save`).
+pub fn write_counts() -> (u64, u64) {
+    (
+        STATS.get(Counter::NvimWrites),
+        STATS.get(Counter::DirectWrites),
+    )
 }
 
 /// `require("lathe.core").main_thread_stats([reset])`: a table with, per
@@ -197,17 +156,13 @@ pub fn lua_stats(lua: &mlua::Lua, reset_after: Option<bool>) -> mlua::Result<mlu
     t.set("chat_frames", frames)?;
     t.set("chat_edits", edits)?;
     t.set("chat_continued", continued_lines())?;
-    // The Edit figures (`lathe::host::save_stats`).
-    t.set(
-        "bridge_cpu_longest_ms",
-        crate::host::save_stats::bridge_cpu_longest_ms(),
-    )?;
-    let (nvim_writes, direct_writes) = crate::host::save_stats::write_counts();
+    // The Edit figures.
+    t.set("bridge_cpu_longest_ms", STATS.bridge_cpu_longest_ms())?;
+    let (nvim_writes, direct_writes) = write_counts();
     t.set("nvim_writes", nvim_writes)?;
     t.set("direct_writes", direct_writes)?;
     if reset_after == Some(true) {
         reset();
-        crate::host::save_stats::reset();
     }
     Ok(t)
 }

@@ -2,7 +2,8 @@
 //! Neovim's main thread — the one tokio runtime ([`runtime`]), closures from
 //! tokio tasks to the main thread ([`bridge`]), errors and panics kept off
 //! the editor ([`guard`]), the one Lua handle ([`lua_handle`]), and the
-//! counters tests and `make bench` read ([`main_stats`], [`save_stats`]).
+//! counters tests and `make bench` read ([`stats`], one struct; the timed
+//! steps and `main_thread_stats()` in [`main_stats`]).
 //! Names no other part of the front end.
 
 pub mod bridge;
@@ -10,7 +11,7 @@ pub mod guard;
 pub mod lua_handle;
 pub mod main_stats;
 pub mod runtime;
-pub mod save_stats;
+pub mod stats;
 
 /// `b:changedtick` of `buf` (`:help changetick`), read as the buffer
 /// variable: nvim-oxi's `Buffer::get_changedtick` converts Neovim's answer

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use nvim_oxi::api;
 use serde_json::Value;
 
-use super::lua;
 use super::VIEW;
 
 /// Where a jump goes: the file, its 1-based line, and for an Edit the text
@@ -156,43 +155,14 @@ pub fn jump() -> Result<(), String> {
 /// Opens `t` in the previous window (or another one of the tab that does
 /// not show the chat, or a new split on the left) and moves there.
 fn open_in_other_window(t: &Target) -> Result<(), String> {
-    lua()
-        .load(
-            r##"local path, line, find = ...
-            local chat = vim.api.nvim_get_current_win()
-            local function usable(w)
-              if w == 0 or w == chat or not vim.api.nvim_win_is_valid(w) then return false end
-              if vim.api.nvim_win_get_config(w).relative ~= "" then return false end
-              local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))
-              return not name:match("^lathe://")
-            end
-            local target = vim.fn.win_getid(vim.fn.winnr("#"))
-            if not usable(target) then
-              target = nil
-              for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-                if usable(w) then target = w break end
-              end
-            end
-            if target then
-              vim.api.nvim_set_current_win(target)
-              vim.cmd("edit " .. vim.fn.fnameescape(path))
-            else
-              vim.cmd("topleft vsplit " .. vim.fn.fnameescape(path))
-            end
-            if find then
-              for i, l in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
-                if l:find(find, 1, true) then line = i break end
-              end
-            end
-            line = math.max(1, math.min(line, vim.api.nvim_buf_line_count(0)))
-            vim.api.nvim_win_set_cursor(0, { line, 0 })
-            vim.cmd("normal! zv")"##,
-        )
-        .call::<()>((
-            t.path.to_string_lossy().into_owned(),
-            t.line,
-            t.find.clone(),
-        ))
+    crate::host::lua_handle::module_fn("lathe.chat", "open_in_other_window")
+        .and_then(|f| {
+            f.call::<()>((
+                t.path.to_string_lossy().into_owned(),
+                t.line,
+                t.find.clone(),
+            ))
+        })
         .map_err(|e| {
             let s = e.to_string();
             s.lines().next().unwrap_or_default().to_string()

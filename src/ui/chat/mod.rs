@@ -25,6 +25,7 @@ mod wipe;
 
 use crate::host::main_stats::{self, chat_continued as continued, chat_edited as edited};
 pub use crate::host::main_stats::{continued_lines, edit_counts};
+use crate::host::stats::{Counter, STATS};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -132,28 +133,21 @@ impl ChatSink {
     }
 }
 
-/// Reads of the transcript's text back from the buffer (`line_at`).
-static READS: AtomicU64 = AtomicU64::new(0);
-
-/// Counts one read of a transcript line.
+/// Counts one read of a transcript line (`line_at`).
 pub(super) fn read_back() {
-    READS.fetch_add(1, Ordering::Relaxed);
+    STATS.bump(Counter::ChatReads);
 }
 
 /// How many times the chat read a transcript line back from the buffer
 /// since Neovim started (tests: streaming reads nothing back, however long
 /// the line it grows).
 pub fn reads() -> u64 {
-    READS.load(Ordering::Relaxed)
+    STATS.get(Counter::ChatReads)
 }
 
-/// Times a following transcript window's view had to be scrolled to show
-/// the last line ([`window::follow`]).
-static VIEW_FIXES: AtomicU64 = AtomicU64::new(0);
-
-/// Counts one scrolled view.
+/// Counts one scrolled view ([`window::follow`]).
 pub(super) fn view_fixed() {
-    VIEW_FIXES.fetch_add(1, Ordering::Relaxed);
+    STATS.bump(Counter::ViewFixes);
 }
 
 /// How many times since Neovim started a transcript window that follows
@@ -163,22 +157,19 @@ pub(super) fn view_fixed() {
 /// `nvim_buf_set_text` leaves a window whose cursor it carried along,
 /// costs one).
 pub fn view_fixes() -> u64 {
-    VIEW_FIXES.load(Ordering::Relaxed)
+    STATS.get(Counter::ViewFixes)
 }
-
-/// Times the chat set a transcript window's 'winbar'.
-static WINBAR_SETS: AtomicU64 = AtomicU64::new(0);
 
 /// Counts one 'winbar' set.
 pub(super) fn winbar_set() {
-    WINBAR_SETS.fetch_add(1, Ordering::Relaxed);
+    STATS.bump(Counter::WinbarSets);
 }
 
 /// How many times since Neovim started the chat set a transcript window's
 /// 'winbar' (tests: a frame of streamed text sets none, the winbar only
 /// changes with the turn's state, mode, model or tokens).
 pub fn winbar_sets() -> u64 {
-    WINBAR_SETS.load(Ordering::Relaxed)
+    STATS.get(Counter::WinbarSets)
 }
 
 /// Turns whose start any [`ChatSink`] was given (counted when emitted).

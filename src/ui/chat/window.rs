@@ -10,10 +10,13 @@ use nvim_oxi::api::{
 };
 
 use crate::host::guard::guarded;
+use crate::host::lua_handle::module_fn;
 
 use super::buf::{map, windows_of};
-use super::lua;
 use super::{buf_opts, lines::HIGHLIGHTS, prompt, CHAT_BUFFER_NAME, VIEW};
+
+/// The chat's Lua glue (`lua/lathe/chat.lua`).
+const MODULE: &str = "lathe.chat";
 
 /// Height of the prompt area's window, in lines.
 pub const PROMPT_HEIGHT: u32 = 5;
@@ -22,32 +25,18 @@ pub const PROMPT_HEIGHT: u32 = 5;
 /// or the user's own `:highlight` wins), now and after every
 /// `:colorscheme` (which clears them). Main thread.
 pub fn define_highlights() {
-    let l = lua();
     let pairs: Vec<(String, String)> = HIGHLIGHTS
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
-    let _ = l
-        .load(
-            r#"local pairs_ = ...
-            local function apply()
-              for _, p in ipairs(pairs_) do
-                vim.api.nvim_set_hl(0, p[1], { link = p[2], default = true })
-              end
-            end
-            apply()
-            vim.api.nvim_create_autocmd("ColorScheme", {
-              group = vim.api.nvim_create_augroup("lathe_highlights", { clear = true }),
-              callback = apply,
-              desc = "lathe: link the Lathe* highlight groups again",
-            })"#,
-        )
-        .call::<()>(
+    let _ = module_fn(MODULE, "define_highlights").and_then(|f| {
+        f.call::<()>(
             pairs
                 .into_iter()
                 .map(|(a, b)| vec![a, b])
                 .collect::<Vec<_>>(),
-        );
+        )
+    });
 }
 
 /// Creates the transcript buffer: `nofile`, unlisted, not modifiable,
@@ -126,29 +115,7 @@ const RESIZE_AUGROUP: &str = "lathe_winbar_width";
 /// prompt area docked under it closes too, so no prompt without its chat
 /// is left behind.
 fn close_prompt_with_chat(buf: &Buffer) {
-    let _ = lua()
-        .load(
-            r#"local chat = ...
-            vim.api.nvim_create_autocmd("WinClosed", {
-              buffer = chat,
-              desc = "lathe: close the prompt area with the chat",
-              callback = function()
-                vim.schedule(function()
-                  local wins = vim.api.nvim_tabpage_list_wins(0)
-                  for _, w in ipairs(wins) do
-                    if vim.api.nvim_win_get_buf(w) == chat then return end
-                  end
-                  for _, w in ipairs(wins) do
-                    local b = vim.api.nvim_win_get_buf(w)
-                    if vim.api.nvim_buf_get_name(b) == "lathe://prompt" and #vim.api.nvim_tabpage_list_wins(0) > 1 then
-                      pcall(vim.api.nvim_win_close, w, false)
-                    end
-                  end
-                end)
-              end,
-            })"#,
-        )
-        .call::<()>(buf.handle());
+    let _ = module_fn(MODULE, "close_prompt_with_chat").and_then(|f| f.call::<()>(buf.handle()));
 }
 
 /// The windows of the current tab showing the transcript or the prompt.
@@ -377,40 +344,9 @@ pub(super) fn follow(buf: &Buffer, wins: &[Window], col: usize) {
     }
 }
 
-/// Lua: a function of window `w` and line `n` that, in `w`
-/// (`nvim_win_call`), scrolls with `zb` when its last fully shown line
-/// (`line("w$")`, computed from the window's topline, no redraw needed) is
-/// above line `n` and the last line does not start the view (a line taller
-/// than the window) — or when the view shows line `n` with rows empty below
-/// it while there are lines above the view to fill them (a fold closed
-/// after the view was set: the window sat scrolled past its end); `true`
-/// when it scrolled. Compiled once ([`SHOW_END_FN`]): it runs at every
-/// frame.
-const SHOW_END: &str = r#"return function(w, n)
-  return vim.api.nvim_win_call(w, function()
-    -- "w$" first: it is measured from the topline as it is ("w0" would
-    -- move the topline to the cursor first, unseen).
-    local last = vim.fn.line("w$")
-    local top = vim.fn.line("w0")
-    if top >= n then
-      return false
-    end
-    if last >= n then
-      if top == 1 then
-        return false
-      end
-      local rows = vim.api.nvim_win_text_height(w, { start_row = top - 1, end_row = n - 1 }).all
-      if rows >= vim.fn.winheight(0) then
-        return false
-      end
-    end
-    vim.cmd("normal! zb")
-    return true
-  end)
-end"#;
-
 thread_local! {
-    /// [`SHOW_END`], compiled on first use (main thread).
+    /// `require("lathe.chat").show_end` (`lua/lathe/chat.lua`), looked up
+    /// on first use (main thread): it runs at every frame.
     static SHOW_END_FN: std::cell::OnceCell<Option<mlua::Function>> =
         const { std::cell::OnceCell::new() };
 }
@@ -424,10 +360,8 @@ thread_local! {
 /// with the cursor on the last line. Costs two line lookups when the view
 /// is right; a scroll is counted by [`super::view_fixes`].
 fn show_end(w: &Window, n: usize) {
-    let show_end = SHOW_END_FN.with(|f| {
-        f.get_or_init(|| lua().load(SHOW_END).set_name("lathe.show_end").eval().ok())
-            .clone()
-    });
+    let show_end =
+        SHOW_END_FN.with(|f| f.get_or_init(|| module_fn(MODULE, "show_end").ok()).clone());
     let scrolled = show_end
         .and_then(|f| f.call::<bool>((w.handle(), n)).ok())
         .unwrap_or(false);

@@ -24,6 +24,12 @@ pub fn load() -> MainThread {
                end"#,
         )
         .exec();
+    // The plugin on 'runtimepath', as wherever lathe is loaded: the front
+    // end calls its Lua glue with `require("lathe.chat")` and the like.
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let _ = lathe::api::state::lua()
+        .load(format!("vim.opt.rtp:prepend({root:?})"))
+        .exec();
     lathe::api::install();
     lathe::api::state::main_thread().expect("install() creates the bridge")
 }

@@ -1,0 +1,130 @@
+-- The chat's Neovim glue that is plainer in Lua than through the API one
+-- call at a time (src/ui/chat/window.rs and src/ui/chat/jump.rs call these;
+-- `:help lathe-chat`).
+local M = {}
+
+local api = vim.api
+
+--- Links the `Lathe*` highlight groups as defaults (a colour scheme or the
+--- user's own `:highlight` wins), now and after every `:colorscheme`.
+---@param pairs_ string[][] `{ group, link }` pairs
+function M.define_highlights(pairs_)
+  local function apply()
+    for _, p in ipairs(pairs_) do
+      api.nvim_set_hl(0, p[1], { link = p[2], default = true })
+    end
+  end
+  apply()
+  api.nvim_create_autocmd("ColorScheme", {
+    group = api.nvim_create_augroup("lathe_highlights", { clear = true }),
+    callback = apply,
+    desc = "lathe: link the Lathe* highlight groups again",
+  })
+end
+
+--- When the last window of the tab showing the transcript `chat` closes,
+--- closes the prompt area docked under it too.
+---@param chat integer the transcript buffer
+function M.close_prompt_with_chat(chat)
+  api.nvim_create_autocmd("WinClosed", {
+    buffer = chat,
+    desc = "lathe: close the prompt area with the chat",
+    callback = function()
+      vim.schedule(function()
+        local wins = api.nvim_tabpage_list_wins(0)
+        for _, w in ipairs(wins) do
+          if api.nvim_win_get_buf(w) == chat then
+            return
+          end
+        end
+        for _, w in ipairs(wins) do
+          local b = api.nvim_win_get_buf(w)
+          if api.nvim_buf_get_name(b) == "lathe://prompt" and #api.nvim_tabpage_list_wins(0) > 1 then
+            pcall(api.nvim_win_close, w, false)
+          end
+        end
+      end)
+    end,
+  })
+end
+
+--- In window `w` (`nvim_win_call`), scrolls with `zb` when its last fully
+--- shown line (`line("w$")`, computed from the window's topline, no redraw
+--- needed) is above line `n` and the last line does not start the view (a
+--- line taller than the window), or when the view shows line `n` with rows
+--- empty below it while there are lines above the view to fill them (a fold
+--- closed after the view was set). Runs at every frame.
+---@param w integer
+---@param n integer
+---@return boolean scrolled
+function M.show_end(w, n)
+  return api.nvim_win_call(w, function()
+    -- "w$" first: it is measured from the topline as it is ("w0" would
+    -- move the topline to the cursor first, unseen).
+    local last = vim.fn.line("w$")
+    local top = vim.fn.line("w0")
+    if top >= n then
+      return false
+    end
+    if last >= n then
+      if top == 1 then
+        return false
+      end
+      local rows = api.nvim_win_text_height(w, { start_row = top - 1, end_row = n - 1 }).all
+      if rows >= vim.fn.winheight(0) then
+        return false
+      end
+    end
+    vim.cmd("normal! zb")
+    return true
+  end)
+end
+
+--- Opens `path` in the previous window (or another one of the tab that does
+--- not show the chat, or a new split on the left), moves there and puts the
+--- cursor on `line`, or on the first line containing `find` when given.
+---@param path string
+---@param line integer
+---@param find string?
+function M.open_in_other_window(path, line, find)
+  local chat = api.nvim_get_current_win()
+  local function usable(w)
+    if w == 0 or w == chat or not api.nvim_win_is_valid(w) then
+      return false
+    end
+    if api.nvim_win_get_config(w).relative ~= "" then
+      return false
+    end
+    local name = api.nvim_buf_get_name(api.nvim_win_get_buf(w))
+    return not name:match("^lathe://")
+  end
+  local target = vim.fn.win_getid(vim.fn.winnr("#"))
+  if not usable(target) then
+    target = nil
+    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if usable(w) then
+        target = w
+        break
+      end
+    end
+  end
+  if target then
+    api.nvim_set_current_win(target)
+    vim.cmd("edit " .. vim.fn.fnameescape(path))
+  else
+    vim.cmd("topleft vsplit " .. vim.fn.fnameescape(path))
+  end
+  if find then
+    for i, l in ipairs(api.nvim_buf_get_lines(0, 0, -1, false)) do
+      if l:find(find, 1, true) then
+        line = i
+        break
+      end
+    end
+  end
+  line = math.max(1, math.min(line, api.nvim_buf_line_count(0)))
+  api.nvim_win_set_cursor(0, { line, 0 })
+  vim.cmd("normal! zv")
+end
+
+return M
