@@ -518,7 +518,7 @@ fn deliver(id: u64, content: String, is_error: bool) {
     let Some(cb) = CALLBACKS.with(|c| c.borrow_mut().1.remove(&id)) else {
         return;
     };
-    let lua = state::lua();
+    let lua = crate::host::lua_handle::lua();
     let called = (|| -> mlua::Result<()> {
         let t = lua.create_table()?;
         t.set("content", content)?;

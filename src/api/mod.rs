@@ -66,7 +66,7 @@ pub fn install() {
 
 fn try_install() -> Result<(), String> {
     quiet_panics(state::state_dir().map(|d| d.join("panic.log")));
-    let lua = state::lua();
+    let lua = crate::host::lua_handle::lua();
     let loaded: mlua::Table = lua
         .globals()
         .get::<mlua::Table>("package")

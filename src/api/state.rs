@@ -105,10 +105,6 @@ pub fn main_thread() -> Option<MainThread> {
     MAIN.get().cloned()
 }
 
-/// The Lua handle ([`crate::host::lua_handle::lua`]), here for the callers that
-/// already name `state`.
-pub use crate::host::lua_handle::lua;
-
 /// The current session, if a request made one since the last `setup()`
 /// (see [`start_session`]; [`with_config`] for the configuration either way).
 pub fn session() -> Option<Arc<Session>> {

@@ -379,7 +379,7 @@ fn with_fns<R>(id: u64, f: impl FnOnce(&LuaFns) -> R) -> Option<R> {
 }
 
 fn classify_on_main(id: u64, input: &Json) -> Result<Classified, (String, String)> {
-    let lua = state::lua();
+    let lua = crate::host::lua_handle::lua();
     let (ro, cs) =
         with_fns(id, |f| (f.read_only.clone(), f.concurrency_safe.clone())).ok_or_else(|| {
             (
@@ -402,7 +402,7 @@ fn classify_on_main(id: u64, input: &Json) -> Result<Classified, (String, String
 }
 
 fn validate_on_main(id: u64, tool: &str, input: &Json) -> Result<(), ToolError> {
-    let lua = state::lua();
+    let lua = crate::host::lua_handle::lua();
     let Some(f) = with_fns(id, |f| f.validate.clone()).ok_or_else(|| gone(tool))? else {
         return Ok(());
     };
@@ -475,7 +475,7 @@ fn start_on_main(
     cancel: CancellationToken,
     progress: Option<ProgressFn>,
 ) {
-    let lua = state::lua();
+    let lua = crate::host::lua_handle::lua();
     let Some(f) = with_fns(id, |f| f.call.clone()) else {
         return answer(&slot, Err(gone(tool)));
     };

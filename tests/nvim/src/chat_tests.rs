@@ -11,7 +11,7 @@ use crate::common::{check_eq, load, lua_test, run_async};
 #[nvim_oxi::test]
 fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTerminator) {
     let main = load();
-    let lua = lathe::api::state::lua();
+    let lua = lathe::host::lua_handle::lua();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     // Nothing listens on port 9 (discard) on loopback: the request fails fast
     // (no retries, so the error ends the turn at once).
@@ -29,7 +29,7 @@ fn ask_with_an_unreachable_model_shows_the_error_and_ends_the_turn(t: TestTermin
             tokio::time::sleep(Duration::from_millis(25)).await;
             let (state, text, working, listed, ft) = main
                 .run(|| {
-                    let lua = lathe::api::state::lua();
+                    let lua = lathe::host::lua_handle::lua();
                     let (state,): (String,) = lua.load("return require('lathe').status().state").eval().unwrap();
                     let buf = lathe::ui::chat::chat_buffer();
                     let text = buf
@@ -476,7 +476,7 @@ fn streaming_frames_leave_the_winbar_alone() -> Result<(), String> {
         lathe::ui::chat::winbar_sets() - sets,
         1,
     )?;
-    let bar = lathe::api::state::lua()
+    let bar = lathe::host::lua_handle::lua()
         .load("return vim.wo[vim.fn.bufwinid('lathe://chat')].winbar")
         .eval::<String>()
         .map_err(|e| e.to_string())?;
@@ -485,7 +485,7 @@ fn streaming_frames_leave_the_winbar_alone() -> Result<(), String> {
 
 /// Bytes of chat text the highlighter has parsed so far.
 fn parsed_bytes() -> Result<i64, String> {
-    lathe::api::state::lua()
+    lathe::host::lua_handle::lua()
         .load("return require('lathe.chat_highlight').parsed_bytes")
         .eval::<i64>()
         .map_err(|e| e.to_string())
@@ -500,7 +500,7 @@ fn a_short_turn_in_a_long_chat_parses_only_itself() -> Result<(), String> {
     use lathe_core::events::{AgentEvent, TurnOutcome};
     load();
     let render = lathe::ui::chat::render;
-    let lua = lathe::api::state::lua();
+    let lua = lathe::host::lua_handle::lua();
     render(vec![AgentEvent::TurnStarted {
         prompt: "long".into(),
     }]);
@@ -547,7 +547,7 @@ fn a_frame_highlights_what_is_new_in_the_running_turn() -> Result<(), String> {
     use lathe_core::events::{AgentEvent, TurnOutcome};
     load();
     let render = lathe::ui::chat::render;
-    let lua = lathe::api::state::lua();
+    let lua = lathe::host::lua_handle::lua();
     render(vec![AgentEvent::TurnStarted {
         prompt: "many paragraphs".into(),
     }]);
@@ -672,7 +672,7 @@ fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Res
             shown,
             answer,
         )?;
-        let marked: usize = lathe::api::state::lua()
+        let marked: usize = lathe::host::lua_handle::lua()
             .load(
                 r#"local buf, first, sign = ...
                 local ns = vim.api.nvim_create_namespace("lathe_chat")
@@ -703,7 +703,7 @@ fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Res
     render(vec![AgentEvent::AssistantWithdrawn {
         reason: "the stream broke off".into(),
     }]);
-    let left: usize = lathe::api::state::lua()
+    let left: usize = lathe::host::lua_handle::lua()
         .load(
             r#"local buf, sign = ...
             local ns = vim.api.nvim_create_namespace("lathe_chat")
@@ -745,7 +745,7 @@ fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<()
         .find(|w| w.get_buf().is_ok_and(|b| b == buf))
         .ok_or("no chat window")?;
     let last_shown = || -> Result<(usize, usize), String> {
-        let shown: usize = lathe::api::state::lua()
+        let shown: usize = lathe::host::lua_handle::lua()
             .load(r#"return vim.fn.line("w$", ...)"#)
             .call(win.handle())
             .map_err(|e| e.to_string())?;
@@ -802,7 +802,7 @@ fn an_unfocused_chat_window_is_never_scrolled_past_its_end() -> Result<(), Strin
         .ok_or("no chat window")?;
     // (first line shown, last line shown, rows below the last line, lines)
     let view = || -> Result<(usize, usize, i64, usize), String> {
-        let (top, bottom, empty): (usize, usize, i64) = lathe::api::state::lua()
+        let (top, bottom, empty): (usize, usize, i64) = lathe::host::lua_handle::lua()
             .load(
                 r#"local w = ...
                 local v = vim.api.nvim_win_call(w, function()

@@ -16,7 +16,7 @@ pub fn load() -> MainThread {
     // Saved conversations and large tool results go to a state directory
     // of this test's own, never the user's (`stdpath("state")` follows
     // $XDG_STATE_HOME at every call).
-    let _ = lathe::api::state::lua()
+    let _ = lathe::host::lua_handle::lua()
         .load(
             r#"if not vim.g.lathe_test_state then
                  vim.g.lathe_test_state = vim.fn.tempname() .. "-state"
@@ -27,7 +27,7 @@ pub fn load() -> MainThread {
     // The plugin on 'runtimepath', as wherever lathe is loaded: the front
     // end calls its Lua glue with `require("lathe.chat")` and the like.
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let _ = lathe::api::state::lua()
+    let _ = lathe::host::lua_handle::lua()
         .load(format!("vim.opt.rtp:prepend({root:?})"))
         .exec();
     lathe::api::install();
@@ -120,7 +120,7 @@ pub fn check_eq<T: PartialEq + std::fmt::Debug>(what: &str, a: T, b: T) -> Resul
 /// in scope. `Err` with the Lua error (an assertion's message) when it raises.
 pub fn lua_test(chunk: &str) -> Result<(), String> {
     load();
-    let lua = lathe::api::state::lua();
+    let lua = lathe::host::lua_handle::lua();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let here = env!("CARGO_MANIFEST_DIR");
     lua.load(format!(
@@ -150,7 +150,7 @@ pub fn lua_test_with_model(script: &str, chunk: &str) -> Result<(), String> {
     let server = rt
         .block_on(mock_llm::spawn(script, None))
         .map_err(|e| format!("mock-llm: {e}"))?;
-    lathe::api::state::lua()
+    lathe::host::lua_handle::lua()
         .globals()
         .set("MOCK_URL", server.url())
         .map_err(|e| e.to_string())?;

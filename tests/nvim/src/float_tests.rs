@@ -92,7 +92,7 @@ fn in_float() -> bool {
 
 /// Evaluates the Lua expression `expr` on the main thread's Lua state.
 fn lua_eval<T: mlua::FromLua>(expr: &str) -> Option<T> {
-    lathe::api::state::lua()
+    lathe::host::lua_handle::lua()
         .load(format!("return {expr}"))
         .eval()
         .ok()

@@ -342,7 +342,7 @@ fn tools_per_request(chunk: &str) -> Result<Vec<Vec<String>>, String> {
     let server = rt
         .block_on(mock_llm::spawn(script, None))
         .map_err(|e| format!("mock-llm: {e}"))?;
-    lathe::api::state::lua()
+    lathe::host::lua_handle::lua()
         .globals()
         .set("MOCK_URL", server.url())
         .map_err(|e| e.to_string())?;

@@ -7,7 +7,7 @@ use crate::common::load;
 /// Loads lathe and puts the plugin directory on 'runtimepath'.
 fn require_lathe() -> mlua::Lua {
     load();
-    let lua = lathe::api::state::lua();
+    let lua = lathe::host::lua_handle::lua();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     lua.load(format!("vim.opt.rtp:prepend({root:?})"))
         .exec()
