@@ -46,8 +46,8 @@ pub struct SetupArgs {
 /// session (its running turn too) and remembers `args` for
 /// [`reload_settings`]. The new session itself is made by the first call
 /// that needs it ([`session_or_default`]: an ask, a tool call, a mode
-/// change), so `setup()` builds no tools, provider or session log (issue
-/// 12: `setup()` does no work the first request does not need). Errors:
+/// change), so `setup()` builds no tools, provider or session log (it does
+/// no work the first request does not need). Errors:
 /// the options are invalid (the message names the key).
 pub fn start_session(args: SetupArgs) -> Result<(), String> {
     let config = Config::from_setup(&args.opts, &args.cwd).map_err(|e| e.to_string())?;
