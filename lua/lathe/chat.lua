@@ -1,6 +1,6 @@
 -- The chat's Neovim glue that is plainer in Lua than through the API one
--- call at a time (src/ui/chat/window.rs and src/ui/chat/jump.rs call these;
--- `:help lathe-chat`).
+-- call at a time (src/ui/chat/window.rs, jump.rs, prompt.rs and buf.rs call
+-- these; `:help lathe-chat`).
 local M = {}
 
 local api = vim.api
@@ -125,6 +125,22 @@ function M.open_in_other_window(path, line, find)
   line = math.max(1, math.min(line, api.nvim_buf_line_count(0)))
   api.nvim_win_set_cursor(0, { line, 0 })
   vim.cmd("normal! zv")
+end
+
+--- Sends the prompt area's `text` with `require("lathe").ask`.
+---@param text string
+---@return boolean ok
+---@return string? err Why not, when `ask` raised.
+function M.send(text)
+  local ok, err = pcall(require("lathe").ask, text)
+  return ok, err and tostring(err) or nil
+end
+
+--- Starts tree-sitter highlighting of `buf` as markdown; without a parser
+--- it stays plain text.
+---@param buf integer
+function M.start_treesitter(buf)
+  pcall(vim.treesitter.start, buf, "markdown")
 end
 
 return M

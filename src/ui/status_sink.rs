@@ -107,9 +107,8 @@ fn ends_compaction(ev: &AgentEvent) -> bool {
 /// step has done that work by the time the statuslines are drawn. Main
 /// thread.
 fn redraw_statuslines() {
-    let _ = crate::ui::chat::lua()
-        .load("vim.schedule(function() vim.cmd('redrawstatus!') end)")
-        .exec();
+    let _ = crate::host::lua_handle::module_fn("lathe.ui", "redraw_statuslines_later")
+        .and_then(|f| f.call::<()>(()));
 }
 
 thread_local! {

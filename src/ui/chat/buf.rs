@@ -4,7 +4,7 @@
 use nvim_oxi::api::{self, opts::SetKeymapOpts, types::Mode, Buffer, Window};
 
 use crate::host::guard::guarded;
-use crate::host::lua_handle::lua;
+use crate::host::lua_handle::module_fn;
 
 /// The text of line `row` (0-based) of `buf`, or "".
 pub(super) fn line_at(buf: &Buffer, row: usize) -> String {
@@ -51,7 +51,5 @@ pub(super) fn map(
 /// treesitter-highlight`; Neovim ships the markdown parsers): the prompt
 /// area, which stays small. Without a parser it stays plain text.
 pub(super) fn start_treesitter(buf: &Buffer) {
-    let _ = lua()
-        .load("pcall(vim.treesitter.start, ..., 'markdown')")
-        .call::<()>(buf.handle());
+    let _ = module_fn("lathe.chat", "start_treesitter").and_then(|f| f.call::<()>(buf.handle()));
 }

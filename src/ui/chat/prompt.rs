@@ -15,7 +15,7 @@ use nvim_oxi::api::{self, types::Mode, Buffer};
 
 use super::buf::{map, start_treesitter};
 use super::buf_opts;
-use super::lua;
+use crate::host::lua_handle::module_fn;
 
 /// The prompt buffer's name.
 pub const PROMPT_BUFFER_NAME: &str = "lathe://prompt";
@@ -141,12 +141,8 @@ pub fn send() {
     if text.trim().is_empty() {
         return;
     }
-    let res: Result<(bool, Option<String>), _> = lua()
-        .load(
-            r#"local ok, err = pcall(require("lathe").ask, ...)
-            return ok, err and tostring(err) or nil"#,
-        )
-        .call(text.clone());
+    let res: Result<(bool, Option<String>), _> =
+        module_fn("lathe.chat", "send").and_then(|f| f.call(text.clone()));
     match res {
         Ok((true, _)) => {
             HISTORY.with(|h| {

@@ -871,9 +871,10 @@ fn fence_lang(tool: &str, input: &serde_json::Value) -> String {
     let Some(path) = input.get("file_path").and_then(|p| p.as_str()) else {
         return String::new();
     };
-    let lua = super::lua();
-    lua.load("return vim.filetype.match({ filename = ... }) or ''")
-        .call::<String>(path.to_string())
+    crate::host::lua_handle::module_fn("lathe.ui", "filetype")
+        .and_then(|f| f.call::<Option<String>>(path))
+        .ok()
+        .flatten()
         .unwrap_or_default()
 }
 

@@ -128,9 +128,8 @@ fn take_edit(id: u64, buf: &Buffer, final_newline: bool) {
 
 /// Neovim's filetype for `path` (`vim.filetype.match`), for highlighting.
 fn filetype_of(path: &str) -> Option<String> {
-    let lua = crate::host::lua_handle::lua();
-    lua.load("return vim.filetype.match({ filename = ... })")
-        .call::<Option<String>>(path)
+    crate::host::lua_handle::module_fn("lathe.ui", "filetype")
+        .and_then(|f| f.call::<Option<String>>(path))
         .ok()
         .flatten()
 }
