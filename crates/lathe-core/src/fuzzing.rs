@@ -222,8 +222,9 @@ pub fn permission_rule(data: &[u8]) {
         Path::new("/p/proj").join(path)
     };
     for tool in ["Read", "Edit", "Write", "Grep", "Glob", "Bash", "Other"] {
-        let _ = rule.matches_path(tool, Some(&path), false);
-        let _ = rule.matches_path(tool, Some(&path), true);
+        let family = crate::permissions::rule_family(tool);
+        let _ = rule.matches_path(tool, family, Some(&path), false);
+        let _ = rule.matches_path(tool, family, Some(&path), true);
         let _ = rule.matches_input(tool, input);
     }
     if let Split::Commands(cmds) = shell::split(command) {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::permissions::{read_access_spelled, resolve_for_rules, spell, ReadAccess, Rules};
+use crate::permissions::{read_access_spelled, resolve_for_rules, spell, ReadAccess, Rules, READ};
 use crate::text::fill;
 use crate::tools::support::paths;
 
@@ -431,7 +431,7 @@ fn check_attachment(shown: &str, root: &Path, rules: &Rules) -> Result<Attachmen
         Ok(_) => {}
     }
     if let ReadAccess::Denied(reason) =
-        read_access_spelled(rules, "Read", &spelled, false, &canon_root)
+        read_access_spelled(rules, READ, &spelled, false, &canon_root)
     {
         return Err(err(ATTACH_DENIED, &reason.to_string()));
     }

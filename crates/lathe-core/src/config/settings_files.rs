@@ -351,6 +351,7 @@ mod tests {
     fn edit<'a>(path: &'a Path, root: &'a Path) -> Request<'a> {
         Request {
             tool: "Edit",
+            family: crate::permissions::RuleFamily::EditPath,
             read_only: false,
             path: Some(path),
             spellings: &[],

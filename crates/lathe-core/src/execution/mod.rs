@@ -49,8 +49,8 @@ use crate::permissions::{
     linked_hidden, reach_following, resolve_for_rules, shell, spell, suggest_rules,
     wants_no_sandbox, with_aliases, writes_git_layout, Decision, PermissionPreview,
     PermissionState, PromptAnswer, Prompter, Reached, ReadFilter, Reason, ReasonKind, Request,
-    Revision, Rule, RuleBase, RuleKind, RuleSource, DENIED_BY_RULE, DENIED_IN_PLAN_MODE,
-    USER_DECLINED, USER_DECLINED_WITH_MESSAGE,
+    Revision, Rule, RuleBase, RuleFamily, RuleKind, RuleSource, DENIED_BY_RULE,
+    DENIED_IN_PLAN_MODE, USER_DECLINED, USER_DECLINED_WITH_MESSAGE,
 };
 use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
 use crate::sandbox::{Policy, Tier};
@@ -295,7 +295,8 @@ impl Gates<'_> {
         }
         let tool_name = planned.prepared().tool().name().to_string();
         let tool = tool_name.as_str();
-        planned.limit_reads(self.read_filter(tool));
+        let family = planned.prepared().tool().rule_family();
+        planned.limit_reads(self.read_filter((tool, family)));
         self.confine(&mut planned).await?;
         let input = planned.prepared().input_json.clone();
         let mut output = self.call_tool(planned).await?;
@@ -494,7 +495,8 @@ impl Gates<'_> {
         let subject = Subject::of(planned.prepared(), self.env).await;
         let prepared = planned.prepared();
         let tool = prepared.tool().name();
-        let req = subject.request(tool, prepared.is_read_only());
+        let family = prepared.tool().rule_family();
+        let req = subject.request((tool, family), prepared.is_read_only());
         let decision = with_hook(self.env.permissions.decide(&req), hook);
         let decision = self.held_by_the_sandbox(decision, prepared).await;
         self.decision = Some(decision.clone());
@@ -528,7 +530,7 @@ impl Gates<'_> {
         preview.reason = reason.text.clone();
         preview.input = serde_json::to_string_pretty(&prepared.input_json).unwrap_or_default();
         let rules = suggest_rules(
-            tool,
+            (tool, family),
             subject.path.as_deref(),
             subject.path_is_dir,
             subject.command.as_deref(),
@@ -603,7 +605,7 @@ impl Gates<'_> {
         req: &Request<'_>,
         hook: Option<HookDecision>,
     ) -> Option<Vec<String>> {
-        if req.tool != "Bash" || self.env.permissions.rules().sandbox.off.is_none() {
+        if req.family != RuleFamily::Command || self.env.permissions.rules().sandbox.off.is_none() {
             return None;
         }
         let shell::Split::Commands(parts) = shell::split(subject.command.as_deref()?) else {
@@ -613,7 +615,8 @@ impl Gates<'_> {
             .iter()
             .map(|p| {
                 format!(
-                    "Bash({})",
+                    "{}({})",
+                    req.tool,
                     p.text().replace('\\', "\\\\").replace('*', "\\*")
                 )
             })
@@ -647,7 +650,7 @@ impl Gates<'_> {
     /// it to Grep and Glob through `limit_reads`): the rules in force for
     /// `tool`, and the ask the user just answered for this call, if any
     /// (files that ask for that same reason are then covered).
-    fn read_filter(&self, tool: &str) -> ReadFilter {
+    fn read_filter(&self, tool: (&str, RuleFamily)) -> ReadFilter {
         let root = resolve_for_rules(&self.env.ctx.root);
         let filter = ReadFilter::new(self.env.permissions.rules(), tool, &root)
             .seeing_hard_links(linked_hidden);
@@ -1037,9 +1040,14 @@ impl Subject {
         }
     }
 
-    fn request<'a>(&'a self, tool: &'a str, read_only: bool) -> Request<'a> {
+    fn request<'a>(
+        &'a self,
+        (tool, family): (&'a str, RuleFamily),
+        read_only: bool,
+    ) -> Request<'a> {
         Request {
             tool,
+            family,
             read_only,
             path: self.path.as_deref(),
             spellings: &self.spellings,

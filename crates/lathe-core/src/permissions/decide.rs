@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::bash_reads::ReadPath;
+use super::rule::RuleFamily;
 use super::shell::{self, Split};
 use super::{Mode, RuleKind, RuleSource, Rules, SourcedRule};
 
@@ -15,6 +16,8 @@ use super::{Mode, RuleKind, RuleSource, Rules, SourcedRule};
 pub struct Request<'a> {
     /// PascalCase tool name.
     pub tool: &'a str,
+    /// How the tool's calls meet rules, as the tool declares it.
+    pub family: RuleFamily,
     /// `true` when the call cannot change anything.
     pub read_only: bool,
     /// The file or directory it touches (file tools), its real path (see
@@ -208,7 +211,7 @@ fn held_by_the_sandbox(rules: &Rules, req: &Request<'_>, decision: Decision) -> 
     let (Decision::Allow(_), Some(command)) = (&decision, req.command) else {
         return decision;
     };
-    if req.tool != "Bash" {
+    if req.family != RuleFamily::Command {
         return decision;
     }
     if wants_no_sandbox(req.input_json) {
@@ -248,10 +251,10 @@ pub const UNCHECKED_PROGRAM: &str = "the program {word} is known only when the s
 /// is a substitution (`x=rm; $x victim`) asks while such a rule exists,
 /// in every mode (deny must win even in bypassPermissions).
 fn deny_unchecked(rules: &Rules, req: &Request<'_>) -> Option<Reason> {
-    let command = req.command.filter(|_| req.tool == "Bash")?;
+    let command = req.command.filter(|_| req.family == RuleFamily::Command)?;
     let rule = rules.entries.iter().find(|r| {
         matches!(r.kind, RuleKind::Deny | RuleKind::Ask)
-            && r.rule.tool_name() == "Bash"
+            && r.rule.family() == RuleFamily::Command
             && !r.rule.is_whole_tool()
     })?;
     let why = match shell::split(command) {
@@ -391,7 +394,7 @@ fn decide_by_rules(rules: &Rules, req: &Request<'_>) -> Decision {
 fn reads_saved_output(rules: &Rules, req: &Request<'_>) -> bool {
     req.read_only
         && req.command.is_none()
-        && is_file_tool(req.tool)
+        && req.family.is_path()
         && req
             .path
             .is_some_and(|p| rules.output_dirs.iter().any(|d| p.starts_with(d)))
@@ -400,9 +403,10 @@ fn reads_saved_output(rules: &Rules, req: &Request<'_>) -> bool {
 /// The rules of `kind` that apply to `req`.
 fn hit<'r>(rules: &'r Rules, kind: RuleKind, req: &Request<'_>) -> Hit<'r> {
     let of_kind = || rules.entries.iter().filter(move |r| r.kind == kind);
-    if let Some(command) = req.command.filter(|_| req.tool == "Bash") {
+    if let Some(command) = req.command.filter(|_| req.family == RuleFamily::Command) {
         // A bare `Bash` rule covers any command, even one that cannot be split.
-        if let Some(r) = of_kind().find(|r| r.rule.is_whole_tool() && r.rule.tool_name() == "Bash")
+        if let Some(r) =
+            of_kind().find(|r| r.rule.is_whole_tool() && r.rule.family() == RuleFamily::Command)
         {
             return Hit::All(r);
         }
@@ -439,16 +443,18 @@ fn hit<'r>(rules: &'r Rules, kind: RuleKind, req: &Request<'_>) -> Hit<'r> {
             _ => Hit::None,
         };
     }
-    let found = if req.path.is_some() || is_file_tool(req.tool) {
+    let found = if req.path.is_some() || req.family.is_path() {
         // Deny and ask rules hold on every name of the path; an allow
         // only on the real path, which is what gets read or written.
         let names = req.spellings.iter().filter(|_| kind != RuleKind::Allow);
         of_kind().find(|r| {
-            r.rule.matches_path(req.tool, req.path, req.path_is_dir)
+            r.rule
+                .matches_path(req.tool, req.family, req.path, req.path_is_dir)
                 || (req.path.is_some()
-                    && names
-                        .clone()
-                        .any(|n| r.rule.matches_path(req.tool, Some(n), req.path_is_dir)))
+                    && names.clone().any(|n| {
+                        r.rule
+                            .matches_path(req.tool, req.family, Some(n), req.path_is_dir)
+                    }))
         })
     } else {
         of_kind().find(|r| r.rule.matches_input(req.tool, req.input_json))
@@ -468,19 +474,20 @@ pub enum ReadAccess {
     Denied(Reason),
 }
 
-/// What `tool` reading the canonical `path` (a directory when `is_dir`)
-/// meets under `rules`, with `root` the canonical project root: `decide`
-/// for a read-only call of `tool` on that one path, keeping only what rules
-/// and protected paths say ([`ReadAccess`]).
+/// What `tool` (of `family`) reading the canonical `path` (a directory
+/// when `is_dir`) meets under `rules`, with `root` the canonical project
+/// root: `decide` for a read-only call of `tool` on that one path, keeping
+/// only what rules and protected paths say ([`ReadAccess`]).
 pub fn read_access(
     rules: &Rules,
-    tool: &str,
+    (tool, family): (&str, RuleFamily),
     path: &Path,
     is_dir: bool,
     root: &Path,
 ) -> ReadAccess {
     let req = Request {
         tool,
+        family,
         read_only: true,
         path: Some(path),
         spellings: &[],
@@ -502,6 +509,10 @@ pub fn read_access(
     }
 }
 
+/// The Read tool, as reads are judged: what a command reads is judged as
+/// Read's reads would be.
+pub const READ: (&str, RuleFamily) = ("Read", RuleFamily::ReadPath);
+
 /// What the paths a command reads meet: the first a deny rule covers, and
 /// the first read (not just listed) that asks.
 #[derive(Default)]
@@ -521,7 +532,7 @@ fn check_reads(rules: &Rules, req: &Request<'_>) -> ReadsCheck {
             .map(|why| Reason::new(ReasonKind::Protected, why)),
     };
     for rp in req.read_paths {
-        match read_access(rules, "Read", &rp.path, rp.is_dir, req.root) {
+        match read_access(rules, READ, &rp.path, rp.is_dir, req.root) {
             ReadAccess::Denied(r) => {
                 out.denied = Some(r.about(&rp.path, rp.is_dir, req.root, true));
                 return out;
@@ -557,10 +568,6 @@ fn writes_a_file(cmd: &shell::SimpleCommand) -> bool {
     cmd.redirect_targets
         .iter()
         .any(|t| !matches!(t.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr"))
-}
-
-fn is_file_tool(tool: &str) -> bool {
-    matches!(tool, "Read" | "Edit" | "Write" | "Grep" | "Glob")
 }
 
 /// `true` when `path` is the root, an additional directory, or below one of
@@ -740,6 +747,7 @@ mod tests {
     fn file(tool: &'static str, read_only: bool, path: &'static str) -> Request<'static> {
         Request {
             tool,
+            family: crate::permissions::rule_family(tool),
             read_only,
             path: Some(Path::new(path)),
             spellings: &[],
@@ -757,6 +765,7 @@ mod tests {
     fn bash<'a>(command: &'a str, read_only: bool, paths: &'a [PathBuf]) -> Request<'a> {
         Request {
             tool: "Bash",
+            family: RuleFamily::Command,
             read_only,
             path: None,
             spellings: &[],

@@ -18,7 +18,7 @@ mod suggest;
 pub use bash_reads::{command_reads, CommandReads, ReadPath};
 pub use decide::{
     decide, is_inside, read_access, wants_no_sandbox, Decision, ReadAccess, Reason, ReasonKind,
-    Request, ASKS_SANDBOX_OFF, ASKS_UNSANDBOXED,
+    Request, ASKS_SANDBOX_OFF, ASKS_UNSANDBOXED, READ,
 };
 pub use paths::{
     resolve_for_rules, spell, with_aliases, writes_git_layout, Aliases, Spelled, MAX_LINKS,
@@ -32,7 +32,7 @@ pub use read_walk::{
     expand_named_path, follows_links, reach, reach_following, Reached, READS_UNCHECKED,
     READ_CHECK_LIMIT,
 };
-pub use rule::{covers, Rule, RuleBase, RuleParseError};
+pub use rule::{covers, rule_family, Rule, RuleBase, RuleFamily, RuleParseError, RULE_FAMILIES};
 pub use sandboxed::{hidden_paths, linked_hidden, HIDE_CHECK_LIMIT};
 pub use suggest::suggest_rules;
 
@@ -230,7 +230,7 @@ impl Rules {
     pub fn read_rules(&self) -> bool {
         self.entries.iter().any(|r| {
             matches!(r.kind, RuleKind::Deny | RuleKind::Ask)
-                && rule::covers(r.rule.tool_name(), "Read")
+                && rule::covers(r.rule.tool_name(), READ.0, READ.1)
         })
     }
 
@@ -366,6 +366,7 @@ mod tests {
     fn req(tool: &'static str, read_only: bool, path: &'static str) -> Request<'static> {
         Request {
             tool,
+            family: rule::rule_family(tool),
             read_only,
             path: Some(Path::new(path)),
             spellings: &[],

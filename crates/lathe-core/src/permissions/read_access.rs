@@ -16,14 +16,15 @@ use std::sync::{Arc, OnceLock};
 
 use super::decide::{is_inside, protected_reason, read_access, ReadAccess, ReasonKind};
 use super::paths::Spelled;
-use super::{Reason, Rules};
+use super::{Reason, RuleFamily, Rules};
 
-/// What `tool` reading the file or folder `spelled` meets under `rules`
-/// by any of its names ([`read_access`] of the real path and of each
-/// other name): the strictest of them, a deny before an ask.
+/// What `tool` (name and family) reading the file or folder `spelled`
+/// meets under `rules` by any of its names ([`read_access`] of the real
+/// path and of each other name): the strictest of them, a deny before an
+/// ask.
 pub fn read_access_spelled(
     rules: &Rules,
-    tool: &str,
+    tool: (&str, RuleFamily),
     spelled: &Spelled,
     is_dir: bool,
     root: &Path,
@@ -83,6 +84,7 @@ pub const OUTSIDE_THE_PROJECT: &str = "it is outside the project";
 pub struct ReadFilter {
     rules: Arc<Rules>,
     tool: String,
+    family: RuleFamily,
     root: PathBuf,
     approved: Option<Reason>,
     /// When set ([`ReadFilter::seeing_hard_links`]): how to find the
@@ -92,13 +94,14 @@ pub struct ReadFilter {
 }
 
 impl ReadFilter {
-    /// The filter for a call of `tool` (`Grep`, `Glob`: rules for it and
-    /// Read rules apply) under the rules in force; `root` is the canonical
-    /// project root.
-    pub fn new(rules: Rules, tool: &str, root: &Path) -> Self {
+    /// The filter for a call of `tool` (name and family; `Grep`, `Glob`:
+    /// rules for it and Read rules apply) under the rules in force; `root`
+    /// is the canonical project root.
+    pub fn new(rules: Rules, (tool, family): (&str, RuleFamily), root: &Path) -> Self {
         Self {
             rules: Arc::new(rules),
             tool: tool.to_string(),
+            family,
             root: root.to_path_buf(),
             approved: None,
             links: None,
@@ -144,7 +147,13 @@ impl ReadFilter {
 
     /// [`ReadFilter::access`] by the name `path` alone.
     fn access_by_name(&self, path: &Path) -> ReadAccess {
-        match read_access(&self.rules, &self.tool, path, false, &self.root) {
+        match read_access(
+            &self.rules,
+            (&self.tool, self.family),
+            path,
+            false,
+            &self.root,
+        ) {
             ReadAccess::Asks(r) if self.answered(&r, path) => match protected_reason(path) {
                 Some(p) if p != r => ReadAccess::Asks(p),
                 _ => ReadAccess::Free,
@@ -223,6 +232,8 @@ mod tests {
         r
     }
 
+    const GREP: (&str, RuleFamily) = ("Grep", RuleFamily::ReadPath);
+
     fn verdict(a: &ReadAccess) -> &'static str {
         match a {
             ReadAccess::Free => "free",
@@ -239,7 +250,7 @@ mod tests {
             (RuleKind::Deny, "Grep(*.key)"),
             (RuleKind::Allow, "Read"),
         ]);
-        let filter = ReadFilter::new(r, "Grep", Path::new(ROOT));
+        let filter = ReadFilter::new(r, GREP, Path::new(ROOT));
         let cases = [
             ("/w/proj/src/a.rs", "free"),
             ("/w/proj/secret/s.txt", "denied"),
@@ -270,24 +281,18 @@ mod tests {
     #[test]
     fn a_glob_rule_only_covers_glob() {
         let r = rules(&[(RuleKind::Deny, "Grep(*.key)")]);
-        let glob = ReadFilter::new(r, "Glob", Path::new(ROOT));
+        let glob = ReadFilter::new(r, ("Glob", RuleFamily::ReadPath), Path::new(ROOT));
         assert_eq!(verdict(&glob.access(Path::new("/w/proj/a.key"))), "free");
     }
 
     #[test]
     fn an_approved_ask_covers_the_files_that_ask_for_the_same_reason() {
         let r = rules(&[(RuleKind::Ask, "Read(notes/**)")]);
-        let asked = read_access(
-            &r,
-            "Grep",
-            Path::new("/w/proj/notes"),
-            true,
-            Path::new(ROOT),
-        );
+        let asked = read_access(&r, GREP, Path::new("/w/proj/notes"), true, Path::new(ROOT));
         let ReadAccess::Asks(reason) = asked else {
             panic!("the folder asks");
         };
-        let filter = ReadFilter::new(r, "Grep", Path::new(ROOT)).approving(reason);
+        let filter = ReadFilter::new(r, GREP, Path::new(ROOT)).approving(reason);
         assert_eq!(
             verdict(&filter.access(Path::new("/w/proj/notes/a.md"))),
             "free"

@@ -1132,6 +1132,7 @@ mod tests {
         let reached = reach(&reads, root, None, r.read_rules());
         let req = Request {
             tool: "Bash",
+            family: crate::permissions::RuleFamily::Command,
             read_only: crate::tools::bash::read_only::is_read_only_command(line),
             path: None,
             path_is_dir: false,

@@ -1,14 +1,16 @@
 //! Permission rule strings, Claude Code's syntax: `Tool` or `Tool(specifier)`.
 //!
 //! - `Edit`, `Bash`, `Read`: every call of the tool.
-//! - File tools (`Read`, `Edit`, `Write`, `Grep`, `Glob`): the specifier is a
+//! - File tools (`Read`, `Edit`, `Write`, `Grep`, `Glob`: a path
+//!   [`RuleFamily`] in [`RULE_FAMILIES`]): the specifier is a
 //!   gitignore-style path pattern. `//abs/path` is absolute, `~/p` is under
 //!   the home directory, `/p` is relative to the project of the settings file
 //!   that holds the rule, and `p` (or `./p`) relative to the project root; a
 //!   pattern without a slash matches a name at any depth (`*.env`), `dir/`
 //!   matches a directory and everything below it, `**` spans directories.
-//!   An `Edit` rule covers Write too; a `Read` rule covers Grep and Glob.
-//! - `Bash(npm run test:*)`: a prefix at a word boundary; `*` elsewhere is a
+//!   An `Edit` rule covers Write too; a `Read` rule covers Grep and Glob,
+//!   and the language-server tools ([`RuleFamily::covered_by`]).
+//! - `Bash(npm run test:*)` ([`RuleFamily::Command`]): a prefix at a word boundary; `*` elsewhere is a
 //!   wildcard at word boundaries (`Bash(ls *)` does not match `lsof`);
 //!   otherwise the exact command. A compound command is matched part by part
 //!   (see `decide`).
@@ -88,22 +90,82 @@ pub struct RuleParseError {
     pub why: String,
 }
 
-/// The file tools, whose specifiers are path patterns.
-const PATH_TOOLS: &[&str] = &["Read", "Edit", "Write", "Grep", "Glob"];
+/// How a tool's calls meet permission rules: which rules cover them and
+/// what a specifier in a rule naming the tool means (docs/permissions.md,
+/// "Rule families"). A tool declares it (`TypedTool::RULE_FAMILY`, by
+/// default from its kind); the gate reads it from
+/// [`Request::family`](super::Request::family).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleFamily {
+    /// Reads the path it names (Read, Grep, Glob): path rules; a `Read`
+    /// rule covers it, and its reads of lathe's saved tool output are free.
+    ReadPath,
+    /// Changes the file it names (Edit, Write): path rules; an `Edit` rule
+    /// covers it.
+    EditPath,
+    /// Asks the language server about the file it names (LspDefinition,
+    /// LspReferences, LspHover, LspSymbols): a `Read` rule covers a call on
+    /// a file, a specifier in a rule naming the tool itself is matched
+    /// against its input.
+    Lookup,
+    /// Runs a command line (Bash): command rules, part by part.
+    Command,
+    /// Anything else: only rules naming the tool, a specifier matched
+    /// against its input.
+    Input,
+}
 
-/// The language-server tools: they read the file they are asked about, so
-/// `Read` rules cover them as they cover Grep and Glob.
-pub const LSP_TOOLS: &[&str] = &["LspDefinition", "LspReferences", "LspHover", "LspSymbols"];
+impl RuleFamily {
+    /// The tool whose rules cover every tool of the family besides the
+    /// tools' own: `Read` for reading and lookups, `Edit` for editing.
+    pub const fn covered_by(self) -> Option<&'static str> {
+        match self {
+            RuleFamily::ReadPath | RuleFamily::Lookup => Some("Read"),
+            RuleFamily::EditPath => Some("Edit"),
+            RuleFamily::Command | RuleFamily::Input => None,
+        }
+    }
 
-/// `true` when a rule for `rule_tool` applies to calls of `call_tool`: the
-/// same tool, or `Edit` for Write, or `Read` for Grep and Glob (Claude
-/// Code's grouping of file tools) and for the language-server tools
-/// (`LSP_TOOLS`).
-pub fn covers(rule_tool: &str, call_tool: &str) -> bool {
-    rule_tool == call_tool
-        || (rule_tool == "Edit" && call_tool == "Write")
-        || (rule_tool == "Read"
-            && (matches!(call_tool, "Grep" | "Glob") || LSP_TOOLS.contains(&call_tool)))
+    /// `true` when a specifier in a rule naming a tool of the family is a
+    /// path pattern, and its calls are judged by path rules even without a
+    /// path (a Grep of the whole project).
+    pub const fn is_path(self) -> bool {
+        matches!(self, RuleFamily::ReadPath | RuleFamily::EditPath)
+    }
+}
+
+/// The family of each built-in tool whose calls are not judged by their
+/// own input alone: what a rule written in settings (`Read(path)`, where
+/// there is only a name) means. Every other name is
+/// [`RuleFamily::Input`]. A test in `tools` checks that each built-in
+/// tool declares the family this table gives its name.
+pub const RULE_FAMILIES: &[(&str, RuleFamily)] = &[
+    ("Read", RuleFamily::ReadPath),
+    ("Grep", RuleFamily::ReadPath),
+    ("Glob", RuleFamily::ReadPath),
+    ("Edit", RuleFamily::EditPath),
+    ("Write", RuleFamily::EditPath),
+    ("LspDefinition", RuleFamily::Lookup),
+    ("LspReferences", RuleFamily::Lookup),
+    ("LspHover", RuleFamily::Lookup),
+    ("LspSymbols", RuleFamily::Lookup),
+    ("Bash", RuleFamily::Command),
+];
+
+/// The family of the tool named `tool` as a rule names it ([`RULE_FAMILIES`]).
+pub fn rule_family(tool: &str) -> RuleFamily {
+    RULE_FAMILIES
+        .iter()
+        .find(|(name, _)| *name == tool)
+        .map_or(RuleFamily::Input, |(_, family)| *family)
+}
+
+/// `true` when a rule for `rule_tool` applies to calls of `call_tool`, of
+/// `family`: the same tool, or the tool whose rules cover the family
+/// ([`RuleFamily::covered_by`]: `Edit` for Write, `Read` for Grep, Glob and
+/// the language-server tools; Claude Code's grouping of file tools).
+pub fn covers(rule_tool: &str, call_tool: &str, family: RuleFamily) -> bool {
+    rule_tool == call_tool || family.covered_by() == Some(rule_tool)
 }
 
 impl Rule {
@@ -137,10 +199,10 @@ impl Rule {
         let raw = inner.map(str::trim).filter(|p| !p.is_empty() && *p != "*");
         let spec = match raw {
             None => None,
-            Some(p) if tool == "Bash" => Some(Spec::Command(p.to_string())),
-            Some(p) if PATH_TOOLS.contains(&tool.as_str()) => {
-                Some(path_spec(p, base).map_err(err)?)
+            Some(p) if rule_family(&tool) == RuleFamily::Command => {
+                Some(Spec::Command(p.to_string()))
             }
+            Some(p) if rule_family(&tool).is_path() => Some(path_spec(p, base).map_err(err)?),
             Some(p) => Some(Spec::Input(
                 Glob::new(p)
                     .map_err(|e| err(e.to_string()))?
@@ -169,6 +231,12 @@ impl Rule {
         &self.tool
     }
 
+    /// The family of the tool the rule names ([`rule_family`]): what its
+    /// specifier means.
+    pub fn family(&self) -> RuleFamily {
+        rule_family(&self.tool)
+    }
+
     /// `true` when the rule has no specifier (it covers every call).
     pub fn is_whole_tool(&self) -> bool {
         self.spec.is_none()
@@ -184,16 +252,22 @@ impl Rule {
     /// with no wildcard and no `:*` prefix (`Bash(npm test)`). A literal
     /// `\*` counts as a wildcard here (erring toward "not exact").
     pub fn is_exact_command(&self) -> bool {
-        self.tool == "Bash"
+        self.family() == RuleFamily::Command
             && matches!(&self.spec, Some(Spec::Command(_)))
             && self.raw.as_deref().is_some_and(|r| !r.contains('*'))
     }
 
-    /// `true` when the rule applies to a call of `tool` on the canonical
-    /// `path` (file tools; `is_dir` when it is a directory: a pattern then
-    /// also counts when it matches something inside it).
-    pub fn matches_path(&self, tool: &str, path: Option<&Path>, is_dir: bool) -> bool {
-        if !covers(&self.tool, tool) {
+    /// `true` when the rule applies to a call of `tool`, of `family`, on
+    /// the canonical `path` (file tools; `is_dir` when it is a directory: a
+    /// pattern then also counts when it matches something inside it).
+    pub fn matches_path(
+        &self,
+        tool: &str,
+        family: RuleFamily,
+        path: Option<&Path>,
+        is_dir: bool,
+    ) -> bool {
+        if !covers(&self.tool, tool, family) {
             return false;
         }
         match (&self.spec, path) {
@@ -208,7 +282,7 @@ impl Rule {
     /// `true` when the rule applies to the simple command `cmd` of a Bash
     /// call.
     pub fn matches_command(&self, cmd: &SimpleCommand) -> bool {
-        if self.tool != "Bash" {
+        if self.family() != RuleFamily::Command {
             return false;
         }
         match &self.spec {
@@ -342,7 +416,7 @@ mod tests {
         ];
         for (r, tool, path, want) in cases {
             assert_eq!(
-                rule(r).matches_path(tool, Some(&p(path)), false),
+                rule(r).matches_path(tool, rule_family(tool), Some(&p(path)), false),
                 *want,
                 "{r} on {tool} {path}"
             );
@@ -352,8 +426,9 @@ mod tests {
     #[test]
     fn a_directory_target_matches_a_pattern_for_its_contents() {
         let r = rule("Read(secrets/**)");
-        assert!(r.matches_path("Grep", Some(Path::new("/w/proj/secrets")), true));
-        assert!(!r.matches_path("Grep", Some(Path::new("/w/proj/secrets")), false));
+        let grep = RuleFamily::ReadPath;
+        assert!(r.matches_path("Grep", grep, Some(Path::new("/w/proj/secrets")), true));
+        assert!(!r.matches_path("Grep", grep, Some(Path::new("/w/proj/secrets")), false));
     }
 
     #[test]

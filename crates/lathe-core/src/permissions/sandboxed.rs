@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use super::read_access::{LinkedHidden, ReadFilter};
-use super::{covers, Reason, ReasonKind, RuleKind, Rules};
+use super::{covers, Reason, ReasonKind, RuleKind, Rules, READ};
 use crate::permissions::ReadAccess;
 
 /// How many folder entries [`hidden_paths`] looks at before it gives up
@@ -50,12 +50,13 @@ fn hidden_paths_within(
     approved: Option<&Reason>,
     limit: usize,
 ) -> Result<Vec<PathBuf>, String> {
-    let mut filter = ReadFilter::new(rules.clone(), "Read", root);
+    let mut filter = ReadFilter::new(rules.clone(), READ, root);
     if let Some(reason) = approved {
         filter = filter.approving(reason.clone());
     }
     let by_rules = rules.entries.iter().any(|r| {
-        matches!(r.kind, RuleKind::Deny | RuleKind::Ask) && covers(r.rule.tool_name(), "Read")
+        matches!(r.kind, RuleKind::Deny | RuleKind::Ask)
+            && covers(r.rule.tool_name(), READ.0, READ.1)
     });
     let mut walk = Walk {
         filter: &filter,
@@ -136,7 +137,7 @@ fn rule_starts(rules: &Rules) -> Result<Vec<PathBuf>, String> {
         .entries
         .iter()
         .filter(|r| matches!(r.kind, RuleKind::Deny | RuleKind::Ask))
-        .filter(|r| covers(r.rule.tool_name(), "Read"))
+        .filter(|r| covers(r.rule.tool_name(), READ.0, READ.1))
     {
         let Some(spec) = r.rule.specifier() else {
             continue;
@@ -480,7 +481,7 @@ mod tests {
         let (_d, root) = project();
         let r = rules(&root, &[(RuleKind::Deny, "Read(./secret/**)")]);
         let approved =
-            match crate::permissions::read_access(&r, "Read", &root.join(".env"), false, &root) {
+            match crate::permissions::read_access(&r, READ, &root.join(".env"), false, &root) {
                 ReadAccess::Asks(reason) => reason,
                 other => panic!("{other:?}"),
             };

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::shell::{self, Split};
+use super::RuleFamily;
 
 /// The rules that would allow a call like this one again, in the rule
 /// syntax (`Edit(src/**)`, `Read(//etc/**)`, `Bash(npm test:*)`), or none
@@ -21,19 +22,21 @@ use super::shell::{self, Split};
 /// - Bash: one rule per simple command (`shell::suggest_rule`: the exact
 ///   command for programs that write files or run code).
 /// - Other tools: the tool name.
+///
+/// Which of these follows from the family of `tool` (name and family).
 pub fn suggest_rules(
-    tool: &str,
+    (tool, family): (&str, RuleFamily),
     path: Option<&Path>,
     path_is_dir: bool,
     command: Option<&str>,
     root: &Path,
 ) -> Vec<String> {
-    match tool {
-        "Bash" => match command.map(shell::split) {
+    match (family, family.covered_by()) {
+        (RuleFamily::Command, _) => match command.map(shell::split) {
             Some(Split::Commands(parts)) if !parts.is_empty() => {
                 let mut rules: Vec<String> = Vec::new();
                 for p in &parts {
-                    let r = format!("Bash({})", shell::suggest_rule(p));
+                    let r = format!("{tool}({})", shell::suggest_rule(p));
                     if !rules.contains(&r) {
                         rules.push(r);
                     }
@@ -42,13 +45,13 @@ pub fn suggest_rules(
             }
             _ => Vec::new(),
         },
-        "Edit" | "Write" => path
-            .map(|p| vec![format!("Edit({})", folder_pattern(p, false, root))])
+        (RuleFamily::EditPath, Some(by)) => path
+            .map(|p| vec![format!("{by}({})", folder_pattern(p, false, root))])
             .unwrap_or_default(),
-        "Read" | "Grep" | "Glob" => path
-            .map(|p| vec![format!("Read({})", folder_pattern(p, path_is_dir, root))])
+        (RuleFamily::ReadPath, Some(by)) => path
+            .map(|p| vec![format!("{by}({})", folder_pattern(p, path_is_dir, root))])
             .unwrap_or_default(),
-        other => vec![other.to_string()],
+        _ => vec![tool.to_string()],
     }
 }
 
@@ -75,8 +78,18 @@ mod tests {
 
     const ROOT: &str = "/w/proj";
 
+    fn named(tool: &str) -> (&str, RuleFamily) {
+        (tool, crate::permissions::rule_family(tool))
+    }
+
     fn file(tool: &str, path: &str) -> Vec<String> {
-        suggest_rules(tool, Some(Path::new(path)), false, None, Path::new(ROOT))
+        suggest_rules(
+            named(tool),
+            Some(Path::new(path)),
+            false,
+            None,
+            Path::new(ROOT),
+        )
     }
 
     #[test]
@@ -87,7 +100,7 @@ mod tests {
         assert_eq!(file("Read", "/etc/ssl/certs.pem"), ["Read(//etc/ssl/**)"]);
         assert_eq!(
             suggest_rules(
-                "Grep",
+                named("Grep"),
                 Some(Path::new("/opt/data")),
                 true,
                 None,
@@ -96,14 +109,20 @@ mod tests {
             ["Read(//opt/data/**)"]
         );
         assert_eq!(
-            suggest_rules("Glob", Some(Path::new(ROOT)), true, None, Path::new(ROOT)),
+            suggest_rules(
+                named("Glob"),
+                Some(Path::new(ROOT)),
+                true,
+                None,
+                Path::new(ROOT)
+            ),
             ["Read(**)"]
         );
     }
 
     #[test]
     fn bash_suggests_one_rule_per_part_and_never_the_whole_tool() {
-        let bash = |c: &str| suggest_rules("Bash", None, false, Some(c), Path::new(ROOT));
+        let bash = |c: &str| suggest_rules(named("Bash"), None, false, Some(c), Path::new(ROOT));
         assert_eq!(bash("npm test --watch"), ["Bash(npm test:*)"]);
         assert_eq!(
             bash("cargo build && cargo test"),
@@ -115,7 +134,7 @@ mod tests {
 
     #[test]
     fn writing_programs_get_the_exact_command_only() {
-        let bash = |c: &str| suggest_rules("Bash", None, false, Some(c), Path::new(ROOT));
+        let bash = |c: &str| suggest_rules(named("Bash"), None, false, Some(c), Path::new(ROOT));
         assert_eq!(
             bash("make 2>&1 | tee log.txt"),
             ["Bash(make)", "Bash(tee log.txt)"]
@@ -142,7 +161,7 @@ mod tests {
     #[test]
     fn other_tools_suggest_their_name() {
         assert_eq!(
-            suggest_rules("SearchIssues", None, false, None, Path::new(ROOT)),
+            suggest_rules(named("SearchIssues"), None, false, None, Path::new(ROOT)),
             ["SearchIssues"]
         );
     }

@@ -104,6 +104,8 @@ impl TypedTool for DiagnosticsTool {
     type Plan = ();
     const NAME: &'static str = "Diagnostics";
     const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Read;
+    /// Only rules naming it judge its calls, matched against its input.
+    const RULE_FAMILY: crate::permissions::RuleFamily = crate::permissions::RuleFamily::Input;
     const ALIASES: &'static [&'static str] = &["diagnostics", "get_diagnostics"];
     const MAX_RESULT_CHARS: Option<usize> = Some(DIAGNOSTICS_MAX_RESULT_CHARS);
 

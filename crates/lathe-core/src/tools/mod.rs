@@ -186,6 +186,30 @@ pub fn builtin_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
 mod tests {
     use super::unwrap_doc_lines;
 
+    /// A rule written in settings names a tool and nothing more, so its
+    /// meaning comes from `permissions::rule_family`; a call is judged by
+    /// the family its tool declares. They must agree for every built-in
+    /// tool, or a rule would mean one thing and judge another.
+    #[test]
+    fn every_built_in_tool_declares_the_family_its_rules_are_read_with() {
+        use crate::permissions::{rule_family, RuleFamily, RULE_FAMILIES};
+        let config = crate::config::Config::new(std::path::Path::new("/p"));
+        let tools = super::builtin_tools(&config);
+        for tool in &tools {
+            assert_eq!(
+                tool.rule_family(),
+                rule_family(tool.name()),
+                "{}: declared family and rule table differ",
+                tool.name()
+            );
+        }
+        // And the table names no tool that is not built in.
+        for (name, _) in RULE_FAMILIES {
+            assert!(tools.iter().any(|t| t.name() == *name), "{name}");
+        }
+        assert_eq!(rule_family("SearchIssues"), RuleFamily::Input);
+    }
+
     #[test]
     fn wrapped_doc_lines_become_sentences() {
         assert_eq!(

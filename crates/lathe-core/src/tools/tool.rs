@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{schema_for, ToolContext, ToolError, ToolOutput};
-use crate::permissions::{PermissionPreview, ReadFilter, Revision};
+use crate::permissions::{PermissionPreview, ReadFilter, Revision, RuleFamily};
 use crate::tools::Sandboxing;
 
 /// A tool with a typed input. Implement this; the pipeline uses [`Tool`]
@@ -65,6 +65,13 @@ pub trait TypedTool: Send + Sync + 'static {
     /// [`is_read_only`](Self::is_read_only)). Default: what
     /// [`KIND`](Self::KIND) says ([`ToolKind::read_only`]).
     const READ_ONLY: ReadOnlyKind = Self::KIND.read_only();
+    /// How its calls meet permission rules (docs/permissions.md, "Rule
+    /// families"): which rules cover them and what a specifier in a rule
+    /// naming the tool means. Default: what [`KIND`](Self::KIND) says
+    /// ([`ToolKind::rule_family`]); a tool whose calls are judged otherwise
+    /// overrides it (Diagnostics, BashOutput and KillShell by their own
+    /// rules alone, the language-server tools as lookups).
+    const RULE_FAMILY: RuleFamily = Self::KIND.rule_family();
 
     /// What the tool does, for the model (a paragraph or two).
     fn description(&self) -> String;
@@ -347,6 +354,8 @@ pub trait Tool: Send + Sync {
     fn read_only_kind(&self) -> ReadOnlyKind;
     /// See [`TypedTool::KIND`].
     fn kind(&self) -> ToolKind;
+    /// See [`TypedTool::RULE_FAMILY`].
+    fn rule_family(&self) -> RuleFamily;
 }
 
 /// What kind of tool it is, as Zed's `ToolKind` sorts an agent's tools:
@@ -377,6 +386,19 @@ impl ToolKind {
             ToolKind::Read | ToolKind::Search => ReadOnlyKind::Always,
             ToolKind::Edit => ReadOnlyKind::Never,
             ToolKind::Execute | ToolKind::Other => ReadOnlyKind::PerInput,
+        }
+    }
+
+    /// How the calls of a tool of this kind meet permission rules, unless
+    /// it says otherwise: reading and searching by path rules that `Read`
+    /// rules cover, editing by path rules that `Edit` rules cover, running
+    /// a program by command rules, anything else by its own rules alone.
+    pub const fn rule_family(self) -> RuleFamily {
+        match self {
+            ToolKind::Read | ToolKind::Search => RuleFamily::ReadPath,
+            ToolKind::Edit => RuleFamily::EditPath,
+            ToolKind::Execute => RuleFamily::Command,
+            ToolKind::Other => RuleFamily::Input,
         }
     }
 }
@@ -456,6 +478,9 @@ impl<T: TypedTool> Tool for T {
     }
     fn kind(&self) -> ToolKind {
         T::KIND
+    }
+    fn rule_family(&self) -> RuleFamily {
+        T::RULE_FAMILY
     }
     fn aliases(&self) -> &'static [&'static str] {
         T::ALIASES

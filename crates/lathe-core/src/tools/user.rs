@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::tool::{ReadOnlyKind, ToolKind, ToolSource};
 use super::{PlannedCall, PreparedCall, Tool, ToolContext, ToolError, ToolOutput};
-use crate::permissions::PermissionPreview;
+use crate::permissions::{PermissionPreview, RuleFamily};
 use crate::text::fill;
 
 /// Gate 9's bound for a user tool that names none
@@ -449,6 +449,11 @@ impl Tool for UserTool {
     }
     /// A Lua tool that says every call is read-only reads; any other tool
     /// users add (an MCP server's among them) is of no kind lathe knows.
+    /// Rules naming the tool alone judge its calls, matched against its
+    /// input, whatever its kind.
+    fn rule_family(&self) -> RuleFamily {
+        RuleFamily::Input
+    }
     fn kind(&self) -> ToolKind {
         match (&self.spec.source, &self.spec.read_only) {
             (ToolSource::Mcp(_), _) => ToolKind::Other,

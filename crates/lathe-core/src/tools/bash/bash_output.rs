@@ -94,6 +94,8 @@ impl TypedTool for BashOutputTool {
     type Plan = Option<regex::bytes::Regex>;
     const NAME: &'static str = "BashOutput";
     const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Read;
+    /// Only rules naming it judge its calls, matched against its input.
+    const RULE_FAMILY: crate::permissions::RuleFamily = crate::permissions::RuleFamily::Input;
     const ALIASES: &'static [&'static str] = &["bash_output"];
     const MAX_RESULT_CHARS: Option<usize> = Some(BASH_MAX_RESULT_CHARS);
 

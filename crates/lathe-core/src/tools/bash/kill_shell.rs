@@ -51,6 +51,8 @@ impl TypedTool for KillShellTool {
     type Plan = ();
     const NAME: &'static str = "KillShell";
     const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Execute;
+    /// Only rules naming it judge its calls, matched against its input.
+    const RULE_FAMILY: crate::permissions::RuleFamily = crate::permissions::RuleFamily::Input;
     const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Never;
     const ALIASES: &'static [&'static str] = &["kill_shell"];
 

@@ -620,7 +620,11 @@ mod tests {
                 RuleSource::Setup,
             );
         }
-        let filter = ReadFilter::new(rules, "LspReferences", &root);
+        let filter = ReadFilter::new(
+            rules,
+            ("LspReferences", crate::permissions::RuleFamily::Lookup),
+            &root,
+        );
         let at = |p: PathBuf, line| Location {
             path: p,
             line,

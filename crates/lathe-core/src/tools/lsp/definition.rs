@@ -32,6 +32,8 @@ impl TypedTool for LspDefinitionTool {
     type Plan = Option<ReadFilter>;
     const NAME: &'static str = "LspDefinition";
     const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Read;
+    /// A lookup: `Read` rules cover a call on a file.
+    const RULE_FAMILY: crate::permissions::RuleFamily = crate::permissions::RuleFamily::Lookup;
     const ALIASES: &'static [&'static str] = &["go_to_definition", "goto_definition"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 

@@ -51,6 +51,8 @@ impl TypedTool for LspHoverTool {
     type Plan = ();
     const NAME: &'static str = "LspHover";
     const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Read;
+    /// A lookup: `Read` rules cover a call on a file.
+    const RULE_FAMILY: crate::permissions::RuleFamily = crate::permissions::RuleFamily::Lookup;
     const ALIASES: &'static [&'static str] = &["hover"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 

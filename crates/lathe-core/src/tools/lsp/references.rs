@@ -32,6 +32,8 @@ impl TypedTool for LspReferencesTool {
     type Plan = Option<ReadFilter>;
     const NAME: &'static str = "LspReferences";
     const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Read;
+    /// A lookup: `Read` rules cover a call on a file.
+    const RULE_FAMILY: crate::permissions::RuleFamily = crate::permissions::RuleFamily::Lookup;
     const ALIASES: &'static [&'static str] = &["find_references"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 

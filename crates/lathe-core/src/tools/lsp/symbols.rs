@@ -75,6 +75,8 @@ impl TypedTool for LspSymbolsTool {
     type Plan = Option<ReadFilter>;
     const NAME: &'static str = "LspSymbols";
     const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Search;
+    /// A lookup: `Read` rules cover a call on a file.
+    const RULE_FAMILY: crate::permissions::RuleFamily = crate::permissions::RuleFamily::Lookup;
     const ALIASES: &'static [&'static str] = &["document_symbols", "workspace_symbols"];
     const MAX_RESULT_CHARS: Option<usize> = Some(LSP_MAX_RESULT_CHARS);
 

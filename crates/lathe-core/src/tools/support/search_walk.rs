@@ -690,7 +690,11 @@ mod tests {
             overrides: None,
             max_depth: None,
             wanted: None,
-            readable: Some(ReadFilter::new(rules, "Grep", &root)),
+            readable: Some(ReadFilter::new(
+                rules,
+                ("Grep", crate::permissions::RuleFamily::ReadPath),
+                &root,
+            )),
             unsaved: None,
         };
         let seen = Mutex::new(Vec::new());
