@@ -19,7 +19,7 @@
 ---@field retry_max_tokens? integer `max_tokens` of the one continuation after an answer was cut at max_tokens. Default 32000.
 ---@field cwd? string Project root; relative tool paths resolve here. Default the current directory.
 ---@field save_after_edit? boolean Write a buffer lathe changed if it had no unsaved changes. Default true.
----@field save? "direct"|"write" How lathe saves a file it edited that is open in an unmodified buffer: "direct" writes the file itself keeping :write's rules for mtime and backups; "write" runs :write (slower, runs your BufWrite autocommands). Default "direct".
+---@field save? "direct"|"write" How lathe saves a file it edited that is open in an unmodified buffer: "direct" writes the file itself when :write would write exactly the same, else runs :write; "write" always runs :write (slower, runs your BufWrite autocommands). Default "direct".
 ---@field permissions? lathe.Permissions Permission mode and rules.
 ---@field claude_settings? boolean Read .claude/settings.json, .claude/settings.local.json and ~/.claude/settings.json. Default true.
 ---@field permission_guard_ms? integer The permission float opens only after you typed nothing this long (ms, 0 to 10000), and takes the cursor only after it showed this long with no key typed (keys typed meanwhile go to your window). Default 400.

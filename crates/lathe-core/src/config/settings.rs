@@ -274,8 +274,8 @@ pub static SETTINGS: &[Setting] = &[
             },
         },
         default: "\"direct\"",
-        help: "How lathe saves a file it edited that is open in an unmodified buffer (|lathe-setup.save_after_edit|): \"direct\" writes the file itself, keeping |:write|'s rules for the modification time and backups; \"write\" runs |:write| (slower; runs your |BufWritePre| and |BufWritePost| autocommands).",
-        lua: "How lathe saves a file it edited that is open in an unmodified buffer: \"direct\" writes the file itself keeping :write's rules for mtime and backups; \"write\" runs :write (slower, runs your BufWrite autocommands).",
+        help: "How lathe saves a file it edited that is open in an unmodified buffer (|lathe-setup.save_after_edit|): \"direct\" writes the file itself when |:write| would write exactly the same (|lathe-save|), else runs |:write|; \"write\" always runs |:write| (slower; runs your |BufWritePre| and |BufWritePost| autocommands).",
+        lua: "How lathe saves a file it edited that is open in an unmodified buffer: \"direct\" writes the file itself when :write would write exactly the same, else runs :write; \"write\" always runs :write (slower, runs your BufWrite autocommands).",
         children: &[],
     },
     Setting {
