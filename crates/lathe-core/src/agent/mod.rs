@@ -1,6 +1,7 @@
 //! The query loop: request → stream → tools → tool_results → repeat, until
 //! `stop_reason` is not `tool_use` or `max_turns` requests were made.
 
+pub mod checkpoint;
 pub mod compact;
 pub mod context;
 pub mod resume;
@@ -14,4 +15,5 @@ pub use compact::{ContextReport, Meter};
 pub use session::{
     sessions_built, AskError, LoadedSession, Resumed, Session, SessionParts, Status, ToolInfo,
 };
+pub use session_log::Mark;
 pub use transcript::repair_pairing;

@@ -56,6 +56,8 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
     let mut error_shown = false;
     // Calls shown as started and not finished yet: id → name.
     let mut open_calls: Vec<(String, String)> = Vec::new();
+    // Where each checkpoint's prompt begins in the chat's events.
+    let mut checkpoint_at: HashMap<u64, usize> = HashMap::new();
     for r in records {
         match r {
             Record::User { text, blocks } => {
@@ -179,7 +181,26 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                     is_error: *is_error,
                 });
             }
-            Record::ToolStart { .. } | Record::ToolDone { .. } => {}
+            Record::CheckpointBegin { id, .. } => {
+                checkpoint_at.insert(*id, events.len());
+            }
+            Record::Rewind {
+                to,
+                code,
+                conversation: Some(mark),
+            } => {
+                // The conversation went back: so does the chat (the notice
+                // saying so follows as a record of its own).
+                transcript.rewind_to(*mark, *to, *code);
+                if let Some(at) = checkpoint_at.get(to) {
+                    events.truncate(*at);
+                }
+                checkpoint_at.retain(|id, _| id < to);
+            }
+            Record::ToolStart { .. }
+            | Record::ToolDone { .. }
+            | Record::CheckpointFiles { .. }
+            | Record::Rewind { .. } => {}
         }
     }
     if turn_open {

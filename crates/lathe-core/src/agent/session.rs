@@ -20,6 +20,8 @@ use crate::protocol::{Message, ToolResult, ToolUse, Usage};
 use crate::provider::Provider;
 use crate::tools::{builtin_tools, FileState, Tool, ToolContext};
 
+use super::checkpoint::rewind::{self as rewinding, RewindReport, RewindWhat};
+use super::checkpoint::{git, Checkpoint, Checkpoints, Kept, Recording};
 use super::resume::restore;
 use super::session_log::{self, LoggingSink, Record, SessionLog};
 use super::system_prompt;
@@ -153,6 +155,11 @@ pub struct Session {
     /// what is new since the last.
     first_with_context: super::turn::FirstWithContext,
     checked: Arc<crate::provider::validate::Checked>,
+    /// Every prompt's checkpoint (docs/checkpoints.md); `editor` records
+    /// into it.
+    checkpoints: Arc<Checkpoints>,
+    /// What the model is told with the next prompt after a rewind.
+    rewind_note: Mutex<Option<String>>,
 }
 
 /// A saved session brought back by [`Session::resume`].
@@ -271,6 +278,7 @@ impl Session {
         )
         .map_err(|e| e.to_string())?;
         session.transcript.restore(restored.messages);
+        session.checkpoints.restore(&loaded.records);
         for f in &restored.files {
             let Some(hash) = crate::editor::TextHash::from_hex(&f.sha256) else {
                 continue;
@@ -360,6 +368,7 @@ impl Session {
         let project_context =
             system_prompt::project_context(&parts.config.cwd, &system_prompt::today());
         let results = Arc::new(ResultStore::new(parts.config.state_dir.clone(), &sid));
+        let checkpoints = Arc::new(Checkpoints::default());
         Ok(Arc::new(Self {
             permissions: Arc::new(PermissionState::new(
                 parts
@@ -379,7 +388,7 @@ impl Session {
             provider: parts.provider,
             prompter: parts.prompter,
             sink,
-            editor: parts.editor,
+            editor: Arc::new(Recording::new(parts.editor, checkpoints.clone())),
             registry: Arc::new(registry),
             file_state: Arc::new(FileState::new()),
             system,
@@ -396,6 +405,8 @@ impl Session {
             context: Arc::default(),
             first_with_context: Arc::default(),
             checked: Arc::default(),
+            checkpoints,
+            rewind_note: Mutex::new(None),
         }))
     }
 
@@ -500,7 +511,7 @@ impl Session {
             return Err(AskError::Busy);
         }
         self.sweep_saved_outputs();
-        let user = super::context::gather(
+        let mut user = super::context::gather(
             &prompt,
             editor,
             selection,
@@ -509,6 +520,14 @@ impl Session {
         )
         .map_err(|e| AskError::Attachment(e.0))?;
         let mut slot = self.lock_slot();
+        if let Some(note) = self
+            .rewind_note
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            user.context.insert(0, note);
+        }
         let previous = match slot.running.take() {
             Some(t) if !t.cancel.is_cancelled() => {
                 slot.running = Some(t);
@@ -528,11 +547,13 @@ impl Session {
             session.sink.emit(AgentEvent::TurnStarted {
                 prompt: prompt.clone(),
             });
+            let opened = session.open_checkpoint(&prompt);
             let turn_usage = Arc::new(Mutex::new(Usage::default()));
             let outcome = session
                 .turn(cancel, turn_usage.clone())
                 .run_with(user)
                 .await;
+            session.close_checkpoint(opened).await;
             let (turn, total) = session.settle_spend(&outcome, &turn_usage);
             session.sink.emit(AgentEvent::Usage {
                 turn,
@@ -779,6 +800,169 @@ impl Session {
         }
     }
 
+    /// Opens the checkpoint of a prompt (before its user message is
+    /// added) and starts the `git status` its end compares with.
+    fn open_checkpoint(&self, prompt: &str) -> OpenCheckpoint {
+        let mark = self.transcript.mark();
+        let id = self
+            .checkpoints
+            .begin(prompt, mark, self.transcript.generation());
+        if let Some(log) = &self.log {
+            log.record(&Record::CheckpointBegin {
+                id,
+                mark,
+                prompt: prompt.to_string(),
+            });
+        }
+        let root = self.config.cwd.clone();
+        OpenCheckpoint {
+            mark,
+            git: tokio::spawn(async move { git::snapshot(&root).await }),
+        }
+    }
+
+    /// Closes the prompt's checkpoint: when the turn ran a Bash command,
+    /// lists the files git says changed meanwhile; saves its record.
+    async fn close_checkpoint(&self, open: OpenCheckpoint) {
+        let ran_bash = self
+            .transcript
+            .shared()
+            .iter()
+            .skip(open.mark.len.saturating_sub(1))
+            .flat_map(|m| m.tool_uses())
+            .any(|u| u.name == "Bash");
+        let touched = match (ran_bash, open.git.await) {
+            (true, Ok(Some(before))) => match git::snapshot(&self.config.cwd).await {
+                Some(after) => git::touched(&before, &after),
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        if let (Some(record), Some(log)) = (self.checkpoints.end(touched), &self.log) {
+            log.record(&record);
+        }
+    }
+
+    /// Every prompt's checkpoint, oldest first (`:Lathe rewind`'s list).
+    pub fn checkpoints(&self) -> Vec<Checkpoint> {
+        self.checkpoints.list()
+    }
+
+    /// What `:Lathe changes` diffs against: each file lathe's tools changed
+    /// in the last prompt's turn (`all`: in the whole session), with its
+    /// text before (or what the review accepted since).
+    pub fn review_bases(&self, all: bool) -> Vec<(std::path::PathBuf, Kept)> {
+        let list = self.checkpoints.list();
+        let from = if all { list.first() } else { list.last() };
+        match from {
+            Some(cp) => self.checkpoints.review_bases(cp.id),
+            None => Vec::new(),
+        }
+    }
+
+    /// The user kept hunks of `path` in the review: from now on it is
+    /// diffed against `base` (`None`: as if the file did not exist).
+    pub fn accept_change(&self, path: &std::path::Path, base: Option<&str>) {
+        self.checkpoints.accept(path, base);
+    }
+
+    /// Takes the code, the conversation or both back to before the prompt
+    /// `back` prompts ago (1: the last one), as a step of its own on `rt`
+    /// (`:Lathe rewind`; docs/checkpoints.md, "Rewind"). Files go through
+    /// the editor, never over lines the user changed since; the chat gets
+    /// a notice saying what was done, and the model a note with the next
+    /// prompt. The task's `Err` is a message for the user (nothing was
+    /// changed). Errors: [`AskError::Busy`] while a turn runs.
+    pub fn rewind(
+        self: &Arc<Self>,
+        back: usize,
+        what: RewindWhat,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<tokio::task::JoinHandle<Result<RewindReport, String>>, AskError> {
+        let mut slot = self.lock_slot();
+        if slot.running.is_some() {
+            return Err(AskError::Busy);
+        }
+        let (_cancel, done_tx, generation) = slot.claim();
+        drop(slot);
+        let session = Arc::clone(self);
+        Ok(rt.spawn(async move {
+            let result = session.rewind_now(back, what).await;
+            let mut slot = session.lock_slot();
+            let last = slot.last.clone().unwrap_or(TurnOutcome::Done);
+            slot.release(generation, last);
+            drop(slot);
+            let _ = done_tx.send(true);
+            result
+        }))
+    }
+
+    async fn rewind_now(&self, back: usize, what: RewindWhat) -> Result<RewindReport, String> {
+        let list = self.checkpoints.list();
+        let cp = rewinding::target(&list, back)?.clone();
+        let number = list.iter().position(|c| c.id == cp.id).map_or(1, |i| i + 1);
+        if what.conversation()
+            && (!cp.conversation || cp.generation != self.transcript.generation())
+        {
+            return Err(crate::text::fill(
+                rewinding::COMPACTED,
+                &[("n", &back.to_string())],
+            ));
+        }
+        let mut report = RewindReport {
+            to: cp.id,
+            prompt: cp.prompt.clone(),
+            back,
+            code: what.code(),
+            conversation: what.conversation(),
+            ..RewindReport::default()
+        };
+        if what.code() {
+            let changes = self.checkpoints.changed_since(cp.id);
+            rewinding::restore_code(self.editor.as_ref(), &changes, &mut report).await;
+            let paths: Vec<_> = changes.iter().map(|f| f.path.clone()).collect();
+            self.checkpoints.forget_accepted(&paths);
+            report.bash_touched = list
+                .iter()
+                .filter(|c| c.id >= cp.id)
+                .flat_map(|c| c.bash_touched.iter().cloned())
+                .collect();
+            report.bash_touched.sort();
+            report.bash_touched.dedup();
+        }
+        if what.conversation() {
+            self.transcript.rewind_to(cp.mark, cp.id, what.code());
+            self.checkpoints.drop_from(cp.id);
+            // What the model read after the prompt is gone from its
+            // context: its next Read of such a file answers with the text.
+            for (path, _) in self.file_state.recent() {
+                self.file_state.mark_gone(&path);
+            }
+        } else if let Some(log) = &self.log {
+            log.record(&Record::Rewind {
+                to: cp.id,
+                code: true,
+                conversation: None,
+            });
+        }
+        *self.rewind_note.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(rewinding::model_note(&report, &self.config.cwd));
+        self.sink.emit(AgentEvent::Notice {
+            text: rewinding::notice(&report, number, &self.config.cwd),
+            is_error: false,
+        });
+        Ok(report)
+    }
+
+    /// The events that draw the conversation as its session file has it
+    /// now (after a rewind the chat is drawn again from them); `None` when
+    /// the session is not saved.
+    pub fn replay_events(&self) -> Option<Vec<AgentEvent>> {
+        let path = self.log.as_ref()?.path().to_path_buf();
+        self.flush_log();
+        LoadedSession::load(&path).ok().map(|l| l.restored.events)
+    }
+
     /// Tokens used by every request of the session so far (input, output,
     /// cache reads and writes, as the API reported them).
     pub fn usage(&self) -> Usage {
@@ -808,6 +992,12 @@ impl Session {
     fn lock_slot(&self) -> MutexGuard<'_, TurnSlot> {
         self.slot.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// A prompt's checkpoint while its turn runs.
+struct OpenCheckpoint {
+    mark: session_log::Mark,
+    git: tokio::task::JoinHandle<Option<git::Snapshot>>,
 }
 
 /// A session id unique on this machine: start time (ms since the epoch,

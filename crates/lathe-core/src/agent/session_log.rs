@@ -82,6 +82,39 @@ pub struct FileStamp {
     pub in_context: bool,
 }
 
+/// A place in the conversation (`Transcript::mark`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mark {
+    /// Messages then.
+    pub len: usize,
+    /// Blocks of the last message then, when it was a user message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_blocks: Option<usize>,
+}
+
+/// A file's text as a checkpoint keeps it ([`Record::CheckpointFiles`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SavedText {
+    /// There was no file.
+    Absent,
+    /// The text with this SHA-256 (hex).
+    Sha(String),
+    /// Too large to keep (this many bytes): it cannot be restored.
+    NotKept(u64),
+}
+
+/// One file of a checkpoint, as saved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedFile {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// Before the prompt.
+    pub before: SavedText,
+    /// After lathe's last write in the prompt's turn.
+    pub after: SavedText,
+}
+
 /// One line after the header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -168,6 +201,43 @@ pub enum Record {
         /// An error, not a note.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+    },
+    /// A prompt's checkpoint began (before its user message): where the
+    /// conversation was (docs/checkpoints.md).
+    CheckpointBegin {
+        /// The checkpoint's number in the session (1, 2, …).
+        id: u64,
+        /// The conversation before the prompt.
+        mark: Mark,
+        /// The prompt as typed.
+        prompt: String,
+    },
+    /// What a prompt's turn changed, saved at its end: each file's text
+    /// before the prompt and after lathe's last write, by hash, with the
+    /// texts not saved by an earlier record.
+    CheckpointFiles {
+        /// The checkpoint's number.
+        id: u64,
+        /// One per file lathe's tools changed, in the order of first change.
+        files: Vec<SavedFile>,
+        /// Texts by SHA-256 (hex) that no earlier record of the file holds.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        texts: std::collections::BTreeMap<String, String>,
+        /// Files in the project the turn's Bash commands changed, as git
+        /// tells (not restored by a rewind).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        bash_touched: Vec<PathBuf>,
+    },
+    /// `:Lathe rewind`: the code and/or the conversation taken back to
+    /// before checkpoint `to`.
+    Rewind {
+        /// The checkpoint rewound to (its changes and later ones undone).
+        to: u64,
+        /// Files were restored.
+        code: bool,
+        /// Where the conversation went back to (`None`: it stayed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conversation: Option<Mark>,
     },
     /// A turn ended.
     TurnEnd {

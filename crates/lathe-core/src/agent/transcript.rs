@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use std::collections::HashMap;
 
-use super::session_log::{Record, SessionLog};
+use super::session_log::{Mark, Record, SessionLog};
 use crate::execution::interrupted_result;
 use crate::protocol::{ContentBlock, Message, Role, ToolResult, ToolResultContent, ToolUse};
 use crate::text::fill;
@@ -159,6 +159,33 @@ impl Transcript {
         }
     }
 
+    /// Where the conversation is now, for a later
+    /// [`Transcript::rewind_to`]: taken before a prompt is added.
+    pub fn mark(&self) -> Mark {
+        let msgs = self.lock();
+        Mark {
+            len: msgs.len(),
+            last_blocks: msgs
+                .last()
+                .filter(|m| m.role == Role::User)
+                .map(|m| m.content.len()),
+        }
+    }
+
+    /// Takes the conversation back to `mark` (`:Lathe rewind`): the
+    /// messages after it go, and a last user message that a later prompt
+    /// joined (the results of an interrupted turn) loses the blocks added
+    /// since. Recorded as [`Record::Rewind`].
+    pub fn rewind_to(&self, mark: Mark, checkpoint: u64, code: bool) {
+        let mut msgs = self.lock();
+        self.record(|| Record::Rewind {
+            to: checkpoint,
+            code,
+            conversation: Some(mark),
+        });
+        rewind(&mut msgs, mark);
+    }
+
     /// How many messages there are.
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -255,6 +282,16 @@ impl Transcript {
 
     fn lock(&self) -> MutexGuard<'_, Vec<Arc<Message>>> {
         self.messages.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `msgs` taken back to `mark` (see [`Transcript::rewind_to`]).
+pub(crate) fn rewind(msgs: &mut Vec<Arc<Message>>, mark: Mark) {
+    msgs.truncate(mark.len);
+    if let (Some(blocks), Some(last)) = (mark.last_blocks, msgs.last_mut()) {
+        if last.role == Role::User && last.content.len() > blocks && blocks > 0 {
+            Arc::make_mut(last).content.truncate(blocks);
+        }
     }
 }
 
