@@ -566,7 +566,9 @@ impl SessionLog {
     /// Queues `record` (and, before the first prompt, the header).
     pub fn record(&self, record: &Record) {
         let mut lines = String::new();
-        if let Record::User { text, .. } = record {
+        // The first prompt's records make the file: its checkpoint comes
+        // just before its user message.
+        if let Record::User { text, .. } | Record::CheckpointBegin { prompt: text, .. } = record {
             let header = self
                 .inner
                 .pending_header

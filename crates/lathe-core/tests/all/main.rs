@@ -10,6 +10,7 @@ mod answers_sent_back;
 mod bash_background;
 mod bash_saved_output;
 mod bash_tool;
+mod checkpoints;
 mod context_window;
 mod editor_context;
 mod executor;

@@ -312,3 +312,76 @@ pub fn model_note(report: &RewindReport, root: &Path) -> String {
     }
     note
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(code: bool, conversation: bool) -> RewindReport {
+        let root = Path::new("/p");
+        RewindReport {
+            to: 2,
+            prompt: "fix the tests\nand more".into(),
+            back: 1,
+            code,
+            conversation,
+            restored: vec![root.join("shop/cart.py")],
+            removed: vec![root.join("shop/new.py")],
+            conflicts: vec![(root.join("shop/cart.py"), vec![12])],
+            not_kept: Vec::new(),
+            failed: Vec::new(),
+            bash_touched: vec![root.join("out.log")],
+        }
+    }
+
+    #[test]
+    fn model_notes_golden() {
+        let root = Path::new("/p");
+        assert_eq!(
+            model_note(&report(true, true), root),
+            "Before this message the user rewound the conversation and the files to before their earlier prompt \"fix the tests…\": what followed it was taken out, and the changes made since through Edit and Write are undone in shop/cart.py, shop/new.py. Read a file again before you edit it. Some changes stayed because the user edited the same lines since: shop/cart.py. Files changed by shell commands were not restored: out.log."
+        );
+        assert_eq!(
+            model_note(&report(true, false), root),
+            "Before this message the user rewound the files to how they were before their earlier prompt \"fix the tests…\": the changes made since through Edit and Write are undone in shop/cart.py, shop/new.py, and the conversation was kept. Do not assume those changes are in place: Read a file again before you edit it. Some changes stayed because the user edited the same lines since: shop/cart.py. Files changed by shell commands were not restored: out.log."
+        );
+        assert_eq!(
+            model_note(&report(false, true), root),
+            "Before this message the user rewound the conversation to before their earlier prompt \"fix the tests…\": what followed it was taken out, but the files keep every change made since. Read a file again before you rely on what you remember of it."
+        );
+    }
+
+    #[test]
+    fn user_notice_golden() {
+        let root = Path::new("/p");
+        assert_eq!(
+            notice(&report(true, true), 3, root),
+            "rewound the code and the conversation to before prompt 3 (“fix the tests…”)\n\
+             restored: shop/cart.py\n\
+             removed (lathe had created them): shop/new.py\n\
+             kept your edits where the turn changed the same lines (lathe's change is still there): shop/cart.py:12\n\
+             not tracked, changed by Bash commands: out.log"
+        );
+        let mut nothing = report(true, false);
+        nothing.restored.clear();
+        nothing.removed.clear();
+        nothing.conflicts.clear();
+        nothing.bash_touched.clear();
+        assert_eq!(
+            notice(&nothing, 1, root),
+            "rewound the code to before prompt 1 (“fix the tests…”)\nno file changed by lathe's tools needed restoring"
+        );
+        assert_eq!(
+            fill(OUT_OF_RANGE, &[("n", "4"), ("count", "2")]),
+            "lathe: cannot rewind 4 prompts: this session has 2; give 1 (the last prompt) to 2"
+        );
+    }
+
+    #[test]
+    fn what_to_rewind_reads_its_three_words() {
+        for w in [RewindWhat::Code, RewindWhat::Conversation, RewindWhat::Both] {
+            assert_eq!(RewindWhat::parse(w.as_str()), Some(w));
+        }
+        assert_eq!(RewindWhat::parse("files"), None);
+    }
+}
