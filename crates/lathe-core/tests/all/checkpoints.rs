@@ -317,7 +317,7 @@ async fn after_a_compaction_the_conversation_cannot_go_back_but_the_code_can() {
     let config = h.session.config().clone();
     let resumed = Session::resume(
         common::parts(config),
-        &h.session.log_path().unwrap().to_path_buf(),
+        h.session.log_path().unwrap(),
     )
     .unwrap();
     assert_eq!(
