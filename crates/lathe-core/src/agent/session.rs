@@ -520,14 +520,6 @@ impl Session {
         )
         .map_err(|e| AskError::Attachment(e.0))?;
         let mut slot = self.lock_slot();
-        if let Some(note) = self
-            .rewind_note
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
-            user.context.insert(0, note);
-        }
         let previous = match slot.running.take() {
             Some(t) if !t.cancel.is_cancelled() => {
                 slot.running = Some(t);
@@ -536,6 +528,15 @@ impl Session {
             Some(t) => Some(t.finished),
             None => None,
         };
+        // After a rewind the model is told first (docs/checkpoints.md).
+        if let Some(note) = self
+            .rewind_note
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            user.context.insert(0, note);
+        }
         let (cancel, done_tx, generation) = slot.claim();
         drop(slot);
 
