@@ -26,6 +26,9 @@ pub(crate) struct Restored {
     pub events: Vec<AgentEvent>,
     /// The last saved record of the files the model read.
     pub files: Vec<super::session_log::FileStamp>,
+    /// The note of a rewind after the last prompt (the next prompt tells
+    /// the model).
+    pub rewind_note: Option<String>,
 }
 
 /// Replays `records` (see `session_log`).
@@ -58,9 +61,12 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
     let mut open_calls: Vec<(String, String)> = Vec::new();
     // Where each checkpoint's prompt begins in the chat's events.
     let mut checkpoint_at: HashMap<u64, usize> = HashMap::new();
+    // A rewind's note no prompt has carried to the model yet.
+    let mut rewind_note: Option<String> = None;
     for r in records {
         match r {
             Record::User { text, blocks } => {
+                rewind_note = None;
                 let blocks = if blocks.is_empty() {
                     vec![ContentBlock::Text { text: text.clone() }]
                 } else {
@@ -188,19 +194,22 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                 to,
                 code,
                 conversation: Some(mark),
+                note,
             } => {
                 // The conversation went back: so does the chat (the notice
                 // saying so follows as a record of its own).
-                transcript.rewind_to(*mark, *to, *code);
+                transcript.rewind_to(*mark, *to, *code, note);
+                rewind_note = Some(note.clone()).filter(|n| !n.is_empty());
                 if let Some(at) = checkpoint_at.get(to) {
                     events.truncate(*at);
                 }
                 checkpoint_at.retain(|id, _| id < to);
             }
-            Record::ToolStart { .. }
-            | Record::ToolDone { .. }
-            | Record::CheckpointFiles { .. }
-            | Record::Rewind { .. } => {}
+            Record::Rewind { note, .. } => {
+                rewind_note = Some(note.clone()).filter(|n| !n.is_empty());
+            }
+            Record::ToolStart { .. } | Record::ToolDone { .. } | Record::CheckpointFiles { .. } => {
+            }
         }
     }
     if turn_open {
@@ -218,6 +227,7 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
         usage,
         events,
         files,
+        rewind_note,
     }
 }
 

@@ -279,6 +279,10 @@ impl Session {
         .map_err(|e| e.to_string())?;
         session.transcript.restore(restored.messages);
         session.checkpoints.restore(&loaded.records);
+        *session
+            .rewind_note
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = restored.rewind_note;
         for f in &restored.files {
             let Some(hash) = crate::editor::TextHash::from_hex(&f.sha256) else {
                 continue;
@@ -931,8 +935,10 @@ impl Session {
             report.bash_touched.sort();
             report.bash_touched.dedup();
         }
+        let note = rewinding::model_note(&report, &self.config.cwd);
         if what.conversation() {
-            self.transcript.rewind_to(cp.mark, cp.id, what.code());
+            self.transcript
+                .rewind_to(cp.mark, cp.id, what.code(), &note);
             self.checkpoints.drop_from(cp.id);
             // What the model read after the prompt is gone from its
             // context: its next Read of such a file answers with the text.
@@ -944,10 +950,10 @@ impl Session {
                 to: cp.id,
                 code: true,
                 conversation: None,
+                note: note.clone(),
             });
         }
-        *self.rewind_note.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(rewinding::model_note(&report, &self.config.cwd));
+        *self.rewind_note.lock().unwrap_or_else(|e| e.into_inner()) = Some(note);
         self.sink.emit(AgentEvent::Notice {
             text: rewinding::notice(&report, number, &self.config.cwd),
             is_error: false,

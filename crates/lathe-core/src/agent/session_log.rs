@@ -238,6 +238,10 @@ pub enum Record {
         /// Where the conversation went back to (`None`: it stayed).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         conversation: Option<Mark>,
+        /// What the model is told with the next prompt (a resume before
+        /// that prompt still tells it).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        note: String,
     },
     /// A turn ended.
     TurnEnd {

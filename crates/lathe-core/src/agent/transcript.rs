@@ -176,12 +176,14 @@ impl Transcript {
     /// messages after it go, and a last user message that a later prompt
     /// joined (the results of an interrupted turn) loses the blocks added
     /// since. Recorded as [`Record::Rewind`].
-    pub fn rewind_to(&self, mark: Mark, checkpoint: u64, code: bool) {
+    /// `note`: what the model is told with the next prompt.
+    pub fn rewind_to(&self, mark: Mark, checkpoint: u64, code: bool, note: &str) {
         let mut msgs = self.lock();
         self.record(|| Record::Rewind {
             to: checkpoint,
             code,
             conversation: Some(mark),
+            note: note.to_string(),
         });
         rewind(&mut msgs, mark);
     }

@@ -315,11 +315,7 @@ async fn after_a_compaction_the_conversation_cannot_go_back_but_the_code_can() {
     // A resumed session knows it too.
     h.session.flush_log();
     let config = h.session.config().clone();
-    let resumed = Session::resume(
-        common::parts(config),
-        h.session.log_path().unwrap(),
-    )
-    .unwrap();
+    let resumed = Session::resume(common::parts(config), h.session.log_path().unwrap()).unwrap();
     assert_eq!(
         rewind(&resumed.session, 1, RewindWhat::Conversation)
             .await
@@ -360,4 +356,34 @@ async fn files_a_turns_bash_command_changed_are_listed_when_git_can_tell() {
     let cps = h.session.checkpoints();
     assert_eq!(cps[0].bash_touched, vec![h.root.join("out.log")]);
     assert!(cps[0].files.is_empty(), "Bash's changes are not tracked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_resumed_after_a_rewind_still_tells_the_model() {
+    let h = harness(
+        two_prompts(json!({
+            "content": [ { "type": "text", "text": "ok" } ],
+            "expect": { "last_user_text_contains": "the user rewound the files to how they were before their earlier prompt \"fix b\"" }
+        })),
+        allow(3),
+        |c| {
+            let root = c.cwd.clone();
+            c.sessions_dir = Some(root.join(".sessions"));
+        },
+        Vec::new(),
+    )
+    .await;
+    h.write("a.txt", A);
+    h.write("b.txt", B);
+    assert_eq!(h.ask("fix a").await, TurnOutcome::Done);
+    assert_eq!(h.ask("fix b").await, TurnOutcome::Done);
+    rewind(&h.session, 1, RewindWhat::Code).await.unwrap();
+    assert_eq!(h.read("b.txt"), B);
+    h.session.flush_log();
+    let config = h.session.config().clone();
+    let resumed = Session::resume(common::parts(config), h.session.log_path().unwrap()).unwrap();
+    let s = resumed.session;
+    s.ask("and now?", &tokio::runtime::Handle::current())
+        .unwrap();
+    assert_eq!(common::wait_idle(&s).await, TurnOutcome::Done);
 }
