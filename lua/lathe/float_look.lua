@@ -6,7 +6,28 @@ local M = {}
 
 local api = vim.api
 
-local INACTIVE = "FloatBorder:LatheFloatInactive,FloatTitle:LatheFloatInactive," .. "FloatFooter:LatheFloatInactive"
+local INACTIVE = { "FloatBorder", "FloatTitle", "FloatFooter" }
+
+--- Sets 'winhighlight' of `win` without the dimming, then with it when
+--- `dim` (the float's own entries, such as style=minimal's EndOfBuffer,
+--- stay, once each).
+---@param win integer
+---@param dim boolean
+local function set_dim(win, dim)
+  local kept, seen = {}, {}
+  for item in vim.gsplit(vim.wo[win].winhighlight, ",", { plain = true }) do
+    if item ~= "" and not seen[item] and not item:find(":LatheFloatInactive$") then
+      seen[item] = true
+      table.insert(kept, item)
+    end
+  end
+  if dim then
+    for _, group in ipairs(INACTIVE) do
+      table.insert(kept, group .. ":LatheFloatInactive")
+    end
+  end
+  vim.wo[win].winhighlight = table.concat(kept, ",")
+end
 
 --- Dims `win` and puts `footer` in its footer; moves it up or down when it
 --- covers the cursor of the current window (same tab only), shorter when
@@ -18,7 +39,7 @@ function M.inactive(win, footer)
     return
   end
   api.nvim_set_hl(0, "LatheFloatInactive", { link = "Comment", default = true })
-  vim.wo[win].winhighlight = INACTIVE
+  set_dim(win, true)
   local cfg = api.nvim_win_get_config(win)
   local update = { footer = footer }
   local cur = api.nvim_get_current_win()
@@ -49,7 +70,7 @@ end
 ---@param win integer the float
 function M.active(win)
   if api.nvim_win_is_valid(win) then
-    vim.wo[win].winhighlight = ""
+    set_dim(win, false)
   end
 end
 
