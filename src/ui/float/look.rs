@@ -22,8 +22,9 @@ const GROUP: &str = "lathe_float_look";
 
 /// Keeps the look of ask `id`'s float (its buffer `buf`) in step with the
 /// cursor: entering or leaving it, and moving the cursor elsewhere while
-/// it is left. Errors: the API's message.
-pub(super) fn watch(id: u64, buf: &Buffer) -> Result<(), String> {
+/// it is left. `redraw` draws the float afresh (its footer and place), for
+/// when the cursor comes back. Errors: the API's message.
+pub(super) fn watch(id: u64, buf: &Buffer, redraw: fn(u64)) -> Result<(), String> {
     let err = |e: api::Error| e.to_string();
     let group = api::create_augroup(
         GROUP,
@@ -38,7 +39,7 @@ pub(super) fn watch(id: u64, buf: &Buffer) -> Result<(), String> {
             nvim_oxi::schedule(move |()| {
                 let _ = guarded("permission float look", || {
                     if is_current(id) {
-                        super::window::redraw(id);
+                        redraw(id);
                     } else {
                         refresh(id);
                     }

@@ -138,7 +138,7 @@ pub(super) fn open(id: u64, enter: bool) -> Result<(), String> {
         })
         .build();
     api::create_autocmd(["WinEnter"], &entered).map_err(err)?;
-    super::look::watch(id, &buf)?;
+    super::look::watch(id, &buf, redraw)?;
     ASKS.with(|a| {
         a.borrow_mut().float = Some(Float {
             ask_id: id,
