@@ -210,8 +210,8 @@ async fn at_80_by_24_the_whole_float_shows() {
         "the footer keeps ? help:\n{s}"
     );
     assert!(
-        lines[bottom].contains("n/q/Esc deny"),
-        "the footer says what q and Esc do:\n{s}"
+        lines[bottom].contains("n deny") && lines[bottom].contains("q hide"),
+        "the footer says what n and q do:\n{s}"
     );
     assert!(
         lines[top..bottom]
@@ -223,5 +223,64 @@ async fn at_80_by_24_the_whole_float_shows() {
         lines[bottom - 1].contains("def main(argv: list[str]) -> int:"),
         "the last diff line shows above the footer:\n{s}"
     );
+    nvim.allow_and_finish();
+}
+
+/// `d` shows the diff tab with its keys in the winbars and the first tab
+/// labelled with the user's file; `:q` goes back to the float. Left with
+/// `<C-w>p`, the float says it is not focused and clears the cursor's row;
+/// `:Lathe review` brings it back as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_diff_tab_shows_its_keys_and_a_left_float_looks_unfocused() {
+    if !have_tmux() {
+        return;
+    }
+    let nvim = Nvim::start("difftab", 140, 32).await;
+    let name = nvim.name.clone();
+    keys(&name, ":set relativenumber\r");
+    keys(&name, ":Lathe fix the typo in the greeting\r");
+    nvim.wait_for_focus();
+    keys(&name, "d");
+    let s = wait_for(&name, "the diff tab shows its keys", |s| {
+        s.contains(":w use this text · :q cancel · do/dp per hunk")
+    });
+    assert!(
+        s.contains("before: the file as planned against (read-only)"),
+        "the left side says what it is:\n{s}"
+    );
+    let tabline = s.lines().next().unwrap_or_default();
+    assert!(
+        !tabline.contains("[Scratch]") && tabline.contains("greeting.py"),
+        "the first tab keeps the user's file as its label:\n{s}"
+    );
+    keys(&name, ":q\r");
+    nvim.wait_for_focus();
+
+    keys(&name, "C-w");
+    keys(&name, "p");
+    wait_for(&name, "the float says it is not focused", |s| {
+        s.contains("not focused · :Lathe review to answer")
+    });
+    // The cursor goes to the middle of the file, under where the float was.
+    keys(&name, "10G");
+    std::thread::sleep(Duration::from_millis(300));
+    let s = screen(&name);
+    let (top, bottom) = float_rows(&s).expect("the float still shows");
+    let row = cursor_row(&name);
+    assert!(
+        row < top || row > bottom,
+        "the float leaves the cursor's row {row} free:\n{s}"
+    );
+    assert!(
+        nvim.greeting().contains("Helo, {name}"),
+        "nothing applied yet"
+    );
+
+    keys(&name, ":Lathe review\r");
+    nvim.wait_for_focus();
+    wait_for(&name, "the float looks focused again, with its keys", |s| {
+        !s.contains("not focused") && s.contains("y allow")
+    });
+    std::thread::sleep(Duration::from_millis(500));
     nvim.allow_and_finish();
 }

@@ -25,6 +25,7 @@
 
 mod diff_tab;
 mod focus;
+mod look;
 pub mod view;
 mod window;
 
@@ -401,6 +402,21 @@ fn close_float() {
     }
 }
 
+/// `q` in the float of ask `id`: hides it as `:q` does; the ask keeps
+/// waiting until `:Lathe review`.
+fn hide(id: u64) {
+    let ours = ASKS.with(|a| {
+        let mut a = a.borrow_mut();
+        let ours = a.float.as_ref().is_some_and(|f| f.ask_id == id);
+        a.dismissed |= ours;
+        ours
+    });
+    if ours {
+        close_float();
+        update_waiting();
+    }
+}
+
 /// Brings the waiting ask back in the current tab (`:Lathe review`,
 /// `<Plug>(lathe-review)`). Errors: nothing waits.
 pub fn review() -> Result<(), String> {
@@ -524,6 +540,7 @@ fn on_key(id: u64, key: char) {
             allow(id, key);
         }
         'n' => answer(id, PromptAnswer::Deny),
+        'q' => hide(id),
         'N' => {
             let message = focus::input_line("Tell the model why (empty: just deny): ");
             answer(
@@ -571,7 +588,13 @@ fn allow(id: u64, key: char) {
                 _ if unchanged && view.edited.is_none() => PromptAnswer::Deny,
                 Some(after) => PromptAnswer::AllowRevised(Revision {
                     after,
-                    rejected_hunks: view.rejected.iter().map(|h| h + 1).collect(),
+                    // After an edit the hunks are those of the user's
+                    // version, not of the model's diff: "edited" says it.
+                    rejected_hunks: if view.edited.is_some() {
+                        Vec::new()
+                    } else {
+                        view.rejected.iter().map(|h| h + 1).collect()
+                    },
                     edited: view.edited.is_some(),
                 }),
                 None => PromptAnswer::AllowOnce,

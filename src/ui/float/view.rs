@@ -55,14 +55,14 @@ pub const HELP_NO_RULES: &[&str] = &[
 ];
 /// The rest of the `?` help.
 pub const HELP_REST: &[&str] = &[
-    "n q Esc  deny (the model is told you declined)",
+    "n        deny (the model is told you declined)",
     "N        deny and tell the model why",
-    "d        open the change in a diff tab; edit the right side and :w to use your version",
+    "d        open the change in a diff tab: edit the right side (do/dp per hunk), :w uses it, :q cancels",
     "<Space>  on a hunk: leave it out of the change (again: keep it)",
     "r        when the file changed: plan the change again",
     "?        show or hide this help",
-    ":q       hide the float: the ask keeps waiting, :Lathe review brings it back",
-    "Leave the float (<C-w>w, another tab) and it waits too.",
+    "q :q     hide the float: the ask keeps waiting, :Lathe review brings it back",
+    "Leave the float (<C-w>w, another tab) and it waits too; <Esc> does nothing here.",
 ];
 /// When a call has nothing to show at all.
 pub const NO_PREVIEW: &str = "(no preview for this call)";
@@ -104,8 +104,8 @@ const KEY_SAVE: FooterKey = FooterKey {
     drop: Some(4),
 };
 const KEY_DENY: FooterKey = FooterKey {
-    long: "n/q/Esc deny",
-    short: "n/q/Esc deny",
+    long: "n deny",
+    short: "n deny",
     drop: None,
 };
 const KEY_WHY: FooterKey = FooterKey {
@@ -123,10 +123,12 @@ const KEY_HUNK: FooterKey = FooterKey {
     short: "Spc hunk",
     drop: Some(2),
 };
+/// `q` and `:q` both hide the float (the ask waits): no single key press
+/// answers by accident, so the footer always says it.
 const KEY_HIDE: FooterKey = FooterKey {
-    long: ":q hide (ask waits)",
-    short: ":q hide",
-    drop: Some(0),
+    long: "q hide (ask waits)",
+    short: "q hide",
+    drop: None,
 };
 const KEY_HELP: FooterKey = FooterKey {
     long: "? help",
@@ -185,21 +187,19 @@ pub struct Rendered {
     pub filetype: &'static str,
 }
 
-/// The new text the ask would apply now: the edit from the diff tab, or
-/// the plan's text with the rejected hunks left out. `None` for calls
-/// without a change.
+/// The new text the ask would apply now: the proposal (the edit from the
+/// diff tab, else the plan's text) with the rejected hunks of its diff
+/// left out. `None` for calls without a change.
 pub fn effective_after(preview: &PermissionPreview, view: &AskView) -> Option<String> {
     let (before, after) = preview.change.as_ref()?;
-    if let Some(edited) = &view.edited {
-        return Some(edited.clone());
-    }
+    let proposal = view.edited.as_ref().unwrap_or(after);
     if view.rejected.is_empty() {
-        return Some(after.clone());
+        return Some(proposal.clone());
     }
     let before = before.as_deref().unwrap_or("");
-    let total = diff::hunk_count(before, after);
+    let total = diff::hunk_count(before, proposal);
     let keep: Vec<bool> = (0..total).map(|h| !view.rejected.contains(&h)).collect();
-    Some(diff::apply_hunks(before, after, &keep))
+    Some(diff::apply_hunks(before, proposal, &keep))
 }
 
 /// One header line before wrapping: its text, the indent of its
@@ -265,7 +265,7 @@ pub fn render(
     let mut hunk_of_line = vec![None; header_len];
     let mut hunk: Option<usize> = None;
     for line in &body {
-        if filetype == "diff" && view.edited.is_none() && preview.change.is_some() {
+        if filetype == "diff" && preview.change.is_some() {
             if line.starts_with("@@") {
                 hunk = Some(hunk.map_or(0, |h| h + 1));
             }
@@ -339,11 +339,12 @@ fn header(preview: &PermissionPreview, view: &AskView) -> Vec<HeaderLine> {
     }
     if view.edited.is_some() {
         out.push(line(EDITED_LINE.to_string()));
-    } else if !view.rejected.is_empty() {
-        let total = preview
-            .change
-            .as_ref()
-            .map_or(0, |(b, a)| diff::hunk_count(b.as_deref().unwrap_or(""), a));
+    }
+    if !view.rejected.is_empty() {
+        let total = preview.change.as_ref().map_or(0, |(b, a)| {
+            let proposal = view.edited.as_ref().unwrap_or(a);
+            diff::hunk_count(b.as_deref().unwrap_or(""), proposal)
+        });
         let kept = total.saturating_sub(view.rejected.len());
         out.push(line(fill(
             HUNKS_LINE,
@@ -403,10 +404,7 @@ pub fn footer_keys(preview: &PermissionPreview, view: &AskView) -> Vec<FooterKey
     }
     keys.extend([KEY_DENY, KEY_WHY]);
     if preview.change.is_some() {
-        keys.push(KEY_DIFF);
-        if view.edited.is_none() {
-            keys.push(KEY_HUNK);
-        }
+        keys.extend([KEY_DIFF, KEY_HUNK]);
     }
     keys.extend([KEY_HIDE, KEY_HELP]);
     keys
@@ -562,7 +560,7 @@ mod tests {
         );
         assert_eq!(
             fit_footer(&footer_keys(&edit_preview(), &AskView::default()), WIDE),
-            " y allow · a session · A save · n/q/Esc deny · N deny+why · d diff tab · <Space> hunk · :q hide (ask waits) · ? help "
+            " y allow · a session · A save · n deny · N deny+why · d diff tab · <Space> hunk · q hide (ask waits) · ? help "
         );
     }
 
@@ -660,7 +658,7 @@ mod tests {
         assert_eq!(r.lines[4], HELP_RULES[0]);
         // While stale, y/a/A are refused: the footer offers r instead.
         assert!(
-            r.footer.starts_with(" r plan again · n/q/Esc deny"),
+            r.footer.starts_with(" r plan again · n deny"),
             "{}",
             r.footer
         );
@@ -688,7 +686,8 @@ mod tests {
         );
         assert!(r.footer.chars().count() <= 76, "{}", r.footer);
         assert!(r.footer.ends_with(" ? help "), "{}", r.footer);
-        assert!(r.footer.contains("n/q/Esc deny"), "{}", r.footer);
+        assert!(r.footer.contains("n deny"), "{}", r.footer);
+        assert!(r.footer.contains("q hide"), "{}", r.footer);
         // The hunks still map to the body rows after the wrapped header.
         assert_eq!(r.lines[r.header], "--- a/f.txt");
         let first_hunk = r.lines.iter().position(|l| l.starts_with("@@"));
@@ -696,17 +695,48 @@ mod tests {
     }
 
     #[test]
-    fn the_footer_drops_keys_in_order_but_never_y_n_or_help() {
+    fn the_footer_drops_keys_in_order_but_never_y_n_q_or_help() {
         let keys = footer_keys(&edit_preview(), &AskView::default());
         assert_eq!(
             fit_footer(&keys, 76),
-            " y allow  a sess  A save  n/q/Esc deny  N why  d diff  Spc hunk  ? help "
+            " y allow  a sess  A save  n deny  N why  d diff  Spc hunk  q hide  ? help "
         );
         assert_eq!(
             fit_footer(&keys, 50),
-            " y allow  a sess  A save  n/q/Esc deny  ? help "
+            " y allow  a sess  A save  n deny  q hide  ? help "
         );
-        assert_eq!(fit_footer(&keys, 20), " ? help  y allow  n/q/Esc deny ");
+        assert_eq!(fit_footer(&keys, 20), " ? help  y allow  n deny  q hide ");
+    }
+
+    #[test]
+    fn an_edited_text_keeps_its_hunks_for_space() {
+        let p = edit_preview();
+        let (before, after) = p.change.clone().expect("a change");
+        let edited = after.replace("line eighteen\n", "line 18!\n");
+        let view = AskView {
+            edited: Some(edited.clone()),
+            ..AskView::default()
+        };
+        let r = render("Edit", &p, &view, (1, 1), WIDE);
+        assert!(r.lines.contains(&EDITED_LINE.to_string()), "{r:?}");
+        assert!(r.footer.contains("<Space> hunk"), "{}", r.footer);
+        let hunks: Vec<usize> = r.hunk_of_line.iter().flatten().copied().collect();
+        assert_eq!(hunks.last(), Some(&1));
+        // Leaving out the edit's second hunk keeps its first one.
+        let left_out = AskView {
+            rejected: [1].into(),
+            ..view
+        };
+        let want = before
+            .as_deref()
+            .unwrap_or("")
+            .replace("line 2\n", "line two\n");
+        assert_eq!(effective_after(&p, &left_out), Some(want));
+        let r = render("Edit", &p, &left_out, (1, 1), WIDE);
+        assert!(
+            r.lines.iter().any(|l| l.starts_with("1 of 2 hunks kept")),
+            "{r:?}"
+        );
     }
 
     #[test]
@@ -771,7 +801,7 @@ mod tests {
         assert_eq!(r.lines.last().map(String::as_str), Some("}"));
         assert_eq!(
             r.footer,
-            " y allow · n/q/Esc deny · N deny+why · :q hide (ask waits) · ? help "
+            " y allow · n deny · N deny+why · q hide (ask waits) · ? help "
         );
     }
 

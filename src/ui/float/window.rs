@@ -25,8 +25,7 @@ const KEYS: &[(&str, char)] = &[
     ("a", 'a'),
     ("A", 'A'),
     ("n", 'n'),
-    ("q", 'n'),
-    ("<Esc>", 'n'),
+    ("q", 'q'),
     ("N", 'N'),
     ("r", 'r'),
     ("d", 'd'),
@@ -139,6 +138,7 @@ pub(super) fn open(id: u64, enter: bool) -> Result<(), String> {
         })
         .build();
     api::create_autocmd(["WinEnter"], &entered).map_err(err)?;
+    super::look::watch(id, &buf, redraw)?;
     ASKS.with(|a| {
         a.borrow_mut().float = Some(Float {
             ask_id: id,
@@ -185,6 +185,7 @@ pub(super) fn redraw(id: u64) {
             f.hunk_of_line = r.hunk_of_line;
         }
     });
+    super::look::refresh(id);
 }
 
 /// The 1-based row of the line that was at `row` when the header had

@@ -169,7 +169,7 @@ fn key_gives(t: TestTerminator, keys: &'static str, want: PromptAnswer) {
         check_eq(
             "footer",
             footer.as_str(),
-            " y allow  a sess  A save  n/q/Esc deny  N why  d diff  Spc hunk  ? help ",
+            " y allow  a sess  A save  n deny  N why  d diff  Spc hunk  q hide  ? help ",
         )?;
         check_eq(
             "header, wrapped at a space",
@@ -210,14 +210,40 @@ fn float_n_denies(t: TestTerminator) {
     key_gives(t, "n", PromptAnswer::Deny);
 }
 
+/// `q` hides the float as `:q` does and `<Esc>` does nothing: neither
+/// answers; `:Lathe review` brings the ask back.
 #[nvim_oxi::test]
-fn float_q_denies(t: TestTerminator) {
-    key_gives(t, "q", PromptAnswer::Deny);
-}
-
-#[nvim_oxi::test]
-fn float_esc_denies(t: TestTerminator) {
-    key_gives(t, "<Esc>", PromptAnswer::Deny);
+fn float_q_hides_like_colon_q_and_esc_does_not_answer(t: TestTerminator) {
+    let main = load();
+    run_async(t, async move {
+        let h = ask(&main, 50, preview());
+        float_ready(&main, 50).await?;
+        input(&main, "<Esc>").await?;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        check_eq(
+            "the float stays after <Esc>",
+            on_main(&main, in_float).await?,
+            true,
+        )?;
+        input(&main, "q").await?;
+        until(&main, "q hid the float", || {
+            !lathe::ui::float::is_float_open()
+        })
+        .await?;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if h.is_finished() {
+            return Err("q or <Esc> answered the ask".into());
+        }
+        check_eq(
+            "still waiting",
+            on_main(&main, lathe::ui::float::waiting).await?,
+            Some("waiting for you: Edit greeting.py (:Lathe review)".into()),
+        )?;
+        on_main(&main, lathe::ui::float::review).await??;
+        float_ready(&main, 50).await?;
+        input(&main, "n").await?;
+        check_eq("answer", answer_of(h).await?, PromptAnswer::Deny)
+    });
 }
 
 #[nvim_oxi::test]

@@ -14,6 +14,7 @@ mod compact_tests;
 mod context_tests;
 mod direct_write_tests;
 mod editor_tests;
+mod float_review_tests;
 mod float_tests;
 mod jobs_tests;
 mod lsp_nav_tests;

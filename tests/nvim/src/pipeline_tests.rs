@@ -138,7 +138,7 @@ fn the_float_answers_n_y_and_a_do_what_they_say() -> Result<(), String> {
         local ask = rec.asks[1]
         T.has("float title names the tool", ask.title, "Edit")
         T.has("float title names the file", ask.title, "ask.txt")
-        T.has("float footer lists the keys", ask.footer, "y allow  a sess  A save  n/q/Esc deny")
+        T.has("float footer lists the keys", ask.footer, "y allow  a sess  A save  n deny")
         T.has("float says why it asks", ask.lines[1], "Asks because: Edit changes files, and asks by default")
         T.has("float names the rule a adds", ask.lines[2], "a: allow Edit(/ask.txt) for this session")
         T.eq("float shows the diff", vim.tbl_contains(ask.lines, "-one") and vim.tbl_contains(ask.lines, "+ONE"), true)
