@@ -55,6 +55,7 @@ impl LineState {
             LineState::Running => "LatheToolRunning",
             LineState::Waiting => "LatheToolWaiting",
             LineState::Ended(ToolStatus::Done) => "LatheToolDone",
+            LineState::Ended(ToolStatus::Failed) => "LatheToolFailed",
             LineState::Ended(ToolStatus::Error) => "LatheToolError",
             LineState::Ended(ToolStatus::Denied) => "LatheToolDenied",
             LineState::Ended(ToolStatus::Interrupted) => "LatheToolInterrupted",
@@ -68,6 +69,7 @@ impl LineState {
             LineState::Running => "▶",
             LineState::Waiting => "?",
             LineState::Ended(ToolStatus::Done) => "✓",
+            LineState::Ended(ToolStatus::Failed) => "!",
             LineState::Ended(ToolStatus::Error) => "✗",
             LineState::Ended(ToolStatus::Denied) => "⊘",
             LineState::Ended(ToolStatus::Interrupted) => "■",
@@ -82,6 +84,7 @@ pub const HIGHLIGHTS: &[(&str, &str)] = &[
     ("LatheToolRunning", "DiagnosticInfo"),
     ("LatheToolWaiting", "DiagnosticWarn"),
     ("LatheToolDone", "DiagnosticOk"),
+    ("LatheToolFailed", "DiagnosticWarn"),
     ("LatheToolError", "DiagnosticError"),
     ("LatheToolDenied", "DiagnosticWarn"),
     ("LatheToolInterrupted", "Comment"),
@@ -91,6 +94,11 @@ pub const HIGHLIGHTS: &[(&str, &str)] = &[
     ("LatheWorking", "Comment"),
     ("LatheWaiting", "WarningMsg"),
     ("LatheContinued", "NonText"),
+    ("LatheToolDescription", "Comment"),
+    ("LatheDiffAdded", "Added"),
+    ("LatheDiffRemoved", "Removed"),
+    ("LatheDiffHunk", "Special"),
+    ("LatheDiffFile", "Title"),
 ];
 
 /// A streamed line longer than this (bytes) goes on in a new chat line at
@@ -216,6 +224,64 @@ fn tool_head(name: &str, detail: &str) -> String {
     } else {
         format!("- {name}({detail})")
     }
+}
+
+/// Byte range, in a [`tool_line`] for `name` and `detail`, of the model's
+/// description of a Bash command (`# Run the tests` in
+/// `- Bash(cargo test  # Run the tests)`), which the chat dims: the end
+/// of the key argument when it ends with `  # ` and the first line of
+/// `description`. `None` when the line does not show it (no description,
+/// or one too long to fit beside the command).
+pub fn description_range(name: &str, detail: &str, description: &str) -> Option<(usize, usize)> {
+    let first = description.trim().lines().next().unwrap_or("");
+    if first.is_empty() {
+        return None;
+    }
+    let shown = key_argument(detail);
+    let comment = format!("# {first}");
+    if !shown.ends_with(&format!("  {comment}")) {
+        return None;
+    }
+    let end = format!("- {name}(").len() + shown.len();
+    Some((end - comment.len(), end))
+}
+
+/// The highlight group of one line of a folded diff (without the fold's
+/// indent): added, removed, a hunk header or (`in_header`: before the
+/// first hunk) a file header line; `None` for context and other lines.
+pub fn diff_line_hl(line: &str, in_header: bool) -> Option<&'static str> {
+    if in_header && (line.starts_with("+++ ") || line.starts_with("--- ")) {
+        Some("LatheDiffFile")
+    } else if line.starts_with("@@ ") {
+        Some("LatheDiffHunk")
+    } else if line.starts_with('+') {
+        Some("LatheDiffAdded")
+    } else if line.starts_with('-') {
+        Some("LatheDiffRemoved")
+    } else {
+        None
+    }
+}
+
+/// The highlights of a folded diff ([`fold_lines`] of a diff with the
+/// `diff` info string): for each line of `lines` that [`diff_line_hl`]
+/// names, its index in `lines`, the byte column where the diff line starts
+/// (after the indent) and the group. The fences and the
+/// [`MORE_LINES`] line are left alone.
+pub fn diff_fold_highlights(lines: &[String]) -> Vec<(usize, usize, &'static str)> {
+    let last = lines.len().saturating_sub(1);
+    let mut in_header = true;
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate().take(last).skip(1) {
+        let Some(text) = l.strip_prefix("  ") else {
+            continue;
+        };
+        in_header &= !text.starts_with("@@ ");
+        if let Some(g) = diff_line_hl(text, in_header) {
+            out.push((i, 2, g));
+        }
+    }
+    out
 }
 
 /// Byte range of the status word in a [`tool_line`] for `name`, `detail`.

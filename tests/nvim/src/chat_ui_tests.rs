@@ -29,6 +29,7 @@ fn finished(id: &str, name: &str, status: ToolStatus, summary: &str, content: &s
         status,
         summary: summary.into(),
         content: content.into(),
+        display: None,
     }
 }
 
