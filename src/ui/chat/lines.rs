@@ -977,4 +977,65 @@ mod tests {
         assert_eq!(last_block_boundary(&l("a\nfold\nb"), |i| i == 1), Some(1));
         assert_eq!(last_block_boundary(&l("```\nfold\nb"), |i| i == 1), None);
     }
+
+    #[test]
+    fn a_failed_command_has_its_own_word_sign_and_group() {
+        let failed = LineState::Ended(ToolStatus::Failed);
+        let done = LineState::Ended(ToolStatus::Done);
+        let error = LineState::Ended(ToolStatus::Error);
+        assert_eq!(
+            tool_line("Bash", "make", failed.word(), "exit 1"),
+            "- Bash(make): failed — exit 1"
+        );
+        assert_eq!((failed.sign(), failed.hl_group()), ("!", "LatheToolFailed"));
+        for other in [done, error] {
+            assert_ne!(failed.sign(), other.sign());
+            assert_ne!(failed.hl_group(), other.hl_group());
+            assert_ne!(failed.word(), other.word());
+        }
+        assert!(HIGHLIGHTS.contains(&("LatheToolFailed", "DiagnosticWarn")));
+    }
+
+    #[test]
+    fn a_commands_description_is_dimmed_after_it() {
+        let detail = "cargo test  # Run the tests";
+        let line = tool_line("Bash", detail, "done", "exit 0");
+        let (a, b) = description_range("Bash", detail, "Run the tests\nmore").unwrap();
+        assert_eq!(&line[a..b], "# Run the tests");
+        // No description, another one, or one left out for want of room.
+        assert_eq!(description_range("Bash", detail, ""), None);
+        assert_eq!(
+            description_range("Bash", "cargo test", "Run the tests"),
+            None
+        );
+        assert_eq!(description_range("Bash", detail, "Build"), None);
+        // Multi-byte text before it.
+        let detail = "echo é  # Say é";
+        let line = tool_line("Bash", detail, "running", "");
+        let (a, b) = description_range("Bash", detail, "Say é").unwrap();
+        assert_eq!(&line[a..b], "# Say é");
+    }
+
+    #[test]
+    fn a_folded_diff_colours_its_added_removed_and_hunk_lines() {
+        let diff = "--- a/f.py\n+++ b/f.py\n@@ -1,2 +1,2 @@\n ctx\n--- gone\n-old\n+new\n";
+        let lines = fold_lines(diff, "diff");
+        assert_eq!(lines[0], "  ```diff");
+        let hl: Vec<(&str, &str)> = diff_fold_highlights(&lines)
+            .into_iter()
+            .map(|(i, col, g)| (&lines[i][col..], g))
+            .collect();
+        assert_eq!(
+            hl,
+            vec![
+                ("--- a/f.py", "LatheDiffFile"),
+                ("+++ b/f.py", "LatheDiffFile"),
+                ("@@ -1,2 +1,2 @@", "LatheDiffHunk"),
+                // A removed line that reads like a header is a removed line.
+                ("--- gone", "LatheDiffRemoved"),
+                ("-old", "LatheDiffRemoved"),
+                ("+new", "LatheDiffAdded"),
+            ]
+        );
+    }
 }
