@@ -609,7 +609,8 @@ const EDIT_AND_FAIL_SCRIPT: &str = r###"{ "responses": [
 /// model's `cat -n` snippet), its added, removed and hunk lines in their
 /// own highlight groups; the command that exited 1 is `failed` with its
 /// own sign and highlight, shows the command with the model's description
-/// dimmed after it; `:Lathe resume` shows all of it again the same way.
+/// dimmed after it; `:Lathe resume` shows all of it again the same way,
+/// and `<CR>` on a line of the diff opens that line of the file.
 #[nvim_oxi::test]
 fn an_edit_folds_its_diff_and_a_failed_command_is_not_done_also_after_resume() -> Result<(), String>
 {
@@ -694,6 +695,17 @@ fn an_edit_folds_its_diff_and_a_failed_command_is_not_done_also_after_resume() -
         T.lathe.wait(5000)
         T.eq("chat after resume", T.chat_text(), live)
         check("resumed")
+
+        -- <CR> on a line of the diff opens that line of the file.
+        local chat_win = vim.fn.bufwinid(T.chat_buf())
+        vim.api.nvim_set_current_win(chat_win)
+        for i, l in ipairs(T.lines(T.chat_buf())) do
+          if l == "   print(x)" then vim.api.nvim_win_set_cursor(chat_win, { i, 0 }) end
+        end
+        vim.cmd("normal! zv")
+        T.type("<CR>")
+        T.eq("the file", vim.fs.basename(vim.api.nvim_buf_get_name(0)), "a.py")
+        T.eq("at the diff's line", vim.api.nvim_win_get_cursor(0)[1], 3)
         "###,
     )
 }
