@@ -459,10 +459,7 @@ fn read_result(lua: &Lua, tool: &str, v: Value) -> Result<ToolOutput, ToolError>
     }
     let lines = text.lines().count();
     let summary = lathe_core::text::plural(lines, "line", "lines");
-    Ok(ToolOutput {
-        content: ToolResultContent::Text(text),
-        summary,
-    })
+    Ok(ToolOutput::new(ToolResultContent::Text(text), summary))
 }
 
 /// Starts `call(input, ctx, done)` on the main thread; its answer (a value

@@ -161,6 +161,7 @@ mod tests {
             status: ToolStatus::Done,
             summary: String::new(),
             content: String::new(),
+            display: None,
         });
         assert_eq!(live.latest_tool().map(|t| t.0 .0), Some("a".into()));
         live.update(&AgentEvent::TurnEnded {

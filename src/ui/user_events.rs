@@ -51,7 +51,7 @@ pub fn event_for(ev: &AgentEvent, usage: Option<&(Usage, Usage)>) -> Option<(&'s
             // What the chat shows: a failure's first sentence, not the
             // advice written for the model after it.
             let summary = match status {
-                ToolStatus::Done => summary.clone(),
+                ToolStatus::Done | ToolStatus::Failed => summary.clone(),
                 _ => crate::ui::chat::lines::user_summary(summary),
             };
             Some((
@@ -129,6 +129,7 @@ mod tests {
                 status: ToolStatus::Denied,
                 summary: "The user declined this call. Do not retry this call; choose another approach or ask the user.".into(),
                 content: String::new(),
+                display: None,
             },
             None,
         )

@@ -10,6 +10,10 @@ use crate::protocol::Usage;
 pub enum ToolStatus {
     /// The tool ran and succeeded.
     Done,
+    /// The tool ran, and what it ran failed: a Bash command that exited
+    /// non-zero or was killed by a signal. Not an error of the call: the
+    /// model's `tool_result` is not `is_error`, it reads the exit line.
+    Failed,
     /// The tool failed or its input was bad.
     Error,
     /// A rule or the user refused it.
@@ -19,10 +23,11 @@ pub enum ToolStatus {
 }
 
 impl ToolStatus {
-    /// `done`, `error`, `denied` or `interrupted`.
+    /// `done`, `failed`, `error`, `denied` or `interrupted`.
     pub fn as_str(self) -> &'static str {
         match self {
             ToolStatus::Done => "done",
+            ToolStatus::Failed => "failed",
             ToolStatus::Error => "error",
             ToolStatus::Denied => "denied",
             ToolStatus::Interrupted => "interrupted",
@@ -124,6 +129,10 @@ pub enum AgentEvent {
         /// The whole `tool_result` text the model reads (after gate 9's
         /// size bound), for the chat's folded result.
         content: String,
+        /// What the chat folds instead of `content`, when the tool made a
+        /// view for people ([`crate::tools::ToolOutput::display`]): Edit's
+        /// and Write's unified diff of what they wrote.
+        display: Option<String>,
     },
     /// The conversation was compacted (docs/context-and-compaction.md, "Context
     /// and compaction"): the chat shows `compacted: 180k → 24k` with the

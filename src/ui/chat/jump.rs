@@ -92,6 +92,40 @@ pub fn target(
     }
 }
 
+/// The 1-based line of the new text that line `k` (0-based) of the unified
+/// diff `diff` shows: an added or context line's own line, a removed line's
+/// place, a hunk header's first line. `None` for the file headers and
+/// past the end.
+pub fn diff_new_line(diff: &str, k: usize) -> Option<usize> {
+    let mut next: Option<usize> = None;
+    for (i, l) in diff.lines().enumerate() {
+        if let Some(rest) = l.strip_prefix("@@ ") {
+            // `@@ -a,b +c,d @@`: the new side starts at line c (0 when the
+            // new side is empty).
+            let start = rest
+                .split_whitespace()
+                .find_map(|p| p.strip_prefix('+'))
+                .and_then(|p| p.split(',').next())
+                .and_then(|n| n.parse::<usize>().ok());
+            next = start.map(|c| c.max(1));
+        }
+        let Some(here) = next else {
+            // The file headers, before the first hunk.
+            if i == k {
+                return None;
+            }
+            continue;
+        };
+        if i == k {
+            return Some(here);
+        }
+        if l.starts_with('+') || l.starts_with(' ') {
+            next = Some(here + 1);
+        }
+    }
+    None
+}
+
 /// A Grep output line: `path:line:text` (content mode) or `path` (files
 /// mode; only when the file exists).
 fn grep_line(l: &str, root: &Path) -> Option<Target> {
@@ -143,7 +177,18 @@ pub fn jump() -> Result<(), String> {
         let line = super::buf::line_at(&buf, row - 1);
         let (t, off) = v.tool_at(&buf, row - 1)?;
         let block_line = off.map(|_| line.strip_prefix("  ").unwrap_or(&line).to_string());
-        target(&t.name, &t.input, &t.content, block_line.as_deref(), &root)
+        let mut found = target(&t.name, &t.input, &t.content, block_line.as_deref(), &root)?;
+        // A line of an Edit's or Write's folded diff: that line of the file
+        // (the fold's first line is the fence).
+        let in_diff = off
+            .and_then(|o| o.checked_sub(1))
+            .zip(t.display.as_deref())
+            .and_then(|(k, d)| diff_new_line(d, k));
+        if let (Some(line), "Edit" | "Write") = (in_diff, t.name.as_str()) {
+            found.line = line;
+            found.find = None;
+        }
+        Some(found)
     });
     let Some(t) = target else {
         let _ = api::command("normal! +");
@@ -173,6 +218,41 @@ fn open_in_other_window(t: &Target) -> Result<(), String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_diff_line_is_at_its_line_of_the_new_text() {
+        let d =
+            "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n@@ -20,2 +20,3 @@\n t\n+u\n v\n";
+        let at: Vec<Option<usize>> = (0..d.lines().count() + 1)
+            .map(|k| diff_new_line(d, k))
+            .collect();
+        assert_eq!(
+            at,
+            vec![
+                None,
+                None,
+                Some(1),
+                Some(1),
+                Some(2),
+                Some(2),
+                Some(3),
+                Some(20),
+                Some(20),
+                Some(21),
+                Some(22),
+                None
+            ]
+        );
+        // A new file's diff and a file emptied.
+        assert_eq!(
+            diff_new_line("--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n", 4),
+            Some(2)
+        );
+        assert_eq!(
+            diff_new_line("--- a/n\n+++ b/n\n@@ -1 +0,0 @@\n-x\n", 3),
+            Some(1)
+        );
+    }
 
     #[test]
     fn targets_of_read_edit_and_grep() {

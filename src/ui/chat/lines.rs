@@ -55,6 +55,7 @@ impl LineState {
             LineState::Running => "LatheToolRunning",
             LineState::Waiting => "LatheToolWaiting",
             LineState::Ended(ToolStatus::Done) => "LatheToolDone",
+            LineState::Ended(ToolStatus::Failed) => "LatheToolFailed",
             LineState::Ended(ToolStatus::Error) => "LatheToolError",
             LineState::Ended(ToolStatus::Denied) => "LatheToolDenied",
             LineState::Ended(ToolStatus::Interrupted) => "LatheToolInterrupted",
@@ -68,6 +69,7 @@ impl LineState {
             LineState::Running => "▶",
             LineState::Waiting => "?",
             LineState::Ended(ToolStatus::Done) => "✓",
+            LineState::Ended(ToolStatus::Failed) => "!",
             LineState::Ended(ToolStatus::Error) => "✗",
             LineState::Ended(ToolStatus::Denied) => "⊘",
             LineState::Ended(ToolStatus::Interrupted) => "■",
@@ -82,6 +84,7 @@ pub const HIGHLIGHTS: &[(&str, &str)] = &[
     ("LatheToolRunning", "DiagnosticInfo"),
     ("LatheToolWaiting", "DiagnosticWarn"),
     ("LatheToolDone", "DiagnosticOk"),
+    ("LatheToolFailed", "DiagnosticWarn"),
     ("LatheToolError", "DiagnosticError"),
     ("LatheToolDenied", "DiagnosticWarn"),
     ("LatheToolInterrupted", "Comment"),
@@ -91,6 +94,11 @@ pub const HIGHLIGHTS: &[(&str, &str)] = &[
     ("LatheWorking", "Comment"),
     ("LatheWaiting", "WarningMsg"),
     ("LatheContinued", "NonText"),
+    ("LatheToolDescription", "Comment"),
+    ("LatheDiffAdded", "Added"),
+    ("LatheDiffRemoved", "Removed"),
+    ("LatheDiffHunk", "Special"),
+    ("LatheDiffFile", "Title"),
 ];
 
 /// A streamed line longer than this (bytes) goes on in a new chat line at
@@ -216,6 +224,64 @@ fn tool_head(name: &str, detail: &str) -> String {
     } else {
         format!("- {name}({detail})")
     }
+}
+
+/// Byte range, in a [`tool_line`] for `name` and `detail`, of the model's
+/// description of a Bash command (`# Run the tests` in
+/// `- Bash(cargo test  # Run the tests)`), which the chat dims: the end
+/// of the key argument when it ends with `  # ` and the first line of
+/// `description`. `None` when the line does not show it (no description,
+/// or one too long to fit beside the command).
+pub fn description_range(name: &str, detail: &str, description: &str) -> Option<(usize, usize)> {
+    let first = description.trim().lines().next().unwrap_or("");
+    if first.is_empty() {
+        return None;
+    }
+    let shown = key_argument(detail);
+    let comment = format!("# {first}");
+    if !shown.ends_with(&format!("  {comment}")) {
+        return None;
+    }
+    let end = format!("- {name}(").len() + shown.len();
+    Some((end - comment.len(), end))
+}
+
+/// The highlight group of one line of a folded diff (without the fold's
+/// indent): added, removed, a hunk header or (`in_header`: before the
+/// first hunk) a file header line; `None` for context and other lines.
+pub fn diff_line_hl(line: &str, in_header: bool) -> Option<&'static str> {
+    if in_header && (line.starts_with("+++ ") || line.starts_with("--- ")) {
+        Some("LatheDiffFile")
+    } else if line.starts_with("@@ ") {
+        Some("LatheDiffHunk")
+    } else if line.starts_with('+') {
+        Some("LatheDiffAdded")
+    } else if line.starts_with('-') {
+        Some("LatheDiffRemoved")
+    } else {
+        None
+    }
+}
+
+/// The highlights of a folded diff ([`fold_lines`] of a diff with the
+/// `diff` info string): for each line of `lines` that [`diff_line_hl`]
+/// names, its index in `lines`, the byte column where the diff line starts
+/// (after the indent) and the group. The fences and the
+/// [`MORE_LINES`] line are left alone.
+pub fn diff_fold_highlights(lines: &[String]) -> Vec<(usize, usize, &'static str)> {
+    let last = lines.len().saturating_sub(1);
+    let mut in_header = true;
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate().take(last).skip(1) {
+        let Some(text) = l.strip_prefix("  ") else {
+            continue;
+        };
+        in_header &= !text.starts_with("@@ ");
+        if let Some(g) = diff_line_hl(text, in_header) {
+            out.push((i, 2, g));
+        }
+    }
+    out
 }
 
 /// Byte range of the status word in a [`tool_line`] for `name`, `detail`.
@@ -910,5 +976,66 @@ mod tests {
         // Folded rows count as blank, but not inside a fence.
         assert_eq!(last_block_boundary(&l("a\nfold\nb"), |i| i == 1), Some(1));
         assert_eq!(last_block_boundary(&l("```\nfold\nb"), |i| i == 1), None);
+    }
+
+    #[test]
+    fn a_failed_command_has_its_own_word_sign_and_group() {
+        let failed = LineState::Ended(ToolStatus::Failed);
+        let done = LineState::Ended(ToolStatus::Done);
+        let error = LineState::Ended(ToolStatus::Error);
+        assert_eq!(
+            tool_line("Bash", "make", failed.word(), "exit 1"),
+            "- Bash(make): failed — exit 1"
+        );
+        assert_eq!((failed.sign(), failed.hl_group()), ("!", "LatheToolFailed"));
+        for other in [done, error] {
+            assert_ne!(failed.sign(), other.sign());
+            assert_ne!(failed.hl_group(), other.hl_group());
+            assert_ne!(failed.word(), other.word());
+        }
+        assert!(HIGHLIGHTS.contains(&("LatheToolFailed", "DiagnosticWarn")));
+    }
+
+    #[test]
+    fn a_commands_description_is_dimmed_after_it() {
+        let detail = "cargo test  # Run the tests";
+        let line = tool_line("Bash", detail, "done", "exit 0");
+        let (a, b) = description_range("Bash", detail, "Run the tests\nmore").unwrap();
+        assert_eq!(&line[a..b], "# Run the tests");
+        // No description, another one, or one left out for want of room.
+        assert_eq!(description_range("Bash", detail, ""), None);
+        assert_eq!(
+            description_range("Bash", "cargo test", "Run the tests"),
+            None
+        );
+        assert_eq!(description_range("Bash", detail, "Build"), None);
+        // Multi-byte text before it.
+        let detail = "echo é  # Say é";
+        let line = tool_line("Bash", detail, "running", "");
+        let (a, b) = description_range("Bash", detail, "Say é").unwrap();
+        assert_eq!(&line[a..b], "# Say é");
+    }
+
+    #[test]
+    fn a_folded_diff_colours_its_added_removed_and_hunk_lines() {
+        let diff = "--- a/f.py\n+++ b/f.py\n@@ -1,2 +1,2 @@\n ctx\n--- gone\n-old\n+new\n";
+        let lines = fold_lines(diff, "diff");
+        assert_eq!(lines[0], "  ```diff");
+        let hl: Vec<(&str, &str)> = diff_fold_highlights(&lines)
+            .into_iter()
+            .map(|(i, col, g)| (&lines[i][col..], g))
+            .collect();
+        assert_eq!(
+            hl,
+            vec![
+                ("--- a/f.py", "LatheDiffFile"),
+                ("+++ b/f.py", "LatheDiffFile"),
+                ("@@ -1,2 +1,2 @@", "LatheDiffHunk"),
+                // A removed line that reads like a header is a removed line.
+                ("--- gone", "LatheDiffRemoved"),
+                ("-old", "LatheDiffRemoved"),
+                ("+new", "LatheDiffAdded"),
+            ]
+        );
     }
 }

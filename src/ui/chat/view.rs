@@ -17,13 +17,19 @@ use std::collections::{HashMap, HashSet};
 use nvim_oxi::api::{self, opts::SetExtmarkOpts, Buffer};
 
 use super::lines::{
-    compacted_line, continue_long_lines, fold_lines, notice_lines, progress_line, status_range,
-    tool_line, turn_end_line, turn_end_lines, user_summary, withdrawn_line, LineEnd, LineState,
-    CONTINUED_SIGN, LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
+    compacted_line, continue_long_lines, description_range, diff_fold_highlights, fold_lines,
+    notice_lines, progress_line, status_range, tool_line, turn_end_line, turn_end_lines,
+    user_summary, withdrawn_line, LineEnd, LineState, CONTINUED_SIGN, LATHE_HEADING, WORKING_TEXT,
+    YOU_HEADING,
 };
 use super::{buf_opts, NAMESPACE};
 use lathe_core::events::{AgentEvent, ToolStatus};
 use lathe_core::protocol::Usage;
+
+/// Priority of a folded diff's line highlights: above tree-sitter's
+/// (`vim.hl.priorities.treesitter`, 100), so a `diff` parser's captures
+/// do not hide them.
+const DIFF_PRIORITY: u32 = 150;
 
 /// One tool call's line (and, once it ended, its folded result).
 pub(super) struct ToolMark {
@@ -31,6 +37,8 @@ pub(super) struct ToolMark {
     pub mark: u32,
     /// Extmark highlighting the status word.
     pub status_mark: Option<u32>,
+    /// Extmark dimming the model's description of a Bash command.
+    desc_mark: Option<u32>,
     pub name: String,
     pub detail: String,
     /// The normalised input (from `ToolStarted`), `null` before.
@@ -42,6 +50,9 @@ pub(super) struct ToolMark {
     pub block: Option<(u32, usize)>,
     /// The full result text (for jumps into a Grep result).
     pub content: String,
+    /// What the tool made for the chat to fold instead of `content` (Edit's
+    /// and Write's diff of what they wrote).
+    pub display: Option<String>,
 }
 
 impl ToolMark {
@@ -394,6 +405,7 @@ impl ChatView {
                 status,
                 summary,
                 content,
+                display,
             } => {
                 if !self.tools.contains_key(&id) {
                     self.new_tool(
@@ -409,13 +421,12 @@ impl ChatView {
                     return;
                 };
                 t.state = LineState::Ended(status);
-                t.partial = match status {
-                    ToolStatus::Done => summary,
-                    _ => user_summary(&summary),
-                };
+                let ran = matches!(status, ToolStatus::Done | ToolStatus::Failed);
+                t.partial = if ran { summary } else { user_summary(&summary) };
                 t.content = content;
+                t.display = display;
                 self.redraw_tool(&mut buf, &id);
-                if status == ToolStatus::Done {
+                if ran {
                     self.add_block(&mut buf, &id);
                 }
             }
@@ -533,6 +544,7 @@ impl ChatView {
             ToolMark {
                 mark,
                 status_mark: None,
+                desc_mark: None,
                 name,
                 detail,
                 input: input.unwrap_or(serde_json::Value::Null),
@@ -540,6 +552,7 @@ impl ChatView {
                 state,
                 block: None,
                 content: String::new(),
+                display: None,
             },
         );
         self.redraw_tool(buf, &id);
@@ -583,6 +596,23 @@ impl ChatView {
             b.id(id);
         }
         t.status_mark = buf.set_extmark(ns, row, start, &b.build()).ok();
+        // A Bash line's description after its command, dimmed.
+        let description = t.input.get("description").and_then(|d| d.as_str());
+        match description.and_then(|d| description_range(&t.name, &t.detail, d)) {
+            Some((start, end)) => {
+                let mut b = SetExtmarkOpts::builder();
+                b.end_row(row).end_col(end).hl_group("LatheToolDescription");
+                if let Some(id) = t.desc_mark {
+                    b.id(id);
+                }
+                t.desc_mark = buf.set_extmark(ns, row, start, &b.build()).ok();
+            }
+            None => {
+                if let Some(id) = t.desc_mark.take() {
+                    let _ = buf.del_extmark(ns, id);
+                }
+            }
+        }
         true
     }
 
@@ -592,7 +622,11 @@ impl ChatView {
         let Some(t) = self.tools.get_mut(id) else {
             return;
         };
-        let lines = fold_lines(&t.content, &fence_lang(&t.name, &t.input));
+        let diff = t.display.as_deref().filter(|d| !d.trim().is_empty());
+        let lines = match diff {
+            Some(d) => fold_lines(d, "diff"),
+            None => fold_lines(&t.content, &fence_lang(&t.name, &t.input)),
+        };
         if lines.is_empty() {
             return;
         }
@@ -606,6 +640,21 @@ impl ChatView {
             return;
         }
         super::edited();
+        if diff.is_some() {
+            // Added, removed and hunk lines in their own colours, whether
+            // or not a `diff` parser is installed for the fence.
+            for (i, col, group) in diff_fold_highlights(&lines) {
+                let r = row + 1 + i;
+                let end = lines.get(i).map_or(0, String::len);
+                let opts = SetExtmarkOpts::builder()
+                    .end_row(r)
+                    .end_col(end)
+                    .hl_group(group)
+                    .priority(DIFF_PRIORITY)
+                    .build();
+                let _ = buf.set_extmark(ns, r, col, &opts);
+            }
+        }
         let start = buf
             .set_extmark(ns, row + 1, 0, &SetExtmarkOpts::default())
             .ok();

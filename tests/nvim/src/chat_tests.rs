@@ -99,6 +99,7 @@ fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), Stri
         status: ToolStatus::Done,
         summary: "1 file".into(),
         content: String::new(),
+        display: None,
     });
     ev(AgentEvent::TextDelta {
         text: "Found it.".into(),
@@ -215,6 +216,7 @@ fn a_tool_line_updated_many_times_stays_one_line() -> Result<(), String> {
         status: ToolStatus::Done,
         summary: "1 replacement".into(),
         content: String::new(),
+        display: None,
     });
     ev(AgentEvent::TextDelta {
         text: "Fixed.".into(),
@@ -854,6 +856,7 @@ fn an_unfocused_chat_window_is_never_scrolled_past_its_end() -> Result<(), Strin
                 status: ToolStatus::Done,
                 summary: "60 lines".into(),
                 content: (1..=60).map(|l| format!("{l:>6}\tline {l}\n")).collect(),
+                display: None,
             }]);
             check(&format!("turn {turn}, after call {i}"))?;
         }

@@ -29,6 +29,7 @@ fn finished(id: &str, name: &str, status: ToolStatus, summary: &str, content: &s
         status,
         summary: summary.into(),
         content: content.into(),
+        display: None,
     }
 }
 
@@ -584,5 +585,127 @@ fn ctrl_c_in_the_prompt_area_stops_the_turn() -> Result<(), String> {
         T.type("<C-c>")
         T.eq("stopped", T.lathe.wait(5000), "stopped")
         T.lacks("not finished", T.chat_text(), "its end.")"###,
+    )
+}
+
+/// A Read, an Edit of what it read, a command that fails, an answer.
+const EDIT_AND_FAIL_SCRIPT: &str = r###"{ "responses": [
+  { "content": [
+      { "type": "tool_use", "id": "toolu_01", "name": "Read", "input": { "file_path": "a.py" } } ] },
+  { "content": [
+      { "type": "tool_use", "id": "toolu_02", "name": "Edit",
+        "input": { "file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2" } } ],
+    "expect": { "tool_result_contains": { "toolu_01": "x = 1" } } },
+  { "content": [
+      { "type": "tool_use", "id": "toolu_03", "name": "Bash",
+        "input": { "command": "echo broken; exit 1", "description": "Run the checks" } } ],
+    "expect": { "tool_result_contains": { "toolu_02": "has been updated" } } },
+  { "content": [ { "type": "text", "text": "The checks fail." } ],
+    "expect": { "tool_result_contains": { "toolu_03": "Exit code 1" },
+                "tool_result_is_error": { "toolu_03": false } } }
+] }"###;
+
+/// A real turn: the Edit's line folds a diff of what it wrote (not the
+/// model's `cat -n` snippet), its added, removed and hunk lines in their
+/// own highlight groups; the command that exited 1 is `failed` with its
+/// own sign and highlight, shows the command with the model's description
+/// dimmed after it; `:Lathe resume` shows all of it again the same way,
+/// and `<CR>` on a line of the diff opens that line of the file.
+#[nvim_oxi::test]
+fn an_edit_folds_its_diff_and_a_failed_command_is_not_done_also_after_resume() -> Result<(), String>
+{
+    lua_test_with_model(
+        EDIT_AND_FAIL_SCRIPT,
+        r###"
+        local dir = T.project()
+        T.write(dir .. "/a.py", "import os\nx = 1\nprint(x)\n")
+        vim.cmd.cd(dir)
+        vim.cmd("runtime plugin/lathe.lua")
+        T.setup(dir, { base_url = MOCK_URL })
+        T.answer_floats({ "y", "y" })
+        vim.cmd("Lathe fix it")
+        T.eq("turn", T.lathe.wait(15000), "done")
+        T.eq("the file", T.bytes(dir .. "/a.py"), "import os\nx = 2\nprint(x)\n")
+
+        -- Per chat line: its sign and every group lathe_chat put on it,
+        -- with the text each covers.
+        local function marks_of(prefix)
+          local b = T.chat_buf()
+          local ns = vim.api.nvim_get_namespaces()["lathe_chat"]
+          for i, l in ipairs(T.lines(b)) do
+            if vim.startswith(l, prefix) then
+              local out = { line = l, groups = {} }
+              for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, { i - 1, 0 }, { i - 1, -1 }, { details = true })) do
+                local d = m[4]
+                if d.sign_text then out.sign = vim.trim(d.sign_text) end
+                if d.hl_group and d.end_col then
+                  out.groups[d.hl_group] = l:sub(m[3] + 1, d.end_col)
+                end
+              end
+              return out
+            end
+          end
+          error("no chat line starts with " .. prefix .. ":\n" .. T.chat_text())
+        end
+        local function check(when)
+          local edit = marks_of("- Edit(a.py)")
+          T.eq(when .. ": the Edit line", { edit.line, edit.sign }, { "- Edit(a.py): done — 1 replacement", "✓" })
+          local text = T.chat_text()
+          T.has(when .. ": the Edit folds the diff", text, table.concat({
+            "- Edit(a.py): done — 1 replacement",
+            "  ```diff",
+            "  --- a/a.py",
+            "  +++ b/a.py",
+            "  @@ -1,3 +1,3 @@",
+            "   import os",
+            "  -x = 1",
+            "  +x = 2",
+            "   print(x)",
+            "  ```",
+          }, "\n"))
+          T.lacks(when .. ": not the cat -n snippet", text, "cat -n")
+          T.eq(when .. ": hunk", marks_of("  @@ -1,3").groups, { LatheDiffHunk = "@@ -1,3 +1,3 @@" })
+          T.eq(when .. ": removed", marks_of("  -x = 1").groups, { LatheDiffRemoved = "-x = 1" })
+          T.eq(when .. ": added", marks_of("  +x = 2").groups, { LatheDiffAdded = "+x = 2" })
+          T.eq(when .. ": file", marks_of("  +++ b/a.py").groups, { LatheDiffFile = "+++ b/a.py" })
+          T.eq(when .. ": context", marks_of("   import os").groups, {})
+          local bash = marks_of("- Bash(")
+          T.eq(when .. ": the failed command", { bash.line, bash.sign, bash.groups }, {
+            "- Bash(echo broken; exit 1  # Run the checks): failed — exit 1", "!",
+            { LatheToolFailed = "failed", LatheToolDescription = "# Run the checks" },
+          })
+          T.has(when .. ": its output folded", text, "  broken\n")
+        end
+        check("live")
+        local failed = vim.api.nvim_get_hl(0, { name = "LatheToolFailed" })
+        T.eq("failed links to a warning", failed.link, "DiagnosticWarn")
+        for _, g in ipairs({ "LatheToolDescription", "LatheDiffAdded", "LatheDiffRemoved", "LatheDiffHunk", "LatheDiffFile" }) do
+          T.eq(g .. " links", type(vim.api.nvim_get_hl(0, { name = g }).link), "string")
+        end
+        local live = T.chat_text()
+
+        -- The session's file is written on a thread of its own.
+        local files
+        T.wait_for("the session saved", 5000, function()
+          files = vim.fn.glob(vim.fn.stdpath("state") .. "/lathe/sessions/*/*.jsonl", false, true)
+          return #files == 1 and vim.fn.readfile(files[1])[#vim.fn.readfile(files[1])]:find('"turn_end"') ~= nil
+        end)
+        vim.cmd("Lathe new")
+        vim.cmd("Lathe resume last")
+        T.lathe.wait(5000)
+        T.eq("chat after resume", T.chat_text(), live)
+        check("resumed")
+
+        -- <CR> on a line of the diff opens that line of the file.
+        local chat_win = vim.fn.bufwinid(T.chat_buf())
+        vim.api.nvim_set_current_win(chat_win)
+        for i, l in ipairs(T.lines(T.chat_buf())) do
+          if l == "   print(x)" then vim.api.nvim_win_set_cursor(chat_win, { i, 0 }) end
+        end
+        vim.cmd("normal! zv")
+        T.type("<CR>")
+        T.eq("the file", vim.fs.basename(vim.api.nvim_buf_get_name(0)), "a.py")
+        T.eq("at the diff's line", vim.api.nvim_win_get_cursor(0)[1], 3)
+        "###,
     )
 }

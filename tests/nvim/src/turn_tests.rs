@@ -66,9 +66,10 @@ fn lathe_command_fixes_the_typo_in_the_open_buffer() -> Result<(), String> {
           "- Read(greeting.py): done — 2 lines",
           "  ```python", "       1\tdef greet(name):", "       2\t    return f\"Helo, {{name}}!\"", "  ```",
           "- Edit(greeting.py): done — 1 replacement",
-          "  ```",
-          "  The file greeting.py has been updated. Here is the result of running `cat -n` on a snippet of the edited file:",
-          "       1\tdef greet(name):", "       2\t    return f\"Hello, {{name}}!\"", "  ```",
+          "  ```diff",
+          "  --- a/greeting.py", "  +++ b/greeting.py", "  @@ -1,2 +1,2 @@",
+          "   def greet(name):",
+          "  -    return f\"Helo, {{name}}!\"", "  +    return f\"Hello, {{name}}!\"", "  ```",
           "Fixed the typo.",
           "",
           -- The chat window is 40 columns: the token line is broken

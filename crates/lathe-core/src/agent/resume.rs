@@ -36,7 +36,7 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
     let transcript = Transcript::default();
     let mut usage = Usage::default();
     let mut details: HashMap<&str, &str> = HashMap::new();
-    let mut done: HashMap<&str, (&str, &str)> = HashMap::new();
+    let mut done: HashMap<&str, (&str, &str, &Option<String>)> = HashMap::new();
     for r in records {
         match r {
             Record::ToolStart { id, detail, .. } => {
@@ -46,8 +46,9 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                 id,
                 status,
                 summary,
+                display,
             } => {
-                done.insert(id, (status, summary));
+                done.insert(id, (status, summary, display));
             }
             _ => {}
         }
@@ -123,10 +124,10 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                         .position(|(id, _)| *id == result.tool_use_id)
                         .map(|p| open_calls.remove(p).1)
                         .unwrap_or_default();
-                    let (status, summary) = match done.get(result.tool_use_id.as_str()) {
-                        Some((s, m)) => (status_of(s), m.to_string()),
-                        None if result.is_error => (ToolStatus::Error, String::new()),
-                        None => (ToolStatus::Done, String::new()),
+                    let (status, summary, display) = match done.get(result.tool_use_id.as_str()) {
+                        Some((s, m, d)) => (status_of(s), m.to_string(), (*d).clone()),
+                        None if result.is_error => (ToolStatus::Error, String::new(), None),
+                        None => (ToolStatus::Done, String::new(), None),
                     };
                     events.push(AgentEvent::ToolFinished {
                         id: result.tool_use_id.clone(),
@@ -134,6 +135,7 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                         status,
                         summary,
                         content: result.content.as_text(),
+                        display,
                     });
                 }
             }
@@ -247,6 +249,7 @@ fn close_turn(
             status: ToolStatus::Interrupted,
             summary: NO_RESULT_SUMMARY.into(),
             content: String::new(),
+            display: None,
         });
     }
     if let TurnOutcome::Error(text) = &outcome {
@@ -309,6 +312,98 @@ mod tests {
         ContentBlock::Text { text: t.into() }
     }
 
+    /// A failed command and an edit's diff, as the live chat got them,
+    /// written by the session's `LoggingSink`, read back and replayed: the
+    /// resumed chat gets the same status, summary and diff.
+    #[test]
+    fn a_failed_line_and_an_edit_diff_come_back_after_a_resume() {
+        use super::super::session_log::{load, LoggingSink, SessionLog};
+        use crate::events::{EventSink, RecordingSink};
+        use std::sync::Arc;
+        let dir = std::env::temp_dir().join(format!(
+            "lathe-resume-display-{}-{:?}",
+            std::process::id(),
+            std::time::SystemTime::now()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let live = Arc::new(RecordingSink::default());
+        let log = SessionLog::create(&dir, "s", std::path::Path::new("/p"), "m", live.clone());
+        log.record(&Record::User {
+            text: "fix it".into(),
+            blocks: Vec::new(),
+        });
+        let bash = ContentBlock::ToolUse(ToolUse {
+            id: "b1".into(),
+            name: "Bash".into(),
+            input: json!({ "command": "false", "description": "Fail" }),
+            extra: Default::default(),
+        });
+        let edit = ContentBlock::ToolUse(ToolUse {
+            id: "e1".into(),
+            name: "Edit".into(),
+            input: json!({ "file_path": "a.txt", "old_string": "a", "new_string": "b" }),
+            extra: Default::default(),
+        });
+        if let Record::Assistant { message } = assistant(vec![bash, edit]) {
+            log.record(&Record::Assistant { message });
+        }
+        let sink = LoggingSink {
+            inner: live.clone(),
+            log: log.clone(),
+        };
+        let diff = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n";
+        let finished = [
+            AgentEvent::ToolFinished {
+                id: "b1".into(),
+                name: "Bash".into(),
+                status: ToolStatus::Failed,
+                summary: "exit 1".into(),
+                content: "\n\nExit code 1 (failure)".into(),
+                display: None,
+            },
+            AgentEvent::ToolFinished {
+                id: "e1".into(),
+                name: "Edit".into(),
+                status: ToolStatus::Done,
+                summary: "1 replacement".into(),
+                content: "The file a.txt has been updated.".into(),
+                display: Some(diff.into()),
+            },
+        ];
+        for (e, id) in finished.iter().zip(["b1", "e1"]) {
+            sink.emit(AgentEvent::ToolStarted {
+                id: id.into(),
+                name: String::new(),
+                detail: String::new(),
+                input: serde_json::Value::Null,
+            });
+            sink.emit(e.clone());
+        }
+        let content = |e: &AgentEvent| match e {
+            AgentEvent::ToolFinished { content, .. } => content.clone(),
+            _ => String::new(),
+        };
+        log.record(&Record::ToolResults {
+            results: finished
+                .iter()
+                .zip(["b1", "e1"])
+                .map(|(e, id)| ToolResult {
+                    tool_use_id: id.into(),
+                    content: ToolResultContent::Text(content(e)),
+                    is_error: false,
+                })
+                .collect(),
+        });
+        log.flush();
+        let records = load(log.path()).unwrap().records;
+        let replayed: Vec<AgentEvent> = restore(&records)
+            .events
+            .into_iter()
+            .filter(|e| matches!(e, AgentEvent::ToolFinished { .. }))
+            .collect();
+        assert_eq!(replayed, finished.to_vec());
+    }
+
     #[test]
     fn cited_text_is_shown_again() {
         let cited = ContentBlock::Opaque(json!({"type": "text", "text": "it will be sunny",
@@ -353,6 +448,7 @@ mod tests {
                 id: "t1".into(),
                 status: "done".into(),
                 summary: "1 line".into(),
+                display: None,
             },
             Record::ToolResults {
                 results: vec![ok("t1")],
@@ -391,6 +487,7 @@ mod tests {
                     status: ToolStatus::Done,
                     summary: "1 line".into(),
                     content: "1\thello".into(),
+                    display: None,
                 },
                 AgentEvent::AssistantStarted,
                 AgentEvent::TextDelta {

@@ -188,10 +188,15 @@ pub enum Record {
     ToolDone {
         /// `tool_use_id`.
         id: String,
-        /// `done`, `error`, `denied`, `interrupted`.
+        /// `done`, `failed`, `error`, `denied`, `interrupted`.
         status: String,
         /// The line's summary.
         summary: String,
+        /// What the chat folded instead of the result
+        /// (`AgentEvent::ToolFinished`'s `display`: Edit's and Write's
+        /// diff).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<String>,
     },
     /// A notice the chat showed (`AgentEvent::Notice`): `:Lathe resume`
     /// shows it again where it was.
@@ -289,6 +294,7 @@ pub fn outcome_of(outcome: &str, error: Option<&str>) -> TurnOutcome {
 pub fn status_of(status: &str) -> ToolStatus {
     match status {
         "done" => ToolStatus::Done,
+        "failed" => ToolStatus::Failed,
         "error" => ToolStatus::Error,
         "denied" => ToolStatus::Denied,
         _ => ToolStatus::Interrupted,
@@ -712,11 +718,13 @@ impl EventSink for LoggingSink {
                 id,
                 status,
                 summary,
+                display,
                 ..
             } => self.log.record(&Record::ToolDone {
                 id: id.clone(),
                 status: status.as_str().to_string(),
                 summary: summary.clone(),
+                display: display.clone(),
             }),
             AgentEvent::Notice { text, is_error } => self.log.record(&Record::Notice {
                 text: text.clone(),

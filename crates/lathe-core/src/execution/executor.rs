@@ -172,6 +172,7 @@ impl ToolExecutor {
                         status: ToolStatus::Interrupted,
                         summary: "interrupted before it started".into(),
                         content: result.content.as_text(),
+                        display: None,
                     });
                     result
                 }

@@ -894,15 +894,20 @@ impl Gates<'_> {
     fn finish(&mut self, outcome: Result<ToolOutput, Stop>) -> ToolRun {
         self.started("", serde_json::Value::Null);
         let id = self.id.clone();
-        let (result, status, summary) = match outcome {
+        let (result, status, summary, display) = match outcome {
             Ok(out) => (
                 ToolResult {
                     tool_use_id: id.clone(),
                     content: self.bound(out.content),
                     is_error: false,
                 },
-                ToolStatus::Done,
+                if out.failed {
+                    ToolStatus::Failed
+                } else {
+                    ToolStatus::Done
+                },
                 out.summary,
+                out.display,
             ),
             Err(mut stop) => {
                 stop.message = sendable::error_text(&self.name, std::mem::take(&mut stop.message));
@@ -925,6 +930,7 @@ impl Gates<'_> {
                     },
                     stop.status,
                     summary,
+                    None,
                 )
             }
         };
@@ -934,6 +940,7 @@ impl Gates<'_> {
             status,
             summary: summary.clone(),
             content: result.content.as_text(),
+            display,
         });
         ToolRun {
             result,

@@ -181,10 +181,7 @@ mod tests {
     }
 
     fn blocks(b: Vec<ContentBlock>) -> ToolOutput {
-        ToolOutput {
-            content: ToolResultContent::Blocks(b),
-            summary: String::new(),
-        }
+        ToolOutput::new(ToolResultContent::Blocks(b), "")
     }
 
     #[test]

@@ -235,10 +235,10 @@ pub fn output_of(tool: &str, result: &Value) -> Result<ToolOutput, ToolError> {
         }));
     }
     let lines = content.as_text().lines().count();
-    Ok(ToolOutput {
+    Ok(ToolOutput::new(
         content,
-        summary: crate::text::plural(lines, "line", "lines"),
-    })
+        crate::text::plural(lines, "line", "lines"),
+    ))
 }
 
 #[async_trait]

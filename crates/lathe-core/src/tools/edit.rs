@@ -279,6 +279,7 @@ impl TypedTool for EditTool {
             ),
             (false, false) => fill(EDIT_APPLIED, &[("path", &p)]),
         };
+        let diff = plan.change.applied_diff(&ctx.root);
         let (mut text, _) = plan.change.apply(ctx, headline).await?;
         if plan.quotes_folded {
             text.push_str("\n\n");
@@ -289,7 +290,9 @@ impl TypedTool for EditTool {
         } else {
             plural(count, "replacement", "replacements")
         };
-        Ok(ToolOutput::text(text, summary))
+        let mut out = ToolOutput::text(text, summary);
+        out.display = Some(diff);
+        Ok(out)
     }
 
     fn describe(&self, input: &EditInput, root: &Path) -> String {

@@ -67,15 +67,30 @@ pub struct ToolOutput {
     pub content: ToolResultContent,
     /// One short line for the chat window, e.g. `12 lines` or `3 files`.
     pub summary: String,
+    /// The tool ran and what it ran failed (a Bash command's non-zero
+    /// exit): the chat shows the call as `failed`, not `done`. The
+    /// `tool_result` is not an error (the model reads the exit line).
+    pub failed: bool,
+    /// What the chat folds under the call's line instead of `content`
+    /// (for people, never sent to the model): Edit's and Write's diff of
+    /// what they wrote. `None`: the chat folds `content`.
+    pub display: Option<String>,
 }
 
 impl ToolOutput {
+    /// A result with a chat summary (not failed, no display of its own).
+    pub fn new(content: ToolResultContent, summary: impl Into<String>) -> Self {
+        Self {
+            content,
+            summary: summary.into(),
+            failed: false,
+            display: None,
+        }
+    }
+
     /// A text result with a chat summary.
     pub fn text(content: impl Into<String>, summary: impl Into<String>) -> Self {
-        Self {
-            content: ToolResultContent::Text(content.into()),
-            summary: summary.into(),
-        }
+        Self::new(ToolResultContent::Text(content.into()), summary)
     }
 }
 

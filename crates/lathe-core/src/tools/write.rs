@@ -171,15 +171,18 @@ impl TypedTool for WriteTool {
         } else {
             fill(WRITE_UPDATED, &[("path", &p)])
         };
+        let diff = change.applied_diff(&ctx.root);
         let (text, _) = change.apply(ctx, headline).await?;
-        Ok(ToolOutput::text(
+        let mut out = ToolOutput::text(
             text,
             if created {
                 format!("created, {lines}")
             } else {
                 lines
             },
-        ))
+        );
+        out.display = Some(diff);
+        Ok(out)
     }
 
     fn describe(&self, input: &WriteInput, root: &Path) -> String {

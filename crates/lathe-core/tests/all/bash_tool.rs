@@ -574,6 +574,49 @@ async fn read_only_command_runs_without_asking_others_ask() {
     assert!(root.join("b.txt").exists());
 }
 
+/// A command that exits non-zero (or is killed by a signal) ran: the
+/// model's result is not an error, but the chat's line says `failed`, not
+/// `done` (a timeout stays an error, a zero exit done).
+#[tokio::test]
+async fn a_non_zero_exit_is_failed_not_done_and_not_a_tool_error() {
+    use lathe_core::events::{AgentEvent, RecordingSink};
+    let (_dir, root) = project();
+    let sink = Arc::new(RecordingSink::default());
+    let env = common::env_at(&root)
+        .tools(vec![Arc::new(BashTool::default())])
+        .ctx(ctx(&root))
+        .sink(sink.clone())
+        .prompter(Arc::new(ScriptedPrompter::new(std::iter::repeat_n(
+            PromptAnswer::AllowOnce,
+            4,
+        ))))
+        .results(root.join(".lathe-results"), "t")
+        .build();
+    let cases = [
+        ("echo ok", ToolStatus::Done, false, "exit 0"),
+        ("echo no; exit 1", ToolStatus::Failed, false, "exit 1"),
+        ("kill -9 $$", ToolStatus::Failed, false, "killed by SIGKILL"),
+        ("sleep 600", ToolStatus::Error, true, "Command timed out"),
+    ];
+    for (command, status, is_error, summary) in cases {
+        let input = json!({"command": command, "timeout": 300});
+        let run = run_tool_use(&bash_use(input), &env).await;
+        assert_eq!(run.status, status, "{command}");
+        assert_eq!(run.result.is_error, is_error, "{command}");
+        assert!(
+            run.summary.starts_with(summary),
+            "{command}: {}",
+            run.summary
+        );
+        let finished = sink.events().into_iter().rev().find_map(|e| match e {
+            AgentEvent::ToolFinished { status, .. } => Some(status),
+            _ => None,
+        });
+        assert_eq!(finished, Some(status), "{command}");
+    }
+    assert_eq!(ToolStatus::Failed.as_str(), "failed");
+}
+
 #[tokio::test]
 async fn pipeline_timeout_is_an_error_result() {
     let (_dir, root) = project();

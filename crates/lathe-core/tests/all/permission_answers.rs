@@ -379,3 +379,72 @@ async fn a_read_only_command_naming_a_path_outside_asks() {
     let (status, _) = call(&s.env, "Bash", json!({"command": "ls src"})).await;
     assert_eq!(status, ToolStatus::Done, "inside the project it runs");
 }
+
+/// The `display` of the call's `ToolFinished` (what the chat folds).
+async fn display_of(s: &Setup, name: &str, input: Value) -> Option<String> {
+    use lathe_core::events::{AgentEvent, RecordingSink};
+    let sink = Arc::new(RecordingSink::default());
+    let env = ExecEnv {
+        sink: sink.clone(),
+        ..s.env.clone()
+    };
+    let (status, text) = call(&env, name, input).await;
+    assert_eq!(status, ToolStatus::Done, "{text}");
+    sink.events().into_iter().find_map(|e| match e {
+        AgentEvent::ToolFinished { display, .. } => display,
+        _ => None,
+    })
+}
+
+/// Edit and Write give the chat the diff of what they wrote: the user's
+/// revision (a hunk left out in the float) is not in it, a created file is
+/// all added lines; the model's result text stays its own.
+#[tokio::test]
+async fn edit_and_write_show_the_chat_the_diff_of_what_was_written() {
+    use lathe_core::tools::support::diff::unified_diff;
+    let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let after = before
+        .replace("line 2\n", "line two\n")
+        .replace("line 18\n", "line eighteen\n");
+    let kept = apply_hunks(&before, &after, &[true, false]);
+    let s = setup(
+        Mode::Default,
+        vec![
+            PromptAnswer::AllowRevised(Revision {
+                after: kept.clone(),
+                rejected_hunks: vec![2],
+                edited: false,
+            }),
+            PromptAnswer::AllowOnce,
+            PromptAnswer::AllowOnce,
+        ],
+    );
+    write_and_read(&s, "f.txt", &before).await;
+    let shown = display_of(&s, "Write", json!({"file_path": "f.txt", "content": after})).await;
+    assert_eq!(shown, Some(unified_diff(Some(&before), &kept, "f.txt")));
+    assert!(!shown.unwrap_or_default().contains("eighteen"));
+
+    let shown = display_of(
+        &s,
+        "Edit",
+        json!({"file_path": "f.txt", "old_string": "line 5\n", "new_string": "line five\n"}),
+    )
+    .await;
+    assert_eq!(
+        shown.as_deref(),
+        Some(
+            "--- a/f.txt\n+++ b/f.txt\n@@ -2,7 +2,7 @@\n line two\n line 3\n line 4\n-line 5\n+line five\n line 6\n line 7\n line 8\n"
+        )
+    );
+
+    let shown = display_of(
+        &s,
+        "Write",
+        json!({"file_path": "src/n.py", "content": "a = 1\nb = 2\n"}),
+    )
+    .await;
+    assert_eq!(
+        shown.as_deref(),
+        Some("--- /dev/null\n+++ b/src/n.py\n@@ -0,0 +1,2 @@\n+a = 1\n+b = 2\n")
+    );
+}

@@ -100,7 +100,8 @@ async fn allowed_commands_write_only_in_the_project_and_see_no_secrets() {
     )
     .await;
     let (status, text) = (run.status, run.result.content.as_text());
-    assert_eq!(status, ToolStatus::Done, "{text}");
+    // The command ran and failed: not done, not a tool error.
+    assert_eq!(status, ToolStatus::Failed, "{text}");
     assert_eq!(
         run.summary, "exit 1 · stopped by the sandbox",
         "the folded chat line says so"

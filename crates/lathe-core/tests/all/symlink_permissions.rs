@@ -175,7 +175,8 @@ async fn run(w: &World, env: &ExecEnv, tool: &str, input: &Value) -> (&'static s
     let verdict = match (asked, run.status) {
         (true, _) => "ask",
         (false, ToolStatus::Denied) => "deny",
-        (false, ToolStatus::Done) => "allow",
+        // Allowed: it ran, whether or not the command then failed.
+        (false, ToolStatus::Done | ToolStatus::Failed) => "allow",
         (false, _) => "error",
     };
     (verdict, text)

@@ -16,8 +16,10 @@
 //! - A non-zero exit is not a tool error (as in Claude Code): the result is
 //!   the output followed by `Exit code N (failure)` and `is_error` stays
 //!   false.
+//!   The chat shows such a call (and one killed by a signal) as `failed`
+//!   ([`ToolOutput::failed`]), not `done`.
 //!   Timeout and user interruption are errors (`is_error`), with the output
-//!   so far.
+//!   so far: the chat shows them as `error` and `interrupted`.
 //! - A normal exit leaves background jobs running (`cmd > log 2>&1 &`); a
 //!   timeout or interruption stops the whole process group.
 
@@ -380,7 +382,9 @@ impl TypedTool for BashTool {
                     ),
                     None => (format!("{output}\n\n{footer}"), short),
                 };
-                Ok(ToolOutput::text(text, short))
+                let mut out = ToolOutput::text(text, short);
+                out.failed = !status.success();
+                Ok(out)
             }
             Ending::TimedOut => Err(ToolError::new(fill(
                 messages::TIMED_OUT,

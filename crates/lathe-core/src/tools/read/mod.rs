@@ -311,10 +311,7 @@ fn image_output(
             text: notes.join("\n"),
         });
     }
-    ToolOutput {
-        content: ToolResultContent::Blocks(blocks),
-        summary,
-    }
+    ToolOutput::new(ToolResultContent::Blocks(blocks), summary)
 }
 
 /// The text of a Read result for `text` from 1-based line `first`, at most

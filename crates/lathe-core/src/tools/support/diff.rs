@@ -30,6 +30,40 @@ pub fn unified_diff(old: Option<&str>, new: &str, name: &str) -> String {
         .to_string()
 }
 
+/// Lines of a [`bounded_diff`] at most (the chat folds it; the rest is
+/// counted in [`DIFF_MORE_LINES`]).
+pub const DIFF_MAX_LINES: usize = 300;
+/// Characters of a [`bounded_diff`] line at most (a minified line is cut
+/// with `…`).
+pub const DIFF_MAX_LINE_CHARS: usize = 500;
+/// The last line of a [`bounded_diff`] cut at [`DIFF_MAX_LINES`]
+/// (user-facing, in the chat).
+pub const DIFF_MORE_LINES: &str = "… {n} more lines of the diff not shown";
+
+/// [`unified_diff`] bounded for the chat: at most [`DIFF_MAX_LINES`] lines
+/// of at most [`DIFF_MAX_LINE_CHARS`] characters, a cut diff ending with
+/// [`DIFF_MORE_LINES`] (how many lines were left out).
+pub fn bounded_diff(old: Option<&str>, new: &str, name: &str) -> String {
+    let full = unified_diff(old, new, name);
+    let total = full.lines().count();
+    let mut out = String::with_capacity(full.len().min(DIFF_MAX_LINES * 100));
+    for line in full.lines().take(DIFF_MAX_LINES) {
+        if line.chars().count() > DIFF_MAX_LINE_CHARS {
+            out.extend(line.chars().take(DIFF_MAX_LINE_CHARS - 1));
+            out.push('…');
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    if total > DIFF_MAX_LINES {
+        let n = (total - DIFF_MAX_LINES).to_string();
+        out.push_str(&crate::text::fill(DIFF_MORE_LINES, &[("n", &n)]));
+        out.push('\n');
+    }
+    out
+}
+
 /// How many hunks [`unified_diff`] shows for `before` → `after`.
 pub fn hunk_count(before: &str, after: &str) -> usize {
     TextDiff::from_lines(before, after)
@@ -93,6 +127,31 @@ mod tests {
             "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n"
         );
         assert_eq!(unified_diff(Some("same\n"), "same\n", "s"), "");
+    }
+
+    #[test]
+    fn a_bounded_diff_says_how_many_lines_it_left_out() {
+        let big: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+        let d = bounded_diff(None, &big, "big.txt");
+        let lines: Vec<&str> = d.lines().collect();
+        assert_eq!(lines.len(), DIFF_MAX_LINES + 1);
+        assert_eq!(lines[0], "--- /dev/null");
+        // 3 header lines + 1000 added lines in all.
+        assert_eq!(
+            lines[DIFF_MAX_LINES],
+            format!(
+                "… {} more lines of the diff not shown",
+                1003 - DIFF_MAX_LINES
+            )
+        );
+        let wide = "x".repeat(2000);
+        let d = bounded_diff(Some("a\n"), &format!("{wide}\n"), "w");
+        let added = d
+            .lines()
+            .find(|l| l.starts_with('+') && !l.starts_with("+++"));
+        assert_eq!(added.map(|l| l.chars().count()), Some(DIFF_MAX_LINE_CHARS));
+        let small = bounded_diff(Some("a\n"), "b\n", "s");
+        assert_eq!(small, unified_diff(Some("a\n"), "b\n", "s"));
     }
 
     #[test]

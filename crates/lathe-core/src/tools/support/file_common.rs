@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::editor::{Document, EditorError, Fresh, Stamp, TextFormat, TextHash, WriteRequest};
 
-use super::diff::unified_diff;
+use super::diff::{bounded_diff, unified_diff};
 use super::file_state::ReadRecord;
 use super::numbered::{line_count, line_start, number_lines};
 use super::paths;
@@ -150,6 +150,14 @@ impl FileChange {
             watch: self.base.clone(),
             ..PermissionPreview::default()
         }
+    }
+
+    /// The diff of what applying it writes, bounded for the chat
+    /// ([`bounded_diff`]): `before` (or `/dev/null`) to `after`, the user's
+    /// revision included (hunks left out in the float are not in it).
+    pub fn applied_diff(&self, root: &Path) -> String {
+        let before = self.before.as_ref().map(|d| d.text.as_str());
+        bounded_diff(before, &self.after, &shown(root, &self.path))
     }
 
     /// Takes the user's revision of the change: `revision.after` is written
