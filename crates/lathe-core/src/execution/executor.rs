@@ -23,12 +23,14 @@ use tokio::task::{Id, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{AgentEvent, ToolStatus};
-use crate::permissions::PermissionState;
+use crate::permissions::{PermissionState, QueuedChange};
 use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
 use crate::tools::FileState;
 
 use super::messages::{SIBLING_FAILED, TOOL_PANICKED};
-use super::{interrupted_result, run_checked, CheckedCall, ExecEnv, PendingToolUse, ToolRun};
+use super::{
+    interrupted_result, run_checked, AnswerState, CheckedCall, ExecEnv, PendingToolUse, ToolRun,
+};
 use crate::text::fill;
 
 /// One batch of [`partition_tool_calls`]: indexes into the calls, in order.
@@ -90,7 +92,10 @@ pub struct ToolExecutor {
 impl ToolExecutor {
     /// An executor running calls with `env` (whose `ctx.cancel` is the turn's
     /// token), at most `max_concurrency` (≥ 1) at once.
-    pub fn new(env: ExecEnv, max_concurrency: usize) -> Self {
+    pub fn new(mut env: ExecEnv, max_concurrency: usize) -> Self {
+        // A new answer: its calls share a fresh state (the `Y` grant of
+        // the answer before does not carry over).
+        env.answer = AnswerState::default();
         Self {
             env,
             max_concurrency: max_concurrency.max(1),
@@ -111,6 +116,20 @@ impl ToolExecutor {
         let safe = checked.is_concurrency_safe();
         let detail = checked.detail(&self.env.ctx.root);
         let (id, name) = (tool_use.id.clone(), tool_use.name.clone());
+        if let Ok(prepared) = &checked.prepared {
+            if !prepared.is_read_only() {
+                let tool = prepared.tool().name().to_string();
+                self.env.answer.add_change(
+                    &id,
+                    QueuedChange {
+                        title: format!("{tool} {detail}"),
+                        tool,
+                        path: prepared.target_path(),
+                        input: prepared.input_json.clone(),
+                    },
+                );
+            }
+        }
         self.entries.push(Entry {
             tool_use,
             checked: Some(checked),
@@ -160,6 +179,8 @@ impl ToolExecutor {
             self.next().await;
         }
         self.commit_group();
+        // Calls that never started ask nothing more either.
+        self.env.prompter.settled();
         self.entries
             .into_iter()
             .map(|e| match e.run {
@@ -187,6 +208,7 @@ impl ToolExecutor {
             self.complete(done);
         }
         self.commit_group();
+        self.env.prompter.settled();
         self.entries.iter().filter(|e| e.run.is_some()).count()
     }
 
@@ -280,7 +302,11 @@ impl ToolExecutor {
                 group.cancel.cancel();
             }
         }
+        let id = self.entries[i].tool_use.id.clone();
         self.entries[i].run = Some(run);
+        if self.env.answer.finished(&id) {
+            self.env.prompter.settled();
+        }
     }
 
     /// Ends the current batch: applies its staged state in call order.
