@@ -32,6 +32,8 @@ const KEYS: &[(&str, char)] = &[
     ("d", 'd'),
     ("<Space>", ' '),
     ("?", '?'),
+    ("Y", 'Y'),
+    ("D", 'D'),
 ];
 
 /// The editor's size: `(columns, lines)`.
@@ -95,6 +97,7 @@ pub(super) fn open(id: u64, enter: bool) -> Result<(), String> {
             .build();
         buf.set_keymap(Mode::Normal, lhs, "", &opts).map_err(err)?;
     }
+    super::burst::swallow_keys(&mut buf);
     let closed = CreateAutocmdOpts::builder()
         .patterns([win.handle().to_string().as_str()])
         .once(true)
@@ -268,7 +271,7 @@ fn fit_height(win: &mut Window, r: &Rendered) {
 
 /// The window of `r`, `height` rows tall (within the screen): centered over
 /// the editor, `r.width` wide, titled and footed.
-fn config(r: &Rendered, height: usize) -> WindowConfig {
+pub(super) fn config(r: &Rendered, height: usize) -> WindowConfig {
     let (columns, total) = screen();
     let width = r.width as u32;
     let height = height.clamp(1, max_height()) as u32;
