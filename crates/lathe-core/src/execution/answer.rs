@@ -32,6 +32,8 @@ struct Inner {
     changes: Vec<Change>,
     /// `Y`: the answer's remaining file changes run without asking.
     allow_rest: bool,
+    /// Every call of the answer is known (its stream ended).
+    complete: bool,
 }
 
 /// The shared state of one answer's calls (see the module docs). Cheap to
@@ -39,6 +41,8 @@ struct Inner {
 #[derive(Debug, Clone, Default)]
 pub struct AnswerState {
     inner: Arc<Mutex<Inner>>,
+    /// Wakes asks waiting for the answer's last call.
+    completed: Arc<tokio::sync::Notify>,
 }
 
 impl AnswerState {
@@ -59,11 +63,30 @@ impl AnswerState {
         });
     }
 
-    /// Call `id` is about to ask: its place among the answer's changing
-    /// calls asked about (`index` counts those asked before it, `total`
-    /// adds the ones still to come) and the changes queued after it.
-    /// `None` when `id` is no changing call of the answer.
-    pub fn asking(&self, id: &str) -> Option<Burst> {
+    /// Every call of the answer is known: its stream ended (or its calls
+    /// are being finished).
+    pub fn complete(&self) {
+        self.with(|s| s.complete = true);
+        self.completed.notify_waiters();
+    }
+
+    /// Call `id` is about to ask: once every call of the answer is known
+    /// (so the count is whole; a call can start while the answer still
+    /// streams), its place among the answer's changing calls asked about
+    /// (`index` counts those asked before it, `total` adds the ones still
+    /// to come) and the changes queued after it. `None` at once when `id`
+    /// is no changing call of the answer.
+    pub async fn asking(&self, id: &str) -> Option<Burst> {
+        if !self.with(|s| s.changes.iter().any(|c| c.id == id)) {
+            return None;
+        }
+        loop {
+            let woken = self.completed.notified();
+            if self.with(|s| s.complete) {
+                break;
+            }
+            woken.await;
+        }
         self.with(|s| {
             let pos = s.changes.iter().position(|c| c.id == id)?;
             s.changes[pos].asked = true;
@@ -236,21 +259,30 @@ mod tests {
         );
     }
 
-    #[test]
-    fn burst_counts_the_asked_changes_and_what_is_still_to_come() {
+    #[tokio::test]
+    async fn burst_counts_the_asked_changes_and_what_is_still_to_come() {
         let s = AnswerState::default();
-        for id in ["a", "b", "c"] {
+        s.add_change("a", edit("/p/a.py", "x", "y"));
+        // The first call asks while the answer still streams: it waits
+        // until every call is known.
+        let early = tokio::spawn({
+            let s = s.clone();
+            async move { s.asking("a").await }
+        });
+        tokio::task::yield_now().await;
+        for id in ["b", "c"] {
             s.add_change(id, edit(&format!("/p/{id}.py"), "x", "y"));
         }
-        let first = s.asking("a").expect("burst");
+        s.complete();
+        let first = early.await.expect("task").expect("burst");
         assert_eq!((first.index, first.total, first.next.len()), (1, 3, 2));
         assert!(!s.finished("a"));
         // b runs without asking (a rule allows it): c is then 2 of 2.
         assert!(!s.finished("b"));
-        let third = s.asking("c").expect("burst");
+        let third = s.asking("c").await.expect("burst");
         assert_eq!((third.index, third.total, third.next.len()), (2, 2, 0));
         assert!(s.finished("c"));
-        assert!(s.asking("not-a-change").is_none());
+        assert!(s.asking("not-a-change").await.is_none());
     }
 
     #[test]

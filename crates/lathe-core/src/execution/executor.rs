@@ -147,6 +147,15 @@ impl ToolExecutor {
         }
     }
 
+    /// Every call of the answer is added (its stream ended). A changing
+    /// call that asks waits for this, so it can count the answer's
+    /// changes ([`AnswerState::asking`]); [`ToolExecutor::finish`] and
+    /// [`ToolExecutor::abandon`] (which the turn calls once the stream
+    /// ended) say it first.
+    pub fn stream_ended(&self) {
+        self.env.answer.complete();
+    }
+
     /// How many calls have started (running or finished): once this is
     /// above 0, side effects may have happened.
     pub fn started(&self) -> usize {
@@ -171,6 +180,7 @@ impl ToolExecutor {
     /// interrupted results without running) and returns one `tool_result`
     /// per call, in call order.
     pub async fn finish(mut self) -> Vec<ToolResult> {
+        self.stream_ended();
         loop {
             self.start_ready();
             if self.running.is_empty() {
@@ -203,6 +213,7 @@ impl ToolExecutor {
     /// Gives up on the calls: queued ones never start, running ones are
     /// awaited (their results dropped). Returns how many calls ran.
     pub async fn abandon(mut self) -> usize {
+        self.stream_ended();
         self.next_to_start = self.entries.len();
         while let Some(done) = self.running.join_next_with_id().await {
             self.complete(done);

@@ -563,7 +563,10 @@ impl Gates<'_> {
             // run without asking: offer those.
             preview.session_rules = exact;
         }
-        preview.burst = self.env.answer.asking(&self.id);
+        preview.burst = tokio::select! {
+            b = self.env.answer.asking(&self.id) => b,
+            _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),
+        };
         let answer = tokio::select! {
             a = self.env.prompter.ask(tool, &preview) => a,
             _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),
