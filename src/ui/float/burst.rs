@@ -230,7 +230,7 @@ pub(super) fn open_combined(id: u64) -> Result<(), String> {
     api::set_option_value("buftype", "nofile", &o).map_err(err)?;
     api::set_option_value("bufhidden", "wipe", &o).map_err(err)?;
     api::set_option_value("swapfile", false, &o).map_err(err)?;
-    buf.set_name(&format!("{PREVIEW_NAME}#{id}")).map_err(err)?;
+    buf.set_name(format!("{PREVIEW_NAME}#{id}")).map_err(err)?;
     let body = text.strip_suffix('\n').unwrap_or(&text);
     buf.set_lines(.., false, body.split('\n')).map_err(err)?;
     api::set_option_value("modifiable", false, &o).map_err(err)?;
