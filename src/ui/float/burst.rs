@@ -41,28 +41,6 @@ pub const HOLD_FOOTER: &str = " :q leaves (the next ask then waits) ";
 /// The combined preview's buffer name.
 pub const PREVIEW_NAME: &str = "lathe://answer-preview";
 
-/// Keys the float (and the hold) take besides the answer keys, doing
-/// nothing: those that would change text or enter Insert mode. The float's
-/// buffer cannot be changed, but Insert mode there would keep the keys
-/// after from answering and the next float from opening.
-const SWALLOWED: &[&str] = &[
-    "i", "I", "o", "O", "s", "S", "c", "C", "R", "x", "X", "p", "P", "u", "J",
-];
-
-/// Maps [`SWALLOWED`] to nothing in `buf` (a float's buffer).
-pub(super) fn swallow_keys(buf: &mut Buffer) {
-    for lhs in SWALLOWED {
-        let opts = SetKeymapOpts::builder()
-            .noremap(true)
-            .nowait(true)
-            .silent(true)
-            .desc("lathe: permission float")
-            .callback(|()| {})
-            .build();
-        let _ = buf.set_keymap(Mode::Normal, lhs, "", &opts);
-    }
-}
-
 /// The window kept between two asks of one answer.
 struct Hold {
     win: Window,

@@ -36,6 +36,28 @@ const KEYS: &[(&str, char)] = &[
     ("D", 'D'),
 ];
 
+/// Keys the float (and the hold it becomes, `burst`) take besides the answer keys, doing
+/// nothing: those that would change text or enter Insert mode. The float's
+/// buffer cannot be changed, but Insert mode there would keep the keys
+/// after from answering and the next float from opening.
+const SWALLOWED: &[&str] = &[
+    "i", "I", "o", "O", "s", "S", "c", "C", "R", "x", "X", "p", "P", "u", "J",
+];
+
+/// Maps [`SWALLOWED`] to nothing in `buf` (a float's buffer).
+fn swallow_keys(buf: &mut Buffer) {
+    for lhs in SWALLOWED {
+        let opts = SetKeymapOpts::builder()
+            .noremap(true)
+            .nowait(true)
+            .silent(true)
+            .desc("lathe: permission float")
+            .callback(|()| {})
+            .build();
+        let _ = buf.set_keymap(Mode::Normal, lhs, "", &opts);
+    }
+}
+
 /// The editor's size: `(columns, lines)`.
 fn screen() -> (usize, usize) {
     let get = |name: &str, default: u32| -> usize {
@@ -97,7 +119,7 @@ pub(super) fn open(id: u64, enter: bool) -> Result<(), String> {
             .build();
         buf.set_keymap(Mode::Normal, lhs, "", &opts).map_err(err)?;
     }
-    super::burst::swallow_keys(&mut buf);
+    swallow_keys(&mut buf);
     let closed = CreateAutocmdOpts::builder()
         .patterns([win.handle().to_string().as_str()])
         .once(true)
