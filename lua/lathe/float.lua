@@ -31,6 +31,17 @@ function M.may_focus(idle_ms)
   return (uv.hrtime() - M.last) / 1e6 >= idle_ms
 end
 
+--- The operator the user started and has not finished (Operator-pending
+--- mode), else nil.
+---@return string?
+function M.pending_operator()
+  local m = vim.api.nvim_get_mode().mode
+  if m:sub(1, 2) == "no" then
+    return vim.v.operator
+  end
+  return nil
+end
+
 --- One line asked on the command line (`input()`); nil when cancelled.
 ---@param prompt string
 ---@return string?

@@ -350,6 +350,7 @@ impl EnvBuilder {
             interactive: true,
             hooks: self.hooks,
             turn_stop: Default::default(),
+            answer: Default::default(),
         }
     }
 }

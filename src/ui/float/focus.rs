@@ -63,3 +63,12 @@ pub(super) fn input_line(prompt: &str) -> Option<String> {
         .ok()
         .flatten()
 }
+
+/// The operator the user started and has not finished (`y`, `d`, `gU`),
+/// when Neovim is in Operator-pending mode; `None` otherwise.
+pub(super) fn pending_operator() -> Option<String> {
+    module_fn(MODULE, "pending_operator")
+        .and_then(|f| f.call::<Option<String>>(()))
+        .ok()
+        .flatten()
+}

@@ -2,8 +2,13 @@
 //! a keystroke by accident (`:help lathe-float`).
 //!
 //! - Asks queue on the main thread; one float shows at a time, titled
-//!   `(1 of 3)` when more wait. While any ask waits, the chat and
-//!   `lathe.statusline()` say "waiting for you: Edit greeting.py".
+//!   `(1 of 3)` when more wait (for one of an answer's changes: its place
+//!   among them). While any ask waits, the chat and
+//!   `lathe.statusline()` say "waiting for you: Edit greeting.py" (or
+//!   that an operator the user started must end first).
+//! - Between two asks of one answer the answered float stays and takes
+//!   the keys; `D` shows the answer's queued changes, `Y` allows the rest
+//!   of them (`burst`).
 //! - A float opens only when the user is in Normal mode, nothing is pending
 //!   (no typeahead, no operator) and no key was typed for the guard time;
 //!   otherwise the ask waits and is retried every [`POLL`].
@@ -23,6 +28,7 @@
 //! When a float takes focus (the first time), the `User LathePermissionAsk`
 //! autocmd fires with the float as the current window.
 
+mod burst;
 mod diff_tab;
 mod focus;
 mod look;
@@ -40,6 +46,7 @@ use crate::host::bridge::MainThread;
 use crate::host::guard::{guarded, notify_error, notify_warn};
 use lathe_core::editor::{TextHash, Version};
 use lathe_core::permissions::{PermissionPreview, PromptAnswer, Prompter, Revision};
+use lathe_core::text::fill;
 use view::AskView;
 
 /// The `User` autocmd pattern fired after the float opens.
@@ -57,6 +64,13 @@ pub const NO_RULE_KEY: &str =
 /// Message when `a`/`A` are pressed after hunks were toggled or the text edited.
 pub const REVISED_RULE_KEY: &str =
     "lathe: a and A allow the change as proposed; press y to apply your selection";
+
+/// Message when `Y` is pressed but not offered.
+pub const NO_ANSWER_KEY: &str =
+    "lathe: Y is offered on a file change when more of this answer's file changes are queued (and not after <Space> or an edit in the diff tab); y allows this one";
+/// The waiting notice while an operator the user started (`y`, `d`, …)
+/// keeps the float from opening. `{keys}`, `{title}`.
+pub const PENDING_OPERATOR: &str = "waiting for you to finish `{keys}` (or <Esc>), then: {title}";
 
 /// Asks through floating windows on the main thread.
 pub struct FloatPrompter {
@@ -122,6 +136,12 @@ impl Prompter for FloatPrompter {
         };
         guard.armed = false;
         answer
+    }
+
+    fn settled(&self) {
+        let _ = self.main.post(|| {
+            let _ = guarded("ending the wait for the next ask", burst::end);
+        });
     }
 }
 
@@ -223,6 +243,34 @@ fn show_next(now: bool) {
     }
     if !now && ASKS.with(|a| a.borrow().dismissed) {
         return;
+    }
+    // The answered float of this answer holds the cursor: the next ask
+    // takes its place, focused (its guard time still applies to keys).
+    if !now {
+        let hold = nvim_oxi::api::get_current_win();
+        if let Some(prev) = burst::hand_over(focus::can_take_focus(Duration::ZERO)) {
+            let opened = window::open(front, true);
+            burst::close_handed(hold);
+            match opened {
+                Ok(()) => {
+                    ASKS.with(|a| {
+                        if let Some(f) = a.borrow_mut().float.as_mut() {
+                            f.prev = prev;
+                        }
+                    });
+                    focused();
+                }
+                Err(e) => {
+                    notify_warn(&format!("lathe: cannot open the permission window: {e}"));
+                    answer(front, PromptAnswer::Deny);
+                }
+            }
+            return;
+        }
+        if burst::holding() {
+            schedule_poll();
+            return;
+        }
     }
     if now || focus::can_take_focus(guard) {
         // `:Lathe review` asked for it: focused at once. Otherwise it shows
@@ -353,16 +401,28 @@ fn schedule_poll() {
 /// Sends `answer` for ask `id`, closes its float, and moves on to the next
 /// ask. Main thread.
 fn answer(id: u64, answer: PromptAnswer) {
-    let tx = ASKS.with(|a| {
+    let (tx, next) = ASKS.with(|a| {
         let mut a = a.borrow_mut();
-        let pos = a.queue.iter().position(|q| q.id == id)?;
+        let Some(pos) = a.queue.iter().position(|q| q.id == id) else {
+            return (None, None);
+        };
         if pos == 0 {
             a.dismissed = false;
         }
-        a.queue.remove(pos).tx
+        let q = a.queue.remove(pos);
+        (q.tx, burst::next_of(&q.preview))
     });
     if ASKS.with(|a| a.borrow().float.as_ref().is_some_and(|f| f.ask_id == id)) {
-        close_float();
+        // More of the answer's changes come: the float stays and takes the
+        // keys until the next ask shows (`burst`).
+        let float = ASKS.with(|a| a.borrow_mut().float.take());
+        let rest = match (float, next) {
+            (Some(f), Some(next)) => burst::hold(f, &next),
+            (f, _) => f,
+        };
+        if let Some(f) = rest {
+            close(f);
+        }
     }
     if let Some(tx) = tx {
         let _ = tx.send(answer);
@@ -392,13 +452,19 @@ fn abandon(id: u64) {
 fn close_float() {
     let float = ASKS.with(|a| a.borrow_mut().float.take());
     if let Some(f) = float {
-        let was_current = nvim_oxi::api::get_current_win() == f.win;
-        if f.win.is_valid() {
-            let _ = f.win.close(true);
-        }
-        if was_current && f.prev.is_valid() {
-            let _ = nvim_oxi::api::set_current_win(&f.prev);
-        }
+        close(f);
+    }
+}
+
+/// Closes float `f`; when the cursor was in it, returns to the window
+/// before it.
+fn close(f: Float) {
+    let was_current = nvim_oxi::api::get_current_win() == f.win;
+    if f.win.is_valid() {
+        let _ = f.win.close(true);
+    }
+    if was_current && f.prev.is_valid() {
+        let _ = nvim_oxi::api::set_current_win(&f.prev);
     }
 }
 
@@ -476,12 +542,22 @@ pub fn deny_all() {
 /// The waiting notice for the statusline (`lathe.statusline()`), `None`
 /// when nothing waits.
 pub fn waiting() -> Option<String> {
-    ASKS.with(|a| {
+    let (title, count, shown) = ASKS.with(|a| {
         let a = a.borrow();
-        a.queue
-            .first()
-            .map(|q| view::waiting_text(&title_of(q), a.queue.len()))
-    })
+        let shown = a.float.as_ref().is_some_and(|f| f.win.is_valid());
+        a.queue.first().map(|q| (title_of(q), a.queue.len(), shown))
+    })?;
+    // An operator the user started keeps the float from opening until it
+    // ends: say so, or lathe looks hung.
+    if !shown {
+        if let Some(keys) = focus::pending_operator() {
+            return Some(fill(
+                PENDING_OPERATOR,
+                &[("keys", &keys), ("title", &title)],
+            ));
+        }
+    }
+    Some(view::waiting_text(&title, count))
 }
 
 fn title_of(q: &Ask) -> String {
@@ -549,6 +625,12 @@ fn on_key(id: u64, key: char) {
             );
         }
         'r' if refresh_stale(id) => answer(id, PromptAnswer::Replan),
+        'Y' => allow_answer(id),
+        'D' => {
+            if let Err(e) = burst::open_combined(id) {
+                notify_warn(&format!("lathe: cannot show the answer's changes: {e}"));
+            }
+        }
         '?' => {
             with_view(id, |v| v.help = !v.help);
             window::redraw(id);
@@ -612,6 +694,25 @@ fn allow(id: u64, key: char) {
         _ => PromptAnswer::AllowAndSave,
     };
     answer(id, reply);
+}
+
+/// `Y`: allows this change and the rest of its answer's file changes,
+/// when offered (`view::offers_answer`) and the plan is fresh.
+fn allow_answer(id: u64) {
+    let offered = ASKS.with(|a| {
+        a.borrow()
+            .queue
+            .iter()
+            .find(|q| q.id == id)
+            .is_some_and(|q| view::offers_answer(&q.preview, &q.view))
+    });
+    if !offered {
+        notify_warn(NO_ANSWER_KEY);
+    } else if refresh_stale(id) {
+        notify_warn(STALE_KEY);
+    } else {
+        answer(id, PromptAnswer::AllowAnswer);
+    }
 }
 
 /// Toggles the hunk under the cursor in the float of ask `id`.
@@ -722,6 +823,14 @@ mod tests {
         assert_eq!(
             NO_RULE_KEY,
             "lathe: a and A are not offered: no narrow rule for this session would let this call run without asking; y allows it once, n denies it"
+        );
+        assert_eq!(
+            NO_ANSWER_KEY,
+            "lathe: Y is offered on a file change when more of this answer's file changes are queued (and not after <Space> or an edit in the diff tab); y allows this one"
+        );
+        assert_eq!(
+            PENDING_OPERATOR,
+            "waiting for you to finish `{keys}` (or <Esc>), then: {title}"
         );
         assert_eq!(
             REVISED_RULE_KEY,

@@ -53,6 +53,12 @@ pub const HELP_RULES_REVISED: &[&str] = &[
 pub const HELP_NO_RULES: &[&str] = &[
     "a A      not offered: a rule for this session would not stop this call from asking (an ask rule, a protected path or a hook asks every time), or no narrow rule fits it",
 ];
+/// The `?` help on `Y` and `D` when more of the answer's file changes
+/// are queued.
+pub const HELP_BURST: &[&str] = &[
+    "Y        allow this change and the rest of this answer's file changes (Edit, Write) without asking; no rule is added, commands still ask, the next answer asks again",
+    "D        show this change and the answer's queued ones as one diff (a preview, planned in order)",
+];
 /// The rest of the `?` help.
 pub const HELP_REST: &[&str] = &[
     "n        deny (the model is told you declined)",
@@ -130,6 +136,16 @@ const KEY_HIDE: FooterKey = FooterKey {
     short: "q hide",
     drop: None,
 };
+const KEY_ANSWER: FooterKey = FooterKey {
+    long: "Y rest of answer (edits)",
+    short: "Y rest",
+    drop: Some(6),
+};
+const KEY_ALL: FooterKey = FooterKey {
+    long: "D all changes",
+    short: "D all",
+    drop: Some(0),
+};
 const KEY_HELP: FooterKey = FooterKey {
     long: "? help",
     short: "? help",
@@ -163,6 +179,24 @@ impl AskView {
 /// the call run without asking) and the user has not revised the change.
 pub fn offers_rules(preview: &PermissionPreview, view: &AskView) -> bool {
     !preview.session_rules.is_empty() && !view.revised()
+}
+
+/// `true` when the float offers `Y` (allow the rest of this answer's file
+/// changes): the call is a file change, more of the answer's file changes
+/// (Edit, Write) are queued, and the user has not revised this one.
+pub fn offers_answer(preview: &PermissionPreview, view: &AskView) -> bool {
+    preview.change.is_some() && !view.revised() && queued_file_changes(preview) > 0
+}
+
+/// How many of the answer's file changes (Edit, Write) are queued after
+/// this call.
+pub fn queued_file_changes(preview: &PermissionPreview) -> usize {
+    preview.burst.as_ref().map_or(0, |b| {
+        b.next
+            .iter()
+            .filter(|q| matches!(q.tool.as_str(), "Edit" | "Write"))
+            .count()
+    })
 }
 
 /// A rendered float.
@@ -225,10 +259,11 @@ pub fn render(
     let prefix = if is_bash { "# " } else { "" };
     let header_lines = header(preview, view);
     let (body, filetype) = body(preview, view);
-    let of = if position.1 > 1 {
-        format!(" ({} of {})", position.0, position.1)
-    } else {
-        String::new()
+    // A call of a burst counts its answer's changing calls; else the queue.
+    let of = match &preview.burst {
+        Some(b) if b.total > 1 => format!(" ({} of {})", b.index, b.total),
+        _ if position.1 > 1 => format!(" ({} of {})", position.0, position.1),
+        _ => String::new(),
     };
     let title_text = if preview.title.is_empty() {
         tool.to_string()
@@ -359,7 +394,12 @@ fn header(preview: &PermissionPreview, view: &AskView) -> Vec<HeaderLine> {
         } else {
             HELP_NO_RULES
         };
-        for h in HELP_TOP.iter().chain(rules).chain(HELP_REST) {
+        let burst: &[&str] = if queued_file_changes(preview) > 0 {
+            HELP_BURST
+        } else {
+            &[]
+        };
+        for h in HELP_TOP.iter().chain(rules).chain(burst).chain(HELP_REST) {
             out.push(HeaderLine {
                 indent: HELP_INDENT,
                 ..line((*h).to_string())
@@ -398,6 +438,9 @@ pub fn footer_keys(preview: &PermissionPreview, view: &AskView) -> Vec<FooterKey
         keys.push(KEY_REPLAN);
     } else {
         keys.push(KEY_ALLOW);
+        if offers_answer(preview, view) {
+            keys.push(KEY_ANSWER);
+        }
         if offers_rules(preview, view) {
             keys.extend([KEY_SESSION, KEY_SAVE]);
         }
@@ -405,6 +448,9 @@ pub fn footer_keys(preview: &PermissionPreview, view: &AskView) -> Vec<FooterKey
     keys.extend([KEY_DENY, KEY_WHY]);
     if preview.change.is_some() {
         keys.extend([KEY_DIFF, KEY_HUNK]);
+    }
+    if queued_file_changes(preview) > 0 {
+        keys.push(KEY_ALL);
     }
     keys.extend([KEY_HIDE, KEY_HELP]);
     keys
@@ -562,6 +608,51 @@ mod tests {
             fit_footer(&footer_keys(&edit_preview(), &AskView::default()), WIDE),
             " y allow · a session · A save · n deny · N deny+why · d diff tab · <Space> hunk · q hide (ask waits) · ? help "
         );
+    }
+
+    #[test]
+    fn a_burst_counts_its_answer_and_offers_y_and_d_while_edits_are_queued() {
+        use lathe_core::permissions::{Burst, QueuedChange};
+        let queued = |tool: &str| QueuedChange {
+            tool: tool.into(),
+            title: format!("{tool} x.py"),
+            ..QueuedChange::default()
+        };
+        let preview = PermissionPreview {
+            burst: Some(Burst {
+                index: 1,
+                total: 3,
+                next: vec![queued("Edit"), queued("Write")],
+            }),
+            ..edit_preview()
+        };
+        let r = render("Edit", &preview, &AskView::default(), (1, 1), WIDE);
+        assert!(r.title.contains("(1 of 3)"), "{}", r.title);
+        assert!(
+            r.footer.contains("Y rest of answer (edits)"),
+            "{}",
+            r.footer
+        );
+        assert!(r.footer.contains("D all changes"), "{}", r.footer);
+        // After <Space> left a hunk out, Y (the change as proposed) goes.
+        let view = AskView {
+            rejected: [0].into_iter().collect(),
+            ..AskView::default()
+        };
+        assert!(!offers_answer(&preview, &view));
+        // Only a Bash call queued: neither Y nor D.
+        let bash_next = PermissionPreview {
+            burst: Some(Burst {
+                index: 1,
+                total: 2,
+                next: vec![queued("Bash")],
+            }),
+            ..edit_preview()
+        };
+        let r = render("Edit", &bash_next, &AskView::default(), (1, 1), WIDE);
+        assert!(r.title.contains("(1 of 2)"), "{}", r.title);
+        assert!(!r.footer.contains("Y rest"), "{}", r.footer);
+        assert!(!r.footer.contains("D all"), "{}", r.footer);
     }
 
     #[test]

@@ -31,7 +31,31 @@ const KEYS: &[(&str, char)] = &[
     ("d", 'd'),
     ("<Space>", ' '),
     ("?", '?'),
+    ("Y", 'Y'),
+    ("D", 'D'),
 ];
+
+/// Keys the float (and the hold it becomes, `burst`) take besides the answer keys, doing
+/// nothing: those that would change text or enter Insert mode. The float's
+/// buffer cannot be changed, but Insert mode there would keep the keys
+/// after from answering and the next float from opening.
+const SWALLOWED: &[&str] = &[
+    "i", "I", "o", "O", "s", "S", "c", "C", "R", "x", "X", "p", "P", "u", "J",
+];
+
+/// Maps [`SWALLOWED`] to nothing in `buf` (a float's buffer).
+fn swallow_keys(buf: &mut Buffer) {
+    for lhs in SWALLOWED {
+        let opts = SetKeymapOpts::builder()
+            .noremap(true)
+            .nowait(true)
+            .silent(true)
+            .desc("lathe: permission float")
+            .callback(|()| {})
+            .build();
+        let _ = buf.set_keymap(Mode::Normal, lhs, "", &opts);
+    }
+}
 
 /// The editor's size: `(columns, lines)`.
 fn screen() -> (usize, usize) {
@@ -94,6 +118,7 @@ pub(super) fn open(id: u64, enter: bool) -> Result<(), String> {
             .build();
         buf.set_keymap(Mode::Normal, lhs, "", &opts).map_err(err)?;
     }
+    swallow_keys(&mut buf);
     let closed = CreateAutocmdOpts::builder()
         .patterns([win.handle().to_string().as_str()])
         .once(true)
@@ -269,7 +294,7 @@ fn fit_height(win: &mut Window, r: &Rendered) {
 
 /// The window of `r`, `height` rows tall (within the screen): centered over
 /// the editor, `r.width` wide, titled and footed.
-fn config(r: &Rendered, height: usize) -> WindowConfig {
+pub(super) fn config(r: &Rendered, height: usize) -> WindowConfig {
     let (columns, total) = screen();
     let width = r.width as u32;
     let height = height.clamp(1, max_height()) as u32;

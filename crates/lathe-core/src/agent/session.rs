@@ -993,6 +993,7 @@ impl Session {
             interactive: true,
             hooks: self.hooks.clone(),
             turn_stop: TurnStop::default(),
+            answer: Default::default(),
         }
     }
 

@@ -23,12 +23,14 @@ use tokio::task::{Id, JoinError, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{AgentEvent, ToolStatus};
-use crate::permissions::PermissionState;
+use crate::permissions::{PermissionState, QueuedChange};
 use crate::protocol::{ToolResult, ToolResultContent, ToolUse};
 use crate::tools::FileState;
 
 use super::messages::{SIBLING_FAILED, TOOL_PANICKED};
-use super::{interrupted_result, run_checked, CheckedCall, ExecEnv, PendingToolUse, ToolRun};
+use super::{
+    interrupted_result, run_checked, AnswerState, CheckedCall, ExecEnv, PendingToolUse, ToolRun,
+};
 use crate::text::fill;
 
 /// One batch of [`partition_tool_calls`]: indexes into the calls, in order.
@@ -90,7 +92,10 @@ pub struct ToolExecutor {
 impl ToolExecutor {
     /// An executor running calls with `env` (whose `ctx.cancel` is the turn's
     /// token), at most `max_concurrency` (≥ 1) at once.
-    pub fn new(env: ExecEnv, max_concurrency: usize) -> Self {
+    pub fn new(mut env: ExecEnv, max_concurrency: usize) -> Self {
+        // A new answer: its calls share a fresh state (the `Y` grant of
+        // the answer before does not carry over).
+        env.answer = AnswerState::default();
         Self {
             env,
             max_concurrency: max_concurrency.max(1),
@@ -111,6 +116,20 @@ impl ToolExecutor {
         let safe = checked.is_concurrency_safe();
         let detail = checked.detail(&self.env.ctx.root);
         let (id, name) = (tool_use.id.clone(), tool_use.name.clone());
+        if let Ok(prepared) = &checked.prepared {
+            if !prepared.is_read_only() {
+                let tool = prepared.tool().name().to_string();
+                self.env.answer.add_change(
+                    &id,
+                    QueuedChange {
+                        title: format!("{tool} {detail}"),
+                        tool,
+                        path: prepared.target_path(),
+                        input: prepared.input_json.clone(),
+                    },
+                );
+            }
+        }
         self.entries.push(Entry {
             tool_use,
             checked: Some(checked),
@@ -126,6 +145,15 @@ impl ToolExecutor {
                 .sink
                 .emit(AgentEvent::ToolQueued { id, name, detail });
         }
+    }
+
+    /// Every call of the answer is added (its stream ended). A changing
+    /// call that asks waits for this, so it can count the answer's
+    /// changes ([`AnswerState::asking`]); [`ToolExecutor::finish`] and
+    /// [`ToolExecutor::abandon`] (which the turn calls once the stream
+    /// ended) say it first.
+    pub fn stream_ended(&self) {
+        self.env.answer.complete();
     }
 
     /// How many calls have started (running or finished): once this is
@@ -152,6 +180,7 @@ impl ToolExecutor {
     /// interrupted results without running) and returns one `tool_result`
     /// per call, in call order.
     pub async fn finish(mut self) -> Vec<ToolResult> {
+        self.stream_ended();
         loop {
             self.start_ready();
             if self.running.is_empty() {
@@ -160,6 +189,8 @@ impl ToolExecutor {
             self.next().await;
         }
         self.commit_group();
+        // Calls that never started ask nothing more either.
+        self.env.prompter.settled();
         self.entries
             .into_iter()
             .map(|e| match e.run {
@@ -183,11 +214,13 @@ impl ToolExecutor {
     /// Gives up on the calls: queued ones never start, running ones are
     /// awaited (their results dropped). Returns how many calls ran.
     pub async fn abandon(mut self) -> usize {
+        self.stream_ended();
         self.next_to_start = self.entries.len();
         while let Some(done) = self.running.join_next_with_id().await {
             self.complete(done);
         }
         self.commit_group();
+        self.env.prompter.settled();
         self.entries.iter().filter(|e| e.run.is_some()).count()
     }
 
@@ -281,7 +314,11 @@ impl ToolExecutor {
                 group.cancel.cancel();
             }
         }
+        let id = self.entries[i].tool_use.id.clone();
         self.entries[i].run = Some(run);
+        if self.env.answer.finished(&id) {
+            self.env.prompter.settled();
+        }
     }
 
     /// Ends the current batch: applies its staged state in call order.

@@ -15,6 +15,7 @@
 //! path ("was this file read?"), and resolving once means every later gate
 //! sees the same input.
 
+pub mod answer;
 mod checked;
 mod executor;
 mod hook_gates;
@@ -25,6 +26,7 @@ mod registry;
 mod schema_check;
 pub mod sendable;
 
+pub use answer::AnswerState;
 pub use checked::CheckedCall;
 pub use executor::{partition_tool_calls, Batch, ToolExecutor};
 pub use hook_gates::{Hooks, TurnStop, HOOK_STOPPED_TURN};
@@ -58,7 +60,7 @@ use crate::text::{fill, plural};
 use crate::tools::bash::messages::SANDBOX_NOT_PREPARED;
 use crate::tools::support::file_state::ReadRecord;
 use crate::tools::{
-    FileState, PlannedCall, PreparedCall, Sandboxing, ToolContext, ToolError, ToolOutput,
+    FileState, PlannedCall, PreparedCall, Sandboxing, ToolContext, ToolError, ToolKind, ToolOutput,
 };
 use hook_gates::{HOOK_BAD_INPUT, HOOK_BLOCKED, HOOK_DENIED, HOOK_STOPPED_CALL};
 
@@ -113,6 +115,9 @@ pub struct ExecEnv {
     pub hooks: Arc<Hooks>,
     /// Set when a hook asked to end the turn (read by the turn loop).
     pub turn_stop: TurnStop,
+    /// What the calls of the current answer share (its changing calls,
+    /// the `Y` grant); each [`ToolExecutor`] starts a fresh one.
+    pub answer: AnswerState,
 }
 
 /// A `tool_use` as it came off the stream: when its `partial_json` did not
@@ -502,6 +507,17 @@ impl Gates<'_> {
         self.decision = Some(decision.clone());
         let reason = match decision {
             Decision::Allow(_) => return Ok(Approval::Run),
+            // `Y` allowed the rest of this answer's file changes: those
+            // that ask only by default run (an ask rule, a protected path
+            // or a hook still asks).
+            Decision::Ask(reason)
+                if reason.kind == ReasonKind::Default
+                    && hook.is_none()
+                    && prepared.tool().kind() == ToolKind::Edit
+                    && self.env.answer.allows_rest() =>
+            {
+                return Ok(Approval::Run)
+            }
             Decision::Deny(reason) if reason.kind == ReasonKind::Mode => {
                 return Err(Stop {
                     status: ToolStatus::Denied,
@@ -547,6 +563,10 @@ impl Gates<'_> {
             // run without asking: offer those.
             preview.session_rules = exact;
         }
+        preview.burst = tokio::select! {
+            b = self.env.answer.asking(&self.id) => b,
+            _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),
+        };
         let answer = tokio::select! {
             a = self.env.prompter.ask(tool, &preview) => a,
             _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),
@@ -557,6 +577,10 @@ impl Gates<'_> {
         };
         match answer {
             PromptAnswer::AllowOnce => Ok(Approval::Run),
+            PromptAnswer::AllowAnswer => {
+                self.env.answer.allow_rest();
+                Ok(Approval::Run)
+            }
             PromptAnswer::AllowSession => {
                 self.grant(&preview.session_rules);
                 Ok(Approval::Run)

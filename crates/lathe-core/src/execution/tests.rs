@@ -150,6 +150,7 @@ fn env_with(
         interactive: true,
         hooks: Default::default(),
         turn_stop: Default::default(),
+        answer: Default::default(),
     };
     (env, sink)
 }

@@ -24,7 +24,8 @@ pub use paths::{
     resolve_for_rules, spell, with_aliases, writes_git_layout, Aliases, Spelled, MAX_LINKS,
 };
 pub use prompter::{
-    CommandPreview, PermissionPreview, PromptAnswer, Prompter, Revision, ScriptedPrompter,
+    Burst, CommandPreview, PermissionPreview, PromptAnswer, Prompter, QueuedChange, Revision,
+    ScriptedPrompter,
 };
 pub use read_access::hidden_twin;
 pub use read_access::{read_access_spelled, ReadFilter};

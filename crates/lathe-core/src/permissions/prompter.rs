@@ -45,6 +45,38 @@ pub struct PermissionPreview {
     /// A PreToolUse hook rewrote the call's input (`updatedInput`): what
     /// the float shows is the rewritten call, not the model's.
     pub hook_changed: bool,
+    /// The call is one of its answer's changing calls: its place among
+    /// them and the changes queued after it (`None` for a call asked
+    /// about on its own).
+    pub burst: Option<Burst>,
+}
+
+/// Where an asked call stands among its answer's changing calls (Edit,
+/// Write, and other calls that are not read-only), for "Edit cart.py
+/// (1 of 3)", the combined preview of the queued changes, and whether
+/// another ask of the answer may follow this one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Burst {
+    /// 1-based: the changing calls of the answer asked about so far,
+    /// this one included.
+    pub index: usize,
+    /// `index` plus the changing calls still queued after this one.
+    pub total: usize,
+    /// The changing calls queued after this one, in order.
+    pub next: Vec<QueuedChange>,
+}
+
+/// A changing call of the answer that has not run yet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueuedChange {
+    /// The tool (`Edit`, `Write`, `Bash`).
+    pub tool: String,
+    /// One line naming it, e.g. `Edit pricing.py`.
+    pub title: String,
+    /// The file it changes, if any (absolute).
+    pub path: Option<std::path::PathBuf>,
+    /// Its normalised input.
+    pub input: serde_json::Value,
 }
 
 /// A Bash call as the float shows it.
@@ -82,6 +114,11 @@ pub enum PromptAnswer {
     AllowSession,
     /// `A`: like `a`, and save the rules to `.claude/settings.local.json`.
     AllowAndSave,
+    /// `Y`: run this call, and the rest of this answer's file changes
+    /// (Edit, Write) without asking. No rule is added or saved; other
+    /// calls of the answer (Bash, …) still ask, and the next answer asks
+    /// again.
+    AllowAnswer,
     /// `y` after toggling hunks or editing in the diff tab: apply this text.
     AllowRevised(Revision),
     /// `n`, `q`, `<Esc>` (or the prompt could not be shown): refuse.
@@ -99,6 +136,11 @@ pub trait Prompter: Send + Sync {
     /// Shows `tool` and `preview` and waits for the answer. Must return
     /// [`PromptAnswer::Deny`] when the prompt cannot be shown.
     async fn ask(&self, tool: &str, preview: &PermissionPreview) -> PromptAnswer;
+
+    /// No changing call of the current answer is left to run: nothing
+    /// more of it will ask about a change (a front end holding the
+    /// answered float for the next ask lets go).
+    fn settled(&self) {}
 }
 
 /// A prompter that answers from a fixed list (then denies), recording what
@@ -107,6 +149,7 @@ pub trait Prompter: Send + Sync {
 pub struct ScriptedPrompter {
     answers: Mutex<VecDeque<PromptAnswer>>,
     asked: Mutex<Vec<(String, PermissionPreview)>>,
+    settled: std::sync::atomic::AtomicUsize,
 }
 
 impl ScriptedPrompter {
@@ -115,7 +158,13 @@ impl ScriptedPrompter {
         Self {
             answers: Mutex::new(answers.into_iter().collect()),
             asked: Mutex::new(Vec::new()),
+            settled: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// How many times [`Prompter::settled`] was called.
+    pub fn settled_count(&self) -> usize {
+        self.settled.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Every `(tool, preview)` asked so far.
@@ -135,5 +184,10 @@ impl Prompter for ScriptedPrompter {
             .ok()
             .and_then(|mut a| a.pop_front())
             .unwrap_or(PromptAnswer::Deny)
+    }
+
+    fn settled(&self) {
+        self.settled
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 }

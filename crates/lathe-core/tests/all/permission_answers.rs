@@ -448,3 +448,87 @@ async fn edit_and_write_show_the_chat_the_diff_of_what_was_written() {
         Some("--- /dev/null\n+++ b/src/n.py\n@@ -0,0 +1,2 @@\n+a = 1\n+b = 2\n")
     );
 }
+
+fn tool_use(id: &str, name: &str, input: Value) -> lathe_core::execution::PendingToolUse {
+    lathe_core::execution::PendingToolUse::from(lathe_core::protocol::ToolUse {
+        id: id.into(),
+        name: name.into(),
+        input,
+        extra: Default::default(),
+    })
+}
+
+#[tokio::test]
+async fn shift_y_allows_the_rest_of_the_answers_edits_only() {
+    let s = setup(
+        Mode::Default,
+        vec![PromptAnswer::AllowAnswer, PromptAnswer::Deny],
+    );
+    write_and_read(&s, "src/cart.py", "a = 1\n").await;
+    write_and_read(&s, "src/pricing.py", "b = 1\n").await;
+    let mut exec = lathe_core::execution::ToolExecutor::new(s.env.clone(), 4);
+    exec.add(tool_use(
+        "t1",
+        "Edit",
+        json!({"file_path": "src/cart.py", "old_string": "a = 1", "new_string": "a = 2"}),
+    ));
+    exec.add(tool_use(
+        "t2",
+        "Edit",
+        json!({"file_path": "src/pricing.py", "old_string": "b = 1", "new_string": "b = 2"}),
+    ));
+    exec.add(tool_use(
+        "t3",
+        "Bash",
+        json!({"command": "touch src/made.txt"}),
+    ));
+    exec.add(tool_use(
+        "t4",
+        "Write",
+        json!({"file_path": "src/discounts.py", "content": "d = 1\n"}),
+    ));
+    let results = exec.finish().await;
+    assert_eq!(results.len(), 4);
+    let asked = s.prompter.asked();
+    let seen: Vec<(String, usize, usize)> = asked
+        .iter()
+        .map(|(tool, p)| {
+            let b = p.burst.clone().expect("a changing call knows its burst");
+            (tool.clone(), b.index, b.total)
+        })
+        .collect();
+    // The first Edit is 1 of 4 changing calls; after Y the second Edit and
+    // the Write run without asking, the Bash call still asks.
+    assert_eq!(
+        seen,
+        vec![("Edit".to_string(), 1, 4), ("Bash".to_string(), 2, 3)]
+    );
+    let next: Vec<String> = asked[0]
+        .1
+        .burst
+        .as_ref()
+        .map(|b| b.next.iter().map(|q| q.title.clone()).collect())
+        .unwrap_or_default();
+    assert_eq!(next.len(), 3, "{next:?}");
+    assert!(next[0].starts_with("Edit ") && next[0].contains("pricing.py"));
+    let read = |rel: &str| std::fs::read_to_string(s.root.join(rel)).unwrap_or_default();
+    assert_eq!(read("src/cart.py"), "a = 2\n");
+    assert_eq!(read("src/pricing.py"), "b = 2\n");
+    assert_eq!(read("src/discounts.py"), "d = 1\n");
+    assert!(!s.root.join("src/made.txt").exists(), "Bash was denied");
+    assert!(s.prompter.settled_count() >= 1);
+    // No rule was added: the next answer asks again.
+    let mut exec = lathe_core::execution::ToolExecutor::new(s.env.clone(), 4);
+    exec.add(tool_use(
+        "t5",
+        "Edit",
+        json!({"file_path": "src/cart.py", "old_string": "a = 2", "new_string": "a = 3"}),
+    ));
+    exec.finish().await;
+    assert_eq!(s.prompter.asked().len(), 3, "the next answer asks again");
+    assert_eq!(read("src/cart.py"), "a = 2\n");
+    assert!(
+        s.env.permissions.rules().entries.is_empty(),
+        "Y adds no rule"
+    );
+}
