@@ -120,6 +120,17 @@ pub struct ExecEnv {
     pub answer: AnswerState,
 }
 
+/// `true` when acceptEdits mode would let `req` run without asking: what
+/// `Y` (allow the rest of this answer's file changes) allows, no more.
+fn accepts_edits(rules: &crate::permissions::Rules, req: &crate::permissions::Request<'_>) -> bool {
+    let mut rules = rules.clone();
+    rules.mode = crate::permissions::Mode::AcceptEdits;
+    matches!(
+        crate::permissions::decide(&rules, req),
+        Decision::Allow(r) if r.kind == ReasonKind::Mode
+    )
+}
+
 /// A `tool_use` as it came off the stream: when its `partial_json` did not
 /// parse, `input_error` holds the parser's message and `tool_use.input` is `{}`.
 #[derive(Debug, Clone, PartialEq)]
@@ -508,13 +519,14 @@ impl Gates<'_> {
         let reason = match decision {
             Decision::Allow(_) => return Ok(Approval::Run),
             // `Y` allowed the rest of this answer's file changes: those
-            // that ask only by default run (an ask rule, a protected path
-            // or a hook still asks).
+            // acceptEdits mode would let run do (an ask rule, a protected
+            // path, a file outside the project or a hook still asks).
             Decision::Ask(reason)
                 if reason.kind == ReasonKind::Default
                     && hook.is_none()
                     && prepared.tool().kind() == ToolKind::Edit
-                    && self.env.answer.allows_rest() =>
+                    && self.env.answer.allows_rest()
+                    && accepts_edits(&self.env.permissions.rules(), &req) =>
             {
                 return Ok(Approval::Run)
             }
