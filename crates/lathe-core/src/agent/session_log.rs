@@ -566,7 +566,9 @@ impl SessionLog {
     /// Queues `record` (and, before the first prompt, the header).
     pub fn record(&self, record: &Record) {
         let mut lines = String::new();
-        if let Record::User { text, .. } = record {
+        // The first prompt's checkpoint is opened just before its user
+        // message: either starts the file.
+        if let Record::User { text, .. } | Record::CheckpointBegin { prompt: text, .. } = record {
             let header = self
                 .inner
                 .pending_header
@@ -789,6 +791,31 @@ mod tests {
         );
         assert!(loaded.warnings.is_empty());
         assert!(sink.events().is_empty());
+    }
+
+    #[test]
+    fn the_first_prompts_checkpoint_starts_the_file() {
+        let dir = temp_dir("checkpoint");
+        let sink = Arc::new(RecordingSink::default());
+        let log = SessionLog::create(&dir, "s3", Path::new("/p"), "m", sink);
+        let begin = Record::CheckpointBegin {
+            id: 1,
+            mark: Mark {
+                len: 0,
+                last_blocks: None,
+            },
+            prompt: "fix it".into(),
+        };
+        log.record(&begin);
+        log.record(&Record::User {
+            text: "fix it".into(),
+            blocks: Vec::new(),
+        });
+        log.flush();
+        let loaded = load(log.path()).unwrap();
+        assert_eq!(loaded.header.first_prompt, "fix it");
+        assert_eq!(loaded.records.first(), Some(&begin));
+        assert_eq!(loaded.records.len(), 2);
     }
 
     #[test]
