@@ -7,6 +7,7 @@
 // Test code: a failed unwrap/expect is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod changes_tests;
 mod chat_tests;
 mod chat_ui_tests;
 mod common;
