@@ -224,7 +224,12 @@ fn a_resumed_session_lists_its_checkpoints_and_rewinds_both() -> Result<(), Stri
         T.lathe.wait(10000)
         T.eq("a.txt restored", T.lines(abuf)[2], "two")
         T.eq("a.txt saved", T.bytes(dir .. "/a.txt"), A)
-        T.eq("b.txt restored through a buffer", T.bytes(dir .. "/b.txt"), B)
+        T.eq("b.txt restored", T.bytes(dir .. "/b.txt"), B)
+        -- b.txt was not loaded: the rewind loaded it, so one u undoes it.
+        local bbuf = vim.fn.bufnr(dir .. "/b.txt")
+        T.eq("b.txt restored through its buffer", T.lines(bbuf), {{ "alpha", "beta", "gamma" }})
+        vim.api.nvim_buf_call(bbuf, function() vim.cmd("silent undo") end)
+        T.eq("one u in it undoes the restore", T.lines(bbuf)[2], "BETA")
         T.eq("c.txt removed", vim.fn.filereadable(dir .. "/c.txt"), 0)
         T.eq("the conversation went back", T.lathe.transcript(), {{}})
         T.has("the chat says both", T.chat_text(), "rewound the code and the conversation to before prompt 1")
@@ -233,6 +238,44 @@ fn a_resumed_session_lists_its_checkpoints_and_rewinds_both() -> Result<(), Stri
 
         vim.cmd("Lathe again")
         T.eq("the next turn", T.lathe.wait(15000), "done")
+        "###
+        ),
+    )
+}
+
+#[nvim_oxi::test]
+fn the_rewind_picker_lists_prompts_newest_first_with_their_files() -> Result<(), String> {
+    lua_test_with_model(
+        &format!(r#"{{ "responses": [ {TURN} ] }}"#),
+        &format!(
+            r###"
+        {START}
+        local asked = {{}}
+        local select = vim.ui.select
+        vim.ui.select = function(items, opts, on_choice)
+          local shown = {{}}
+          for _, it in ipairs(items) do
+            table.insert(shown, opts.format_item(it))
+          end
+          table.insert(asked, {{ prompt = opts.prompt, items = shown }})
+          -- The prompt, then "code only".
+          on_choice(items[#asked == 1 and 1 or 2])
+        end
+        vim.cmd("Lathe rewind")
+        vim.ui.select = select
+        T.lathe.wait(10000)
+        T.eq("two questions", #asked, 2)
+        T.eq("the prompts", #asked[1].items, 1)
+        T.has("a prompt with its files", asked[1].items[1], "1. change things  (a.txt")
+        T.has("its files", asked[1].items[1], "c.txt")
+        T.eq("what to restore", asked[2].items, {{ "code and conversation", "code only", "conversation only" }})
+        T.eq("the code went back", T.lines(abuf)[2], "two")
+        T.eq("the conversation stays", #T.lathe.transcript() > 0, true)
+
+        -- Completion of the subcommands and the rewind's words.
+        T.eq("subcommands", vim.fn.getcompletion("Lathe ch", "cmdline"), {{ "changes" }})
+        T.eq("changes all", vim.fn.getcompletion("Lathe changes a", "cmdline"), {{ "all" }})
+        T.eq("rewind words", vim.fn.getcompletion("Lathe rewind 2 co", "cmdline"), {{ "code", "conversation" }})
         "###
         ),
     )
