@@ -190,9 +190,10 @@ local function unchanged(buf, f)
   return vim.deep_equal(buf_lines(buf), f.now or {})
 end
 
---- Saves `buf` after a revert when the user had no unsaved change in it.
+--- Saves `buf` after a revert when the user had no unsaved change in it
+--- (and `setup{ save_after_edit }` is not false).
 local function save(buf, was_modified)
-  if was_modified then
+  if was_modified or (view and view.data and view.data.save == false) then
     return
   end
   vim.api.nvim_buf_call(buf, function()
@@ -309,7 +310,24 @@ local function go()
   else
     vim.cmd("tabnew")
   end
-  vim.cmd.edit(vim.fn.fnameescape(f.path))
+  local buf = nil
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b) == f.path then
+      buf = b
+    end
+  end
+  local win = buf
+    and vim.iter(vim.api.nvim_tabpage_list_wins(0)):find(function(w)
+      return vim.api.nvim_win_get_buf(w) == buf
+    end)
+  if win then
+    vim.api.nvim_set_current_win(win)
+  elseif buf then
+    -- Never `:edit`: that reloads a file you have unsaved changes in.
+    vim.api.nvim_win_set_buf(0, buf)
+  else
+    vim.cmd.edit(vim.fn.fnameescape(f.path))
+  end
   local last = vim.api.nvim_buf_line_count(0)
   pcall(vim.api.nvim_win_set_cursor, 0, { math.max(1, math.min(at.lnum or 1, last)), 0 })
 end

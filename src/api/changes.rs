@@ -72,7 +72,8 @@ fn text_lines(text: Option<&str>) -> Json {
 /// "not_kept"), base, now (lines, nil when there is no file), hunks }`,
 /// each hunk `{ line, base_start, base_end, now_start, now_end, base_lines,
 /// new_lines }` (0-based, end exclusive; `line` 1-based). `bash`: the
-/// files Bash commands changed (`{ path, name }`). Files whose text is as
+/// files Bash commands changed (`{ path, name }`). `save`: a reverted
+/// buffer is written (`setup{ save_after_edit }`). Files whose text is as
 /// the base are left out.
 pub fn changes(lua: &Lua, all: Option<bool>) -> mlua::Result<Value> {
     let all = all.unwrap_or(false);
@@ -134,7 +135,8 @@ pub fn changes(lua: &Lua, all: Option<bool>) -> mlua::Result<Value> {
         .iter()
         .map(|p| json!({ "path": p, "name": paths::display(&root, p) }))
         .collect();
-    lua.to_value(&json!({ "files": files, "bash": bash }))
+    let save = state::with_config(|c| c.save_after_edit).unwrap_or(true);
+    lua.to_value(&json!({ "files": files, "bash": bash, "save": save }))
 }
 
 /// `changes_keep(path, all, hunk)`: the review keeps `hunk` (a table as

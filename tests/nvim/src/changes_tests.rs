@@ -125,6 +125,15 @@ fn changes_lists_every_hunk_and_the_review_reverts_and_keeps_one() -> Result<(),
         T.eq("the user's line stays", T.lines(abuf)[1], "ONE by the user")
         T.eq("lathe's hunk stays", T.lines(abuf)[10], "nine and a half")
 
+        -- <CR>: the hunk's line in its file, in the tab the review came from.
+        local review_tab = vim.api.nvim_get_current_tabpage()
+        cursor_to("+nine and a half")
+        T.type("<CR>")
+        T.eq("the file", vim.api.nvim_get_current_buf(), abuf)
+        T.eq("at the hunk's line", vim.api.nvim_win_get_cursor(0)[1], 10)
+        T.eq("in the first tab", vim.api.nvim_get_current_tabpage() ~= review_tab, true)
+        vim.api.nvim_set_current_tabpage(review_tab)
+
         -- The review diffs against the checkpoint: the user's edit shows
         -- too. R reverts all it shows, in one step per file; the created
         -- file goes.
@@ -271,6 +280,17 @@ fn the_rewind_picker_lists_prompts_newest_first_with_their_files() -> Result<(),
         T.eq("what to restore", asked[2].items, {{ "code and conversation", "code only", "conversation only" }})
         T.eq("the code went back", T.lines(abuf)[2], "two")
         T.eq("the conversation stays", #T.lathe.transcript() > 0, true)
+
+        -- A rewind the session cannot do says why.
+        local notes = {{}}
+        local notify = vim.notify
+        vim.notify = function(msg, level) table.insert(notes, {{ msg, level }}) end
+        vim.cmd("Lathe rewind 5")
+        T.lathe.wait(5000)
+        vim.notify = notify
+        T.eq("one message", #notes, 1)
+        T.has("out of range", notes[1][1], "cannot rewind 5 prompts: this session has 1")
+        T.eq("a warning", notes[1][2], vim.log.levels.WARN)
 
         -- Completion of the subcommands and the rewind's words.
         T.eq("subcommands", vim.fn.getcompletion("Lathe ch", "cmdline"), {{ "changes" }})
