@@ -14,8 +14,9 @@ local CONTEXT = 3
 M.EMPTY_TURN = "lathe: no changes in this turn"
 M.EMPTY_SESSION = "lathe: no changes in this session"
 M.MOVED_ON = "lathe: %s changed since the review was drawn; drawn again, nothing reverted or kept"
+-- The keys first: a narrow window cuts the scope at the end (`%<`).
 M.WINBAR =
-  "lathe changes (%s)  <Space> keep hunk · r revert hunk · K keep all · R revert all · <CR> go to · ]c [c next/prev · q close"
+  "<Space> keep · r revert · K keep all · R revert all · <CR> go to · ]c [c next/prev · q close %%<· lathe changes: %s"
 M.BASH = "changed by Bash, not tracked"
 
 local function core()

@@ -10,6 +10,7 @@ mod help_tags;
 mod install;
 mod layers;
 mod startup_layout;
+mod tui_changes;
 mod tui_chat;
 mod tui_chat_fit;
 mod tui_chat_follow;
