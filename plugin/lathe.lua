@@ -22,6 +22,8 @@ local subcommands = {
   "mcp",
   "compact",
   "context",
+  "changes",
+  "rewind",
 }
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
 
@@ -145,6 +147,18 @@ local function run(opts)
       -- :Lathe compact [focus] (:help :Lathe-compact).
       local focus = vim.trim(args:sub(8))
       lathe.compact(focus ~= "" and focus or nil)
+    elseif args == "changes" or args == "changes all" then
+      -- The quickfix list and review of what the turn changed (:help lathe-changes).
+      lathe.changes({ all = args == "changes all" })
+    elseif args == "rewind" then
+      -- A picker of the session's prompts (:help lathe-rewind).
+      lathe.rewind()
+    elseif args:match("^rewind%s") then
+      local n, what = args:match("^rewind%s+(%d+)%s*(%a*)$")
+      if not n then
+        error("lathe: :Lathe rewind [{n} [code|conversation|both]]: n is how many prompts back (1: the last)", 0)
+      end
+      lathe.rewind(tonumber(n), what ~= "" and what or nil)
     elseif args == "context" then
       -- What the context holds (:help :Lathe-context).
       vim.notify(table.concat(lathe.context(), "\n"))
@@ -165,7 +179,7 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools|jobs|mcp [reset]|compact [focus]|context",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools|jobs|mcp [reset]|compact [focus]|context|changes [all]|rewind [{n} [code|conversation|both]]",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then
@@ -181,6 +195,14 @@ vim.api.nvim_create_user_command("Lathe", run, {
     end
     if cmdline:match("^%s*%S+%s+resume%s+%S*$") then
       return vim.startswith("last", arglead) and { "last" } or {}
+    end
+    if cmdline:match("^%s*%S+%s+changes%s+%S*$") then
+      return vim.startswith("all", arglead) and { "all" } or {}
+    end
+    if cmdline:match("^%s*%S+%s+rewind%s+%d+%s+%S*$") then
+      return vim.tbl_filter(function(s)
+        return vim.startswith(s, arglead)
+      end, { "both", "code", "conversation" })
     end
     if cmdline:match("^%s*%S+%s+%S+%s") then
       return {}
@@ -198,6 +220,14 @@ end, { desc = "lathe: stop the running request" })
 vim.keymap.set("n", "<Plug>(lathe-review)", function()
   run({ args = "review" })
 end, { desc = "lathe: bring back the waiting permission ask" })
+
+vim.keymap.set("n", "<Plug>(lathe-changes)", function()
+  run({ args = "changes" })
+end, { desc = "lathe: the quickfix list and review of what the last turn changed" })
+
+vim.keymap.set("n", "<Plug>(lathe-rewind)", function()
+  run({ args = "rewind" })
+end, { desc = "lathe: rewind the code or conversation to before a prompt (picker)" })
 
 vim.keymap.set("n", "<Plug>(lathe-ask)", function()
   require("lathe.actions").ask()

@@ -543,6 +543,52 @@ function M.mcp_reset()
   return call("mcp_reset")
 end
 
+--- Options of `changes()`.
+---@class lathe.ChangesOpts
+---@field all? boolean The whole session's changes, not only the last prompt's turn.
+---@field review? boolean false: set the quickfix list only, no review tab. Default true.
+
+--- What the last prompt's turn (or, with `all`, the session) changed
+--- through lathe's tools: the quickfix list of every hunk and a review tab
+--- where each hunk can be kept or reverted (`:Lathe changes`, `:help
+--- lathe-changes`).
+---@param opts? lathe.ChangesOpts
+function M.changes(opts)
+  require("lathe.changes").open(opts)
+end
+
+--- One prompt of the session, as `checkpoints()` lists it.
+---@class lathe.Checkpoint
+---@field number integer Its place in the session, 1 the first prompt.
+---@field prompt string The prompt.
+---@field files string[] The files its turn changed through lathe's tools (relative to the root).
+---@field paths string[] The same, absolute.
+---@field bash string[] Files its Bash commands changed, as git tells (not tracked).
+
+--- The session's prompts and what each changed, oldest first (`:help
+--- lathe-checkpoints`).
+---@return lathe.Checkpoint[] checkpoints
+function M.checkpoints()
+  return call("checkpoints")
+end
+
+--- Takes the code, the conversation or both back to before the prompt `n`
+--- prompts ago (1: the last); with no `n`, a picker asks which prompt and
+--- what (`:Lathe rewind`, `:help lathe-rewind`). Returns at once; the chat
+--- says what was done.
+---@param n? integer
+---@param what? "code"|"conversation"|"both" Default "both".
+function M.rewind(n, what)
+  if n == nil then
+    require("lathe.changes").pick()
+    return
+  end
+  if type(n) ~= "number" or n < 1 or n % 1 ~= 0 then
+    error(("lathe.rewind(n): n must be a whole number of prompts back, at least 1, got %s"):format(vim.inspect(n)), 0)
+  end
+  require("lathe.changes").rewind(n, what)
+end
+
 --- The background Bash commands (`run_in_background`) of this Neovim,
 --- oldest first. They are stopped when their session ends or Neovim exits.
 --- See `:help lathe.jobs()`.

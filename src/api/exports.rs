@@ -63,7 +63,7 @@ fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
 /// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
-/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `mcp_reset`, `mcp_servers`, `main_thread_stats`. Errors: Lua could not allocate.
+/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `changes`, `changes_keep`, `checkpoints`, `rewind`, `mcp_reset`, `mcp_servers`, `main_thread_stats`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
@@ -127,6 +127,19 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set("tools", lua.create_function(crate::api::user_tools::tools)?)?;
     t.set("jobs", lua.create_function(crate::api::jobs::jobs)?)?;
+    t.set(
+        "changes",
+        lua.create_function(crate::api::changes::changes)?,
+    )?;
+    t.set(
+        "changes_keep",
+        lua.create_function(crate::api::changes::changes_keep)?,
+    )?;
+    t.set(
+        "checkpoints",
+        lua.create_function(crate::api::changes::checkpoints)?,
+    )?;
+    t.set("rewind", lua.create_function(crate::api::changes::rewind)?)?;
     t.set(
         "mcp_reset",
         lua.create_function(|_, ()| state::reset_mcp_trust().or_else(fail))?,
@@ -383,7 +396,9 @@ fn mode(_: &Lua, name: Value) -> mlua::Result<String> {
 /// `lathe.wait()` waits for).
 fn settled_now() -> bool {
     let idle = state::session().is_none_or(|s| s.status() != Status::Running);
-    idle && !crate::api::sessions::loading() && crate::ui::chat::settled()
+    idle && !crate::api::sessions::loading()
+        && !crate::api::changes::rewinding()
+        && crate::ui::chat::settled()
 }
 
 /// `transcript()` → the conversation as a list of Messages API messages

@@ -2,11 +2,13 @@
 //! ([`exports`]), the composition of a session ([`state`]), saved
 //! conversations ([`sessions`]), `lathe.status()` and the statusline
 //! component ([`status`]), tools defined in Lua and `:Lathe tools`
-//! ([`user_tools`]), background Bash jobs for `lathe.jobs()` ([`jobs`]),
+//! ([`user_tools`]), checkpoints for `:Lathe changes` and `:Lathe rewind`
+//! ([`changes`]), background Bash jobs for `lathe.jobs()` ([`jobs`]),
 //! what `:checkhealth` needs from Rust ([`health`]); and [`install`], what
 //! the plugin entry runs. Uses every lower layer (docs/architecture.md,
 //! "Layers").
 
+pub mod changes;
 pub mod exports;
 pub mod health;
 pub mod jobs;

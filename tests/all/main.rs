@@ -11,6 +11,7 @@ mod install;
 mod layers;
 mod startup_layout;
 mod tui_burst;
+mod tui_changes;
 mod tui_chat;
 mod tui_chat_fit;
 mod tui_chat_follow;

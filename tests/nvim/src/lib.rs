@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod burst_tests;
+mod changes_tests;
 mod chat_tests;
 mod chat_ui_tests;
 mod common;

@@ -66,7 +66,8 @@ fn a_conversation_is_saved_and_resumed_where_it_was() -> Result<(), String> {
         end
         table.sort(types)
         T.eq("records", types,
-          { "assistant", "assistant", "file_stamps", "tool_done", "tool_results", "tool_start", "turn_end", "user" })
+          { "assistant", "assistant", "checkpoint_begin", "checkpoint_files", "file_stamps", "tool_done", "tool_results",
+            "tool_start", "turn_end", "user" })
 
         -- :Lathe new: an empty conversation and chat; the old one is listed.
         -- The chat's windows stay, and so does a half-typed prompt.

@@ -806,6 +806,31 @@ mod tests {
     }
 
     #[test]
+    fn the_first_prompts_checkpoint_starts_the_file() {
+        let dir = temp_dir("checkpoint");
+        let sink = Arc::new(RecordingSink::default());
+        let log = SessionLog::create(&dir, "s3", Path::new("/p"), "m", sink);
+        let begin = Record::CheckpointBegin {
+            id: 1,
+            mark: Mark {
+                len: 0,
+                last_blocks: None,
+            },
+            prompt: "fix it".into(),
+        };
+        log.record(&begin);
+        log.record(&Record::User {
+            text: "fix it".into(),
+            blocks: Vec::new(),
+        });
+        log.flush();
+        let loaded = load(log.path()).unwrap();
+        assert_eq!(loaded.header.first_prompt, "fix it");
+        assert_eq!(loaded.records.first(), Some(&begin));
+        assert_eq!(loaded.records.len(), 2);
+    }
+
+    #[test]
     fn a_corrupt_last_line_is_skipped_with_a_warning_and_appending_goes_on() {
         let dir = temp_dir("corrupt");
         let sink = Arc::new(RecordingSink::default());
