@@ -26,7 +26,7 @@ use lathe_core::execution::answer::{combined_preview, PlannedText};
 use lathe_core::permissions::PermissionPreview;
 use lathe_core::text::fill;
 
-use super::{view, Float, ASKS};
+use super::{view, Float};
 use crate::host::guard::guarded;
 
 /// The hold's title. `{next}`: the next call of the answer.
@@ -176,15 +176,7 @@ pub(super) fn end() {
 /// queued, as one diff in a new tab (a preview; nothing is applied).
 /// Errors: the ask is gone, or the API's message.
 pub(super) fn open_combined(id: u64) -> Result<(), String> {
-    let (preview, view_state) = ASKS
-        .with(|a| {
-            a.borrow()
-                .queue
-                .iter()
-                .find(|q| q.id == id)
-                .map(|q| (q.preview.clone(), q.view.clone()))
-        })
-        .ok_or("the ask is no longer pending")?;
+    let (preview, view_state) = super::shown(id).ok_or("the ask is no longer pending")?;
     let first = match (&preview.change, &preview.path) {
         (Some((before, _)), Some(path)) => Some(PlannedText {
             title: preview.title.clone(),

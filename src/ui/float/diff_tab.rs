@@ -53,15 +53,7 @@ enum ReviewValue {
 /// Opens the diff tab of ask `id`. Errors: the call has no change to show,
 /// or the API's message.
 pub(super) fn open(id: u64) -> Result<(), String> {
-    let (preview, view_state) = ASKS
-        .with(|a| {
-            a.borrow()
-                .queue
-                .iter()
-                .find(|q| q.id == id)
-                .map(|q| (q.preview.clone(), q.view.clone()))
-        })
-        .ok_or("the ask is no longer pending")?;
+    let (preview, view_state) = super::shown(id).ok_or("the ask is no longer pending")?;
     let (before, _) = preview
         .change
         .clone()

@@ -645,15 +645,21 @@ fn on_key(id: u64, key: char) {
     }
 }
 
-/// `y`, `a` or `A` on a fresh plan.
-fn allow(id: u64, key: char) {
-    let Some((preview, view)) = ASKS.with(|a| {
+/// What ask `id` shows and how the user changed it so far, if it is
+/// still queued.
+fn shown(id: u64) -> Option<(PermissionPreview, AskView)> {
+    ASKS.with(|a| {
         a.borrow()
             .queue
             .iter()
             .find(|q| q.id == id)
             .map(|q| (q.preview.clone(), q.view.clone()))
-    }) else {
+    })
+}
+
+/// `y`, `a` or `A` on a fresh plan.
+fn allow(id: u64, key: char) {
+    let Some((preview, view)) = shown(id) else {
         return;
     };
     let revised = view.revised();

@@ -14,10 +14,9 @@ use std::sync::Arc;
 use common::harness;
 use lathe_core::agent::checkpoint::rewind::{RewindWhat, COMPACTED, NO_CHECKPOINT, OUT_OF_RANGE};
 use lathe_core::agent::checkpoint::Kept;
-use lathe_core::agent::{Session, SessionParts};
-use lathe_core::editor::DiskEditor;
-use lathe_core::events::{AgentEvent, RecordingSink, TurnOutcome};
-use lathe_core::permissions::{PromptAnswer, ScriptedPrompter};
+use lathe_core::agent::Session;
+use lathe_core::events::{AgentEvent, TurnOutcome};
+use lathe_core::permissions::PromptAnswer;
 use lathe_core::text::fill;
 use serde_json::{json, Value};
 
@@ -222,18 +221,7 @@ async fn a_resumed_session_has_its_checkpoints_and_rewinds_them() {
     h.session.flush_log();
     let path = h.session.log_path().unwrap().to_path_buf();
     let config = h.session.config().clone();
-    let resumed = Session::resume(
-        SessionParts {
-            provider: lathe_core::provider::from_config(&config).unwrap(),
-            config,
-            editor: Arc::new(DiskEditor),
-            prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
-            sink: Arc::new(RecordingSink::default()),
-            hooks: Vec::new(),
-        },
-        &path,
-    )
-    .unwrap();
+    let resumed = Session::resume(common::parts(config), &path).unwrap();
     let back = resumed.session.checkpoints();
     assert_eq!(back, h.session.checkpoints());
     rewind(&resumed.session, 2, RewindWhat::Both).await.unwrap();
@@ -243,18 +231,7 @@ async fn a_resumed_session_has_its_checkpoints_and_rewinds_them() {
     // And a second resume sees the rewind.
     resumed.session.flush_log();
     let config = resumed.session.config().clone();
-    let again = Session::resume(
-        SessionParts {
-            provider: lathe_core::provider::from_config(&config).unwrap(),
-            config,
-            editor: Arc::new(DiskEditor),
-            prompter: Arc::new(ScriptedPrompter::new(Vec::new())),
-            sink: Arc::new(RecordingSink::default()),
-            hooks: Vec::new(),
-        },
-        &path,
-    )
-    .unwrap();
+    let again = Session::resume(common::parts(config), &path).unwrap();
     assert!(again.session.transcript().is_empty());
     assert!(again.session.checkpoints().is_empty());
     assert!(!again
