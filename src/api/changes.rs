@@ -14,7 +14,6 @@ use crate::api::state;
 use lathe_core::agent::checkpoint::merge::{self, Hunk};
 use lathe_core::agent::checkpoint::rewind::RewindWhat;
 use lathe_core::agent::checkpoint::Kept;
-use lathe_core::events::AgentEvent;
 use lathe_core::tools::support::paths;
 
 /// The review's "keep" found the file moved on since the view was drawn.
@@ -302,15 +301,10 @@ fn after_rewind(result: Result<lathe_core::agent::checkpoint::rewind::RewindRepo
     let Some(session) = state::session() else {
         return;
     };
-    let Some(mut events) = session.replay_events() else {
+    // The session file's view holds the rewind's notice already.
+    let Some(events) = session.replay_events() else {
         return;
     };
-    let root = state::with_config(|c| c.cwd.clone()).unwrap_or_default();
-    let number = session.checkpoints().len() + 1;
-    events.push(AgentEvent::Notice {
-        text: lathe_core::agent::checkpoint::rewind::notice(&report, number, &root),
-        is_error: false,
-    });
     crate::ui::chat::clear();
     crate::ui::chat::draw_in_steps(events);
 }

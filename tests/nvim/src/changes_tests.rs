@@ -160,7 +160,7 @@ fn rewind_code_keeps_the_users_lines_and_one_u_undoes_it() -> Result<(), String>
     let script = format!(
         r#"{{ "responses": [ {TURN},
   {{ "content": [ {{ "type": "text", "text": "Fresh start." }} ],
-    "expect": {{ "last_user_text_contains": "rewound the conversation to before their earlier prompt" }} }} ] }}"#
+    "expect": {{ "last_user_text_contains": "undone in a.txt, c.txt, and the conversation was kept. Do not assume those changes are in place: Read a file again before you edit it. Some changes stayed because the user edited the same lines since: b.txt.\n\nBefore this message the user rewound the conversation to before their earlier prompt" }} }} ] }}"#
     );
     lua_test_with_model(
         &script,
@@ -194,6 +194,8 @@ fn rewind_code_keeps_the_users_lines_and_one_u_undoes_it() -> Result<(), String>
         T.eq("transcript after a conversation rewind", T.lathe.transcript(), {{}})
         T.lacks("the chat is drawn again without the turn", T.chat_text(), "Changed them.")
         T.has("the chat says what was done", T.chat_text(), "rewound the conversation to before prompt 1")
+        local _, said = T.chat_text():gsub("rewound the conversation to before prompt 1", "")
+        T.eq("said once", said, 1)
         T.eq("no checkpoint left", #T.lathe.checkpoints(), 0)
 
         -- Nothing left to rewind: said, nothing changed.

@@ -197,19 +197,18 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                 code,
                 conversation: Some(mark),
                 note,
+                ..
             } => {
                 // The conversation went back: so does the chat (the notice
                 // saying so follows as a record of its own).
                 transcript.rewind_to(*mark, *to, *code, note);
-                rewind_note = Some(note.clone()).filter(|n| !n.is_empty());
+                add_note(&mut rewind_note, note);
                 if let Some(at) = checkpoint_at.get(to) {
                     events.truncate(*at);
                 }
                 checkpoint_at.retain(|id, _| id < to);
             }
-            Record::Rewind { note, .. } => {
-                rewind_note = Some(note.clone()).filter(|n| !n.is_empty());
-            }
+            Record::Rewind { note, .. } => add_note(&mut rewind_note, note),
             Record::ToolStart { .. } | Record::ToolDone { .. } | Record::CheckpointFiles { .. } => {
             }
         }
@@ -231,6 +230,18 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
         files,
         rewind_note,
     }
+}
+
+/// Adds a rewind's `note` to the ones no prompt carried yet (as the live
+/// session does).
+fn add_note(pending: &mut Option<String>, note: &str) {
+    if note.is_empty() {
+        return;
+    }
+    *pending = Some(match pending.take() {
+        Some(earlier) => format!("{earlier}\n\n{note}"),
+        None => note.to_string(),
+    });
 }
 
 /// Ends the open turn: calls still shown as running end as interrupted;

@@ -922,11 +922,26 @@ impl Session {
             conversation: what.conversation(),
             ..RewindReport::default()
         };
+        let mut restored = Vec::new();
+        let mut texts = std::collections::BTreeMap::new();
         if what.code() {
             let changes = self.checkpoints.changed_since(cp.id);
             rewinding::restore_code(self.editor.as_ref(), &changes, &mut report).await;
             let paths: Vec<_> = changes.iter().map(|f| f.path.clone()).collect();
             self.checkpoints.forget_accepted(&paths);
+            // What the rewound prompts left is now the text as restored: a
+            // later rewind further back must not take the restore for the
+            // user's edits.
+            for path in &paths {
+                let now = match self.editor.read(path).await {
+                    Ok(doc) => Some(doc.text),
+                    Err(crate::editor::EditorError::NotFound(_)) => None,
+                    Err(_) => continue,
+                };
+                let (saved, text) = self.checkpoints.restored(cp.id, path, now.as_deref());
+                restored.push((path.clone(), saved));
+                texts.extend(text);
+            }
             report.bash_touched = list
                 .iter()
                 .filter(|c| c.id >= cp.id)
@@ -951,9 +966,17 @@ impl Session {
                 code: true,
                 conversation: None,
                 note: note.clone(),
+                restored,
+                texts,
             });
         }
-        *self.rewind_note.lock().unwrap_or_else(|e| e.into_inner()) = Some(note);
+        // A note no prompt carried yet stays: the model hears of both.
+        let mut pending = self.rewind_note.lock().unwrap_or_else(|e| e.into_inner());
+        *pending = Some(match pending.take() {
+            Some(earlier) => format!("{earlier}\n\n{note}"),
+            None => note,
+        });
+        drop(pending);
         self.sink.emit(AgentEvent::Notice {
             text: rewinding::notice(&report, number, &self.config.cwd),
             is_error: false,

@@ -247,6 +247,13 @@ pub enum Record {
         /// that prompt still tells it).
         #[serde(default, skip_serializing_if = "String::is_empty")]
         note: String,
+        /// A code rewind that kept the conversation: each file as the
+        /// restore left it (the rewound checkpoints end with it now).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        restored: Vec<(PathBuf, SavedText)>,
+        /// Texts by SHA-256 (hex) that no earlier record holds.
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        texts: std::collections::BTreeMap<String, String>,
     },
     /// A turn ended.
     TurnEnd {

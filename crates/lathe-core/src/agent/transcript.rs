@@ -184,6 +184,8 @@ impl Transcript {
             code,
             conversation: Some(mark),
             note: note.to_string(),
+            restored: Vec::new(),
+            texts: Default::default(),
         });
         rewind(&mut msgs, mark);
     }

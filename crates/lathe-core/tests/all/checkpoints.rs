@@ -364,3 +364,45 @@ async fn a_session_resumed_after_a_rewind_still_tells_the_model() {
         .unwrap();
     assert_eq!(common::wait_idle(&s).await, TurnOutcome::Done);
 }
+
+/// A code rewind of the last prompt, then one further back: the first
+/// restore is not taken for the user's edits (no conflict is reported, the
+/// files are as before the first prompt), live and after a resume; and the
+/// model hears of both rewinds with its next prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewind_further_back_after_a_code_rewind_sees_no_user_edit() {
+    let h = harness(
+        two_prompts(json!({
+            "content": [ { "type": "text", "text": "ok" } ],
+            "expect": { "last_user_text_contains": "undone in b.txt, and the conversation was kept. Do not assume those changes are in place: Read a file again before you edit it.\n\nBefore this message the user rewound the files to how they were before their earlier prompt \"fix a\": the changes made since through Edit and Write are undone in a.txt, new.txt, and the conversation was kept. Do not assume those changes are in place: Read a file again before you edit it.\n\nBefore this message the user rewound the conversation to before their earlier prompt \"fix b\"" }
+        })),
+        allow(3),
+        |c| {
+            let root = c.cwd.clone();
+            c.sessions_dir = Some(root.join(".sessions"));
+        },
+        Vec::new(),
+    )
+    .await;
+    h.write("a.txt", A);
+    h.write("b.txt", "bee\nand a.txt too\n");
+    assert_eq!(h.ask("fix a").await, TurnOutcome::Done);
+    assert_eq!(h.ask("fix b").await, TurnOutcome::Done);
+    rewind(&h.session, 1, RewindWhat::Code).await.unwrap();
+    h.session.flush_log();
+    // After a resume too.
+    let config = h.session.config().clone();
+    let resumed = Session::resume(common::parts(config), h.session.log_path().unwrap()).unwrap();
+    assert_eq!(
+        resumed.session.checkpoints(),
+        h.session.checkpoints(),
+        "the resumed checkpoints end with the restored text too"
+    );
+    let live = rewind(&h.session, 2, RewindWhat::Code).await.unwrap();
+    assert!(live.conflicts.is_empty(), "{live:?}");
+    assert_eq!(h.read("a.txt"), A);
+    rewind(&h.session, 1, RewindWhat::Conversation)
+        .await
+        .unwrap();
+    assert_eq!(h.ask("and now?").await, TurnOutcome::Done);
+}

@@ -284,6 +284,36 @@ impl Checkpoints {
         s.accepted.insert(path.to_path_buf(), kept);
     }
 
+    /// A rewind of the code to before checkpoint `from` left `path` as
+    /// `now` (`None`: no file): every checkpoint from `from` on now ends
+    /// with that text, so a later rewind further back sees no user edit in
+    /// what the restore did.
+    /// Returns how the session file keeps it, with its text when no
+    /// record holds it yet (`(hash, text)`).
+    pub fn restored(
+        &self,
+        from: u64,
+        path: &Path,
+        now: Option<&str>,
+    ) -> (SavedText, Option<(String, String)>) {
+        let mut s = self.lock();
+        let now = s.keep(now);
+        for cp in s.list.iter_mut().filter(|cp| cp.id >= from) {
+            for f in cp.files.iter_mut().filter(|f| f.path == path) {
+                f.after = now.clone();
+            }
+        }
+        match &now {
+            Kept::Absent => (SavedText::Absent, None),
+            Kept::NotKept(n) => (SavedText::NotKept(*n), None),
+            Kept::Text(t) => {
+                let hash = TextHash::of(t);
+                let new = s.saved.insert(hash).then(|| (hash.to_hex(), t.to_string()));
+                (SavedText::Sha(hash.to_hex()), new)
+            }
+        }
+    }
+
     /// Forgets what the review accepted for `paths` (a rewind restored
     /// them).
     pub fn forget_accepted(&self, paths: &[PathBuf]) {
@@ -346,6 +376,32 @@ impl Checkpoints {
                     conversation: Some(_),
                     ..
                 } => s.list.retain(|cp| cp.id < *to),
+                Record::Rewind {
+                    to,
+                    conversation: None,
+                    restored,
+                    texts: new,
+                    ..
+                } => {
+                    for (hash, text) in new {
+                        texts.insert(hash.clone(), Arc::from(text.as_str()));
+                    }
+                    for (path, saved) in restored {
+                        let now = match saved {
+                            SavedText::Absent => Kept::Absent,
+                            SavedText::NotKept(n) => Kept::NotKept(*n),
+                            SavedText::Sha(h) => match texts.get(h) {
+                                Some(t) => Kept::Text(t.clone()),
+                                None => Kept::NotKept(0),
+                            },
+                        };
+                        for cp in s.list.iter_mut().filter(|cp| cp.id >= *to) {
+                            for f in cp.files.iter_mut().filter(|f| f.path == *path) {
+                                f.after = now.clone();
+                            }
+                        }
+                    }
+                }
                 Record::Compacted { .. } => {
                     for cp in &mut s.list {
                         cp.conversation = false;

@@ -116,6 +116,8 @@ pub async fn restore_code(editor: &dyn Editor, changes: &[FileChange], report: &
         let path = &f.path;
         let (before, after) = match (f.before.text(), f.after.text()) {
             (Ok(b), Ok(Some(a))) => (b, a),
+            // Made and removed again (by an earlier rewind): nothing to do.
+            (Ok(None), Ok(None)) => continue,
             _ => {
                 report.not_kept.push(path.clone());
                 continue;
