@@ -1,19 +1,47 @@
 -- The permission float's Neovim glue (src/ui/float/focus.rs calls these;
 -- `:help lathe-permissions`): when the user last typed, whether a float
 -- may take focus, a one-line prompt.
-local M = { last = 0, tracking = false }
+local M = { last = 0, tracking = false, swallow_until = 0, swallow_ms = 0 }
 
 local uv = vim.uv or vim.loop
 
---- Starts noting when the user last typed (once per Neovim).
+-- Keys dropped in Normal mode right after the last ask of an answer
+-- closed (`M.swallow`): the float's answer keys and the keys it swallows
+-- itself (src/ui/float/window.rs), the ones that would answer nothing
+-- but change the user's text ("y y yes" typed as one answers in Claude
+-- Code). Each one dropped keeps the window open for another guard time.
+local SWALLOWED = {}
+for _, k in ipairs({ "y", "a", "A", "n", "N", "d", "D", "Y", " ", "r", "q" }) do
+  SWALLOWED[k] = true
+end
+for _, k in ipairs({ "i", "I", "o", "O", "s", "S", "c", "C", "R", "x", "X", "p", "P", "u", "J" }) do
+  SWALLOWED[k] = true
+end
+
+--- Starts noting when the user last typed (once per Neovim), and drops
+--- the keys of `M.swallow`'s window.
 function M.track()
   if M.tracking then
     return
   end
   M.tracking = true
-  vim.on_key(function()
-    M.last = uv.hrtime()
+  vim.on_key(function(_, typed)
+    local now = uv.hrtime()
+    M.last = now
+    if now < M.swallow_until and typed and SWALLOWED[typed] and vim.api.nvim_get_mode().mode == "n" then
+      M.swallow_until = now + M.swallow_ms * 1e6
+      return ""
+    end
   end, vim.api.nvim_create_namespace("lathe_keys"))
+end
+
+--- After the last ask of an answer closed: for `ms` (and `ms` after each
+--- key dropped), the answer keys typed in Normal mode do nothing.
+---@param ms number
+function M.swallow(ms)
+  M.track()
+  M.swallow_ms = ms
+  M.swallow_until = uv.hrtime() + ms * 1e6
 end
 
 --- Whether a float may take focus now: Normal mode, not blocked, no

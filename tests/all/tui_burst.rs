@@ -4,7 +4,8 @@
 //! ("y y yes", "a a", "d d") never run in the user's file and no float is
 //! left stuck; a stray `y` left pending in the user's window is named in
 //! the statusline, and after <Esc> the float ("(1 of 3)") opens and `Y`
-//! applies the rest of the answer. Skipped (with a message) where tmux is
+//! applies the rest of the answer; keys typed on after the last ask closed
+//! stay out of the file too. Skipped (with a message) where tmux is
 //! not installed.
 
 // Test code: a failed unwrap/expect is the test failing.
@@ -222,6 +223,29 @@ async fn a_stray_y_is_named_and_shift_y_applies_the_rest_of_the_answer() {
         );
         assert!(start.elapsed() < Duration::from_secs(15), "{s}");
         std::thread::sleep(Duration::from_millis(30));
+    }
+    nvim.ends_with(PRICING_AFTER);
+}
+
+/// The last ask of the answer closes and the cursor goes back to the
+/// file: "y y yes" typed on as if more asks came still stays out of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn y_y_yes_typed_on_after_the_last_ask_stays_out_of_the_file() {
+    if !have_tmux() {
+        return;
+    }
+    let nvim = Nvim::start("lastask").await;
+    let name = nvim.name.clone();
+    keys(&name, ":Lathe three changes please\r");
+    nvim.focused_float("Edit cart.py (1 of 3)");
+    keys(&name, "y");
+    nvim.focused_float("Edit pricing.py (2 of 3)");
+    keys(&name, "y");
+    nvim.focused_float("Write discounts.py (3 of 3)");
+    type_text(&name, "y");
+    for k in [" ", "y", " ", "y", "e", "s"] {
+        std::thread::sleep(Duration::from_millis(40));
+        type_text(&name, k);
     }
     nvim.ends_with(PRICING_AFTER);
 }

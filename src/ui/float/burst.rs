@@ -169,6 +169,7 @@ pub(super) fn end() {
     }
     if was_current && hold.prev.is_valid() {
         let _ = api::set_current_win(&hold.prev);
+        super::focus::swallow_answer_keys(super::ASKS.with(|a| a.borrow().guard));
     }
 }
 

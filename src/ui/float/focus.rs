@@ -27,6 +27,16 @@ pub(super) fn track_keys() {
     }
 }
 
+/// After the last ask of an answer closed and the cursor went back to the
+/// user's window: for `guard` (and `guard` after each key dropped) the
+/// answer keys typed in Normal mode are dropped, so keys typed to answer
+/// more asks never run in the user's file (`lua/lathe/float.lua`).
+pub(super) fn swallow_answer_keys(guard: Duration) {
+    if let Ok(f) = module_fn(MODULE, "swallow") {
+        let _ = f.call::<()>(guard.as_millis() as f64);
+    }
+}
+
 /// `true` when a float may take focus now (see the module docs); `idle`
 /// is how long no key must have been typed. `false` when Lua fails.
 pub(super) fn can_take_focus(idle: Duration) -> bool {

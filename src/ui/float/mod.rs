@@ -422,6 +422,9 @@ fn answer(id: u64, answer: PromptAnswer) {
         };
         if let Some(f) = rest {
             close(f);
+            // The cursor is back in the user's window: keys typed to
+            // answer more asks do nothing there for a while.
+            focus::swallow_answer_keys(ASKS.with(|a| a.borrow().guard));
         }
     }
     if let Some(tx) = tx {
