@@ -63,6 +63,21 @@ async fn rewind(
         .expect("task")
 }
 
+/// A session saved under the project's `.sessions`, playing `script`,
+/// allowing three asks.
+async fn saved(script: Value) -> common::Harness {
+    harness(
+        script,
+        allow(3),
+        |c| {
+            let root = c.cwd.clone();
+            c.sessions_dir = Some(root.join(".sessions"));
+        },
+        Vec::new(),
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_prompt_keeps_the_texts_before_it_and_both_go_back_keeping_the_users_lines() {
     let h = harness(
@@ -163,17 +178,11 @@ async fn lathes_change_on_lines_the_user_changed_since_stays_and_is_reported() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_conversation_alone_goes_back_and_the_files_stay() {
-    let h = harness(
+    let h = saved(
         two_prompts(json!({
             "content": [ { "type": "text", "text": "ok" } ],
             "expect": { "last_user_text_contains": "what followed it was taken out, but the files keep every change made since" }
         })),
-        allow(3),
-        |c| {
-            let root = c.cwd.clone();
-            c.sessions_dir = Some(root.join(".sessions"));
-        },
-        Vec::new(),
     )
     .await;
     h.write("a.txt", A);
@@ -204,16 +213,7 @@ async fn the_conversation_alone_goes_back_and_the_files_stay() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resumed_session_has_its_checkpoints_and_rewinds_them() {
-    let h = harness(
-        two_prompts(text("unused")),
-        allow(3),
-        |c| {
-            let root = c.cwd.clone();
-            c.sessions_dir = Some(root.join(".sessions"));
-        },
-        Vec::new(),
-    )
-    .await;
+    let h = saved(two_prompts(text("unused"))).await;
     h.write("a.txt", A);
     h.write("b.txt", B);
     assert_eq!(h.ask("fix a").await, TurnOutcome::Done);
@@ -263,16 +263,7 @@ async fn refused_rewinds_change_nothing_and_say_why() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_compaction_the_conversation_cannot_go_back_but_the_code_can() {
-    let h = harness(
-        two_prompts(text("unused")),
-        allow(3),
-        |c| {
-            let root = c.cwd.clone();
-            c.sessions_dir = Some(root.join(".sessions"));
-        },
-        Vec::new(),
-    )
-    .await;
+    let h = saved(two_prompts(text("unused"))).await;
     h.write("a.txt", A);
     h.write("b.txt", B);
     assert_eq!(h.ask("fix a").await, TurnOutcome::Done);
@@ -337,17 +328,11 @@ async fn files_a_turns_bash_command_changed_are_listed_when_git_can_tell() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_resumed_after_a_rewind_still_tells_the_model() {
-    let h = harness(
+    let h = saved(
         two_prompts(json!({
             "content": [ { "type": "text", "text": "ok" } ],
             "expect": { "last_user_text_contains": "the user rewound the files to how they were before their earlier prompt \"fix b\"" }
         })),
-        allow(3),
-        |c| {
-            let root = c.cwd.clone();
-            c.sessions_dir = Some(root.join(".sessions"));
-        },
-        Vec::new(),
     )
     .await;
     h.write("a.txt", A);
@@ -371,17 +356,11 @@ async fn a_session_resumed_after_a_rewind_still_tells_the_model() {
 /// model hears of both rewinds with its next prompt.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rewind_further_back_after_a_code_rewind_sees_no_user_edit() {
-    let h = harness(
+    let h = saved(
         two_prompts(json!({
             "content": [ { "type": "text", "text": "ok" } ],
             "expect": { "last_user_text_contains": "undone in b.txt, and the conversation was kept. Do not assume those changes are in place: Read a file again before you edit it.\n\nBefore this message the user rewound the files to how they were before their earlier prompt \"fix a\": the changes made since through Edit and Write are undone in a.txt, new.txt, and the conversation was kept. Do not assume those changes are in place: Read a file again before you edit it.\n\nBefore this message the user rewound the conversation to before their earlier prompt \"fix b\"" }
         })),
-        allow(3),
-        |c| {
-            let root = c.cwd.clone();
-            c.sessions_dir = Some(root.join(".sessions"));
-        },
-        Vec::new(),
     )
     .await;
     h.write("a.txt", A);
