@@ -22,7 +22,7 @@ type Table = (ModPath, &'static [&'static [&'static str]]);
 const CORE_LAYERS: &[&[&str]] = &[
     &["protocol", "text", "editor", "process", "sandbox", "tls"],
     &["events", "permissions", "hooks"],
-    &["config"],
+    &["config", "commands"],
     &["tools", "provider"],
     &["execution", "fuzzing"],
     &["mcp"],

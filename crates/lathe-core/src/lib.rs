@@ -10,6 +10,7 @@
 //! the `lathe` crate at the root of the workspace.
 
 pub mod agent;
+pub mod commands;
 pub mod config;
 pub mod editor;
 pub mod events;
