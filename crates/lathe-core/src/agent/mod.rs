@@ -14,6 +14,7 @@ mod turn;
 pub use compact::{ContextReport, Meter};
 pub use session::{
     sessions_built, AskError, LoadedSession, Resumed, Session, SessionParts, Status, ToolInfo,
+    TurnExtras,
 };
 pub use session_log::Mark;
 pub use transcript::repair_pairing;

@@ -122,6 +122,18 @@ impl TurnSlot {
     }
 }
 
+/// What a slash command adds to the turn it starts
+/// ([`Session::ask_with_extras`]).
+#[derive(Debug, Clone, Default)]
+pub struct TurnExtras {
+    /// The command's name (without `/`): the source its rules show.
+    pub command: Option<String>,
+    /// Its `allowed-tools`: allowed without asking for this turn.
+    pub allow: Vec<crate::permissions::Rule>,
+    /// Its `model`: the model of this turn's requests.
+    pub model: Option<String>,
+}
+
 /// One conversation.
 pub struct Session {
     config: Config,
@@ -506,6 +518,20 @@ impl Session {
         selection: Option<&super::context::Selection>,
         rt: &tokio::runtime::Handle,
     ) -> Result<(), AskError> {
+        self.ask_with_extras(prompt, editor, selection, TurnExtras::default(), rt)
+    }
+
+    /// Like [`Session::ask_with`], for a slash command's turn: `extras`'
+    /// rules are allowed without asking until the turn ends (then taken
+    /// back), and its model, when given, answers this turn's requests.
+    pub fn ask_with_extras(
+        self: &Arc<Self>,
+        prompt: &str,
+        editor: Option<&dyn super::context::EditorContext>,
+        selection: Option<&super::context::Selection>,
+        extras: TurnExtras,
+        rt: &tokio::runtime::Handle,
+    ) -> Result<(), AskError> {
         let prompt = prompt.trim().to_string();
         if prompt.is_empty() {
             return Err(AskError::EmptyPrompt);
@@ -554,10 +580,17 @@ impl Session {
             });
             let opened = session.open_checkpoint(&prompt);
             let turn_usage = Arc::new(Mutex::new(Usage::default()));
-            let outcome = session
-                .turn(cancel, turn_usage.clone())
-                .run_with(user)
-                .await;
+            let mut turn = session.turn(cancel, turn_usage.clone());
+            if let Some(model) = extras.model {
+                turn.config.model = model;
+            }
+            if let Some(command) = &extras.command {
+                session.permissions.grant_command(command, &extras.allow);
+            }
+            let outcome = turn.run_with(user).await;
+            if extras.command.is_some() {
+                session.permissions.revoke_command();
+            }
             session.close_checkpoint(opened).await;
             let (turn, total) = session.settle_spend(&outcome, &turn_usage);
             session.sink.emit(AgentEvent::Usage {

@@ -98,11 +98,18 @@ pub enum RuleSource {
     UserSettings(PathBuf),
     /// Granted in the float this session (`a`).
     Session,
+    /// A slash command's `allowed-tools`, for the one turn it started
+    /// (`/name`, docs/commands.md).
+    Command(String),
 }
 
 impl fmt::Display for RuleSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let RuleSource::Command(name) = self {
+            return write!(f, "/{name} for this turn");
+        }
         f.write_str(match self {
+            RuleSource::Command(_) => "",
             RuleSource::Setup => "setup()",
             RuleSource::ProjectSettings(_) => ".claude/settings.json",
             RuleSource::LocalSettings(_) => ".claude/settings.local.json",
@@ -349,6 +356,27 @@ impl PermissionState {
         }
     }
 
+    /// Allows calls matching `rules` until [`PermissionState::revoke_command`]
+    /// (a slash command's `allowed-tools` for its turn); still below deny
+    /// and ask rules, protected paths and the sandbox, like any allow rule.
+    pub fn grant_command(&self, command: &str, rules: &[Rule]) {
+        let mut state = self.lock();
+        for rule in rules {
+            state.push(
+                RuleKind::Allow,
+                rule.clone(),
+                RuleSource::Command(command.to_string()),
+            );
+        }
+    }
+
+    /// Takes back what [`PermissionState::grant_command`] allowed.
+    pub fn revoke_command(&self) {
+        self.lock()
+            .entries
+            .retain(|r| !matches!(r.source, RuleSource::Command(_)));
+    }
+
     /// Allows every call of `tool` for the rest of the session.
     pub fn grant_tool(&self, tool: &str) {
         self.grant(Rule::tool(tool));
@@ -380,6 +408,29 @@ mod tests {
             input_json: "{}",
             root: Path::new("/p"),
         }
+    }
+
+    #[test]
+    fn command_grant_lasts_until_revoked_and_never_beats_deny() {
+        let mut rules = Rules::default();
+        rules.push(RuleKind::Deny, Rule::tool("Write"), RuleSource::Setup);
+        let state = PermissionState::new(rules);
+        state.grant_command("review", &[Rule::tool("Write"), Rule::tool("Edit")]);
+        assert!(matches!(
+            state.decide(&req("Write", false, "/p/a")),
+            Decision::Deny(_)
+        ));
+        let d = state.decide(&req("Edit", false, "/p/a"));
+        assert!(matches!(d, Decision::Allow(_)));
+        assert_eq!(
+            d.reason().text,
+            "rule Edit from /review for this turn allows"
+        );
+        state.revoke_command();
+        assert!(matches!(
+            state.decide(&req("Edit", false, "/p/a")),
+            Decision::Ask(_)
+        ));
     }
 
     #[test]
