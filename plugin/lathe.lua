@@ -166,6 +166,9 @@ local function run(opts)
       local name = vim.trim(args:sub(5))
       local mode = lathe.mode(name ~= "" and name or nil)
       vim.notify("lathe: permission mode " .. mode)
+    elseif require("lathe.commands").parse(args) then
+      -- :Lathe /name args runs a slash command (:help lathe-commands).
+      require("lathe.commands").run(args, (opts.range or 0) > 0 and { range = { opts.line1, opts.line2 } } or nil)
     else
       -- :'<,'>Lathe {prompt} sends the lines with their file (:help lathe-context).
       lathe.ask(args, (opts.range or 0) > 0 and { range = { opts.line1, opts.line2 } } or nil)
@@ -179,11 +182,15 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools|jobs|mcp [reset]|compact [focus]|context|changes [all]|rewind [{n} [code|conversation|both]]",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools|jobs|mcp [reset]|compact [focus]|context|changes [all]|rewind [{n} [code|conversation|both]]|/{command} [args]",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then
       return require("lathe.complete").cmdline(arglead)
+    end
+    -- :Lathe /name: the slash commands (:help lathe-commands).
+    if arglead:match("^/") and cmdline:match("^%s*%S+%s+/%S*$") then
+      return require("lathe.commands").complete(arglead)
     end
     if cmdline:match("^%s*%S+%s+mode%s+%S*$") then
       return vim.tbl_filter(function(s)

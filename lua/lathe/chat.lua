@@ -127,12 +127,18 @@ function M.open_in_other_window(path, line, find)
   vim.cmd("normal! zv")
 end
 
---- Sends the prompt area's `text` with `require("lathe").ask`.
+--- Sends the prompt area's `text` with `require("lathe").ask`, or runs
+--- the slash command it is (`:help lathe-commands`).
 ---@param text string
 ---@return boolean ok
----@return string? err Why not, when `ask` raised.
+---@return string? err Why not, when `ask` or the command raised (an
+--- unknown `/word` too: the text then stays in the prompt area).
 function M.send(text)
-  local ok, err = pcall(require("lathe").ask, text)
+  local commands = require("lathe.commands")
+  local run = commands.parse(text) and function(t)
+    return commands.run(t)
+  end or require("lathe").ask
+  local ok, err = pcall(run, text)
   return ok, err and tostring(err) or nil
 end
 

@@ -34,6 +34,7 @@
 ---@field bash? lathe.BashOpts The Bash tool's timeouts in milliseconds.
 ---@field sandbox? table The sandbox Bash commands run in, with Claude Code's keys: `{ enabled, network, filesystem = { allowWrite, denyRead } }` (`:help lathe-sandbox`).
 ---@field default_mappings? boolean Set the default key mappings under `<leader>l` (`:help lathe-default-mappings`); keys you mapped yourself are kept. Default false.
+---@field commands? table<string, string|fun(args: string): string?> Slash commands of your own: name → prompt text (`$ARGUMENTS`, `$1`…`$9`) or a function of the arguments returning it (`:help lathe-commands`).
 ---@field mcp_servers? table<string, lathe.McpServer> MCP servers (stdio or streamable HTTP) to start, by name, added to the project's `.mcp.json`; their tools are offered as `mcp__<server>__<tool>` (`:help lathe-mcp`).
 
 --- `setup()`'s `permissions`: permission mode and rules (see `:help lathe-setup.permissions`).
@@ -251,7 +252,15 @@ function M.setup(opts)
     opts = vim.deepcopy(opts)
     opts.default_mappings = nil
   end
+  -- Slash commands of setup{ commands } stay on the Lua side (functions
+  -- cannot cross into the core; :help lathe-commands).
+  local commands = type(opts) == "table" and opts.commands or nil
+  if commands ~= nil then
+    opts = vim.deepcopy(opts)
+    opts.commands = nil
+  end
   call("setup", opts)
+  require("lathe.commands").configure(commands)
   if mappings then
     require("lathe.actions").default_mappings()
   end

@@ -32,7 +32,7 @@ impl std::error::Error for ApiError {}
 /// which a test keeps equal to Cargo.toml; doc/lathe.txt, "lathe-install").
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-fn fail<T>(msg: impl Into<String>) -> mlua::Result<T> {
+pub(crate) fn fail<T>(msg: impl Into<String>) -> mlua::Result<T> {
     Err(mlua::Error::external(ApiError(msg.into())))
 }
 
@@ -53,7 +53,7 @@ fn lua_type(v: &Value) -> &'static str {
     }
 }
 
-fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
+pub(crate) fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String> {
     match v {
         Value::String(s) => Ok(s.to_str()?.to_string()),
         other => fail(bad_argument(func, arg, "a string", &other)),
@@ -218,7 +218,7 @@ fn reload_settings(_: &Lua, (): ()) -> mlua::Result<()> {
     state::reload_settings().or_else(|e| fail(format!("lathe.reload_settings: {e}")))
 }
 
-fn session() -> mlua::Result<Arc<Session>> {
+pub(crate) fn session() -> mlua::Result<Arc<Session>> {
     state::session_or_default().or_else(fail)
 }
 
@@ -235,6 +235,16 @@ fn ask(lua: &Lua, args: (Value, Value)) -> mlua::Result<()> {
 
 fn ask_now(lua: &Lua, (prompt, opts): (Value, Value)) -> mlua::Result<()> {
     let prompt = string_arg("ask", "prompt", prompt)?;
+    ask_extras(lua, &prompt, opts, lathe_core::agent::TurnExtras::default())
+}
+
+/// `ask` with what a slash command adds to its turn (`api::commands`).
+pub(crate) fn ask_extras(
+    lua: &Lua,
+    prompt: &str,
+    opts: Value,
+    extras: lathe_core::agent::TurnExtras,
+) -> mlua::Result<()> {
     if prompt.trim().is_empty() {
         return fail(lathe_core::agent::AskError::EmptyPrompt.to_string());
     }
@@ -253,7 +263,7 @@ fn ask_now(lua: &Lua, (prompt, opts): (Value, Value)) -> mlua::Result<()> {
     let s = session()?;
     let rt = crate::host::runtime::handle().or_else(|e| fail(e.to_string()))?;
     // Gathered before the chat opens, so "the user's window" is still theirs.
-    let started = s.ask_with(&prompt, Some(&editor), selection.as_ref(), &rt);
+    let started = s.ask_with_extras(prompt, Some(&editor), selection.as_ref(), extras, &rt);
     if let Err(e) = started {
         return fail(e.to_string());
     }

@@ -3,12 +3,14 @@
 //! conversations ([`sessions`]), `lathe.status()` and the statusline
 //! component ([`status`]), tools defined in Lua and `:Lathe tools`
 //! ([`user_tools`]), checkpoints for `:Lathe changes` and `:Lathe rewind`
-//! ([`changes`]), background Bash jobs for `lathe.jobs()` ([`jobs`]),
+//! ([`changes`]), custom slash commands ([`commands`]), background Bash
+//! jobs for `lathe.jobs()` ([`jobs`]),
 //! what `:checkhealth` needs from Rust ([`health`]); and [`install`], what
 //! the plugin entry runs. Uses every lower layer (docs/architecture.md,
 //! "Layers").
 
 pub mod changes;
+pub mod commands;
 pub mod exports;
 pub mod health;
 pub mod jobs;
@@ -84,6 +86,7 @@ fn try_install() -> Result<(), String> {
     chat::on_interrupt(state::stop_turn);
     chat::on_state(|| state::with_config(|c| c.cwd.clone()));
     let exports = exports::exports(&lua).map_err(|e| e.to_string())?;
+    commands::register(&lua, &exports).map_err(|e| e.to_string())?;
     loaded
         .set(CORE_MODULE, exports)
         .map_err(|e| e.to_string())?;

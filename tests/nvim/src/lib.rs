@@ -11,6 +11,7 @@ mod burst_tests;
 mod changes_tests;
 mod chat_tests;
 mod chat_ui_tests;
+mod commands_tests;
 mod common;
 mod compact_tests;
 mod context_tests;

@@ -498,6 +498,16 @@ pub static SETTINGS: &[Setting] = &[
         children: &[],
     },
     Setting {
+        key: "commands",
+        kind: Kind::Elsewhere {
+            lua_type: "table<string, string|fun(args: string): string?>",
+        },
+        default: "",
+        help: "Slash commands of your own, by name: `{ name = \"text\" }` sends the text as the prompt (`$ARGUMENTS` and `$1`…`$9` take the arguments), `{ name = function(args) … end }` sends the text the function returns (nil sends nothing). Typed as `/name args` in the prompt area or `:Lathe /name args`; built-in commands keep their names, and these hide command files of the same name. See |lathe-commands|.",
+        lua: "Slash commands of your own: name → prompt text (`$ARGUMENTS`, `$1`…`$9`) or a function of the arguments returning it (`:help lathe-commands`).",
+        children: &[],
+    },
+    Setting {
         key: "mcp_servers",
         kind: Kind::Other {
             lua_type: "table<string, lathe.McpServer>",
