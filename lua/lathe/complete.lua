@@ -111,14 +111,44 @@ function M.cmdline(arglead)
   return M.candidates(arglead)
 end
 
---- 'omnifunc' (`:help complete-functions`) for `@path` and `#` words: the
---- word before the cursor must start with `@` or `#` at the start of the
---- line or after whitespace; otherwise completion is cancelled quietly.
+--- The text before the cursor is a slash command's name being typed: `/`
+--- and name characters from the start of the first line.
+local function command_start()
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local before = vim.api.nvim_get_current_line():sub(1, col)
+  return row == 1 and before:match("^/[%w_%.%-:]*$") ~= nil
+end
+
+--- Items of the slash commands starting with `base` (`/na`), their
+--- arguments and description in the menu.
+local function command_items(base)
+  local items = {}
+  for _, c in ipairs(require("lathe.commands").list()) do
+    local w = "/" .. c.name
+    if vim.startswith(w, base) then
+      table.insert(items, {
+        word = w,
+        abbr = w .. (c.hint ~= "" and (" " .. c.hint) or ""),
+        menu = c.description,
+      })
+    end
+  end
+  return items
+end
+
+--- 'omnifunc' (`:help complete-functions`) for `@path` and `#` words and,
+--- at the start of the prompt, slash command names: the word before the
+--- cursor must start with `@` or `#` at the start of the line or after
+--- whitespace, or be `/name` at the start of the first line; otherwise
+--- completion is cancelled quietly.
 ---@param findstart integer
 ---@param base string
 ---@return integer|table
 function M.omnifunc(findstart, base)
   if findstart == 1 then
+    if command_start() then
+      return 0
+    end
     local col = vim.api.nvim_win_get_cursor(0)[2]
     local before = vim.api.nvim_get_current_line():sub(1, col)
     local s = before:find("[@#][^%s]*$")
@@ -127,11 +157,70 @@ function M.omnifunc(findstart, base)
     end
     return s - 1
   end
+  if base:sub(1, 1) == "/" then
+    return command_items(base)
+  end
   local items = {}
   for _, c in ipairs(M.candidates(base)) do
     table.insert(items, { word = c, menu = c:sub(1, 1) == "#" and "[lathe context]" or "[lathe file]" })
   end
   return items
+end
+
+--- Opens the completion menu in `buf` (the prompt area) as `@`, `#` (at
+--- the start of a word) or `/` (at the start of the prompt) is typed, with
+--- no extra key; while the menu shows, `<Tab>` and `<S-Tab>` move in it
+--- (as `<C-n>` and `<C-p>` do), else they type as before.
+---@param buf integer
+function M.attach(buf)
+  pcall(function()
+    vim.bo[buf].completeopt = "menuone,noselect"
+  end)
+  vim.api.nvim_create_autocmd("InsertCharPre", {
+    buffer = buf,
+    desc = "lathe: open the completion menu for @, # and /",
+    callback = function()
+      local c = vim.v.char
+      if c ~= "@" and c ~= "#" and c ~= "/" then
+        return
+      end
+      local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+      local before = vim.api.nvim_get_current_line():sub(1, col)
+      if c == "/" then
+        if row ~= 1 or before ~= "" then
+          return
+        end
+      elseif before ~= "" and not before:sub(-1):match("%s") then
+        return
+      end
+      vim.schedule(function()
+        if
+          vim.api.nvim_get_current_buf() == buf
+          and vim.api.nvim_get_mode().mode:sub(1, 1) == "i"
+          and vim.fn.pumvisible() == 0
+        then
+          vim.api.nvim_feedkeys(vim.keycode("<C-x><C-o>"), "n", false)
+        end
+      end)
+    end,
+  })
+  local function pum(key, other)
+    return function()
+      return vim.fn.pumvisible() == 1 and vim.keycode(key) or vim.keycode(other)
+    end
+  end
+  vim.keymap.set("i", "<Tab>", pum("<C-n>", "<Tab>"), {
+    buffer = buf,
+    expr = true,
+    replace_keycodes = false,
+    desc = "lathe: next completion item (a tab without the menu)",
+  })
+  vim.keymap.set("i", "<S-Tab>", pum("<C-p>", "<S-Tab>"), {
+    buffer = buf,
+    expr = true,
+    replace_keycodes = false,
+    desc = "lathe: previous completion item",
+  })
 end
 
 return M

@@ -17,6 +17,7 @@ mod tui_chat_fit;
 mod tui_chat_follow;
 mod tui_chat_highlight;
 mod tui_checkhealth;
+mod tui_commands;
 mod tui_float;
 mod tui_keymaps;
 mod tui_long_session;

@@ -56,6 +56,8 @@ pub fn buffer() -> Result<Buffer, String> {
     api::set_option_value("filetype", "markdown", &o).map_err(e)?;
     api::set_option_value("omnifunc", PROMPT_OMNIFUNC, &o).map_err(e)?;
     start_treesitter(&buf);
+    // The completion menu opens as `@`, `#` or `/` is typed.
+    let _ = module_fn("lathe.complete", "attach").and_then(|f| f.call::<()>(buf.handle()));
     let ni = [Mode::Normal, Mode::Insert];
     map(
         &mut buf,
