@@ -73,6 +73,9 @@ pub const REFUSED: &str =
 /// Everything one turn needs; built by `Session::ask`.
 pub(crate) struct Turn {
     pub config: Config,
+    /// The session's model, read for each request: a switch during the
+    /// turn reaches its next request (`Session::set_model`).
+    pub model: super::session::SharedModel,
     pub system: String,
     /// `system_prompt::project_context`, put before the first user
     /// message's blocks in every request (never in the transcript).
@@ -102,6 +105,13 @@ pub(crate) struct Turn {
     /// What the request check found about the last requests' start
     /// (`validate::Checked`): a request checks what is new.
     pub checked: Arc<crate::provider::validate::Checked>,
+}
+
+impl Turn {
+    /// The model of the next request.
+    pub(crate) fn model(&self) -> String {
+        self.model.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 /// How one try of a request ended.

@@ -24,6 +24,7 @@ mod hooks;
 mod hostile_answers;
 mod hostile_files;
 mod mcp;
+mod model_switch;
 mod openai_provider;
 mod path_params;
 mod permission_answers;
