@@ -171,6 +171,9 @@ pub struct Session {
     model: SharedModel,
     /// The provider's models, once listed ([`Session::models`]).
     models: tokio::sync::OnceCell<Vec<String>>,
+    /// Sub-folders' `CLAUDE.md` the conversation has, and what adds the
+    /// others to tool results (`agent::memory`).
+    nested_memory: Arc<super::memory::Nested>,
 }
 
 /// A saved session brought back by [`Session::resume`].
@@ -321,6 +324,7 @@ impl Session {
         *session.usage.lock().unwrap_or_else(|e| e.into_inner()) = restored.usage;
         // The model last switched to, not announced again (the saved
         // notice is replayed with the chat).
+        session.nested_memory.mark_loaded(&restored.memory);
         if let Some(model) = restored.model {
             *session.model.write().unwrap_or_else(|e| e.into_inner()) = model;
         }
@@ -385,8 +389,11 @@ impl Session {
                 .unwrap_or_default(),
         });
         let system = system_prompt::build();
+        let home = super::memory::home();
+        let memory = super::memory::discover(&parts.config.cwd, home.as_deref());
         let project_context =
-            system_prompt::project_context(&parts.config.cwd, &system_prompt::today());
+            system_prompt::project_context(&parts.config.cwd, &system_prompt::today(), &memory);
+        let nested_memory = Arc::new(super::memory::Nested::new(&parts.config.cwd, home, &memory));
         let results = Arc::new(ResultStore::new(parts.config.state_dir.clone(), &sid));
         let checkpoints = Arc::new(Checkpoints::default());
         let model = parts.config.model.clone();
@@ -430,6 +437,7 @@ impl Session {
             rewind_note: Mutex::new(None),
             model: Arc::new(std::sync::RwLock::new(model)),
             models: tokio::sync::OnceCell::new(),
+            nested_memory,
         }))
     }
 
@@ -759,6 +767,8 @@ impl Session {
         Turn {
             config: self.config.clone(),
             model: self.model.clone(),
+            nested_memory: self.nested_memory.clone(),
+            log: self.log.clone(),
             system: self.system.clone(),
             project_context: self.project_context.clone(),
             provider: self.provider.clone(),

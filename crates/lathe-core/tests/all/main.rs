@@ -30,6 +30,7 @@ mod path_params;
 mod permission_answers;
 mod plan_mode_prompt;
 mod plan_once;
+mod project_memory;
 mod provider_retry;
 mod read_images;
 mod read_rules_cover_searches;
