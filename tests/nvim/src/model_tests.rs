@@ -20,6 +20,8 @@ fn a_model_switch_reaches_the_next_request_and_the_winbar() -> Result<(), String
         vim.cmd.cd(dir)
         vim.cmd("runtime plugin/lathe.lua")
         T.setup(dir, { base_url = MOCK_URL, model = "m-one" })
+        -- A chat wide enough for the winbar's every part.
+        vim.o.columns = 300
         vim.cmd("Lathe hello")
         T.eq("first turn", T.lathe.wait(15000), "done")
         local function winbar()
