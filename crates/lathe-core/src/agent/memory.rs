@@ -291,8 +291,7 @@ pub fn imports(text: &str) -> Vec<String> {
         }
         let mut in_span = false;
         let mut prev = ' ';
-        let mut chars = line.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
+        for (i, c) in line.char_indices() {
             if c == '`' {
                 in_span = !in_span;
             } else if c == '@' && !in_span && prev.is_whitespace() {
