@@ -504,7 +504,7 @@ impl Session {
     /// one too), the conversation kept (docs/provider.md, "Switching the
     /// model"): saved in the session file, so a resume goes on with it; a
     /// context window that came from the model is asked for again; the
-    /// chat says [`MODEL_SWITCHED`]. The same name again changes nothing.
+    /// chat says `MODEL_SWITCHED`. The same name again changes nothing.
     /// Returns the model now in force (`name` trimmed; an empty name
     /// keeps the current one).
     pub fn set_model(&self, name: &str) -> String {
