@@ -13,6 +13,7 @@ local subcommands = {
   "status",
   "review",
   "mode",
+  "model",
   "reload",
   "new",
   "resume",
@@ -70,9 +71,10 @@ local function run(opts)
       local s = lathe.status()
       vim.notify(
         one_line(
-          ("lathe: %s, mode: %s%s%s%s%s%s"):format(
+          ("lathe: %s, mode: %s, model: %s%s%s%s%s%s"):format(
             s.state,
             s.mode,
+            s.model,
             s.tool and (", running " .. s.tool.name .. "(" .. s.tool.detail .. ")") or "",
             s.context and (", " .. s.context.label) or "",
             s.spend and (", spend " .. s.spend) or "",
@@ -162,6 +164,18 @@ local function run(opts)
     elseif args == "context" then
       -- What the context holds (:help :Lathe-context).
       vim.notify(table.concat(lathe.context(), "\n"))
+    elseif args == "model" then
+      -- The current model, and a picker of the provider's (:help :Lathe-model).
+      vim.notify("lathe: model " .. lathe.model())
+      lathe.models(function(names)
+        vim.ui.select(names, { prompt = "lathe: switch the model to" }, function(choice)
+          if choice then
+            vim.notify("lathe: model " .. lathe.model(choice))
+          end
+        end)
+      end)
+    elseif args:match("^model%s+%S+$") then
+      vim.notify("lathe: model " .. lathe.model(vim.trim(args:sub(6))))
     elseif args == "mode" or args:match("^mode%s+%S+$") then
       local name = vim.trim(args:sub(5))
       local mode = lathe.mode(name ~= "" and name or nil)
@@ -182,7 +196,7 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|reload|new|resume [last]|build|tools|jobs|mcp [reset]|compact [focus]|context|changes [all]|rewind [{n} [code|conversation|both]]|/{command} [args]",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|model [name]|reload|new|resume [last]|build|tools|jobs|mcp [reset]|compact [focus]|context|changes [all]|rewind [{n} [code|conversation|both]]|/{command} [args]",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then
@@ -196,6 +210,13 @@ vim.api.nvim_create_user_command("Lathe", run, {
       return vim.tbl_filter(function(s)
         return vim.startswith(s, arglead)
       end, modes)
+    end
+    if cmdline:match("^%s*%S+%s+model%s+%S*$") then
+      -- What is known now; the first completion starts fetching the
+      -- provider's list for the next.
+      return vim.tbl_filter(function(s)
+        return vim.startswith(s, arglead)
+      end, require("lathe").models(function() end))
     end
     if cmdline:match("^%s*%S+%s+mcp%s+%S*$") then
       return vim.startswith("reset", arglead) and { "reset" } or {}

@@ -32,7 +32,7 @@ end
 
 --- Reports the checks of `:checkhealth lathe` (Neovim version, native
 --- library and its version, curl for downloads, API key, base_url reachable,
---- project root, permission mode, Claude Code settings files and their
+--- project root, project memory files, permission mode, Claude Code settings files and their
 --- problems, hook commands, language servers, the LSP tools, state directory) through `vim.health`, under one
 --- heading.
 function M.check()
@@ -97,6 +97,18 @@ function M.check()
     })
   end
   h.info("project root: " .. info.cwd .. " (relative tool paths resolve here)")
+
+  -- Project memory the model gets with every request (:help lathe-memory).
+  local memory = info.memory or { files = {}, notes = {} }
+  if #memory.files == 0 then
+    h.info("project memory: none found (CLAUDE.md, AGENTS.md, CLAUDE.local.md, ~/.claude/CLAUDE.md)")
+  end
+  for _, f in ipairs(memory.files) do
+    h.ok(("memory file (%s): %s%s"):format(f.kind, f.path, f.by and (" (imported by " .. f.by .. ")") or ""))
+  end
+  for _, note in ipairs(memory.notes) do
+    h.warn("memory import " .. note, { "Fix the @path in the file; see :help lathe-memory" })
+  end
 
   -- Permissions: the mode in force and the Claude Code settings files.
   h.info("permission mode: " .. tostring(info.mode) .. "; `:Lathe mode {name}` switches it, see :help lathe-modes")

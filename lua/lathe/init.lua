@@ -414,6 +414,25 @@ function M.mode(name)
   return call("mode", name)
 end
 
+--- Switches the model from the next request on (with `name`; the
+--- conversation is kept) and returns the model in force. See
+--- `:help lathe.model()`.
+---@param name? string A model id the provider serves.
+---@return string model The model in force.
+function M.model(name)
+  return call("model", name)
+end
+
+--- The model names known now (the current and configured ones first,
+--- then the provider's list once fetched). With `callback`, also fetches
+--- the provider's list (once per session, in the background) and calls
+--- `callback(names)` with it. See `:help lathe.models()`.
+---@param callback? fun(names: string[])
+---@return string[] names
+function M.models(callback)
+  return call("models", callback)
+end
+
 --- Brings a waiting permission ask back as a float in the current tab.
 --- Errors when nothing waits.
 function M.review()

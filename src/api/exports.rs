@@ -61,7 +61,7 @@ pub(crate) fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String
 }
 
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
-/// `mode`, `review`, `statusline`, `status`, `settled`, `transcript`,
+/// `mode`, `model`, `models`, `review`, `statusline`, `status`, `settled`, `transcript`,
 /// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
 /// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `changes`, `changes_keep`, `checkpoints`, `rewind`, `mcp_reset`, `mcp_servers`, `main_thread_stats`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
@@ -83,6 +83,8 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     t.set("mode", lua.create_function(mode)?)?;
+    t.set("model", lua.create_function(model)?)?;
+    t.set("models", lua.create_function(models)?)?;
     t.set(
         "review",
         lua.create_function(|_, ()| crate::ui::float::review().or_else(fail))?,
@@ -399,6 +401,67 @@ fn mode(_: &Lua, name: Value) -> mlua::Result<String> {
     let current = s.mode().as_str().to_string();
     crate::ui::chat::set_mode_winbar(&current);
     Ok(current)
+}
+
+/// `model([name])`: with a name, switches the session's model from its
+/// next request on (a running turn's next one too; the conversation is
+/// kept) and shows it in the chat's winbar; returns the model in force
+/// (`:help lathe.model()`). Errors: a name that is not a string.
+fn model(_: &Lua, name: Value) -> mlua::Result<String> {
+    let s = session()?;
+    let current = match name {
+        Value::Nil => s.model(),
+        Value::String(n) => s.set_model(&n.to_str()?),
+        other => return fail(bad_argument("model", "name", "a string", &other)),
+    };
+    crate::ui::chat::set_model(&current);
+    Ok(current)
+}
+
+/// `models([callback])` → the model names known now (the current and the
+/// configured one first, then the provider's list once fetched); with a
+/// `callback`, also fetches the provider's list on the runtime (once per
+/// session) and calls `callback(names)` on the main thread with the whole
+/// list (just the current and configured ones when the provider lists
+/// none or the request failed). Never waits (`:help lathe.models()`).
+fn models(lua: &Lua, callback: Value) -> mlua::Result<Table> {
+    let s = session()?;
+    let known = lua.create_sequence_from(s.models_known())?;
+    let callback = match callback {
+        Value::Nil => return Ok(known),
+        Value::Function(f) => f,
+        other => return fail(bad_argument("models", "callback", "a function", &other)),
+    };
+    let rt = crate::host::runtime::handle().or_else(|e| fail(e.to_string()))?;
+    let main = state::main_thread()
+        .ok_or_else(|| mlua::Error::external(ApiError("lathe is not loaded".into())))?;
+    let id = CALLBACKS.with(|c| {
+        let mut c = c.borrow_mut();
+        c.0 += 1;
+        let id = c.0;
+        c.1.insert(id, callback);
+        id
+    });
+    rt.spawn(async move {
+        let names = s.models().await;
+        let _ = main.post(move || deliver_models(id, names));
+    });
+    Ok(known)
+}
+
+/// Calls the stored `models` callback `id` with `names`; its errors are
+/// shown with `vim.notify`.
+fn deliver_models(id: u64, names: Vec<String>) {
+    let Some(cb) = CALLBACKS.with(|c| c.borrow_mut().1.remove(&id)) else {
+        return;
+    };
+    let lua = crate::host::lua_handle::lua();
+    let called = lua
+        .create_sequence_from(names)
+        .and_then(|t| cb.call::<()>(t));
+    if let Err(e) = called {
+        crate::host::guard::notify_error(&format!("lathe.models: the callback failed: {e}"));
+    }
 }
 
 /// `settled()` → `true` when no turn is running, no `:Lathe resume` is

@@ -70,6 +70,7 @@ pub fn extend_info(lua: &Lua, t: &Table, config: &Config) -> mlua::Result<()> {
         checks.push(e)?;
     }
     t.set("hook_commands", checks)?;
+    t.set("memory", memory_info(lua, config)?)?;
     t.set("sandbox", sandbox_info(lua, config)?)?;
     crate::adapters::lsp_nav::ensure_tracking();
     t.set("lsp_servers", lathe_core::editor::lsp::servers_running())?;
@@ -167,5 +168,28 @@ pub fn probe(lua: &Lua, (url, timeout_ms): (Value, Value)) -> mlua::Result<Table
             t.set("error", e)?;
         }
     }
+    Ok(t)
+}
+
+/// `info().memory`: `{ files = { { path, kind, by? }, … }, notes = { … } }`,
+/// the project memory a new session of `config` reads
+/// (`lathe_core::agent::memory::discover`), imports included, in the
+/// order the model gets them; `notes` the imports skipped.
+fn memory_info(lua: &Lua, config: &Config) -> mlua::Result<Table> {
+    use lathe_core::agent::memory;
+    let found = memory::discover(&config.cwd, memory::home().as_deref());
+    let files = lua.create_table()?;
+    for f in &found.files {
+        let e = lua.create_table()?;
+        e.set("path", f.path.display().to_string())?;
+        e.set("kind", f.kind.as_str())?;
+        if let memory::Kind::Import(by) = &f.kind {
+            e.set("by", by.display().to_string())?;
+        }
+        files.push(e)?;
+    }
+    let t = lua.create_table()?;
+    t.set("files", files)?;
+    t.set("notes", lua.create_sequence_from(found.notes)?)?;
     Ok(t)
 }

@@ -324,6 +324,8 @@ pub fn finish_resume(made: MadeResume) -> lathe_core::agent::Resumed {
     let config = resumed.session.config();
     report_settings_problems(config);
     show_config(config);
+    // The model the saved session used last.
+    crate::ui::chat::set_model(&resumed.session.model());
     crate::ui::status_sink::register(&resumed.session, live);
     // The meter of the resumed conversation before its first request.
     if let Ok(rt) = crate::host::runtime::handle() {

@@ -50,8 +50,11 @@ pub fn status_json() -> Value {
         None => crate::api::state::with_config(|c| c.permissions.mode).unwrap_or_default(),
     }
     .as_str();
-    let model = crate::api::state::with_config(|c| c.model.clone())
-        .unwrap_or_else(|| lathe_core::config::DEFAULT_MODEL.to_string());
+    let model = match &session {
+        Some(s) => s.model(),
+        None => crate::api::state::with_config(|c| c.model.clone())
+            .unwrap_or_else(|| lathe_core::config::DEFAULT_MODEL.to_string()),
+    };
     let usage = session.as_ref().map(|s| s.usage()).unwrap_or_default();
     let mut out = json!({
         "state": state,

@@ -52,7 +52,7 @@ const TOOLS_LAYERS: &[&[&str]] = &[
 /// providers share, then the two providers, neither using the other
 /// (docs/provider.md).
 const PROVIDER_LAYERS: &[&[&str]] = &[
-    &["limits", "retry", "sse", "validate", "window"],
+    &["limits", "models", "retry", "sse", "validate", "window"],
     &["assemble", "hints", "idle"],
     &["http", "replay"],
     &["anthropic", "openai"],

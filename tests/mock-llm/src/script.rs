@@ -33,6 +33,11 @@ pub struct Script {
     /// summary it cannot use (e.g. `<summary></summary>`).
     #[serde(default)]
     pub summary: Option<String>,
+    /// The models mock-llm serves (README, "Models"): `GET /v1/models`
+    /// lists them, and a `POST /v1/messages` for another model is refused
+    /// with the real API's 404. Absent: any model is answered.
+    #[serde(default)]
+    pub models: Option<Vec<String>>,
 }
 
 /// Why a script could not be loaded.

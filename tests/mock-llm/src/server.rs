@@ -103,6 +103,9 @@ impl Shared {
         if let Err(message) = crate::rules::check(&value) {
             return Decision::Reject(StatusCode::BAD_REQUEST, message);
         }
+        if let Some(message) = unknown_model(self.script.models.as_deref(), &value) {
+            return Decision::Reject(StatusCode::NOT_FOUND, message);
+        }
         let tokens = context_window::tokens(body.len());
         if let Some(window) = self.script.context_window.filter(|w| tokens > *w) {
             return Decision::Reject(
@@ -204,17 +207,63 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
 }
 
-/// `GET /v1/models` in vLLM's shape: one model whose `max_model_len` is
-/// the script's `context_window` (404 without one).
-async fn models(State(shared): State<Arc<Shared>>) -> Response {
-    match shared.script.context_window {
-        Some(window) => axum::Json(serde_json::json!({
-            "object": "list",
-            "data": [{"id": "mock-llm", "object": "model", "owned_by": "mock-llm", "max_model_len": window}]
+/// `GET /v1/models`: the script's `models` (else one, `mock-llm`, when
+/// it sets a `context_window`; 404 with neither). Asked with an
+/// `anthropic-version` header, in the Anthropic API's shape, paged by
+/// `limit` (default 20) and `after_id` (`has_more`, `first_id`,
+/// `last_id`); else in vLLM's (OpenAI's list, each entry's
+/// `max_model_len` the script's `context_window`).
+async fn models(
+    State(shared): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
+    axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
+) -> Response {
+    let window = shared.script.context_window;
+    let ids: Vec<String> = match (&shared.script.models, window) {
+        (Some(models), _) => models.clone(),
+        (None, Some(_)) => vec!["mock-llm".to_string()],
+        (None, None) => return not_found().await,
+    };
+    if headers.contains_key("anthropic-version") {
+        let limit = query
+            .get("limit")
+            .and_then(|l| l.parse::<usize>().ok())
+            .unwrap_or(20)
+            .clamp(1, 1000);
+        let start = match query.get("after_id") {
+            Some(after) => ids
+                .iter()
+                .position(|m| m == after)
+                .map_or(ids.len(), |i| i + 1),
+            None => 0,
+        };
+        let page: Vec<&String> = ids.iter().skip(start).take(limit).collect();
+        let data: Vec<Value> = page
+            .iter()
+            .map(|id| {
+                serde_json::json!({"type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z"})
+            })
+            .collect();
+        return axum::Json(serde_json::json!({
+            "data": data,
+            "has_more": start + page.len() < ids.len(),
+            "first_id": page.first(),
+            "last_id": page.last(),
         }))
-        .into_response(),
-        None => not_found().await,
+        .into_response();
     }
+    let data: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            let mut entry =
+                serde_json::json!({"id": id, "object": "model", "owned_by": "mock-llm"});
+            if let Some(window) = window {
+                entry["max_model_len"] = window.into();
+            }
+            entry
+        })
+        .collect();
+    axum::Json(serde_json::json!({"object": "list", "data": data})).into_response()
 }
 
 /// `GET /props` in llama.cpp's shape: `default_generation_settings.n_ctx`
@@ -228,6 +277,15 @@ async fn props(State(shared): State<Arc<Shared>>) -> Response {
         .into_response(),
         None => not_found().await,
     }
+}
+
+/// The real API's 404 message (`model: {id}`, `not_found_error`) for a
+/// request whose `model` is not one of the script's `models`; `None` when
+/// the script lists none or the model is listed.
+fn unknown_model(models: Option<&[String]>, request: &Value) -> Option<String> {
+    let model = request.get("model").and_then(Value::as_str).unwrap_or("");
+    let models = models?;
+    (!models.iter().any(|m| m == model)).then(|| format!("model: {model}"))
 }
 
 async fn not_found() -> Response {

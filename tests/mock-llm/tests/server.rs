@@ -558,3 +558,49 @@ async fn a_context_window_refuses_longer_requests_and_summaries_consume_nothing(
         .unwrap();
     assert_eq!(props["default_generation_settings"]["n_ctx"], 100);
 }
+
+#[tokio::test]
+async fn the_scripts_models_are_listed_in_both_shapes_and_others_refused() {
+    let server = start(
+        r#"{"models": ["m-a", "m-b", "m-c"], "responses":[{"content":[{"type":"text","text":"hi"}]}]}"#,
+    )
+    .await;
+    let get = |url: String, anthropic: bool| async move {
+        let mut req = common::client().get(url);
+        if anthropic {
+            req = req.header("anthropic-version", "2023-06-01");
+        }
+        req.send().await.unwrap().json::<Value>().await.unwrap()
+    };
+    // The Anthropic API's pages.
+    let first = get(format!("{}/v1/models?limit=2", server.url()), true).await;
+    assert_eq!(first["data"][0]["id"], "m-a");
+    assert_eq!(first["data"][1]["type"], "model");
+    assert_eq!(
+        (&first["has_more"], &first["first_id"], &first["last_id"]),
+        (&json!(true), &json!("m-a"), &json!("m-b"))
+    );
+    let next = get(
+        format!("{}/v1/models?limit=2&after_id=m-b", server.url()),
+        true,
+    )
+    .await;
+    assert_eq!(
+        next["data"],
+        json!([{"type":"model","id":"m-c","display_name":"m-c","created_at":"2025-01-01T00:00:00Z"}])
+    );
+    assert_eq!(next["has_more"], false);
+    // OpenAI's list.
+    let openai = get(format!("{}/v1/models", server.url()), false).await;
+    assert_eq!(openai["object"], "list");
+    assert_eq!(openai["data"][2]["id"], "m-c");
+    // A model it does not serve: the real API's 404, the script kept.
+    let r = post(&server, &ask("hi", false)).await;
+    assert_eq!(r.status(), 404);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "not_found_error");
+    assert_eq!(body["error"]["message"], "model: claude-test");
+    let mut known = ask("hi", false);
+    known["model"] = json!("m-b");
+    assert_eq!(post(&server, &known).await.status(), 200);
+}

@@ -136,7 +136,8 @@ pub fn lua_test(chunk: &str) -> Result<(), String> {
 
 /// Starts `mock-llm` with the JSON `script` on lathe's runtime and runs
 /// `chunk` like [`lua_test`], with the Lua global `MOCK_URL` holding the
-/// server's base URL. Then fails unless the server served every scripted
+/// server's base URL and `MOCK_LOG` the file its request log is written
+/// to (one request body per line). Then fails unless the server served every scripted
 /// response (a request the pairing rule or an `expect` rejected does not
 /// count, so a script doubles as an assertion on what lathe sent).
 pub fn lua_test_with_model(script: &str, chunk: &str) -> Result<(), String> {
@@ -147,14 +148,25 @@ pub fn lua_test_with_model(script: &str, chunk: &str) -> Result<(), String> {
         .map_or(0, Vec::len);
     let script = mock_llm::Script::from_json(script).map_err(|e| format!("script: {e}"))?;
     let rt = lathe::host::runtime::handle().map_err(|e| e.to_string())?;
+    static LOGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let log = std::env::temp_dir().join(format!(
+        "lathe-nvim-mock-{}-{}.jsonl",
+        std::process::id(),
+        LOGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
     let server = rt
-        .block_on(mock_llm::spawn(script, None))
+        .block_on(mock_llm::spawn(script, Some(log.clone())))
         .map_err(|e| format!("mock-llm: {e}"))?;
-    lathe::host::lua_handle::lua()
-        .globals()
+    let globals = lathe::host::lua_handle::lua().globals();
+    globals
         .set("MOCK_URL", server.url())
         .map_err(|e| e.to_string())?;
-    lua_test(chunk)?;
+    globals
+        .set("MOCK_LOG", log.to_string_lossy().into_owned())
+        .map_err(|e| e.to_string())?;
+    let result = lua_test(chunk);
+    let _ = std::fs::remove_file(&log);
+    result?;
     let served = server.served();
     if served != entries {
         let last = server.requests().len();

@@ -24,6 +24,7 @@ mod lsp_nav_tests;
 mod lsp_tests;
 mod lua_api_tests;
 mod mcp_tests;
+mod model_tests;
 mod pipeline_tests;
 mod priority_tests;
 mod scenario_tests;

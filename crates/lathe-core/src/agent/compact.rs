@@ -171,6 +171,12 @@ impl ContextState {
         self.lock().window = Some(window);
     }
 
+    /// Forgets the window, so the next request asks for it again (the
+    /// model changed and the window came from the model).
+    pub(crate) fn forget_window(&self) {
+        self.lock().window = None;
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -29,6 +29,10 @@ pub(crate) struct Restored {
     /// The note of a rewind after the last prompt (the next prompt tells
     /// the model).
     pub rewind_note: Option<String>,
+    /// The model of the last `Record::Model` (the last switch), if any.
+    pub model: Option<String>,
+    /// Nested memory files already added to the conversation.
+    pub memory: Vec<std::path::PathBuf>,
 }
 
 /// Replays `records` (see `session_log`).
@@ -37,6 +41,8 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
     let mut usage = Usage::default();
     let mut details: HashMap<&str, &str> = HashMap::new();
     let mut done: HashMap<&str, (&str, &str, &Option<String>)> = HashMap::new();
+    let mut model = None;
+    let mut memory = Vec::new();
     for r in records {
         match r {
             Record::ToolStart { id, detail, .. } => {
@@ -209,6 +215,8 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                 checkpoint_at.retain(|id, _| id < to);
             }
             Record::Rewind { note, .. } => add_note(&mut rewind_note, note),
+            Record::Model { model: m } => model = Some(m.clone()),
+            Record::Memory { paths } => memory.extend(paths.iter().cloned()),
             Record::ToolStart { .. } | Record::ToolDone { .. } | Record::CheckpointFiles { .. } => {
             }
         }
@@ -229,6 +237,8 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
         events,
         files,
         rewind_note,
+        model,
+        memory,
     }
 }
 

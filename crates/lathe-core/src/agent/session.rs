@@ -46,6 +46,13 @@ pub struct SessionParts {
     pub hooks: CodeHooks,
 }
 
+/// The model of a session's requests, switched by [`Session::set_model`];
+/// a running turn reads it for each request.
+pub type SharedModel = Arc<std::sync::RwLock<String>>;
+
+/// User-facing: the chat's line after a model switch. `{model}`.
+pub const MODEL_SWITCHED: &str = "model: {model}";
+
 /// One tool as `:Lathe tools` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolInfo {
@@ -172,6 +179,13 @@ pub struct Session {
     checkpoints: Arc<Checkpoints>,
     /// What the model is told with the next prompt after a rewind.
     rewind_note: Mutex<Option<String>>,
+    /// The model of the next request (`config.model` until a switch).
+    model: SharedModel,
+    /// The provider's models, once listed ([`Session::models`]).
+    models: tokio::sync::OnceCell<Vec<String>>,
+    /// Sub-folders' `CLAUDE.md` the conversation has, and what adds the
+    /// others to tool results (`agent::memory`).
+    nested_memory: Arc<super::memory::Nested>,
 }
 
 /// A saved session brought back by [`Session::resume`].
@@ -320,6 +334,12 @@ impl Session {
             session.file_state.mark_gone(&f.path);
         }
         *session.usage.lock().unwrap_or_else(|e| e.into_inner()) = restored.usage;
+        // The model last switched to, not announced again (the saved
+        // notice is replayed with the chat).
+        session.nested_memory.mark_loaded(&restored.memory);
+        if let Some(model) = restored.model {
+            *session.model.write().unwrap_or_else(|e| e.into_inner()) = model;
+        }
         Ok(Resumed {
             session,
             events: restored.events,
@@ -381,10 +401,14 @@ impl Session {
                 .unwrap_or_default(),
         });
         let system = system_prompt::build();
+        let home = super::memory::home();
+        let memory = super::memory::discover(&parts.config.cwd, home.as_deref());
         let project_context =
-            system_prompt::project_context(&parts.config.cwd, &system_prompt::today());
+            system_prompt::project_context(&parts.config.cwd, &system_prompt::today(), &memory);
+        let nested_memory = Arc::new(super::memory::Nested::new(&parts.config.cwd, home, &memory));
         let results = Arc::new(ResultStore::new(parts.config.state_dir.clone(), &sid));
         let checkpoints = Arc::new(Checkpoints::default());
+        let model = parts.config.model.clone();
         Ok(Arc::new(Self {
             permissions: Arc::new(PermissionState::new(
                 parts
@@ -423,6 +447,9 @@ impl Session {
             checked: Arc::default(),
             checkpoints,
             rewind_note: Mutex::new(None),
+            model: Arc::new(std::sync::RwLock::new(model)),
+            models: tokio::sync::OnceCell::new(),
+            nested_memory,
         }))
     }
 
@@ -477,6 +504,73 @@ impl Session {
     /// affected.
     pub fn set_mode(&self, mode: Mode) {
         self.permissions.set_mode(mode);
+    }
+
+    /// The model of the next request: `config.model` until
+    /// [`Session::set_model`], or the last one a resumed session used.
+    pub fn model(&self) -> String {
+        self.model.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Switches the model from the next request on (a running turn's next
+    /// one too), the conversation kept (docs/provider.md, "Switching the
+    /// model"): saved in the session file, so a resume goes on with it; a
+    /// context window that came from the model is asked for again; the
+    /// chat says `MODEL_SWITCHED`. The same name again changes nothing.
+    /// Returns the model now in force (`name` trimmed; an empty name
+    /// keeps the current one).
+    pub fn set_model(&self, name: &str) -> String {
+        let name = name.trim();
+        if name.is_empty() {
+            return self.model();
+        }
+        {
+            let mut model = self.model.write().unwrap_or_else(|e| e.into_inner());
+            if *model == name {
+                return name.to_string();
+            }
+            *model = name.to_string();
+        }
+        if self.config.context_window.is_none() {
+            self.context.forget_window();
+        }
+        if let Some(log) = &self.log {
+            log.record(&Record::Model {
+                model: name.to_string(),
+            });
+        }
+        self.sink.emit(AgentEvent::Notice {
+            text: crate::text::fill(MODEL_SWITCHED, &[("model", name)]),
+            is_error: false,
+        });
+        name.to_string()
+    }
+
+    /// The models the provider serves, for completion: its list
+    /// (`Provider::list_models`, asked once per session, the answer kept)
+    /// with the current and configured models first when it lacks them;
+    /// just those two when the provider lists none or the request failed
+    /// (asked again next time). Run it on the runtime.
+    pub async fn models(&self) -> Vec<String> {
+        let listed = match self.models.get() {
+            Some(list) => list.clone(),
+            None => match self.provider.list_models().await {
+                Some(list) => {
+                    let _ = self.models.set(list.clone());
+                    list
+                }
+                None => Vec::new(),
+            },
+        };
+        crate::provider::models::completion_names(&listed, &self.model(), &self.config.model)
+    }
+
+    /// The provider's models as [`Session::models`] last listed them
+    /// (current and configured first); just those two before the first
+    /// list. Any thread, never waits.
+    pub fn models_known(&self) -> Vec<String> {
+        let listed = self.models.get().cloned().unwrap_or_default();
+        crate::provider::models::completion_names(&listed, &self.model(), &self.config.model)
     }
 
     /// Starts (or continues) the conversation with `prompt` on `rt` and
@@ -705,6 +799,9 @@ impl Session {
     fn turn(self: &Arc<Self>, cancel: CancellationToken, usage: Arc<Mutex<Usage>>) -> Turn {
         Turn {
             config: self.config.clone(),
+            model: self.model.clone(),
+            nested_memory: self.nested_memory.clone(),
+            log: self.log.clone(),
             system: self.system.clone(),
             project_context: self.project_context.clone(),
             provider: self.provider.clone(),

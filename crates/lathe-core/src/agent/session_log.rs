@@ -255,6 +255,19 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
         texts: std::collections::BTreeMap<String, String>,
     },
+    /// `Session::set_model`: the requests from here on went to this model
+    /// (a resume goes on with the last one).
+    Model {
+        /// The model's id.
+        model: String,
+    },
+    /// Nested project memory (a sub-folder's `CLAUDE.md`) added to the
+    /// conversation with a tool result: never added again, after a resume
+    /// either (`agent::memory`).
+    Memory {
+        /// The memory files added.
+        paths: Vec<PathBuf>,
+    },
     /// A turn ended.
     TurnEnd {
         /// `done`, `error` or `stopped`.

@@ -1,7 +1,7 @@
 //! What the model is told besides the conversation: who lathe is (the
 //! system prompt, [`SYSTEM`], the same for every project and day), and
-//! where it runs with the project's own instructions (`CLAUDE.md`,
-//! `AGENTS.md`) — [`project_context`], a text block at the start of the
+//! where it runs with the project's memory (`CLAUDE.md`, `AGENTS.md`,
+//! `agent::memory`) — [`project_context`], a text block at the start of the
 //! first user message of every request; and, while the session is in plan
 //! mode, a paragraph that says so ([`for_mode`], applied to every request,
 //! so a `:Lathe mode` switch reaches the next one).
@@ -15,13 +15,6 @@
 use std::path::Path;
 
 use crate::permissions::Mode;
-
-/// Files in the project root whose contents are added as project instructions,
-/// in this order.
-pub const INSTRUCTION_FILES: &[&str] = &["CLAUDE.md", "AGENTS.md"];
-
-/// Largest instruction file included, in bytes; longer ones are cut with a note.
-pub const MAX_INSTRUCTION_BYTES: usize = 40_000;
 
 /// Model-facing: added to the end of the system prompt while the session
 /// is in plan mode, so the model plans instead of learning it from a refused
@@ -63,10 +56,10 @@ pub fn build() -> String {
 }
 
 /// Where the session runs — rooted at `cwd` on `date` (`YYYY-MM-DD`) — and
-/// the project's instruction files read from `cwd` (missing ones are
-/// skipped): the text block that opens the first user message of every
-/// request.
-pub fn project_context(cwd: &Path, date: &str) -> String {
+/// the project's memory (`memory`, from `agent::memory::discover`: each
+/// file's block labelled with its path): the text block that opens the
+/// first user message of every request.
+pub fn project_context(cwd: &Path, date: &str, memory: &super::memory::Found) -> String {
     let mut out = format!(
         "<env>\n\
 Working directory: {cwd}\n\
@@ -76,24 +69,7 @@ Today's date: {date}\n\
         cwd = cwd.display(),
         os = std::env::consts::OS,
     );
-    for name in INSTRUCTION_FILES {
-        let path = cwd.join(name);
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        let cut = text.len() > MAX_INSTRUCTION_BYTES;
-        let mut end = MAX_INSTRUCTION_BYTES.min(text.len());
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.push_str(&format!(
-            "\nInstructions from {} (the project's own; follow them):\n<project-instructions>\n{}{}\n</project-instructions>\n",
-            path.display(),
-            &text[..end],
-            if cut { "\n[cut: the file is longer]" } else { "" }
-        ));
-    }
+    out.push_str(&memory.blocks());
     out
 }
 
@@ -110,7 +86,8 @@ mod tests {
     fn includes_env_and_instruction_files() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.").unwrap();
-        let p = project_context(dir.path(), "2026-11-29");
+        let found = crate::agent::memory::discover(dir.path(), None);
+        let p = project_context(dir.path(), "2026-11-29", &found);
         assert!(p.contains(&format!("Working directory: {}", dir.path().display())));
         assert!(p.contains("Today's date: 2026-11-29"));
         assert!(p.contains(&format!("Platform: {}", std::env::consts::OS)));

@@ -73,6 +73,14 @@ pub const REFUSED: &str =
 /// Everything one turn needs; built by `Session::ask`.
 pub(crate) struct Turn {
     pub config: Config,
+    /// The session's model, read for each request: a switch during the
+    /// turn reaches its next request (`Session::set_model`).
+    pub model: super::session::SharedModel,
+    /// Sub-folders' `CLAUDE.md`, added to the results of the calls that
+    /// first read below them.
+    pub nested_memory: Arc<super::memory::Nested>,
+    /// The session file (nested memory added is saved in it).
+    pub log: Option<super::session_log::SessionLog>,
     pub system: String,
     /// `system_prompt::project_context`, put before the first user
     /// message's blocks in every request (never in the transcript).
@@ -102,6 +110,13 @@ pub(crate) struct Turn {
     /// What the request check found about the last requests' start
     /// (`validate::Checked`): a request checks what is new.
     pub checked: Arc<crate::provider::validate::Checked>,
+}
+
+impl Turn {
+    /// The model of the next request.
+    pub(crate) fn model(&self) -> String {
+        self.model.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 /// How one try of a request ended.
@@ -599,12 +614,16 @@ impl Turn {
         mut exec: ToolExecutor,
         held: Vec<PendingToolUse>,
     ) -> bool {
-        let ran_tools = message.tool_uses().next().is_some();
+        let calls: Vec<ToolUse> = message.tool_uses().cloned().collect();
+        let ran_tools = !calls.is_empty();
         self.transcript.push_assistant(message);
         for call in held {
             exec.add(call);
         }
-        self.transcript.push_tool_results(exec.finish().await);
+        let mut results = exec.finish().await;
+        self.nested_memory
+            .attach(&calls, &mut results, self.log.as_ref());
+        self.transcript.push_tool_results(results);
         ran_tools
     }
 

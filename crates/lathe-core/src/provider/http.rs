@@ -235,6 +235,20 @@ impl Endpoint {
         key_prefix: &str,
         timeout: Duration,
     ) -> Option<serde_json::Value> {
+        self.get_json_with(url, &[], key_header, key_prefix, timeout)
+            .await
+    }
+
+    /// [`Endpoint::get_json`] with `headers` besides the key (the
+    /// Anthropic API's `anthropic-version`).
+    pub async fn get_json_with(
+        &self,
+        url: &str,
+        headers: &[(&'static str, &'static str)],
+        key_header: HeaderName,
+        key_prefix: &str,
+        timeout: Duration,
+    ) -> Option<serde_json::Value> {
         let mut builder = self
             .http
             .get()
@@ -242,6 +256,9 @@ impl Endpoint {
             .get(url)
             .header(ACCEPT, "application/json")
             .timeout(timeout);
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
         if let Some(key) = &self.api_key {
             let mut value = HeaderValue::from_str(&format!("{key_prefix}{key}")).ok()?;
             value.set_sensitive(true);

@@ -16,6 +16,7 @@ pub mod hints;
 pub mod http;
 pub mod idle;
 pub mod limits;
+pub mod models;
 pub mod openai;
 pub mod replay;
 pub mod retry;
@@ -137,6 +138,14 @@ pub trait Provider: Send + Sync {
     /// once per session, before its first request.
     async fn context_window(&self, model: &str) -> Option<u64> {
         let _ = model;
+        None
+    }
+
+    /// The ids of the models the server serves ([`models`]: the Anthropic
+    /// `GET /v1/models`, every page; an OpenAI-compatible `GET
+    /// {base_url}/models`); `None` (the default) when it does not say or
+    /// the request failed.
+    async fn list_models(&self) -> Option<Vec<String>> {
         None
     }
 

@@ -50,10 +50,13 @@ impl Turn {
         }
         let w = match self.config.context_window {
             Some(w) => w,
-            None => match self.provider.context_window(&self.config.model).await {
-                Some(w) => w,
-                None => crate::provider::window::for_model(&self.config.model),
-            },
+            None => {
+                let model = self.model();
+                match self.provider.context_window(&model).await {
+                    Some(w) => w,
+                    None => crate::provider::window::for_model(&model),
+                }
+            }
         };
         self.context.set_window(w);
         w
@@ -62,7 +65,7 @@ impl Turn {
     /// The next request's body from the transcript as it is now.
     pub(crate) fn build_request(&self) -> MessagesRequest {
         MessagesRequest {
-            model: self.config.model.clone(),
+            model: self.model(),
             max_tokens: self.max_tokens.load(std::sync::atomic::Ordering::Relaxed),
             system: crate::agent::system_prompt::for_mode(
                 &self.system,
@@ -282,7 +285,7 @@ impl Turn {
             }),
         }
         MessagesRequest {
-            model: self.config.model.clone(),
+            model: self.model(),
             max_tokens: self.config.max_tokens,
             system: COMPACT_SYSTEM.to_string(),
             messages: messages.into_iter().map(Arc::new).collect(),

@@ -39,6 +39,22 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub const ANTHROPIC_HOST: &str = "api.anthropic.com";
 /// Path of the Messages API under the base URL.
 pub const MESSAGES_PATH: &str = "/v1/messages";
+/// Path of the Models API's list under the base URL.
+pub const MODELS_PATH: &str = "/v1/models";
+
+/// `s` with every byte but unreserved URL characters percent-encoded (a
+/// model id as a query value).
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
 /// Most chars of a non-API error body kept in the message.
 const MAX_ERROR_MESSAGE_CHARS: usize = 1000;
 
@@ -163,6 +179,44 @@ impl Provider for AnthropicProvider {
     /// Counted from the messages' JSON as [`WireCache`] keeps it.
     fn request_bytes(&self, req: &MessagesRequest) -> u64 {
         self.wire.request_bytes(req)
+    }
+
+    /// `data[].id` of `GET {base_url}/v1/models` with the headers of a
+    /// request (`x-api-key`, `anthropic-version`), page after page while
+    /// `has_more` (at most [`MAX_PAGES`](crate::provider::models::MAX_PAGES)),
+    /// each asked with [`LIST_TIMEOUT`](crate::provider::models::LIST_TIMEOUT).
+    async fn list_models(&self) -> Option<Vec<String>> {
+        use crate::provider::models;
+        let mut all = Vec::new();
+        let mut after: Option<String> = None;
+        for _ in 0..models::MAX_PAGES {
+            let mut url = format!(
+                "{}{MODELS_PATH}?limit={}",
+                self.endpoint.base_url,
+                models::ANTHROPIC_PAGE_LIMIT
+            );
+            if let Some(id) = &after {
+                url.push_str("&after_id=");
+                url.push_str(&percent_encode(id));
+            }
+            let body = self
+                .endpoint
+                .get_json_with(
+                    &url,
+                    &[("anthropic-version", ANTHROPIC_VERSION)],
+                    HeaderName::from_static("x-api-key"),
+                    "",
+                    models::LIST_TIMEOUT,
+                )
+                .await?;
+            let (ids, next) = models::anthropic_page(&body)?;
+            all.extend(ids);
+            match next {
+                Some(id) if after.as_ref() != Some(&id) => after = Some(id),
+                _ => break,
+            }
+        }
+        Some(all)
     }
 
     /// Sends `req` with `stream: true` to [`AnthropicProvider::messages_url`]

@@ -180,6 +180,22 @@ impl Provider for OpenAiProvider {
             .and_then(|b| crate::provider::window::from_props(&b))
     }
 
+    /// `data[].id` of `GET {base_url}/models`, asked with
+    /// [`LIST_TIMEOUT`](crate::provider::models::LIST_TIMEOUT).
+    async fn list_models(&self) -> Option<Vec<String>> {
+        let url = format!("{}/models", self.endpoint.base_url);
+        let body = self
+            .endpoint
+            .get_json(
+                &url,
+                AUTHORIZATION,
+                "Bearer ",
+                crate::provider::models::LIST_TIMEOUT,
+            )
+            .await?;
+        crate::provider::models::openai_list(&body)
+    }
+
     /// Sends `req` with `stream: true` and `stream_options: {include_usage:
     /// true}` to [`OpenAiProvider::chat_completions_url`] (`accept:
     /// text/event-stream`, `Authorization: Bearer` when a key is set) and
