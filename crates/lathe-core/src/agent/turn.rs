@@ -41,7 +41,7 @@ mod window;
 
 use super::context::{self, UserTurn};
 use super::transcript::Transcript;
-use crate::events::{AgentEvent, EventSink, TurnOutcome};
+use crate::events::{AgentEvent, AttachedItem, EventSink, TurnOutcome};
 use crate::text::fill;
 
 /// Notice shown when `max_turns` model requests did not finish the task.
@@ -151,8 +151,8 @@ impl Turn {
         let start = self.transcript.len();
         // MCP servers started by setup() are in the first request.
         crate::mcp::wait_ready(&self.cancel).await;
-        let blocks = match self.user_blocks(&user).await {
-            Ok(blocks) => blocks,
+        let (blocks, shown) = match self.user_blocks(&user).await {
+            Ok(b) => b,
             Err(msg) => {
                 if self.cancel.is_cancelled() {
                     return TurnOutcome::Stopped;
@@ -166,6 +166,9 @@ impl Turn {
         }
         let prompt_blocks = blocks.len();
         self.transcript.push_user_blocks(&user.prompt, blocks);
+        if !shown.is_empty() {
+            self.sink.emit(AgentEvent::Attached { items: shown });
+        }
         // Changes other than appending (a compaction) move it.
         let generation = self.transcript.generation();
         let mut continued_after_cut = false;
@@ -282,7 +285,11 @@ impl Turn {
     /// hooks, permissions, and the `FileState` record a later Edit checks),
     /// then the prompt. Errors: the user-facing text of the first attachment
     /// whose Read failed.
-    async fn user_blocks(&self, user: &UserTurn) -> Result<Vec<ContentBlock>, String> {
+    async fn user_blocks(
+        &self,
+        user: &UserTurn,
+    ) -> Result<(Vec<ContentBlock>, Vec<AttachedItem>), String> {
+        let mut shown = user.shown.clone();
         let mut blocks: Vec<ContentBlock> = user
             .context
             .iter()
@@ -305,11 +312,15 @@ impl Turn {
             }
             let root = &self.env.ctx.root;
             match result.content {
-                ToolResultContent::Text(text) => blocks.push(ContentBlock::Text {
-                    text: context::render_attachment(a, root, &text),
-                }),
+                ToolResultContent::Text(text) => {
+                    shown.push(context::shown_file(a, root, Some(&text)));
+                    blocks.push(ContentBlock::Text {
+                        text: context::render_attachment(a, root, &text),
+                    })
+                }
                 ToolResultContent::Blocks(parts) => {
                     // An image: the note, then the blocks as Read gave them.
+                    shown.push(context::shown_file(a, root, None));
                     blocks.push(ContentBlock::Text {
                         text: context::render_attachment(a, root, ""),
                     });
@@ -320,7 +331,7 @@ impl Turn {
         blocks.push(ContentBlock::Text {
             text: user.prompt.clone(),
         });
-        Ok(blocks)
+        Ok((blocks, shown))
     }
 
     /// The retry policy's wait after an answer broke off with what completed
@@ -334,7 +345,9 @@ impl Turn {
         let Some(wait) = policy.next_delay(1, error) else {
             return false;
         };
-        self.notice(retrying_message(wait, 2, policy.max_attempts, error), false);
+        self.sink.emit(AgentEvent::Retrying {
+            text: retrying_message(wait, 2, policy.max_attempts, error),
+        });
         tokio::select! {
             _ = tokio::time::sleep(wait) => true,
             _ = self.cancel.cancelled() => false,
@@ -422,10 +435,9 @@ impl Turn {
                 return give_up();
             };
             attempt += 1;
-            self.notice(
-                retrying_message(wait, attempt, policy.max_attempts, &error),
-                false,
-            );
+            self.sink.emit(AgentEvent::Retrying {
+                text: retrying_message(wait, attempt, policy.max_attempts, &error),
+            });
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = self.cancel.cancelled() => return Reply::Interrupted,
@@ -470,7 +482,7 @@ impl Turn {
                     // Keep what completed; blocks still streaming are dropped,
                     // and calls not yet started get interrupted results.
                     held.extend(last.take().map(|(_, c)| c));
-                    self.add_usage(asm.usage());
+                    self.add_usage(&asm.usage_or_estimate());
                     self.keep(asm.message(), exec, held).await;
                     return Attempt::Reply(Reply::Interrupted);
                 }
@@ -479,7 +491,7 @@ impl Turn {
                 None => break,
                 Some(Ok(ev)) => ev,
                 Some(Err(error)) => {
-                    self.add_usage(asm.usage());
+                    self.add_usage(&asm.usage_or_estimate());
                     if exec.started() > 0 {
                         // Side effects may have happened: keep what
                         // completed, with its results, and go on from there.
@@ -679,6 +691,7 @@ pub(crate) fn add(total: &mut Usage, more: &Usage) {
     );
     total.cache_read_input_tokens =
         sum(total.cache_read_input_tokens, more.cache_read_input_tokens);
+    total.output_estimated |= more.output_estimated;
 }
 
 /// A refusal's `stop_details` for people: `category: explanation` when the
