@@ -140,7 +140,7 @@ fn the_jobs_list_opens_a_jobs_output_and_stops_it() -> Result<(), String> {
         vim.api.nvim_win_set_cursor(0, { 2, 0 })
         T.type("x")
         T.eq("stopped", vim.wait(5000, function() return T.lathe.jobs()[1].state == "stopped" end, 20), true)
-        T.eq("no float asked", #T.floats(), 0)
+        T.eq("no float asked", T.floats(), 0)
         T.eq("the list shows it", vim.wait(2000, function() return T.lines(0)[2]:find("stopped") ~= nil end, 20), true)
         T.type("q")
         T.eq("the list closed", vim.fn.bufwinid("lathe://jobs"), -1)

@@ -290,6 +290,10 @@ impl Turn {
         user: &UserTurn,
     ) -> Result<(Vec<ContentBlock>, Vec<AttachedItem>), String> {
         let mut shown = user.shown.clone();
+        // The chat shows an attachment as a line under the prompt, not as
+        // a tool line of the answer (a resumed chat has none either).
+        let mut attach_env = self.env.clone();
+        attach_env.sink = Arc::new(NoToolLines(self.env.sink.clone()));
         let mut blocks: Vec<ContentBlock> = user
             .context
             .iter()
@@ -302,7 +306,7 @@ impl Turn {
                 input: serde_json::json!({ "file_path": a.path.display().to_string() }),
                 extra: Default::default(),
             });
-            let result = run_tool_use(&call, &self.env).await.result;
+            let result = run_tool_use(&call, &attach_env).await.result;
             if result.is_error {
                 let error = result.content.as_text();
                 return Err(fill(
@@ -675,6 +679,24 @@ fn with_context(
         }
     }
     messages
+}
+
+/// Passes every event on but a call's tool line (an attachment's Read:
+/// the chat shows it under the prompt, from [`AgentEvent::Attached`]).
+struct NoToolLines(Arc<dyn EventSink>);
+
+impl EventSink for NoToolLines {
+    fn emit(&self, event: AgentEvent) {
+        if !matches!(
+            event,
+            AgentEvent::ToolQueued { .. }
+                | AgentEvent::ToolStarted { .. }
+                | AgentEvent::ToolProgress { .. }
+                | AgentEvent::ToolFinished { .. }
+        ) {
+            self.0.emit(event);
+        }
+    }
 }
 
 /// Adds `more`'s counts to `total` (missing counts add nothing).
