@@ -133,18 +133,11 @@ local function run(opts)
           or "lathe: no answer about this project's .mcp.json servers was remembered"
       )
     elseif args == "jobs" then
-      -- One line per background Bash command (:help :Lathe-jobs).
-      local jobs = lathe.jobs()
-      if #jobs == 0 then
-        vim.notify("lathe: no background jobs")
-        return
-      end
-      local lines = {}
-      for _, j in ipairs(jobs) do
-        local state = j.state == "exited" and j.exit_code and ("exited " .. j.exit_code) or j.state
-        lines[#lines + 1] = ("%s  %-10s %5ds  %s  (output: %s)"):format(j.id, state, j.seconds, j.command, j.output)
-      end
-      vim.notify("lathe: background jobs\n" .. table.concat(lines, "\n"))
+      -- The background Bash commands in a list with keys (:help :Lathe-jobs).
+      require("lathe.jobs").open()
+    elseif args:match("^jobs stop%s") then
+      -- :Lathe jobs stop {id}: as x in the list (the KillShell path).
+      require("lathe.jobs").stop(vim.trim(args:sub(10)))
     elseif args == "compact" or args:match("^compact%s") then
       -- :Lathe compact [focus] (:help :Lathe-compact).
       local focus = vim.trim(args:sub(8))
@@ -196,7 +189,7 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|model [name]|reload|new|resume [last]|build|tools|jobs|mcp [reset]|compact [focus]|context|changes [all]|rewind [{n} [code|conversation|both]]|/{command} [args]",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|model [name]|reload|new|resume [last]|build|tools|jobs [stop {id}]|mcp [reset]|compact [focus]|context|changes [all]|rewind [{n} [code|conversation|both]]|/{command} [args]",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then

@@ -97,8 +97,22 @@ end
 
 --- The file `<cfile>` names when it is a readable file (relative to the
 --- project root, the current file's folder, or 'path'), else the current
---- buffer's file, else nil.
+--- buffer's file, else nil. In a quickfix or location list window: the
+--- entry's file and its line (second result).
+---@return string? path
+---@return integer? line
 local function file_to_read()
+  if vim.bo.buftype == "quickfix" then
+    local info = vim.fn.getwininfo(api.nvim_get_current_win())[1] or {}
+    local items = info.loclist == 1 and vim.fn.getloclist(0) or vim.fn.getqflist()
+    local item = items[vim.fn.line(".")]
+    if item and item.bufnr > 0 then
+      local name = api.nvim_buf_get_name(item.bufnr)
+      if name ~= "" and vim.fn.filereadable(name) == 1 then
+        return vim.fn.fnamemodify(name, ":p"), item.lnum > 0 and item.lnum or nil
+      end
+    end
+  end
   local cfile = vim.fn.expand("<cfile>")
   if cfile ~= "" then
     local here = vim.fn.expand("%:p:h")
@@ -142,8 +156,9 @@ end
 ---@param lines string[]
 ---@param first integer 1-based number of the first line.
 ---@param note? string Shown in the footer (e.g. where the file continues).
+---@param at? integer 1-based line of the file to put the cursor on.
 ---@return integer win
-function M.preview(path, lines, first, note)
+function M.preview(path, lines, first, note, at)
   local from = api.nvim_get_current_win()
   local buf = api.nvim_create_buf(false, true)
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
@@ -178,6 +193,10 @@ function M.preview(path, lines, first, note)
     vim.wo[win].statuscolumn = ("%%{v:lnum + %d} "):format(first - 1)
   end
   vim.wo[win].cursorline = true
+  if at and at >= first and at < first + #lines then
+    api.nvim_win_set_cursor(win, { at - first + 1, 0 })
+    vim.cmd("normal! zz")
+  end
   local function close()
     if api.nvim_win_is_valid(win) then
       api.nvim_win_close(win, true)
@@ -198,17 +217,28 @@ function M.preview(path, lines, first, note)
   return win
 end
 
---- Runs Read on the file under the cursor (or the current file) and shows
---- it in a preview float (`M.preview`). A refusal is shown with
+-- A quickfix entry's line past this is read from `READ_ABOVE` lines above
+-- it, not from the top (Read shows at most 2000 lines).
+local READ_FROM_TOP = 1500
+local READ_ABOVE = 20
+
+--- Runs Read on the file under the cursor (or the current file; in the
+--- quickfix window, the entry's file, with the cursor on its line) and
+--- shows it in a preview float (`M.preview`). A refusal is shown with
 --- `vim.notify`.
 function M.read()
-  local path = file_to_read()
+  local path, at = file_to_read()
   if not path then
     notify("lathe: no file under the cursor, and this buffer is no file", vim.log.levels.WARN)
     return
   end
+  local input = { file_path = path }
+  if at and at > READ_FROM_TOP then
+    -- A line far down: Read from a little above it.
+    input.offset = at - READ_ABOVE
+  end
   -- record = false: showing you the file is not the model reading it.
-  require("lathe").tool("Read", { file_path = path }, function(r)
+  require("lathe").tool("Read", input, function(r)
     if r.is_error then
       notify("lathe: Read: " .. r.content, vim.log.levels.WARN)
       return
@@ -222,7 +252,7 @@ function M.read()
       notify("lathe: " .. r.content)
       return
     end
-    M.preview(path, lines, first, notes[1])
+    M.preview(path, lines, first, notes[1], at)
   end, { record = false })
 end
 

@@ -110,10 +110,11 @@ function M.open_in_other_window(path, line, find)
   end
   if target then
     api.nvim_set_current_win(target)
-    vim.cmd("edit " .. vim.fn.fnameescape(path))
-  else
-    vim.cmd("topleft vsplit " .. vim.fn.fnameescape(path))
   end
+  -- Relative to the window's directory when inside it, as buffers the
+  -- user opens are named (`:ls`).
+  local name = vim.fn.fnameescape(vim.fn.fnamemodify(path, ":."))
+  vim.cmd((target and "edit " or "topleft vsplit ") .. name)
   if find then
     for i, l in ipairs(api.nvim_buf_get_lines(0, 0, -1, false)) do
       if l:find(find, 1, true) then

@@ -82,4 +82,20 @@ function M.input_line(prompt)
   return r
 end
 
+--- A Bash float's command as shell, its header as plain text: the
+--- buffer gets no 'filetype' (the header is no shell), and the rows from
+--- `first` (1-based) to the end get sh syntax (`:syntax include`).
+---@param buf integer
+---@param first integer
+function M.shell_syntax(buf, first)
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd("syntax clear")
+    local saved = vim.b.current_syntax
+    vim.b.current_syntax = nil
+    pcall(vim.cmd, "syntax include @LatheShell syntax/sh.vim")
+    vim.b.current_syntax = saved
+    vim.cmd(("syntax region LatheFloatCommand start=/\\%%%dl/ end=/\\%%$/ keepend contains=@LatheShell"):format(first))
+  end)
+end
+
 return M

@@ -70,6 +70,13 @@ pub enum AgentEvent {
         /// The prompt.
         prompt: String,
     },
+    /// What the user's message carried besides the prompt (a selection,
+    /// `@path` files, `#` words), after [`AgentEvent::TurnStarted`]: the
+    /// chat shows a line for each under the prompt, folded to its text.
+    Attached {
+        /// One per attachment, in the message's order.
+        items: Vec<AttachedItem>,
+    },
     /// A new assistant message began (one per model request).
     AssistantStarted,
     /// The answer being streamed failed and is withdrawn: it is not part of
@@ -160,6 +167,13 @@ pub enum AgentEvent {
         /// `true` for errors.
         is_error: bool,
     },
+    /// A request failed and is tried again after a wait: the chat shows one
+    /// note per outage, each retry replacing the last one's text (the
+    /// final error, if it comes to that, is a [`AgentEvent::Notice`]).
+    Retrying {
+        /// The note (`retrying in 2s (attempt 3 of 4): HTTP 500 …`).
+        text: String,
+    },
     /// Tokens used, sent just before [`AgentEvent::TurnEnded`], and at
     /// the end of `:Lathe compact` (its summary request), after the
     /// session is idle again.
@@ -174,6 +188,15 @@ pub enum AgentEvent {
         /// How.
         outcome: TurnOutcome,
     },
+}
+
+/// One attachment of a user message as the chat shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AttachedItem {
+    /// Its line (`Selected lines 11–13 of shop/pricing.py`).
+    pub label: String,
+    /// What was sent for it (folded under the line).
+    pub text: String,
 }
 
 /// Receives [`AgentEvent`]s. Called from tokio tasks: implementations must not

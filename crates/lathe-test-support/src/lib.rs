@@ -177,14 +177,16 @@ impl Harness {
         std::fs::write(p, text).expect("write");
     }
 
-    /// The text of every notice the chat was sent, in order.
+    /// The text of every notice the chat was sent, in order (retry notes
+    /// included: the chat shows one per outage, updated in place).
     #[allow(dead_code)] // not every test binary that includes common asks for it
     pub fn notices(&self) -> Vec<String> {
         self.sink
             .events()
             .into_iter()
             .filter_map(|e| match e {
-                lathe_core::events::AgentEvent::Notice { text, .. } => Some(text),
+                lathe_core::events::AgentEvent::Notice { text, .. }
+                | lathe_core::events::AgentEvent::Retrying { text } => Some(text),
                 _ => None,
             })
             .collect()

@@ -294,7 +294,8 @@ pub fn status_range(name: &str, detail: &str, status: &str) -> (usize, usize) {
 /// sentence of the first line of the result the model reads (that sentence
 /// says what happened; the rest tells the model what to do next, e.g.
 /// "Read it first, then edit it"). Markup for the model (`<system-reminder>`
-/// and other tag lines) is skipped.
+/// and other tag lines) is skipped. A denial with the user's reason (`N`)
+/// keeps its whole first line: the reason is what the user wrote.
 pub fn user_summary(message: &str) -> String {
     let first = strip_for_user(message)
         .lines()
@@ -302,6 +303,13 @@ pub fn user_summary(message: &str) -> String {
         .find(|l| !l.is_empty())
         .unwrap_or("")
         .to_string();
+    let said = lathe_core::permissions::USER_DECLINED_WITH_MESSAGE
+        .split("{message}")
+        .next()
+        .unwrap_or_default();
+    if !said.is_empty() && first.starts_with(said) {
+        return first;
+    }
     match first.find(". ") {
         Some(i) => first[..=i].to_string(),
         None => first,
@@ -377,8 +385,19 @@ pub fn tokens(u: &Usage) -> String {
     if cached > 0 {
         s.push_str(&format!(" ({} from cache)", short(cached)));
     }
-    s.push_str(&format!(", {} out", short(u.output_tokens.unwrap_or(0))));
+    s.push_str(&format!(", {} out", out_count(u)));
     s
+}
+
+/// The output count of `u`: `~1.2k` when it is an estimate (an answer
+/// stopped before the API's final count).
+fn out_count(u: &Usage) -> String {
+    let n = short(u.output_tokens.unwrap_or(0));
+    if u.output_estimated {
+        format!("~{n}")
+    } else {
+        n
+    }
 }
 
 /// The token line after a turn's end: this turn's and the session's counts,
@@ -397,11 +416,7 @@ fn tokens_short(u: &Usage) -> String {
     let input = u.input_tokens.unwrap_or(0)
         + u.cache_read_input_tokens.unwrap_or(0)
         + u.cache_creation_input_tokens.unwrap_or(0);
-    format!(
-        "{} in, {} out",
-        short(input),
-        short(u.output_tokens.unwrap_or(0))
-    )
+    format!("{} in, {} out", short(input), out_count(u))
 }
 
 /// The chat lines that end a turn: `end` ([`turn_end_line`]) and the
@@ -464,6 +479,12 @@ pub fn short(n: u64) -> String {
         1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
         _ => format!("{:.1}M", n as f64 / 1_000_000.0),
     }
+}
+
+/// The chat's line for one thing a prompt carried, under it:
+/// `⎿ Attached shop/cart.py (40 lines)`.
+pub fn attached_line(label: &str) -> String {
+    format!("⎿ {label}")
 }
 
 /// The chat line of a compaction: `compacted: 180.0k → 24.0k tokens`
@@ -685,6 +706,18 @@ mod tests {
     }
 
     #[test]
+    fn an_estimated_output_count_is_marked() {
+        let u = Usage {
+            input_tokens: Some(58_501),
+            output_tokens: Some(312),
+            output_estimated: true,
+            ..Usage::default()
+        };
+        assert_eq!(tokens(&u), "58.5k in, ~312 out");
+        assert_eq!(tokens_short(&u), "58.5k in, ~312 out");
+    }
+
+    #[test]
     fn errors_show_their_first_sentence_without_the_advice_for_the_model() {
         let msg = "/p/a.py has not been read in this conversation. Read it first, then edit it: Edit needs to know the file's current text.";
         assert_eq!(
@@ -695,6 +728,12 @@ mod tests {
             user_summary("<system-reminder>do X</system-reminder>\nExit code 1"),
             "Exit code 1"
         );
+        // The reason typed with `N` is shown whole.
+        let said = lathe_core::text::fill(
+            lathe_core::permissions::USER_DECLINED_WITH_MESSAGE,
+            &[("message", "also fix the discount. In one go, please.")],
+        );
+        assert_eq!(user_summary(&said), said);
     }
 
     #[test]
@@ -797,6 +836,7 @@ mod tests {
             cache_read_input_tokens: Some(127_900),
             cache_creation_input_tokens: Some(1_200),
             output_tokens: Some(84_000),
+            ..Usage::default()
         };
         let meter = lathe_core::agent::Meter {
             used: 143_000,

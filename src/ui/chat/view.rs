@@ -17,13 +17,13 @@ use std::collections::{HashMap, HashSet};
 use nvim_oxi::api::{self, opts::SetExtmarkOpts, Buffer};
 
 use super::lines::{
-    compacted_line, continue_long_lines, description_range, diff_fold_highlights, fold_lines,
-    notice_lines, progress_line, status_range, tool_line, turn_end_line, turn_end_lines,
-    user_summary, withdrawn_line, LineEnd, LineState, CONTINUED_SIGN, LATHE_HEADING, WORKING_TEXT,
-    YOU_HEADING,
+    attached_line, compacted_line, continue_long_lines, description_range, diff_fold_highlights,
+    fold_lines, notice_lines, progress_line, status_range, tool_line, turn_end_line,
+    turn_end_lines, user_summary, withdrawn_line, LineEnd, LineState, CONTINUED_SIGN,
+    LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
 };
 use super::{buf_opts, NAMESPACE};
-use lathe_core::events::{AgentEvent, ToolStatus};
+use lathe_core::events::{AgentEvent, AttachedItem, ToolStatus};
 use lathe_core::protocol::Usage;
 
 /// Priority of a folded diff's line highlights: above tree-sitter's
@@ -123,6 +123,12 @@ pub(super) struct ChatView {
     /// above keep their highlights, so a frame costs the text new since
     /// the last one, not the whole turn (a turn's end parses it whole).
     frame_from: Option<usize>,
+    /// Extmark on the running turn's `## lathe` heading: what the prompt
+    /// carried is shown above it.
+    lathe_heading: Option<u32>,
+    /// The retry note of the outage going on (its extmark, which also
+    /// highlights it, and its line count): the next retry replaces it.
+    retry_note: Option<(u32, usize)>,
 }
 
 /// The running turn as [`ChatView::highlight_turn`] parses it.
@@ -175,6 +181,8 @@ impl ChatView {
         self.frame_from = None;
         self.turn_tools.clear();
         self.turn_summaries = 0;
+        self.retry_note = None;
+        self.lathe_heading = None;
     }
 
     /// The chat buffer, created on first use.
@@ -284,7 +292,19 @@ impl ChatView {
 
     pub fn apply(&mut self, buf: &Buffer, ev: AgentEvent) {
         let mut buf = buf.clone();
+        if !matches!(
+            ev,
+            AgentEvent::Retrying { .. }
+                | AgentEvent::AssistantStarted
+                | AgentEvent::Usage { .. }
+                | AgentEvent::Context { .. }
+        ) {
+            // Anything shown after a retry note ends its outage.
+            self.retry_note = None;
+        }
         match ev {
+            AgentEvent::Retrying { text } => self.retry_note(&mut buf, &text),
+            AgentEvent::Attached { items } => self.attached(&mut buf, &items),
             AgentEvent::TurnStarted { prompt } => {
                 let mut block = String::new();
                 if !self.is_blank(&buf) {
@@ -306,6 +326,14 @@ impl ChatView {
                     let _ = buf.del_extmark(ns, old);
                 }
                 self.turn_start = buf.set_extmark(ns, row, col, &opts).ok();
+                // The block ends with the heading and two empty lines.
+                if let Some(old) = self.lathe_heading.take() {
+                    let _ = buf.del_extmark(ns, old);
+                }
+                let (end_row, _) = self.end(&buf);
+                self.lathe_heading = buf
+                    .set_extmark(ns, end_row.saturating_sub(2), 0, &SetExtmarkOpts::default())
+                    .ok();
                 self.frame_from = None;
                 self.turn_tools.clear();
                 self.turn_summaries = self.summaries.len();
@@ -614,6 +642,100 @@ impl ChatView {
             }
         }
         true
+    }
+
+    /// Shows what the prompt carried above the running turn's `## lathe`
+    /// heading: a line per item (`⎿ Selected lines 11–13 of a.py`), each
+    /// folded to the text sent for it (`za` opens it).
+    fn attached(&mut self, buf: &mut Buffer, items: &[AttachedItem]) {
+        let ns = self.ns();
+        let Some(row) = self
+            .lathe_heading
+            .and_then(|m| buf.get_extmark_by_id(ns, m, &Default::default()).ok())
+            .map(|(row, _, _)| row)
+        else {
+            return;
+        };
+        let mut lines: Vec<String> = Vec::new();
+        // (row of an item's line, lines folded under it)
+        let mut folds: Vec<(usize, usize)> = Vec::new();
+        for item in items {
+            let label_row = row + lines.len();
+            lines.push(attached_line(&item.label));
+            let text = fold_lines(&item.text, "");
+            folds.push((label_row, text.len()));
+            lines.extend(text);
+        }
+        lines.push(String::new());
+        if buf
+            .set_lines(row..row, false, lines.iter().map(String::as_str))
+            .is_err()
+        {
+            return;
+        }
+        super::edited();
+        // Rows moved: the next frame highlights the turn from its start.
+        self.frame_from = None;
+        for &(r, n) in &folds {
+            let label_len = line_at(buf, r).len();
+            let opts = SetExtmarkOpts::builder()
+                .end_row(r)
+                .end_col(label_len)
+                .hl_group("LatheNote")
+                .build();
+            let _ = buf.set_extmark(ns, r, 0, &opts);
+            if n == 0 {
+                continue;
+            }
+            if let Ok(mark) = buf.set_extmark(ns, r, 0, &SetExtmarkOpts::default()) {
+                self.summaries.push((mark, n));
+                for w in super::window::chat_windows(buf) {
+                    super::window::fold(&w, r + 1, r + 1 + n);
+                }
+            }
+        }
+    }
+
+    /// Shows the retry note `text`: in place of the outage's last one, or
+    /// appended as a note when it is the first.
+    fn retry_note(&mut self, buf: &mut Buffer, text: &str) {
+        let lines = notice_lines(text, false);
+        let Some(last) = lines.last() else {
+            return;
+        };
+        let ns = self.ns();
+        let hl = |row: usize, id: Option<u32>| {
+            let mut b = SetExtmarkOpts::builder();
+            b.end_row(row + lines.len() - 1)
+                .end_col(last.len())
+                .hl_group("LatheNote");
+            if let Some(id) = id {
+                b.id(id);
+            }
+            b.build()
+        };
+        if let Some((mark, n)) = self.retry_note {
+            if let Ok((row, _, _)) = buf.get_extmark_by_id(ns, mark, &Default::default()) {
+                if buf
+                    .set_lines(row..row + n, false, lines.iter().map(String::as_str))
+                    .is_ok()
+                {
+                    super::edited();
+                    let _ = buf.set_extmark(ns, row, 0, &hl(row, Some(mark)));
+                    self.retry_note = Some((mark, lines.len()));
+                    return;
+                }
+            }
+        }
+        let row = self.fresh_line(buf);
+        let mut all = lines.join("\n");
+        all.push('\n');
+        self.append(buf, &all);
+        self.text_open = false;
+        self.retry_note = buf
+            .set_extmark(ns, row, 0, &hl(row, None))
+            .ok()
+            .map(|m| (m, lines.len()));
     }
 
     /// Inserts the folded result of tool `id` under its line.

@@ -29,6 +29,8 @@ pub const HOOK_CHANGED_LINE: &str =
     "A hook changed this call: what you see is the hook's version, not the model's";
 /// Header line for Bash. `{cwd}`, `{secs}`.
 pub const COMMAND_LINE: &str = "in {cwd} · timeout {secs} s";
+/// Header line for Bash run in the background (it has no timeout). `{cwd}`.
+pub const COMMAND_LINE_BACKGROUND: &str = "in {cwd} · in the background, no timeout (:Lathe jobs)";
 /// Banner when the document changed while the float was open. `{path}`.
 pub const STALE_LINE: &str =
     "STALE: {path} changed since this change was planned. r: plan it again · n: deny";
@@ -254,9 +256,6 @@ pub fn render(
     position: (usize, usize),
     max_width: usize,
 ) -> Rendered {
-    let is_bash = preview.command.is_some();
-    // Bash bodies are shell: header lines become comments there.
-    let prefix = if is_bash { "# " } else { "" };
     let header_lines = header(preview, view);
     let (body, filetype) = body(preview, view);
     // A call of a burst counts its answer's changing calls; else the queue.
@@ -274,11 +273,32 @@ pub fn render(
     let keys = footer_keys(preview, view);
     let width = {
         let max_width = max_width.max(MIN_WIDTH);
-        let widest = header_lines
+        // What the user's keys may add or take away while the float is
+        // open (`<Space>`'s hunk line, the diff tab's line, a stale
+        // banner; the rule line and footer keys a revision drops) counts
+        // from the start, so the float keeps its width and place. The
+        // `?` help wraps to it.
+        let first = AskView::default();
+        let widest = header(preview, &first)
             .iter()
-            .map(|h| prefix.len() + h.text.chars().count())
+            .chain(
+                header(
+                    preview,
+                    &AskView {
+                        help: false,
+                        ..view.clone()
+                    },
+                )
+                .iter(),
+            )
+            .map(|h| h.text.chars().count())
+            .chain(possible_lines(preview).iter().map(|l| l.chars().count()))
             .chain(body.iter().map(|l| l.chars().count()))
-            .chain([title.chars().count(), long_footer(&keys).chars().count()])
+            .chain([
+                title.chars().count(),
+                long_footer(&keys).chars().count(),
+                long_footer(&footer_keys(preview, &first)).chars().count(),
+            ])
             .max()
             .unwrap_or(MIN_WIDTH);
         widest.clamp(MIN_WIDTH, max_width)
@@ -287,8 +307,7 @@ pub fn render(
     let mut stale_rows = 0..0;
     for h in &header_lines {
         let start = lines.len();
-        let rows = wrap(&h.text, width.saturating_sub(prefix.len()), h.indent);
-        lines.extend(rows.into_iter().map(|r| format!("{prefix}{r}")));
+        lines.extend(wrap(&h.text, width, h.indent));
         if h.stale {
             stale_rows = start..lines.len();
         }
@@ -361,13 +380,18 @@ fn header(preview: &PermissionPreview, view: &AskView) -> Vec<HeaderLine> {
         out.push(line(NO_RULE_LINE.to_string()));
     }
     if let Some(c) = &preview.command {
-        out.push(line(fill(
-            COMMAND_LINE,
-            &[
-                ("cwd", &c.cwd.display().to_string()),
-                ("secs", &(c.timeout_ms.div_ceil(1000)).to_string()),
-            ],
-        )));
+        let cwd = c.cwd.display().to_string();
+        out.push(line(if c.background {
+            fill(COMMAND_LINE_BACKGROUND, &[("cwd", &cwd)])
+        } else {
+            fill(
+                COMMAND_LINE,
+                &[
+                    ("cwd", &cwd),
+                    ("secs", &(c.timeout_ms.div_ceil(1000)).to_string()),
+                ],
+            )
+        }));
         if !c.sandbox.is_empty() {
             out.push(line(c.sandbox.clone()));
         }
@@ -405,6 +429,23 @@ fn header(preview: &PermissionPreview, view: &AskView) -> Vec<HeaderLine> {
                 ..line((*h).to_string())
             });
         }
+    }
+    out
+}
+
+/// The header lines a file change's float may come to show while it is
+/// open, at their widest: the hunk count after `<Space>`, the line after
+/// an edit in the diff tab, the stale banner.
+fn possible_lines(preview: &PermissionPreview) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some((before, after)) = &preview.change else {
+        return out;
+    };
+    let total = diff::hunk_count(before.as_deref().unwrap_or(""), after).to_string();
+    out.push(fill(HUNKS_LINE, &[("kept", &total), ("total", &total)]));
+    out.push(EDITED_LINE.to_string());
+    if let Some(name) = preview.path.as_deref().and_then(Path::file_name) {
+        out.push(fill(STALE_LINE, &[("path", &name.to_string_lossy())]));
     }
     out
 }
@@ -728,7 +769,11 @@ mod tests {
         assert_eq!(r.lines[0], "Asks because: rule Edit from setup() asks");
         assert_eq!(r.lines[1], NO_RULE_LINE);
         assert!(!r.footer.contains("a session"), "{}", r.footer);
-        assert!(r.lines.contains(&HELP_NO_RULES[0].to_string()));
+        // The help wraps to the float's width (it does not widen it).
+        assert!(r
+            .lines
+            .iter()
+            .any(|l| l.starts_with("a A      not offered")));
     }
 
     #[test]
@@ -854,19 +899,22 @@ mod tests {
                 command: "npm test &&\n  npm run lint".into(),
                 cwd: PathBuf::from("/w/proj"),
                 timeout_ms: 120_000,
+                background: false,
                 sandbox: "sandbox: off · the kernel has no Landlock".into(),
             }),
             ..PermissionPreview::default()
         };
         let r = render("Bash", &p, &AskView::default(), (1, 1), WIDE);
         assert_eq!(r.filetype, "sh");
+        // The header is plain text (no `# `): the window gives only the
+        // command's rows sh syntax.
         assert_eq!(
             r.lines,
             vec![
-                "# Asks because: Bash may change files or run programs",
-                "# a: allow Bash(npm test:*), Bash(npm run lint:*) for this session · A: also save it to .claude/settings.local.json",
-                "# in /w/proj · timeout 120 s",
-                "# sandbox: off · the kernel has no Landlock",
+                "Asks because: Bash may change files or run programs",
+                "a: allow Bash(npm test:*), Bash(npm run lint:*) for this session · A: also save it to .claude/settings.local.json",
+                "in /w/proj · timeout 120 s",
+                "sandbox: off · the kernel has no Landlock",
                 "",
                 "npm test &&",
                 "  npm run lint",
@@ -876,7 +924,58 @@ mod tests {
         let narrow = render("Bash", &p, &AskView::default(), (1, 1), 60);
         assert!(narrow.lines[..narrow.header - 1]
             .iter()
-            .all(|l| l.starts_with("# ") && l.chars().count() <= 60));
+            .all(|l| !l.starts_with('#') && l.chars().count() <= 60));
+        // In the background: no timeout.
+        let mut bg = p.clone();
+        if let Some(c) = bg.command.as_mut() {
+            c.background = true;
+        }
+        let r = render("Bash", &bg, &AskView::default(), (1, 1), WIDE);
+        assert!(
+            r.lines
+                .contains(&"in /w/proj · in the background, no timeout (:Lathe jobs)".to_string()),
+            "{:?}",
+            r.lines
+        );
+        assert!(!r.lines.iter().any(|l| l.contains("timeout 120")));
+    }
+
+    #[test]
+    fn the_width_stays_when_space_adds_the_hunk_line() {
+        let before = (1..=40).map(|i| format!("line {i}\n")).collect::<String>();
+        let after = before
+            .replace("line 3\n", "line three\n")
+            .replace("line 30\n", "line thirty\n");
+        let p = PermissionPreview {
+            title: "Write a.txt".into(),
+            reason: "Write changes files".into(),
+            session_rules: vec!["Write(a.txt)".into()],
+            path: Some(PathBuf::from("/w/a.txt")),
+            change: Some((Some(before), after)),
+            ..PermissionPreview::default()
+        };
+        let plain = render("Write", &p, &AskView::default(), (1, 1), WIDE);
+        let view = AskView {
+            rejected: [0].into_iter().collect(),
+            ..AskView::default()
+        };
+        let toggled = render("Write", &p, &view, (1, 1), WIDE);
+        assert!(toggled
+            .lines
+            .iter()
+            .any(|l| l.starts_with("1 of 2 hunks kept")));
+        assert_eq!(plain.width, toggled.width);
+        let help = AskView {
+            help: true,
+            ..view.clone()
+        };
+        assert_eq!(render("Write", &p, &help, (1, 1), WIDE).width, plain.width);
+        for w in [60, 100] {
+            assert_eq!(
+                render("Write", &p, &AskView::default(), (1, 1), w).width,
+                render("Write", &p, &view, (1, 1), w).width
+            );
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use nvim_oxi::api::{
 use super::view::{self, Rendered};
 use super::{on_key, Float, ASKS};
 use crate::host::guard::guarded;
+use crate::host::lua_handle::module_fn;
 
 /// Extmark namespace of the float's highlights.
 const NAMESPACE: &str = "lathe_float";
@@ -234,9 +235,18 @@ fn fill(buf: &mut Buffer, r: &Rendered, id: u64) -> Result<(), String> {
         .map_err(err)?;
     api::set_option_value("modifiable", false, &bopts).map_err(err)?;
     api::set_option_value("modified", false, &bopts).map_err(err)?;
+    // A command is shell below a header that is not: no 'filetype', sh
+    // syntax on the command's rows only (`lua/lathe/float.lua`).
+    let shell = r.filetype == "sh";
+    let filetype = if shell { "" } else { r.filetype };
     let current: String = api::get_option_value("filetype", &bopts).unwrap_or_default();
-    if current != r.filetype {
-        api::set_option_value("filetype", r.filetype, &bopts).map_err(err)?;
+    if current != filetype {
+        api::set_option_value("filetype", filetype, &bopts).map_err(err)?;
+    }
+    if shell {
+        if let Ok(f) = module_fn("lathe.float", "shell_syntax") {
+            let _ = f.call::<()>((buf.handle(), r.header + 1));
+        }
     }
     let ns = api::create_namespace(NAMESPACE);
     let _ = buf.clear_namespace(ns, ..);

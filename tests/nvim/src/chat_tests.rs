@@ -153,6 +153,7 @@ fn a_withdrawn_answer_leaves_the_chat_and_the_end_line_shows_tokens() -> Result<
         output_tokens: Some(output),
         cache_read_input_tokens: Some(read),
         cache_creation_input_tokens: Some(0),
+        output_estimated: false,
     };
     ev(AgentEvent::Usage {
         turn: usage(250, 45, 1000),

@@ -16,6 +16,7 @@ mod common;
 mod compact_tests;
 mod context_tests;
 mod direct_write_tests;
+mod edges_tests;
 mod editor_tests;
 mod float_review_tests;
 mod float_tests;

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::events::AttachedItem;
 use crate::permissions::{read_access_spelled, resolve_for_rules, spell, ReadAccess, Rules, READ};
 use crate::text::fill;
 use crate::tools::support::paths;
@@ -115,6 +116,29 @@ pub const ATTACH_DENIED: &str =
 /// says after it is on a line of its own.
 pub const ATTACH_READ_FAILED: &str =
     "lathe: @{path} was not attached: {error}\nThe prompt was not sent.";
+
+/// User-facing (the chat's line under the prompt): a `:'<,'>Lathe`
+/// selection. `{lines}` (`lines 11–13`, `line 4`), `{path}`.
+pub const SHOWN_SELECTION: &str = "Selected {lines} of {path}";
+
+/// User-facing: a file attached with `@path` or `#buffer`. `{path}`,
+/// `{lines}` (`40 lines`: the numbered lines Read sent).
+pub const SHOWN_FILE: &str = "Attached {path} ({lines})";
+
+/// User-facing: an image attached with `@path`. `{path}`.
+pub const SHOWN_IMAGE: &str = "Attached {path} (image)";
+
+/// User-facing: `#buffer` of a buffer that is no file. `{name}`, `{lines}`.
+pub const SHOWN_BUFFER: &str = "Attached buffer {name} ({lines})";
+
+/// User-facing: `#diagnostics`. `{count}` (`3`, `none`), `{path}`.
+pub const SHOWN_DIAGNOSTICS: &str = "Diagnostics: {count} in {path}";
+
+/// User-facing: `#quickfix`. `{count}` (`4 entries`).
+pub const SHOWN_QUICKFIX: &str = "Quickfix list: {count}";
+
+/// User-facing: a `#` word no editor filled in. `{word}`.
+pub const SHOWN_NO_EDITOR: &str = "{word}: no editor to fill it in";
 
 /// A `#` word of a prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -327,6 +351,9 @@ pub struct UserTurn {
     pub context: Vec<String>,
     /// Files read through the Read tool and added after `context`.
     pub attachments: Vec<Attachment>,
+    /// What the chat shows of `context` (the selection, `#` words; not the
+    /// editor's state), in order; files are added when they are read.
+    pub shown: Vec<AttachedItem>,
 }
 
 impl UserTurn {
@@ -336,6 +363,15 @@ impl UserTurn {
             prompt: prompt.to_string(),
             ..Self::default()
         }
+    }
+
+    /// Adds context block `text`, which the chat shows as `label`.
+    fn push_shown(&mut self, text: String, label: String) {
+        self.shown.push(AttachedItem {
+            label,
+            text: text.clone(),
+        });
+        self.context.push(text);
     }
 }
 
@@ -355,7 +391,9 @@ pub fn gather(
         turn.context.push(render_state(&state, root));
     }
     if let Some(sel) = selection {
-        turn.context.push(render_selection(sel, root));
+        let text = render_selection(sel, root);
+        turn.shown.push(shown_selection(sel, root, &text));
+        turn.context.push(text);
     }
     for m in mentions(prompt) {
         match m {
@@ -365,43 +403,135 @@ pub fn gather(
                     turn.attachments.push(a);
                 }
             }
-            Mention::Word(w) => {
-                let Some(ed) = editor else {
-                    turn.context.push(fill(NO_EDITOR, &[("word", w.as_str())]));
-                    continue;
-                };
-                match w {
-                    ContextWord::Buffer => match ed.current_buffer() {
-                        Some(CurrentBuffer::File { path }) => {
-                            let shown = paths::display(root, &path);
-                            let a = check_attachment(&shown, root, rules)?;
-                            if !turn.attachments.contains(&a) {
-                                turn.attachments.push(a);
-                            }
-                        }
-                        Some(CurrentBuffer::Text {
-                            name,
-                            filetype,
-                            text,
-                        }) => turn.context.push(fenced(
-                            BUFFER_TEXT,
-                            &[("name", &name), ("lang", &filetype)],
-                            &text,
-                        )),
-                        None => turn.context.push(fill(NO_EDITOR, &[("word", w.as_str())])),
-                    },
-                    ContextWord::Diagnostics => match ed.diagnostics() {
-                        Some(d) => turn.context.push(render_diagnostics(&d, root)),
-                        None => turn.context.push(fill(NO_EDITOR, &[("word", w.as_str())])),
-                    },
-                    ContextWord::Quickfix => {
-                        turn.context.push(render_quickfix(&ed.quickfix(), root))
-                    }
-                }
-            }
+            Mention::Word(w) => gather_word(&mut turn, w, editor, root, rules)?,
         }
     }
     Ok(turn)
+}
+
+/// Adds what `#` word `w` asks for to `turn`: a context block with the
+/// chat's line for it, or a file to attach (`#buffer` of a file; its line
+/// comes when it is read).
+fn gather_word(
+    turn: &mut UserTurn,
+    w: ContextWord,
+    editor: Option<&dyn EditorContext>,
+    root: &Path,
+    rules: &Rules,
+) -> Result<(), AttachError> {
+    let no_editor = |turn: &mut UserTurn| {
+        turn.push_shown(
+            fill(NO_EDITOR, &[("word", w.as_str())]),
+            fill(SHOWN_NO_EDITOR, &[("word", w.as_str())]),
+        )
+    };
+    let Some(ed) = editor else {
+        no_editor(turn);
+        return Ok(());
+    };
+    match w {
+        ContextWord::Buffer => match ed.current_buffer() {
+            Some(CurrentBuffer::File { path }) => {
+                let shown = paths::display(root, &path);
+                let a = check_attachment(&shown, root, rules)?;
+                if !turn.attachments.contains(&a) {
+                    turn.attachments.push(a);
+                }
+            }
+            Some(CurrentBuffer::Text {
+                name,
+                filetype,
+                text,
+            }) => {
+                let lines = crate::text::plural(text.lines().count(), "line", "lines");
+                let label = fill(SHOWN_BUFFER, &[("name", &name), ("lines", &lines)]);
+                turn.push_shown(
+                    fenced(BUFFER_TEXT, &[("name", &name), ("lang", &filetype)], &text),
+                    label,
+                );
+            }
+            None => no_editor(turn),
+        },
+        ContextWord::Diagnostics => match ed.diagnostics() {
+            Some(d) => {
+                let count = if d.items.is_empty() {
+                    "none".to_string()
+                } else {
+                    d.items.len().to_string()
+                };
+                let label = fill(
+                    SHOWN_DIAGNOSTICS,
+                    &[("count", &count), ("path", &paths::display(root, &d.path))],
+                );
+                turn.push_shown(render_diagnostics(&d, root), label);
+            }
+            None => no_editor(turn),
+        },
+        ContextWord::Quickfix => {
+            let q = ed.quickfix();
+            let label = fill(
+                SHOWN_QUICKFIX,
+                &[(
+                    "count",
+                    &crate::text::plural(q.items.len(), "entry", "entries"),
+                )],
+            );
+            turn.push_shown(render_quickfix(&q, root), label);
+        }
+    }
+    Ok(())
+}
+
+/// The chat's line for a selection sent as `text`.
+fn shown_selection(sel: &Selection, root: &Path, text: &str) -> AttachedItem {
+    let lines = if sel.first == sel.last {
+        format!("line {}", sel.first)
+    } else {
+        format!("lines {}–{}", sel.first, sel.last)
+    };
+    AttachedItem {
+        label: fill(
+            SHOWN_SELECTION,
+            &[
+                ("lines", &lines),
+                ("path", &paths::display(root, &sel.path)),
+            ],
+        ),
+        text: text.to_string(),
+    }
+}
+
+/// The chat's line for file `a`, attached with Read's result `content`
+/// (`None`: an image).
+pub fn shown_file(a: &Attachment, root: &Path, content: Option<&str>) -> AttachedItem {
+    let path = paths::display(root, &a.path);
+    match content {
+        Some(text) => {
+            // Read's numbered lines (`     12\tcode`).
+            let n = text
+                .lines()
+                .filter(|l| {
+                    l.trim_start().split_once('\t').is_some_and(|(num, _)| {
+                        !num.is_empty() && num.bytes().all(|b| b.is_ascii_digit())
+                    })
+                })
+                .count();
+            AttachedItem {
+                label: fill(
+                    SHOWN_FILE,
+                    &[
+                        ("path", &path),
+                        ("lines", &crate::text::plural(n, "line", "lines")),
+                    ],
+                ),
+                text: text.to_string(),
+            }
+        }
+        None => AttachedItem {
+            label: fill(SHOWN_IMAGE, &[("path", &path)]),
+            text: String::new(),
+        },
+    }
 }
 
 /// Checks `@shown` (relative to `root`, absolute, or `~/…`): a file that
@@ -612,6 +742,40 @@ mod tests {
             ]
         );
         assert_eq!(mentions("(@a.rs)"), vec![], "only at a word's start");
+    }
+
+    #[test]
+    fn the_chat_is_shown_a_line_for_the_selection_and_each_word() {
+        let root = Path::new("/p");
+        let sel = Selection {
+            path: PathBuf::from("/p/shop/pricing.py"),
+            first: 11,
+            last: 13,
+            filetype: "python".into(),
+            text: "a\nb\nc".into(),
+        };
+        let t = gather(
+            "explain #quickfix",
+            None,
+            Some(&sel),
+            root,
+            &Rules::default(),
+        )
+        .unwrap();
+        let labels: Vec<&str> = t.shown.iter().map(|i| i.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "Selected lines 11–13 of shop/pricing.py",
+                "#quickfix: no editor to fill it in"
+            ]
+        );
+        // Each folds to exactly what was sent.
+        assert_eq!(t.shown[0].text, t.context[0]);
+        assert_eq!(t.shown[1].text, t.context[1]);
+        let one = Selection { last: 11, ..sel };
+        let t = gather("x", None, Some(&one), root, &Rules::default()).unwrap();
+        assert_eq!(t.shown[0].label, "Selected line 11 of shop/pricing.py");
     }
 
     #[test]

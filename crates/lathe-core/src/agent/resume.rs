@@ -188,6 +188,11 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
             }
             Record::Withdraw { blocks } => transcript.withdraw_user_blocks(*blocks),
             Record::FileStamps { files: saved } => files = saved.clone(),
+            Record::Attached { items } if turn_open => {
+                events.push(AgentEvent::Attached {
+                    items: items.clone(),
+                });
+            }
             Record::Notice { text, is_error } => {
                 error_shown |= *is_error;
                 events.push(AgentEvent::Notice {
@@ -217,8 +222,10 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
             Record::Rewind { note, .. } => add_note(&mut rewind_note, note),
             Record::Model { model: m } => model = Some(m.clone()),
             Record::Memory { paths } => memory.extend(paths.iter().cloned()),
-            Record::ToolStart { .. } | Record::ToolDone { .. } | Record::CheckpointFiles { .. } => {
-            }
+            Record::ToolStart { .. }
+            | Record::ToolDone { .. }
+            | Record::CheckpointFiles { .. }
+            | Record::Attached { .. } => {}
         }
     }
     if turn_open {

@@ -198,6 +198,12 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         display: Option<String>,
     },
+    /// What the chat showed under a prompt of what it carried
+    /// (`AgentEvent::Attached`), after its `user` record.
+    Attached {
+        /// One per attachment.
+        items: Vec<crate::events::AttachedItem>,
+    },
     /// A notice the chat showed (`AgentEvent::Notice`): `:Lathe resume`
     /// shows it again where it was.
     Notice {
@@ -745,6 +751,9 @@ impl EventSink for LoggingSink {
                 status: status.as_str().to_string(),
                 summary: summary.clone(),
                 display: display.clone(),
+            }),
+            AgentEvent::Attached { items } => self.log.record(&Record::Attached {
+                items: items.clone(),
             }),
             AgentEvent::Notice { text, is_error } => self.log.record(&Record::Notice {
                 text: text.clone(),

@@ -41,7 +41,7 @@ mod window;
 
 use super::context::{self, UserTurn};
 use super::transcript::Transcript;
-use crate::events::{AgentEvent, EventSink, TurnOutcome};
+use crate::events::{AgentEvent, AttachedItem, EventSink, TurnOutcome};
 use crate::text::fill;
 
 /// Notice shown when `max_turns` model requests did not finish the task.
@@ -166,8 +166,8 @@ impl Turn {
         let start = self.transcript.len();
         // MCP servers started by setup() are in the first request.
         crate::mcp::wait_ready(&self.cancel).await;
-        let blocks = match self.user_blocks(&user).await {
-            Ok(blocks) => blocks,
+        let (blocks, shown) = match self.user_blocks(&user).await {
+            Ok(b) => b,
             Err(msg) => {
                 if self.cancel.is_cancelled() {
                     return TurnOutcome::Stopped;
@@ -181,6 +181,9 @@ impl Turn {
         }
         let prompt_blocks = blocks.len();
         self.transcript.push_user_blocks(&user.prompt, blocks);
+        if !shown.is_empty() {
+            self.sink.emit(AgentEvent::Attached { items: shown });
+        }
         // Changes other than appending (a compaction) move it.
         let generation = self.transcript.generation();
         let mut continued_after_cut = false;
@@ -297,7 +300,15 @@ impl Turn {
     /// hooks, permissions, and the `FileState` record a later Edit checks),
     /// then the prompt. Errors: the user-facing text of the first attachment
     /// whose Read failed.
-    async fn user_blocks(&self, user: &UserTurn) -> Result<Vec<ContentBlock>, String> {
+    async fn user_blocks(
+        &self,
+        user: &UserTurn,
+    ) -> Result<(Vec<ContentBlock>, Vec<AttachedItem>), String> {
+        let mut shown = user.shown.clone();
+        // The chat shows an attachment as a line under the prompt, not as
+        // a tool line of the answer (a resumed chat has none either).
+        let mut attach_env = self.env.clone();
+        attach_env.sink = Arc::new(NoToolLines(self.env.sink.clone()));
         let mut blocks: Vec<ContentBlock> = user
             .context
             .iter()
@@ -310,7 +321,7 @@ impl Turn {
                 input: serde_json::json!({ "file_path": a.path.display().to_string() }),
                 extra: Default::default(),
             });
-            let result = run_tool_use(&call, &self.env).await.result;
+            let result = run_tool_use(&call, &attach_env).await.result;
             if result.is_error {
                 let error = result.content.as_text();
                 return Err(fill(
@@ -320,11 +331,15 @@ impl Turn {
             }
             let root = &self.env.ctx.root;
             match result.content {
-                ToolResultContent::Text(text) => blocks.push(ContentBlock::Text {
-                    text: context::render_attachment(a, root, &text),
-                }),
+                ToolResultContent::Text(text) => {
+                    shown.push(context::shown_file(a, root, Some(&text)));
+                    blocks.push(ContentBlock::Text {
+                        text: context::render_attachment(a, root, &text),
+                    })
+                }
                 ToolResultContent::Blocks(parts) => {
                     // An image: the note, then the blocks as Read gave them.
+                    shown.push(context::shown_file(a, root, None));
                     blocks.push(ContentBlock::Text {
                         text: context::render_attachment(a, root, ""),
                     });
@@ -335,7 +350,7 @@ impl Turn {
         blocks.push(ContentBlock::Text {
             text: user.prompt.clone(),
         });
-        Ok(blocks)
+        Ok((blocks, shown))
     }
 
     /// The retry policy's wait after an answer broke off with what completed
@@ -349,7 +364,9 @@ impl Turn {
         let Some(wait) = policy.next_delay(1, error) else {
             return false;
         };
-        self.notice(retrying_message(wait, 2, policy.max_attempts, error), false);
+        self.sink.emit(AgentEvent::Retrying {
+            text: retrying_message(wait, 2, policy.max_attempts, error),
+        });
         tokio::select! {
             _ = tokio::time::sleep(wait) => true,
             _ = self.cancel.cancelled() => false,
@@ -437,10 +454,9 @@ impl Turn {
                 return give_up();
             };
             attempt += 1;
-            self.notice(
-                retrying_message(wait, attempt, policy.max_attempts, &error),
-                false,
-            );
+            self.sink.emit(AgentEvent::Retrying {
+                text: retrying_message(wait, attempt, policy.max_attempts, &error),
+            });
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
                 _ = self.cancel.cancelled() => return Reply::Interrupted,
@@ -485,7 +501,7 @@ impl Turn {
                     // Keep what completed; blocks still streaming are dropped,
                     // and calls not yet started get interrupted results.
                     held.extend(last.take().map(|(_, c)| c));
-                    self.add_usage(asm.usage());
+                    self.add_usage(&asm.usage_or_estimate());
                     self.keep(asm.message(), exec, held).await;
                     return Attempt::Reply(Reply::Interrupted);
                 }
@@ -494,7 +510,7 @@ impl Turn {
                 None => break,
                 Some(Ok(ev)) => ev,
                 Some(Err(error)) => {
-                    self.add_usage(asm.usage());
+                    self.add_usage(&asm.usage_or_estimate());
                     if exec.started() > 0 {
                         // Side effects may have happened: keep what
                         // completed, with its results, and go on from there.
@@ -684,6 +700,24 @@ fn with_context(
     messages
 }
 
+/// Passes every event on but a call's tool line (an attachment's Read:
+/// the chat shows it under the prompt, from [`AgentEvent::Attached`]).
+struct NoToolLines(Arc<dyn EventSink>);
+
+impl EventSink for NoToolLines {
+    fn emit(&self, event: AgentEvent) {
+        if !matches!(
+            event,
+            AgentEvent::ToolQueued { .. }
+                | AgentEvent::ToolStarted { .. }
+                | AgentEvent::ToolProgress { .. }
+                | AgentEvent::ToolFinished { .. }
+        ) {
+            self.0.emit(event);
+        }
+    }
+}
+
 /// Adds `more`'s counts to `total` (missing counts add nothing).
 pub(crate) fn add(total: &mut Usage, more: &Usage) {
     let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
@@ -698,6 +732,7 @@ pub(crate) fn add(total: &mut Usage, more: &Usage) {
     );
     total.cache_read_input_tokens =
         sum(total.cache_read_input_tokens, more.cache_read_input_tokens);
+    total.output_estimated |= more.output_estimated;
 }
 
 /// A refusal's `stop_details` for people: `category: explanation` when the

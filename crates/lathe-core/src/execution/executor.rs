@@ -29,7 +29,7 @@ use crate::tools::FileState;
 
 use super::messages::{SIBLING_FAILED, TOOL_PANICKED};
 use super::{
-    interrupted_result, run_checked, AnswerState, CheckedCall, ExecEnv, PendingToolUse, ToolRun,
+    not_run_result, run_checked, AnswerState, CheckedCall, ExecEnv, PendingToolUse, ToolRun,
 };
 use crate::text::fill;
 
@@ -196,7 +196,7 @@ impl ToolExecutor {
             .map(|e| match e.run {
                 Some(run) => run.result,
                 None => {
-                    let result = interrupted_result(&e.tool_use);
+                    let result = not_run_result(&e.tool_use);
                     self.env.sink.emit(AgentEvent::ToolFinished {
                         id: e.tool_use.id.clone(),
                         name: e.tool_use.name.clone(),

@@ -38,6 +38,20 @@ pub const TOOL_PANICKED: &str =
 pub const INTERRUPTED: &str =
     "Interrupted by the user: {tool} did not finish and its result is unknown. Wait for the user's next instruction.";
 
+/// The user interrupted before the call ran (while it waited for an
+/// answer, was queued or was being planned): nothing of it happened.
+/// `{tool}`.
+pub const INTERRUPTED_BEFORE_RUN: &str =
+    "Not applied: the user interrupted before {tool} ran, so nothing was written or run. Wait for the user's next instruction.";
+
+/// User-facing, after a tool line's summary: the user left hunks out of a
+/// change with `<Space>`. `{kept}`, `{total}`.
+pub const HUNKS_APPLIED: &str = " · {kept} of {total} hunks applied";
+
+/// User-facing, after a tool line's summary: the user edited the change
+/// in the diff tab.
+pub const YOUR_VERSION_APPLIED: &str = " · your edited version applied";
+
 /// A concurrent sibling (a Bash call) failed, so this call was cancelled. `{tool}`.
 pub const SIBLING_FAILED: &str =
     "{tool} was cancelled because a Bash call running alongside it in the same batch failed. Its result is unknown; run it again if you still need it.";
@@ -162,6 +176,10 @@ mod golden {
         assert_eq!(
             fill(INTERRUPTED, &[("tool", "Edit")]),
             "Interrupted by the user: Edit did not finish and its result is unknown. Wait for the user's next instruction."
+        );
+        assert_eq!(
+            fill(INTERRUPTED_BEFORE_RUN, &[("tool", "Edit")]),
+            "Not applied: the user interrupted before Edit ran, so nothing was written or run. Wait for the user's next instruction."
         );
         assert_eq!(
             fill(NEEDS_PERMISSION, &[("tool", "Edit")]),

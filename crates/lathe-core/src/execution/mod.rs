@@ -65,9 +65,10 @@ use crate::tools::{
 use hook_gates::{HOOK_BAD_INPUT, HOOK_BLOCKED, HOOK_DENIED, HOOK_STOPPED_CALL};
 
 use messages::{
-    ASKS_SANDBOX_UNREADY, EDITED_BY_USER, INTERRUPTED, NEEDS_PERMISSION, NEEDS_PERMISSION_ASK_RULE,
-    NEEDS_PERMISSION_PROTECTED, NEEDS_PERMISSION_UNSANDBOXED, NO_HOOK_REASON, REJECTED_HUNKS,
-    REPLANNED, RULE_NOT_SAVED, SANDBOX_OFF_ALLOWED, TOOL_PANICKED, USER_REVISED,
+    ASKS_SANDBOX_UNREADY, EDITED_BY_USER, HUNKS_APPLIED, INTERRUPTED, INTERRUPTED_BEFORE_RUN,
+    NEEDS_PERMISSION, NEEDS_PERMISSION_ASK_RULE, NEEDS_PERMISSION_PROTECTED,
+    NEEDS_PERMISSION_UNSANDBOXED, NO_HOOK_REASON, REJECTED_HUNKS, REPLANNED, RULE_NOT_SAVED,
+    SANDBOX_OFF_ALLOWED, TOOL_PANICKED, USER_REVISED, YOUR_VERSION_APPLIED,
 };
 
 /// The reason the float shows when the plan made after `r` failed (the
@@ -281,7 +282,7 @@ impl Gates<'_> {
             prepared.input_json.clone(),
         );
         if self.env.ctx.cancel.is_cancelled() {
-            return Err(interrupted(&self.name));
+            return Err(interrupted_before_run(&self.name));
         }
         let mut planned = self.plan(prepared).await?;
         let mut notes = Vec::new();
@@ -290,11 +291,14 @@ impl Gates<'_> {
         // Gate 6 may send the call back to gate 4: the document changed
         // while the float was open and the user asked for a new plan.
         let mut replanned = false;
+        // What the tool line adds after a revision (`1 of 2 hunks applied`).
+        let mut revised: Option<String> = None;
         loop {
             match self.permission(&mut planned, hook_decision).await? {
                 Approval::Run => break,
-                Approval::Revised(note) => {
+                Approval::Revised(note, shown) => {
                     notes.insert(0, note);
+                    revised = Some(shown);
                     break;
                 }
                 Approval::Replan => {
@@ -316,6 +320,9 @@ impl Gates<'_> {
         self.confine(&mut planned).await?;
         let input = planned.prepared().input_json.clone();
         let mut output = self.call_tool(planned).await?;
+        if let Some(shown) = revised {
+            output.summary.push_str(&shown);
+        }
         self.post_tool_use_hooks(tool, &input, &output, &mut notes)
             .await;
         for note in notes {
@@ -497,7 +504,7 @@ impl Gates<'_> {
         };
         tokio::select! {
             _ = self.env.prompter.ask(tool, &preview) => Stop::error(error.message),
-            _ = self.env.ctx.cancel.cancelled() => interrupted(&self.name),
+            _ = self.env.ctx.cancel.cancelled() => interrupted_before_run(&self.name),
         }
     }
 
@@ -577,11 +584,11 @@ impl Gates<'_> {
         }
         preview.burst = tokio::select! {
             b = self.env.answer.asking(&self.id) => b,
-            _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),
+            _ = self.env.ctx.cancel.cancelled() => return Err(interrupted_before_run(&self.name)),
         };
         let answer = tokio::select! {
             a = self.env.prompter.ask(tool, &preview) => a,
-            _ = self.env.ctx.cancel.cancelled() => return Err(interrupted(&self.name)),
+            _ = self.env.ctx.cancel.cancelled() => return Err(interrupted_before_run(&self.name)),
         };
         let declined = |message: String| Stop {
             status: ToolStatus::Denied,
@@ -611,7 +618,22 @@ impl Gates<'_> {
                 planned
                     .revise(&revision)
                     .map_err(|e| Stop::error(e.message))?;
-                Ok(Approval::Revised(revision_note(&revision)))
+                let shown = if revision.edited {
+                    YOUR_VERSION_APPLIED.to_string()
+                } else {
+                    let total = preview.change.as_ref().map_or(0, |(before, after)| {
+                        crate::tools::support::diff::hunk_count(
+                            before.as_deref().unwrap_or(""),
+                            after,
+                        )
+                    });
+                    let kept = total.saturating_sub(revision.rejected_hunks.len());
+                    fill(
+                        HUNKS_APPLIED,
+                        &[("kept", &kept.to_string()), ("total", &total.to_string())],
+                    )
+                };
+                Ok(Approval::Revised(revision_note(&revision), shown))
             }
             PromptAnswer::Deny => Err(declined(USER_DECLINED.to_string())),
             PromptAnswer::DenyWithMessage(m) if m.trim().is_empty() => {
@@ -993,8 +1015,9 @@ enum Approval {
     /// As planned.
     Run,
     /// With the user's revision applied to the plan; the note goes into the
-    /// result so the model knows the file differs from its proposal.
-    Revised(String),
+    /// result so the model knows the file differs from its proposal, the
+    /// second text after the tool line's summary so the user does.
+    Revised(String, String),
     /// Plan again (gate 4), then ask again.
     Replan,
 }
@@ -1207,6 +1230,25 @@ fn interrupted(tool: &str) -> Stop {
     Stop {
         status: ToolStatus::Interrupted,
         message: fill(INTERRUPTED, &[("tool", tool)]),
+    }
+}
+
+/// The user interrupted before the call ran: nothing of it happened.
+fn interrupted_before_run(tool: &str) -> Stop {
+    Stop {
+        status: ToolStatus::Interrupted,
+        message: fill(INTERRUPTED_BEFORE_RUN, &[("tool", tool)]),
+    }
+}
+
+/// The `tool_result` for a call that never started because the user
+/// interrupted (queued behind a running call, or completed in the stream
+/// after `stop`): not applied.
+pub fn not_run_result(tool_use: &ToolUse) -> ToolResult {
+    ToolResult {
+        tool_use_id: tool_use.id.clone(),
+        content: ToolResultContent::Text(fill(INTERRUPTED_BEFORE_RUN, &[("tool", &tool_use.name)])),
+        is_error: true,
     }
 }
 

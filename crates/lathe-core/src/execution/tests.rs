@@ -338,7 +338,11 @@ async fn cancelled_turn_gives_interrupted_results() {
     env.ctx.cancel.cancel();
     let run = run_tool_use(&call("Echo", json!({"text": "x"})), &env).await;
     assert_eq!(run.status, ToolStatus::Interrupted);
-    assert!(text(&run).starts_with("Interrupted by the user"));
+    // It never ran: "not applied", not "its result is unknown".
+    assert_eq!(
+        text(&run),
+        "Not applied: the user interrupted before Echo ran, so nothing was written or run. Wait for the user's next instruction."
+    );
 }
 
 #[tokio::test]

@@ -86,8 +86,10 @@ pub struct CommandPreview {
     pub command: String,
     /// Its working directory (the project root).
     pub cwd: PathBuf,
-    /// Its timeout in milliseconds.
+    /// Its timeout in milliseconds (none when `background`).
     pub timeout_ms: u64,
+    /// It runs in the background (`run_in_background`): no timeout.
+    pub background: bool,
     /// Where it runs if allowed: `sandbox: on · …` or `sandbox: off · why`
     /// (`tools::Sandboxing::describe`); empty when not known.
     pub sandbox: String,

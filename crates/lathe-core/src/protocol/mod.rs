@@ -331,6 +331,11 @@ pub struct Usage {
     /// Input tokens read from the prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_read_input_tokens: Option<u64>,
+    /// lathe's own: `output_tokens` is (or includes) an estimate, made
+    /// for an answer cut before the API's final count (a stopped stream).
+    /// Never in the API's JSON; kept in saved sessions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub output_estimated: bool,
 }
 
 impl Usage {

@@ -183,7 +183,15 @@ pub struct MessageAssembler {
     stopped: bool,
     /// `tool_use` blocks started so far ([`MAX_TOOL_CALLS_PER_ANSWER`]).
     tool_calls: usize,
+    /// Bytes of text, thinking and tool input streamed so far.
+    streamed: usize,
+    /// A `message_delta` brought the answer's own output count.
+    delta_usage: bool,
 }
+
+/// Bytes of streamed output per estimated token (an answer cut before the
+/// API's final count: [`MessageAssembler::usage_or_estimate`]).
+pub const BYTES_PER_OUTPUT_TOKEN: usize = 4;
 
 impl MessageAssembler {
     /// An assembler before `message_start`.
@@ -199,6 +207,14 @@ impl MessageAssembler {
     /// An `error` event returns `None` too: [`super::sse::decode`] already
     /// turns it into `Err(ProviderError::Stream)` and the caller ends the turn.
     pub fn push(&mut self, event: StreamEvent) -> Option<Assembled> {
+        if let StreamEvent::ContentBlockDelta { delta, .. } = &event {
+            self.streamed += match delta {
+                ContentBlockDelta::TextDelta { text } => text.len(),
+                ContentBlockDelta::InputJsonDelta { partial_json } => partial_json.len(),
+                ContentBlockDelta::ThinkingDelta { thinking } => thinking.len(),
+                _ => 0,
+            };
+        }
         match event {
             StreamEvent::MessageStart { message } => {
                 self.id = message.id.clone();
@@ -217,6 +233,7 @@ impl MessageAssembler {
             StreamEvent::ContentBlockStop { index } => self.stop(index),
             StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(u) = usage {
+                    self.delta_usage |= u.output_tokens.is_some();
                     self.usage.update(&u);
                 }
                 if delta.stop_details.is_some() {
@@ -517,6 +534,23 @@ impl MessageAssembler {
         &self.usage
     }
 
+    /// Like [`usage`](Self::usage), for an answer that may have been cut
+    /// (stopped, or broken off) before a `message_delta` brought its output
+    /// count: then the output is estimated from the bytes streamed
+    /// ([`BYTES_PER_OUTPUT_TOKEN`]) when that is more than `message_start`
+    /// said, and marked as an estimate.
+    pub fn usage_or_estimate(&self) -> Usage {
+        let mut u = self.usage.clone();
+        if !self.delta_usage {
+            let estimate = self.streamed.div_ceil(BYTES_PER_OUTPUT_TOKEN) as u64;
+            if estimate > u.output_tokens.unwrap_or(0) {
+                u.output_tokens = Some(estimate);
+                u.output_estimated = true;
+            }
+        }
+        u
+    }
+
     /// `msg_…` id from `message_start` (empty before it).
     pub fn id(&self) -> &str {
         &self.id
@@ -710,6 +744,25 @@ mod tests {
             input,
             extra: Default::default(),
         })
+    }
+
+    #[test]
+    fn a_cut_answer_estimates_its_output_and_says_so() {
+        let mut a = MessageAssembler::new();
+        for e in [start_msg(), start_text(0), text(0, &"x".repeat(400))] {
+            a.push(e);
+        }
+        // Stopped before any `message_delta`: `message_start`'s 1 is not
+        // the answer's output.
+        assert_eq!(a.usage().output_tokens, Some(1));
+        let u = a.usage_or_estimate();
+        assert_eq!(u.output_tokens, Some(100));
+        assert!(u.output_estimated);
+        // The API's own count, once it came, is taken as it is.
+        a.push(reason(StopReason::EndTurn));
+        let u = a.usage_or_estimate();
+        assert_eq!(u.output_tokens, Some(42));
+        assert!(!u.output_estimated);
     }
 
     #[test]

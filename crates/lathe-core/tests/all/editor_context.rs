@@ -17,7 +17,7 @@ use lathe_core::agent::context::{
     CurrentBuffer, Diagnostics, EditorContext, EditorState, Quickfix, QuickfixItem,
     ATTACH_READ_FAILED,
 };
-use lathe_core::events::TurnOutcome;
+use lathe_core::events::{AgentEvent, TurnOutcome};
 use lathe_core::permissions::PromptAnswer;
 use serde_json::{json, Value};
 
@@ -131,6 +131,25 @@ async fn at_file_is_a_read_and_the_context_keeps_the_cache_prefix(api: Api) {
     );
     assert!(texts[2].contains("     2\t    return 1"), "{}", texts[2]);
     assert_eq!(texts[3], "fix @a.py, see #quickfix");
+    // The chat is told what the prompt carried: a line each, with the
+    // text sent (the editor's state is not shown).
+    let attached: Vec<_> = h
+        .sink
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Attached { items } => Some(items),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(attached.len(), 1, "{attached:#?}");
+    let labels: Vec<&str> = attached[0].iter().map(|i| i.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["Quickfix list: 1 entry", "Attached a.py (2 lines)"]
+    );
+    assert_eq!(attached[0][0].text, texts[1]);
+    assert!(attached[0][1].text.contains("     2\t    return 1"));
 
     h.session
         .ask_with("anything else?", Some(&editor), None, &rt)

@@ -116,6 +116,7 @@ fn usage(input: Option<u64>, output: Option<u64>, cache_read: Option<u64>) -> Us
         output_tokens: output,
         cache_creation_input_tokens: None,
         cache_read_input_tokens: cache_read,
+        output_estimated: false,
     }
 }
 

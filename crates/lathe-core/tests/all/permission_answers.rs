@@ -123,7 +123,7 @@ async fn a_revision_is_applied_and_named_in_the_result() {
         .replace("line 2\n", "line two\n")
         .replace("line 18\n", "line eighteen\n");
     let kept = apply_hunks(&before, &after, &[true, false]);
-    let s = setup(
+    let mut s = setup(
         Mode::Default,
         vec![PromptAnswer::AllowRevised(Revision {
             after: kept.clone(),
@@ -131,6 +131,11 @@ async fn a_revision_is_applied_and_named_in_the_result() {
             edited: false,
         })],
     );
+    let events = Arc::new(lathe_core::events::RecordingSink::default());
+    s.env = common::env_at(&s.root)
+        .prompter(s.prompter.clone())
+        .sink(events.clone())
+        .build();
     write_and_read(&s, "f.txt", &before).await;
     let (status, text) = call(
         &s.env,
@@ -146,6 +151,20 @@ async fn a_revision_is_applied_and_named_in_the_result() {
     );
     // The shown snippet is the text as applied.
     assert!(text.contains("\tline two"), "{text}");
+    // The user's tool line says which hunks were applied.
+    let summary = events
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            lathe_core::events::AgentEvent::ToolFinished { name, summary, .. }
+                if name == "Write" =>
+            {
+                Some(summary)
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert!(summary.ends_with(" · 1 of 2 hunks applied"), "{summary}");
 }
 
 #[tokio::test]

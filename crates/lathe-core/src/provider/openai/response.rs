@@ -63,6 +63,7 @@ pub(crate) fn usage(u: &WireUsage) -> Usage {
         output_tokens: u.completion_tokens,
         cache_creation_input_tokens: None,
         cache_read_input_tokens: cached,
+        output_estimated: false,
     }
 }
 
@@ -260,6 +261,7 @@ mod tests {
                 output_tokens: Some(61),
                 cache_creation_input_tokens: None,
                 cache_read_input_tokens: Some(256),
+                output_estimated: false,
             }
         );
         let u: WireUsage =

@@ -53,8 +53,16 @@ impl TypedTool for KillShellTool {
     const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Execute;
     /// Only rules naming it judge its calls, matched against its input.
     const RULE_FAMILY: crate::permissions::RuleFamily = crate::permissions::RuleFamily::Input;
-    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::Never;
+    /// Stopping a job of this session's own changes nothing the session
+    /// did not start: read-only to the permission gate (deny and ask rules
+    /// still apply; plan mode allows it). An id of no job of this session
+    /// is not (and validation refuses it anyway).
+    const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::PerInput;
     const ALIASES: &'static [&'static str] = &["kill_shell"];
+
+    fn is_read_only(&self, input: &KillShellInput) -> bool {
+        self.shells.get(&input.shell_id).is_some()
+    }
 
     fn description(&self) -> String {
         m::KILL_SHELL_DESCRIPTION.to_string()

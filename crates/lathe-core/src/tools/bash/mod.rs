@@ -314,6 +314,7 @@ impl TypedTool for BashTool {
                 command: input.command.clone(),
                 cwd: root.to_path_buf(),
                 timeout_ms: input.timeout.unwrap_or(self.limits.default_timeout_ms),
+                background: input.run_in_background == Some(true),
                 sandbox: String::new(),
             }),
             ..PermissionPreview::default()
