@@ -20,4 +20,5 @@ mod tui_checkhealth;
 mod tui_float;
 mod tui_keymaps;
 mod tui_long_session;
+mod tui_prompt;
 mod tui_sessions;

@@ -181,6 +181,11 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                 });
             }
             Record::Withdraw { blocks } => transcript.withdraw_user_blocks(*blocks),
+            Record::Queued { text, blocks } => {
+                if transcript.push_queued(text, blocks.clone()) {
+                    events.push(AgentEvent::QueuedSent { text: text.clone() });
+                }
+            }
             Record::FileStamps { files: saved } => files = saved.clone(),
             Record::Notice { text, is_error } => {
                 error_shown |= *is_error;

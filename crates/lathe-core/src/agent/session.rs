@@ -160,6 +160,9 @@ pub struct Session {
     checkpoints: Arc<Checkpoints>,
     /// What the model is told with the next prompt after a rewind.
     rewind_note: Mutex<Option<String>>,
+    /// Messages the user queued while a turn runs ([`Session::queue`]);
+    /// taken under the slot's lock at a turn's end.
+    queued: Arc<Mutex<Vec<String>>>,
 }
 
 /// A saved session brought back by [`Session::resume`].
@@ -411,6 +414,7 @@ impl Session {
             checked: Arc::default(),
             checkpoints,
             rewind_note: Mutex::new(None),
+            queued: Arc::default(),
         }))
     }
 
@@ -564,11 +568,66 @@ impl Session {
                 turn,
                 session: total,
             });
-            session.lock_slot().release(generation, outcome.clone());
+            let queued = {
+                let mut slot = session.lock_slot();
+                // Taken with the slot released under one lock: a message
+                // queued now was queued for this turn; one after, asks.
+                let queued = std::mem::take(&mut *lock(&session.queued));
+                slot.release(generation, outcome.clone());
+                queued
+            };
             let _ = done_tx.send(true);
+            let done = outcome == TurnOutcome::Done;
             session.sink.emit(AgentEvent::TurnEnded { outcome });
+            if !queued.is_empty() {
+                session.sink.emit(AgentEvent::Queued {
+                    messages: Vec::new(),
+                });
+                session.send_queued(queued, done);
+            }
         });
         Ok(())
+    }
+
+    /// Queues `message` for the running turn (`<C-s>` in the prompt area
+    /// while lathe works): it goes to the model with the turn's next
+    /// request, after the tool results; when the turn ends first, it is
+    /// the next prompt (a stopped or failed turn gives it back,
+    /// `AgentEvent::QueuedReturned`). `Ok(false)` when no turn runs (ask
+    /// instead). Errors: [`AskError::EmptyPrompt`].
+    pub fn queue(&self, message: &str) -> Result<bool, AskError> {
+        let message = message.trim();
+        if message.is_empty() {
+            return Err(AskError::EmptyPrompt);
+        }
+        let slot = self.lock_slot();
+        if !matches!(&slot.running, Some(t) if !t.cancel.is_cancelled()) {
+            return Ok(false);
+        }
+        let mut queued = lock(&self.queued);
+        queued.push(message.to_string());
+        self.sink.emit(AgentEvent::Queued {
+            messages: queued.clone(),
+        });
+        Ok(true)
+    }
+
+    /// The messages queued for the running turn, oldest first.
+    pub fn queued(&self) -> Vec<String> {
+        lock(&self.queued).clone()
+    }
+
+    /// What a turn's end does with the messages still queued: after a
+    /// finished turn they are the next prompt; else (or when another
+    /// prompt got in first) the prompt area takes them back.
+    fn send_queued(self: &Arc<Self>, queued: Vec<String>, done: bool) {
+        let text = queued.join("\n\n");
+        let sent = done
+            && tokio::runtime::Handle::try_current()
+                .is_ok_and(|rt| self.ask_with(&text, None, None, &rt).is_ok());
+        if !sent {
+            self.sink.emit(AgentEvent::QueuedReturned { text });
+        }
     }
 
     /// Interrupts the running turn, if any: the stream is dropped, running
@@ -686,6 +745,7 @@ impl Session {
             request_bytes: AtomicU64::new(0),
             first_with_context: self.first_with_context.clone(),
             checked: self.checked.clone(),
+            queued: self.queued.clone(),
         }
     }
 
@@ -1023,6 +1083,11 @@ impl Session {
     fn lock_slot(&self) -> MutexGuard<'_, TurnSlot> {
         self.slot.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// `m` locked, a poisoned lock taken as it is.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A prompt's checkpoint while its turn runs.

@@ -30,6 +30,7 @@ mod permission_answers;
 mod plan_mode_prompt;
 mod plan_once;
 mod provider_retry;
+mod queued_messages;
 mod read_images;
 mod read_rules_cover_searches;
 mod redteam;
