@@ -131,12 +131,12 @@ async fn ctrl_c_in_the_code_window_stops_the_turn() {
     keys(&name, "C-c");
     let s = wait_for(&name, "the turn stopped", |s| s.contains("*(stopped)*"));
     assert!(
-        !s.contains("Type  :qa!"),
+        !s.contains("exit Nvim"),
         "the key stopped the turn, not Neovim's own message:\n{s}"
     );
     // Idle, the key does what it did before.
     keys(&name, "C-c");
-    wait_for(&name, "Neovim's own <C-c>", |s| s.contains("Type  :qa!"));
+    wait_for(&name, "Neovim's own <C-c>", |s| s.contains("exit Nvim"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
