@@ -416,6 +416,7 @@ fn draw(events: &mut VecDeque<AgentEvent>, budget: Option<Duration>) {
             let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
             view.mark_waiting_tools(&buf);
             view.place_notes(&buf);
+            view.place_working(&buf);
             let (_, end_col) = view.last_line_end(&buf);
             window::follow(&buf, &following, end_col);
         });
@@ -458,6 +459,7 @@ pub fn set_waiting(text: Option<&str>) {
         v.waiting_text = text.map(str::to_string);
         if let Some(buf) = v.buf.clone().filter(|b| b.is_valid()) {
             v.place_notes(&buf);
+            v.place_working(&buf);
         }
     });
     window::refresh_winbar();

@@ -75,6 +75,8 @@ pub(super) struct ChatView {
     /// The extmark of the lines under the chat's end: the working or
     /// waiting line, queued messages, the empty chat's hint.
     notes: Option<u32>,
+    /// The working line's extmark.
+    working_mark: Option<u32>,
     /// Messages queued for the running turn (`AgentEvent::Queued`).
     pub queued: Vec<String>,
     /// The key that stops a turn from any window (`None`: `<C-c>`, the
@@ -98,9 +100,6 @@ pub(super) struct ChatView {
     pub waiting_tools: Vec<(String, String)>,
     /// The last line holds streamed answer text (more text continues it).
     text_open: bool,
-    /// The last thing written is a tool line (text after it starts after
-    /// a blank line).
-    after_tool: bool,
     /// An error notice was shown in this turn.
     error_shown: bool,
     /// Where the buffer ends (row, byte length of the last line) and the
@@ -169,6 +168,7 @@ impl ChatView {
     pub fn reset(&mut self) {
         self.tools.clear();
         self.working = None;
+        self.working_mark = None;
         self.answer_start = None;
         self.notes = None;
         self.queued.clear();
@@ -196,6 +196,7 @@ impl ChatView {
         }
         self.tools.clear();
         self.working = None;
+        self.working_mark = None;
         self.text_open = false;
         self.end = None;
         self.highlighting_paused = false;
@@ -295,7 +296,6 @@ impl ChatView {
             .build();
         let _ = buf.set_extmark(ns, row, 0, &opts);
         self.text_open = false;
-        self.after_tool = false;
     }
 
     pub fn apply(&mut self, buf: &Buffer, ev: AgentEvent) {
@@ -329,7 +329,6 @@ impl ChatView {
                 self.working = Some(0);
                 self.running = true;
                 self.text_open = false;
-                self.after_tool = false;
                 self.error_shown = false;
             }
             AgentEvent::AssistantStarted => {
@@ -362,16 +361,10 @@ impl ChatView {
             AgentEvent::TextDelta { text } => {
                 if !self.text_open {
                     // Text after a tool line or a notice starts a line of
-                    // its own, never glued onto it; after tool lines, a
-                    // blank line between.
-                    if self.after_tool {
-                        self.block_start(&mut buf);
-                    } else {
-                        self.fresh_line(&mut buf);
-                    }
+                    // its own, never glued onto it.
+                    self.fresh_line(&mut buf);
                     self.line_end = LineEnd::default();
                 }
-                self.after_tool = false;
                 // An over-long line goes on in new chat lines, each marked
                 // with a sign (`:help lathe-chat-long-lines`).
                 let (row, len) = self.end(&buf);
@@ -491,7 +484,6 @@ impl ChatView {
                 );
                 self.append(&mut buf, &block);
                 self.text_open = false;
-                self.after_tool = false;
             }
             AgentEvent::QueuedReturned { text } => super::prompt::give_back(&text),
             AgentEvent::TurnEnded { outcome } => {
@@ -522,6 +514,9 @@ impl ChatView {
                     let _ = buf.del_extmark(ns, mark);
                 }
                 self.working = None;
+                if let (Some(id), Some(ns)) = (self.working_mark.take(), self.ns) {
+                    let _ = buf.del_extmark(ns, id);
+                }
                 self.running = false;
             }
         }
@@ -563,14 +558,7 @@ impl ChatView {
         state: LineState,
         input: Option<serde_json::Value>,
     ) {
-        // Tool lines after text: a blank line between.
-        let row = if self.text_open {
-            self.block_start(buf);
-            self.end(buf).0
-        } else {
-            self.fresh_line(buf)
-        };
-        self.after_tool = true;
+        let row = self.fresh_line(buf);
         self.append(buf, &tool_line(&name, &detail, state.word(), ""));
         let ns = self.ns();
         let mark = buf
@@ -791,15 +779,12 @@ impl ChatView {
         let mut lines: Vec<(String, &str)> = Vec::new();
         if let Some(text) = &self.waiting_text {
             lines.push((text.clone(), "LatheWaiting"));
-        } else if self.working.is_some() {
-            let key = (!self.stop_key_off).then(|| self.stop_key.as_deref().unwrap_or("<C-c>"));
-            lines.push((working_text(key), "LatheWorking"));
         }
         for q in &self.queued {
             lines.push((queued_line(q), "LatheQueued"));
         }
         let blank = self.is_blank(&buf);
-        if blank && lines.is_empty() {
+        if blank && lines.is_empty() && self.working.is_none() {
             for l in EMPTY_CHAT_HINT {
                 lines.push((l.to_string(), "LatheHint"));
             }
@@ -845,6 +830,37 @@ impl ChatView {
             self.redraw_tool(&mut buf, &id);
         }
         let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
+    }
+
+    /// Moves the working line (naming the key that stops the turn) to the
+    /// end of the last line: inline virtual text, which wraps with the line
+    /// ('linebreak': at a space), so a streamed line that ends near the
+    /// window's edge never cuts it off (`eol` virtual text is). Not shown
+    /// while an ask waits: the waiting line says what lathe waits for.
+    pub fn place_working(&mut self, buf: &Buffer) {
+        let mut buf = buf.clone();
+        let ns = self.ns();
+        if self.waiting_text.is_some() || self.working.is_none() {
+            if let Some(id) = self.working_mark.take() {
+                let _ = buf.del_extmark(ns, id);
+            }
+            return;
+        }
+        let (row, col) = self.end(&buf);
+        let key = (!self.stop_key_off).then(|| self.stop_key.as_deref().unwrap_or("<C-c>"));
+        let text = working_text(key);
+        let mut b = SetExtmarkOpts::builder();
+        // After text, a space between it and the line.
+        let mut chunks = vec![(text.as_str(), "LatheWorking")];
+        if col > 0 {
+            chunks.insert(0, (" ", "LatheWorking"));
+        }
+        b.virt_text(chunks)
+            .virt_text_pos(api::types::ExtmarkVirtTextPosition::Inline);
+        if let Some(id) = self.working_mark {
+            b.id(id);
+        }
+        self.working_mark = buf.set_extmark(ns, row, col, &b.build()).ok();
     }
 
     /// The running turn's rows, its folded results and summaries and the

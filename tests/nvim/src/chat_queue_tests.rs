@@ -1,8 +1,8 @@
 //! The chat's lines around a running turn (`:help lathe-queue`): messages
 //! queued while lathe works (under the chat, then the user's where the
-//! model got them, or back in the prompt area), the working line on a line
-//! of its own, only the waiting line while an ask waits, a blank line
-//! between tool lines and text, the empty chat's hint.
+//! model got them, or back in the prompt area), the working line naming
+//! the stop key, only the waiting line while an ask waits, the empty
+//! chat's hint, no half-folded view after a result.
 
 use lathe_core::events::{AgentEvent, ToolStatus, TurnOutcome};
 use serde_json::json;
@@ -49,10 +49,10 @@ fn the_empty_chat_shows_how_to_ask() -> Result<(), String> {
     )
 }
 
-/// The working line is a line of its own under the streamed text (never
-/// glued to it); while an ask waits only "waiting for you" shows.
+/// The working line names the key that stops the turn; while an ask waits
+/// only "waiting for you" shows.
 #[nvim_oxi::test]
-fn the_working_line_is_its_own_and_gives_way_to_the_waiting_line() -> Result<(), String> {
+fn the_working_line_names_the_stop_key_and_gives_way_to_the_waiting_line() -> Result<(), String> {
     load();
     ev(AgentEvent::TurnStarted {
         prompt: "go".into(),
@@ -62,7 +62,7 @@ fn the_working_line_is_its_own_and_gives_way_to_the_waiting_line() -> Result<(),
         text: "All three tests fail. Let me look at the cart an".into(),
     });
     check_eq(
-        "own line",
+        "working",
         notes()?,
         vec!["lathe is working… (<C-c> stops)".to_string()],
     )?;
@@ -87,64 +87,6 @@ fn the_working_line_is_its_own_and_gives_way_to_the_waiting_line() -> Result<(),
     check_eq("none after the turn", notes()?, Vec::<String>::new())
 }
 
-/// Text, tool lines, text: a blank line between each.
-#[nvim_oxi::test]
-fn tool_lines_and_text_have_a_blank_line_between() -> Result<(), String> {
-    load();
-    ev(AgentEvent::TurnStarted {
-        prompt: "go".into(),
-    });
-    ev(AgentEvent::AssistantStarted);
-    ev(AgentEvent::TextDelta {
-        text: "Reading.".into(),
-    });
-    for id in ["t1", "t2"] {
-        ev(AgentEvent::ToolStarted {
-            id: id.into(),
-            name: "Glob".into(),
-            detail: "*.py".into(),
-            input: json!({"pattern": "*.py"}),
-        });
-    }
-    ev(AgentEvent::ToolFinished {
-        id: "t1".into(),
-        name: "Glob".into(),
-        status: ToolStatus::Done,
-        summary: "1 file".into(),
-        content: "a.py".into(),
-        display: None,
-    });
-    ev(AgentEvent::AssistantStarted);
-    ev(AgentEvent::TextDelta {
-        text: "Found it.".into(),
-    });
-    let lines = chat_lines();
-    let from = lines
-        .iter()
-        .position(|l| l == "Reading.")
-        .ok_or("no text")?;
-    let t2 = lines
-        .iter()
-        .position(|l| l.starts_with("- Glob(*.py): running"))
-        .ok_or("no second tool line")?;
-    check_eq(
-        "around the tool lines",
-        (lines[from..from + 3].to_vec(), lines[t2..].to_vec()),
-        (
-            vec![
-                "Reading.".to_string(),
-                String::new(),
-                "- Glob(*.py): done — 1 file".to_string(),
-            ],
-            vec![
-                "- Glob(*.py): running".to_string(),
-                String::new(),
-                "Found it.".to_string(),
-            ],
-        ),
-    )
-}
-
 /// Queued messages show under the chat, dimmed, until the model gets them;
 /// then the chat shows them as the user's, where the model got them.
 #[nvim_oxi::test]
@@ -164,9 +106,9 @@ fn queued_messages_show_until_sent_then_as_the_users() -> Result<(), String> {
         "queued",
         notes()?,
         vec![
-            "lathe is working… (<C-c> stops)".to_string(),
             "queued: also update ⏎ the README".to_string(),
             "queued: and the changelog".to_string(),
+            "lathe is working… (<C-c> stops)".to_string(),
         ],
     )?;
     lathe::ui::chat::render(vec![
