@@ -53,7 +53,8 @@ end
 --- needed) is above line `n` and the last line does not start the view (a
 --- line taller than the window), or when the view shows line `n` with rows
 --- empty below it while there are lines above the view to fill them (a fold
---- closed after the view was set). Runs at every frame.
+--- closed after the view was set), or when its topline is inside a closed
+--- fold. Runs at every frame.
 ---@param w integer
 ---@param n integer
 ---@return boolean scrolled
@@ -65,6 +66,13 @@ function M.show_end(w, n)
     local top = vim.fn.line("w0")
     if top >= n then
       return false
+    end
+    -- A topline inside a closed fold (a result folded under a line above
+    -- the view) would show a line of the fold, raw: scroll.
+    local fold = vim.fn.foldclosed(top)
+    if fold ~= -1 and fold ~= top then
+      vim.cmd("normal! zb")
+      return true
     end
     if last >= n then
       if top == 1 then
@@ -128,8 +136,9 @@ function M.open_in_other_window(path, line, find)
   vim.cmd("normal! zv")
 end
 
---- Sends the prompt area's `text` with `require("lathe").ask`, or runs
---- the slash command it is (`:help lathe-commands`).
+--- Sends the prompt area's `text` with `require("lathe").ask` (while a
+--- turn runs, queued for the turn's next request), or runs the slash
+--- command it is (`:help lathe-commands`).
 ---@param text string
 ---@return boolean ok
 ---@return string? err Why not, when `ask` or the command raised (an
@@ -138,10 +147,79 @@ function M.send(text)
   local commands = require("lathe.commands")
   local run = commands.parse(text) and function(t)
     return commands.run(t)
-  end or require("lathe").ask
+  end or function(t)
+    return require("lathe").ask(t, { queue = true })
+  end
   local ok, err = pcall(run, text)
   return ok, err and tostring(err) or nil
 end
+
+--- Keeps the winbar of the windows showing the prompt area `buf` naming
+--- the keys of the mode the user is in: `insert_bar` in Insert mode,
+--- `normal_bar` in the others (at every mode change in it, and when a
+--- window shows it).
+---@param buf integer
+---@param insert_bar string
+---@param normal_bar string
+function M.prompt_winbar(buf, insert_bar, normal_bar)
+  local function apply()
+    local mode = api.nvim_get_mode().mode
+    local bar = mode:sub(1, 1) == "i" and api.nvim_get_current_buf() == buf and insert_bar or normal_bar
+    for _, w in ipairs(vim.fn.win_findbuf(buf)) do
+      if vim.wo[w].winbar ~= bar then
+        vim.wo[w].winbar = bar
+      end
+    end
+  end
+  local group = api.nvim_create_augroup("lathe_prompt_winbar", { clear = true })
+  api.nvim_create_autocmd({ "ModeChanged", "BufWinEnter", "BufLeave" }, {
+    group = group,
+    buffer = buf,
+    desc = "lathe: the prompt area's winbar names the keys of the mode you are in",
+    callback = function()
+      -- BufLeave: the mode may still read Insert while leaving.
+      vim.schedule(apply)
+    end,
+  })
+end
+
+--- The key `stop_key` mapped, nil when none.
+local stop_mapped = nil
+
+--- Maps `key` in Normal mode, for every window: while a turn runs it stops
+--- it (`lathe.stop()`), else it does what it did before (the key's own
+--- action). nil removes the map lathe made. A map of the user's own on
+--- that key is kept (lathe maps nothing then).
+---@param key string?
+function M.stop_key(key)
+  if stop_mapped then
+    local m = vim.fn.maparg(stop_mapped, "n", false, true)
+    if m.desc == M.STOP_KEY_DESC then
+      pcall(vim.keymap.del, "n", stop_mapped)
+    end
+    stop_mapped = nil
+  end
+  if not key or vim.fn.maparg(key, "n") ~= "" then
+    return
+  end
+  vim.keymap.set("n", key, function()
+    local ok, status = pcall(function()
+      return require("lathe").status()
+    end)
+    if ok and status.state ~= "idle" then
+      -- Not in the expression itself: stopping closes floats.
+      vim.schedule(function()
+        pcall(require("lathe").stop)
+      end)
+      return ""
+    end
+    return key
+  end, { expr = true, desc = M.STOP_KEY_DESC })
+  stop_mapped = key
+end
+
+--- The description of the `stop_key` map.
+M.STOP_KEY_DESC = "lathe: stop the running request (else the key's own action)"
 
 --- Starts tree-sitter highlighting of `buf` as markdown; without a parser
 --- it stays plain text.

@@ -251,6 +251,7 @@ pub(crate) fn ask_extras(
         return fail(lathe_core::agent::AskError::EmptyPrompt.to_string());
     }
     let editor = crate::adapters::context::NvimContext;
+    let queue = ask_queue(&opts)?;
     let selection = match ask_range(lua, opts)? {
         None => None,
         Some((first, last)) => match editor.selection(first, last) {
@@ -263,6 +264,11 @@ pub(crate) fn ask_extras(
         },
     };
     let s = session()?;
+    // While a turn runs, `opts.queue` hands the prompt to its next request.
+    if queue && s.queue(&prompt).or_else(|e| fail(e.to_string()))? {
+        return crate::ui::chat::open_window()
+            .or_else(|e| fail(format!("lathe.ask: cannot open the chat window: {e}")));
+    }
     let rt = crate::host::runtime::handle().or_else(|e| fail(e.to_string()))?;
     // Gathered before the chat opens, so "the user's window" is still theirs.
     let started = s.ask_with_extras(prompt, Some(&editor), selection.as_ref(), extras, &rt);
@@ -303,6 +309,19 @@ fn compact(_: &Lua, focus: Value) -> mlua::Result<()> {
 /// User-facing: `vim.notify` of a failed `:Lathe compact`. `{why}`: the
 /// chat's notice (`agent::compact::COMPACT_FAILED`).
 pub const COMPACT_FAILED_NOTIFY: &str = "lathe: {why}";
+
+/// `opts.queue` of `ask`: `true` queues the prompt while a turn runs.
+/// Errors name the argument.
+fn ask_queue(opts: &Value) -> mlua::Result<bool> {
+    let Value::Table(t) = opts else {
+        return Ok(false);
+    };
+    match t.get::<Value>("queue")? {
+        Value::Nil => Ok(false),
+        Value::Boolean(b) => Ok(b),
+        other => fail(bad_argument("ask", "opts.queue", "a boolean", &other)),
+    }
+}
 
 /// `opts.range` of `ask` as 1-based `(first, last)`, in order; `None`
 /// without opts or range. Errors name the argument.

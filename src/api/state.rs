@@ -55,6 +55,7 @@ pub fn start_session(args: SetupArgs) -> Result<(), String> {
     report_settings_problems(&config);
     crate::ui::chat::set_mode_winbar(config.permissions.mode.as_str());
     crate::ui::chat::set_model(&config.model);
+    crate::ui::chat::set_stop_key(config.stop_key.as_deref());
     let old = SESSION.with(|s| s.borrow_mut().take());
     if let Some(old) = old {
         old.stop();
@@ -171,6 +172,7 @@ const NO_BRIDGE: &str = "lathe is not loaded (the main-thread bridge is missing)
 fn show_config(config: &Config) {
     crate::ui::chat::set_mode_winbar(config.permissions.mode.as_str());
     crate::ui::chat::set_model(&config.model);
+    crate::ui::chat::set_stop_key(config.stop_key.as_deref());
     crate::adapters::lsp_nav::ensure_tracking();
 }
 

@@ -21,4 +21,5 @@ mod tui_commands;
 mod tui_float;
 mod tui_keymaps;
 mod tui_long_session;
+mod tui_prompt;
 mod tui_sessions;

@@ -183,6 +183,26 @@ pub enum AgentEvent {
         /// The session so far, this turn included.
         session: Usage,
     },
+    /// The messages the user queued while the turn runs (`<C-s>` in the
+    /// prompt area), all of them, oldest first; empty when none waits any
+    /// more (handed to the model, or given back).
+    Queued {
+        /// The messages waiting.
+        messages: Vec<String>,
+    },
+    /// Queued messages were handed to the model with the next request of
+    /// the turn (after the tool results): the chat shows them as the
+    /// user's.
+    QueuedSent {
+        /// The messages, joined by a blank line.
+        text: String,
+    },
+    /// Queued messages the model never got (the turn was stopped or
+    /// failed): the prompt area takes them back, so nothing is lost.
+    QueuedReturned {
+        /// The messages, joined by a blank line.
+        text: String,
+    },
     /// The turn ended.
     TurnEnded {
         /// How.

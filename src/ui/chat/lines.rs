@@ -9,8 +9,25 @@ use lathe_core::protocol::Usage;
 pub const YOU_HEADING: &str = "## You";
 /// Heading line of the model's answer.
 pub const LATHE_HEADING: &str = "## lathe";
-/// Virtual text shown at the end of the chat while a turn runs.
+/// The line shown under the end of the chat while a turn runs (a line of
+/// its own), with the key that stops it from any window
+/// ([`working_text`]).
 pub const WORKING_TEXT: &str = "lathe is working… (<C-c> stops)";
+/// [`WORKING_TEXT`] with another stop key. `{key}`.
+pub const WORKING_TEXT_KEY: &str = "lathe is working… ({key} stops)";
+/// [`WORKING_TEXT`] when no key stops the turn from any window (`setup{
+/// stop_key = false }`): `<C-c>` works in the chat and the prompt area.
+pub const WORKING_TEXT_NO_KEY: &str = "lathe is working… (<C-c> in the chat stops)";
+/// The line under the chat of a message queued while lathe works (its
+/// lines joined). `{text}`.
+pub const QUEUED_LINE: &str = "queued: {text}";
+/// The empty chat's hint, one line each.
+pub const EMPTY_CHAT_HINT: &[&str] = &[
+    "Ask below: type your request, then <C-s> (or <CR> in Normal mode).",
+    "@file attaches a file, #buffer the current buffer, #diagnostics its problems.",
+    "While lathe works, <C-s> queues a message, <C-c> stops.",
+    ":help lathe for more.",
+];
 /// The status of a tool line while a permission ask about the call waits.
 pub const WAITING_STATUS: &str = "waiting for you";
 /// The status of a tool line queued behind other calls.
@@ -93,6 +110,8 @@ pub const HIGHLIGHTS: &[(&str, &str)] = &[
     ("LatheTurnEnd", "Comment"),
     ("LatheWorking", "Comment"),
     ("LatheWaiting", "WarningMsg"),
+    ("LatheQueued", "Comment"),
+    ("LatheHint", "Comment"),
     ("LatheContinued", "NonText"),
     ("LatheToolDescription", "Comment"),
     ("LatheDiffAdded", "Added"),
@@ -100,6 +119,23 @@ pub const HIGHLIGHTS: &[(&str, &str)] = &[
     ("LatheDiffHunk", "Special"),
     ("LatheDiffFile", "Title"),
 ];
+
+/// The working line for the global stop key `key` (`None`: the key is
+/// off).
+pub fn working_text(key: Option<&str>) -> String {
+    match key {
+        Some("<C-c>") => WORKING_TEXT.to_string(),
+        Some(k) => lathe_core::text::fill(WORKING_TEXT_KEY, &[("key", k)]),
+        None => WORKING_TEXT_NO_KEY.to_string(),
+    }
+}
+
+/// The line of a queued message: [`QUEUED_LINE`] with its lines joined by
+/// ` ⏎ `.
+pub fn queued_line(text: &str) -> String {
+    let one: Vec<&str> = text.lines().map(str::trim_end).collect();
+    lathe_core::text::fill(QUEUED_LINE, &[("text", &one.join(" ⏎ "))])
+}
 
 /// A streamed line longer than this (bytes) goes on in a new chat line at
 /// the next word (a letter after a space), see [`continue_long_lines`].

@@ -386,7 +386,20 @@ fn draw(events: &mut VecDeque<AgentEvent>, budget: Option<Duration>) {
         VIEW.with(|v| {
             let mut view = v.borrow_mut();
             let Ok(buf) = view.buffer() else { return };
-            let following = window::following(&buf);
+            // A prompt sent (or a queued message handed over) brings every
+            // chat window to it, wherever its cursor was.
+            let sent = budget.is_none()
+                && events.iter().any(|e| {
+                    matches!(
+                        e,
+                        AgentEvent::TurnStarted { .. } | AgentEvent::QueuedSent { .. }
+                    )
+                });
+            let following = if sent {
+                window::chat_windows(&buf)
+            } else {
+                window::following(&buf)
+            };
             let _ = api::set_option_value("modifiable", true, &buf_opts(&buf));
             view.in_steps = budget.is_some();
             while let Some(ev) = events.pop_front() {
@@ -402,7 +415,7 @@ fn draw(events: &mut VecDeque<AgentEvent>, budget: Option<Duration>) {
             view.in_steps = false;
             let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
             view.mark_waiting_tools(&buf);
-            view.place_waiting(&buf);
+            view.place_notes(&buf);
             view.place_working(&buf);
             let (_, end_col) = view.last_line_end(&buf);
             window::follow(&buf, &following, end_col);
@@ -445,7 +458,8 @@ pub fn set_waiting(text: Option<&str>) {
         let mut v = v.borrow_mut();
         v.waiting_text = text.map(str::to_string);
         if let Some(buf) = v.buf.clone().filter(|b| b.is_valid()) {
-            v.place_waiting(&buf);
+            v.place_notes(&buf);
+            v.place_working(&buf);
         }
     });
     window::refresh_winbar();
@@ -462,6 +476,25 @@ pub fn set_tools_waiting(asks: &[(String, String)]) {
             v.mark_waiting_tools(&buf);
         }
     });
+}
+
+/// Maps the key that stops a turn from any window (`setup{ stop_key }`,
+/// `lua/lathe/chat.lua`), which the working line names (`None`: `setup{
+/// stop_key = false }`, no map). Main thread.
+pub fn set_stop_key(key: Option<&str>) {
+    VIEW.with(|v| {
+        let mut v = v.borrow_mut();
+        v.stop_key_off = key.is_none();
+        v.stop_key = key.map(str::to_string);
+    });
+    let _ = crate::host::lua_handle::module_fn("lathe.chat", "stop_key")
+        .and_then(|f| f.call::<()>(key.map(str::to_string)));
+}
+
+/// The messages queued for the running turn as the chat shows them (for
+/// tests).
+pub fn queued() -> Vec<String> {
+    VIEW.with(|v| v.borrow().queued.clone())
 }
 
 /// Sets the permission mode the winbar shows. Main thread.

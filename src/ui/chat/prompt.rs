@@ -19,8 +19,10 @@ use crate::host::lua_handle::module_fn;
 
 /// The prompt buffer's name.
 pub const PROMPT_BUFFER_NAME: &str = "lathe://prompt";
-/// The prompt window's winbar: what the keys do.
+/// The prompt window's winbar in Normal mode: what the keys do.
 pub const PROMPT_WINBAR: &str = " prompt · <CR> send · <Up> history";
+/// The prompt window's winbar in Insert mode.
+pub const PROMPT_WINBAR_INSERT: &str = " prompt · <C-s> send · <Up> history";
 /// The prompt buffer's `'omnifunc'` (completion of `@file`, `#buffer`…).
 pub const PROMPT_OMNIFUNC: &str = "v:lua.require'lathe.complete'.omnifunc";
 
@@ -58,6 +60,8 @@ pub fn buffer() -> Result<Buffer, String> {
     start_treesitter(&buf);
     // The completion menu opens as `@`, `#` or `/` is typed.
     let _ = module_fn("lathe.complete", "attach").and_then(|f| f.call::<()>(buf.handle()));
+    let _ = module_fn("lathe.chat", "prompt_winbar")
+        .and_then(|f| f.call::<()>((buf.handle(), PROMPT_WINBAR_INSERT, PROMPT_WINBAR)));
     let ni = [Mode::Normal, Mode::Insert];
     map(
         &mut buf,
@@ -126,6 +130,17 @@ fn set_text(text: &str) {
     let last = lines.last().map_or(0, |l| l.len());
     for mut w in super::buf::windows_of(&buf) {
         let _ = w.set_cursor(lines.len(), last);
+    }
+}
+
+/// Puts `text` (queued messages the model never got) back into the prompt
+/// area, before what is typed there now, so nothing is lost. Main thread.
+pub fn give_back(text: &str) {
+    let now = self::text();
+    if now.trim().is_empty() {
+        set_text(text);
+    } else {
+        set_text(&format!("{text}\n{now}"));
     }
 }
 

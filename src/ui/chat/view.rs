@@ -18,9 +18,9 @@ use nvim_oxi::api::{self, opts::SetExtmarkOpts, Buffer};
 
 use super::lines::{
     attached_line, compacted_line, continue_long_lines, description_range, diff_fold_highlights,
-    fold_lines, notice_lines, progress_line, status_range, tool_line, turn_end_line,
-    turn_end_lines, user_summary, withdrawn_line, LineEnd, LineState, CONTINUED_SIGN,
-    LATHE_HEADING, WORKING_TEXT, YOU_HEADING,
+    fold_lines, notice_lines, progress_line, queued_line, status_range, tool_line, turn_end_line,
+    turn_end_lines, user_summary, withdrawn_line, working_text, LineEnd, LineState, CONTINUED_SIGN,
+    EMPTY_CHAT_HINT, LATHE_HEADING, YOU_HEADING,
 };
 use super::{buf_opts, NAMESPACE};
 use lathe_core::events::{AgentEvent, AttachedItem, ToolStatus};
@@ -72,8 +72,18 @@ pub(super) struct ChatView {
     answer_start: Option<u32>,
     /// The "waiting for you" line, while a permission ask waits.
     pub waiting_text: Option<String>,
-    /// Its extmark.
-    waiting: Option<u32>,
+    /// The extmark of the lines under the chat's end: the working or
+    /// waiting line, queued messages, the empty chat's hint.
+    notes: Option<u32>,
+    /// The working line's extmark.
+    working_mark: Option<u32>,
+    /// Messages queued for the running turn (`AgentEvent::Queued`).
+    pub queued: Vec<String>,
+    /// The key that stops a turn from any window (`None`: `<C-c>`, the
+    /// default).
+    pub stop_key: Option<String>,
+    /// No key stops a turn from any window (`setup{ stop_key = false }`).
+    pub stop_key_off: bool,
     /// The permission mode shown in the winbar.
     pub mode: String,
     /// The model shown in the winbar.
@@ -164,8 +174,10 @@ impl ChatView {
     pub fn reset(&mut self) {
         self.tools.clear();
         self.working = None;
+        self.working_mark = None;
         self.answer_start = None;
-        self.waiting = None;
+        self.notes = None;
+        self.queued.clear();
         self.session_usage = Usage::default();
         self.context = None;
         self.running = false;
@@ -192,11 +204,15 @@ impl ChatView {
         }
         self.tools.clear();
         self.working = None;
+        self.working_mark = None;
         self.text_open = false;
         self.end = None;
         self.highlighting_paused = false;
         let buf = super::window::create_chat_buffer()?;
         self.buf = Some(buf.clone());
+        self.notes = None;
+        // The empty chat's hint.
+        self.place_notes(&buf);
         Ok(buf)
     }
 
@@ -485,6 +501,19 @@ impl ChatView {
                 self.session_usage = session.clone();
                 self.usage = Some((turn, session));
             }
+            AgentEvent::Queued { messages } => self.queued = messages,
+            AgentEvent::QueuedSent { text } => {
+                // The user's message in the running turn, where the model
+                // got it; the answer goes on under its own heading.
+                self.fresh_line(&mut buf);
+                let block = format!(
+                    "\n{YOU_HEADING}\n\n{}\n\n{LATHE_HEADING}\n\n",
+                    text.trim_end()
+                );
+                self.append(&mut buf, &block);
+                self.text_open = false;
+            }
+            AgentEvent::QueuedReturned { text } => super::prompt::give_back(&text),
             AgentEvent::TurnEnded { outcome } => {
                 let open: Vec<String> = self
                     .tools
@@ -512,10 +541,9 @@ impl ChatView {
                 if let (Some(mark), Some(ns)) = (self.turn_start.take(), self.ns) {
                     let _ = buf.del_extmark(ns, mark);
                 }
-                if let (Some(id), Some(ns)) = (self.working.take(), self.ns) {
-                    if id != 0 {
-                        let _ = buf.del_extmark(ns, id);
-                    }
+                self.working = None;
+                if let (Some(id), Some(ns)) = (self.working_mark.take(), self.ns) {
+                    let _ = buf.del_extmark(ns, id);
                 }
                 self.running = false;
             }
@@ -862,22 +890,42 @@ impl ChatView {
         self.tools.get(&id).map(|t| (t, off))
     }
 
-    /// Puts the "waiting for you" line below the last line (or removes it).
-    pub fn place_waiting(&mut self, buf: &Buffer) {
+    /// Puts the lines under the end of the chat (virtual lines, each a
+    /// line of its own, never glued to streamed text or cut at its end):
+    /// "waiting for you: …" while an ask waits, else the working line
+    /// while a turn runs; then each queued message; in an empty chat, the
+    /// hint. Removes them when there is nothing to show.
+    pub fn place_notes(&mut self, buf: &Buffer) {
         let ns = self.ns();
         let mut buf = buf.clone();
-        if let Some(id) = self.waiting.take() {
-            let _ = buf.del_extmark(ns, id);
+        let mut lines: Vec<(String, &str)> = Vec::new();
+        if let Some(text) = &self.waiting_text {
+            lines.push((text.clone(), "LatheWaiting"));
         }
-        let Some(text) = self.waiting_text.clone() else {
+        for q in &self.queued {
+            lines.push((queued_line(q), "LatheQueued"));
+        }
+        let blank = self.is_blank(&buf);
+        if blank && lines.is_empty() && self.working.is_none() {
+            for l in EMPTY_CHAT_HINT {
+                lines.push((l.to_string(), "LatheHint"));
+            }
+        }
+        if lines.is_empty() {
+            if let Some(id) = self.notes.take() {
+                let _ = buf.del_extmark(ns, id);
+            }
             return;
-        };
+        }
         let (row, _) = self.end(&buf);
-        let opts = SetExtmarkOpts::builder()
-            .virt_lines([[(text.as_str(), "LatheWaiting")]])
-            .build();
-        if let Ok(id) = buf.set_extmark(ns, row, 0, &opts) {
-            self.waiting = Some(id);
+        let mut b = SetExtmarkOpts::builder();
+        b.virt_lines(lines.iter().map(|(t, hl)| [(t.as_str(), *hl)]));
+        if let Some(id) = self.notes {
+            b.id(id);
+        }
+        match buf.set_extmark(ns, row, 0, &b.build()) {
+            Ok(id) => self.notes = Some(id),
+            Err(_) => self.notes = None,
         }
     }
 
@@ -906,31 +954,35 @@ impl ChatView {
         let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
     }
 
-    /// Moves the "working" indicator to the end of the last line: inline
-    /// virtual text, which wraps with the line ('linebreak': at a space),
-    /// so a streamed line that ends near the window's edge never cuts it
-    /// off (text at the end of a line, `virt_text_pos = "eol"`, is cut at
-    /// the edge).
+    /// Moves the working line (naming the key that stops the turn) to the
+    /// end of the last line: inline virtual text, which wraps with the line
+    /// ('linebreak': at a space), so a streamed line that ends near the
+    /// window's edge never cuts it off (`eol` virtual text is). Not shown
+    /// while an ask waits: the waiting line says what lathe waits for.
     pub fn place_working(&mut self, buf: &Buffer) {
         let mut buf = buf.clone();
-        let (row, col) = self.end(&buf);
-        if let Some(id) = self.working {
-            let ns = self.ns();
-            let mut b = SetExtmarkOpts::builder();
-            // After text, a space between it and the indicator.
-            let mut chunks = vec![(WORKING_TEXT, "LatheWorking")];
-            if col > 0 {
-                chunks.insert(0, (" ", "LatheWorking"));
+        let ns = self.ns();
+        if self.waiting_text.is_some() || self.working.is_none() {
+            if let Some(id) = self.working_mark.take() {
+                let _ = buf.del_extmark(ns, id);
             }
-            b.virt_text(chunks)
-                .virt_text_pos(api::types::ExtmarkVirtTextPosition::Inline);
-            if id != 0 {
-                b.id(id);
-            }
-            if let Ok(new_id) = buf.set_extmark(ns, row, col, &b.build()) {
-                self.working = Some(new_id);
-            }
+            return;
         }
+        let (row, col) = self.end(&buf);
+        let key = (!self.stop_key_off).then(|| self.stop_key.as_deref().unwrap_or("<C-c>"));
+        let text = working_text(key);
+        let mut b = SetExtmarkOpts::builder();
+        // After text, a space between it and the line.
+        let mut chunks = vec![(text.as_str(), "LatheWorking")];
+        if col > 0 {
+            chunks.insert(0, (" ", "LatheWorking"));
+        }
+        b.virt_text(chunks)
+            .virt_text_pos(api::types::ExtmarkVirtTextPosition::Inline);
+        if let Some(id) = self.working_mark {
+            b.id(id);
+        }
+        self.working_mark = buf.set_extmark(ns, row, col, &b.build()).ok();
     }
 
     /// The running turn's rows, its folded results and summaries and the

@@ -305,11 +305,12 @@ fn close_quietly() {
 }
 
 /// Closes the chat when it shows in this tab, else opens it and puts the
-/// cursor in the prompt area (Normal mode). Main thread. Errors: the API's.
+/// cursor in the prompt area, in Insert mode as every way into it.
+/// Main thread. Errors: the API's.
 pub fn toggle() -> Result<(), String> {
     let buf = super::ensure_buffer()?;
     if tab_windows(&buf).is_empty() {
-        focus_prompt(false)
+        focus_prompt(true)
     } else {
         close()
     }

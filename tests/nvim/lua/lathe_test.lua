@@ -219,7 +219,8 @@ function T.any_starts(groups, prefix)
   return false
 end
 
---- Virtual texts shown in the chat buffer (e.g. the "working" indicator).
+--- Virtual texts and lines shown in the chat buffer (e.g. the "working"
+--- line), a virtual line's chunks joined.
 function T.chat_virt_texts()
   local b = T.chat_buf()
   local out = {}
@@ -236,6 +237,13 @@ function T.chat_virt_texts()
       if chunk[1]:find("%S") then
         table.insert(out, chunk[1])
       end
+    end
+    for _, line in ipairs(m[4].virt_lines or {}) do
+      local text = {}
+      for _, chunk in ipairs(line) do
+        table.insert(text, chunk[1])
+      end
+      table.insert(out, table.concat(text))
     end
   end
   return out

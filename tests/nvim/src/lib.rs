@@ -9,6 +9,7 @@
 
 mod burst_tests;
 mod changes_tests;
+mod chat_queue_tests;
 mod chat_tests;
 mod chat_ui_tests;
 mod commands_tests;

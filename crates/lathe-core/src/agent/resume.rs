@@ -187,6 +187,11 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                 });
             }
             Record::Withdraw { blocks } => transcript.withdraw_user_blocks(*blocks),
+            Record::Queued { text, blocks } => {
+                if transcript.push_queued(text, blocks.clone()) {
+                    events.push(AgentEvent::QueuedSent { text: text.clone() });
+                }
+            }
             Record::FileStamps { files: saved } => files = saved.clone(),
             Record::Attached { items } if turn_open => {
                 events.push(AgentEvent::Attached {

@@ -186,6 +186,9 @@ pub struct Session {
     /// Sub-folders' `CLAUDE.md` the conversation has, and what adds the
     /// others to tool results (`agent::memory`).
     nested_memory: Arc<super::memory::Nested>,
+    /// Messages the user queued while a turn runs ([`Session::queue`]);
+    /// taken under the slot's lock at a turn's end.
+    queued: Arc<Mutex<Vec<String>>>,
 }
 
 /// A saved session brought back by [`Session::resume`].
@@ -450,6 +453,7 @@ impl Session {
             model: Arc::new(std::sync::RwLock::new(model)),
             models: tokio::sync::OnceCell::new(),
             nested_memory,
+            queued: Arc::default(),
         }))
     }
 
@@ -691,11 +695,66 @@ impl Session {
                 turn,
                 session: total,
             });
-            session.lock_slot().release(generation, outcome.clone());
+            let queued = {
+                let mut slot = session.lock_slot();
+                // Taken with the slot released under one lock: a message
+                // queued now was queued for this turn; one after, asks.
+                let queued = std::mem::take(&mut *lock(&session.queued));
+                slot.release(generation, outcome.clone());
+                queued
+            };
             let _ = done_tx.send(true);
+            let done = outcome == TurnOutcome::Done;
             session.sink.emit(AgentEvent::TurnEnded { outcome });
+            if !queued.is_empty() {
+                session.sink.emit(AgentEvent::Queued {
+                    messages: Vec::new(),
+                });
+                session.send_queued(queued, done);
+            }
         });
         Ok(())
+    }
+
+    /// Queues `message` for the running turn (`<C-s>` in the prompt area
+    /// while lathe works): it goes to the model with the turn's next
+    /// request, after the tool results; when the turn ends first, it is
+    /// the next prompt (a stopped or failed turn gives it back,
+    /// `AgentEvent::QueuedReturned`). `Ok(false)` when no turn runs (ask
+    /// instead). Errors: [`AskError::EmptyPrompt`].
+    pub fn queue(&self, message: &str) -> Result<bool, AskError> {
+        let message = message.trim();
+        if message.is_empty() {
+            return Err(AskError::EmptyPrompt);
+        }
+        let slot = self.lock_slot();
+        if !matches!(&slot.running, Some(t) if !t.cancel.is_cancelled()) {
+            return Ok(false);
+        }
+        let mut queued = lock(&self.queued);
+        queued.push(message.to_string());
+        self.sink.emit(AgentEvent::Queued {
+            messages: queued.clone(),
+        });
+        Ok(true)
+    }
+
+    /// The messages queued for the running turn, oldest first.
+    pub fn queued(&self) -> Vec<String> {
+        lock(&self.queued).clone()
+    }
+
+    /// What a turn's end does with the messages still queued: after a
+    /// finished turn they are the next prompt; else (or when another
+    /// prompt got in first) the prompt area takes them back.
+    fn send_queued(self: &Arc<Self>, queued: Vec<String>, done: bool) {
+        let text = queued.join("\n\n");
+        let sent = done
+            && tokio::runtime::Handle::try_current()
+                .is_ok_and(|rt| self.ask_with(&text, None, None, &rt).is_ok());
+        if !sent {
+            self.sink.emit(AgentEvent::QueuedReturned { text });
+        }
     }
 
     /// Interrupts the running turn, if any: the stream is dropped, running
@@ -816,6 +875,7 @@ impl Session {
             request_bytes: AtomicU64::new(0),
             first_with_context: self.first_with_context.clone(),
             checked: self.checked.clone(),
+            queued: self.queued.clone(),
         }
     }
 
@@ -1153,6 +1213,11 @@ impl Session {
     fn lock_slot(&self) -> MutexGuard<'_, TurnSlot> {
         self.slot.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// `m` locked, a poisoned lock taken as it is.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A prompt's checkpoint while its turn runs.

@@ -129,6 +129,14 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         blocks: Vec<ContentBlock>,
     },
+    /// `Transcript::push_queued`: messages the user queued while the turn
+    /// ran, handed to the model after the tool results.
+    Queued {
+        /// The messages as typed, joined by a blank line.
+        text: String,
+        /// What the model got (the text in its wrapper).
+        blocks: Vec<ContentBlock>,
+    },
     /// `Transcript::push_assistant`.
     Assistant {
         /// The message.

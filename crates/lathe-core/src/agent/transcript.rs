@@ -129,6 +129,24 @@ impl Transcript {
         }
     }
 
+    /// Adds `blocks` (queued messages, `text` as typed) to the last
+    /// message when it is a user message (the `tool_result`s of the last
+    /// answer, or the prompt): after its blocks, as the API requires.
+    /// `false` (nothing added) when the last message is the assistant's
+    /// (the next request continues an answer).
+    pub fn push_queued(&self, text: &str, blocks: Vec<ContentBlock>) -> bool {
+        let mut msgs = self.lock();
+        let Some(last) = msgs.last_mut().filter(|m| m.role == Role::User) else {
+            return false;
+        };
+        self.record(|| Record::Queued {
+            text: text.to_string(),
+            blocks: blocks.clone(),
+        });
+        Arc::make_mut(last).content.extend(blocks);
+        true
+    }
+
     /// Adds an assistant message (ignored when it has no content: the API
     /// rejects empty messages). When the last message is an assistant
     /// message without `tool_use` — an answer paused by the server

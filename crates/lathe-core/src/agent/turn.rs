@@ -70,6 +70,10 @@ pub const CUT_TOOL: &str = "; its last tool call ({tool}) was incomplete and did
 pub const REFUSED: &str =
     "The model declined to answer this request{details}. The request and its answer were taken out of the conversation; rephrase it or ask something else.";
 
+/// Model-facing: the wrapper of messages the user queued while the turn
+/// ran, added after the tool results of the next request. `{text}`.
+pub const QUEUED_MESSAGE: &str = "The user sent this message while you were working:\n\n{text}\n\nTake it into account from here on.";
+
 /// Everything one turn needs; built by `Session::ask`.
 pub(crate) struct Turn {
     pub config: Config,
@@ -110,6 +114,9 @@ pub(crate) struct Turn {
     /// What the request check found about the last requests' start
     /// (`validate::Checked`): a request checks what is new.
     pub checked: Arc<crate::provider::validate::Checked>,
+    /// Messages the user queued while the turn runs (`Session::queue`),
+    /// handed to the model with the next request.
+    pub queued: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Turn {
@@ -191,6 +198,7 @@ impl Turn {
             if self.cancel.is_cancelled() {
                 return TurnOutcome::Stopped;
             }
+            self.send_queued();
             let reply = self.request().await;
             if self.cancel.is_cancelled() {
                 return TurnOutcome::Stopped;
@@ -371,6 +379,30 @@ impl Turn {
             _ = tokio::time::sleep(wait) => true,
             _ = self.cancel.cancelled() => false,
         }
+    }
+
+    /// Hands the messages the user queued to the model: a text block
+    /// ([`QUEUED_MESSAGE`]) after the last user message's blocks (the
+    /// tool results), shown in the chat as the user's. Kept queued when
+    /// the next request continues an answer instead.
+    fn send_queued(&self) {
+        let mut queued = self.queued.lock().unwrap_or_else(|e| e.into_inner());
+        if queued.is_empty() {
+            return;
+        }
+        let text = queued.join("\n\n");
+        let block = ContentBlock::Text {
+            text: fill(QUEUED_MESSAGE, &[("text", &text)]),
+        };
+        if !self.transcript.push_queued(&text, vec![block]) {
+            return;
+        }
+        queued.clear();
+        drop(queued);
+        self.sink.emit(AgentEvent::QueuedSent { text });
+        self.sink.emit(AgentEvent::Queued {
+            messages: Vec::new(),
+        });
     }
 
     pub(crate) fn notice(&self, text: String, is_error: bool) {
@@ -770,6 +802,14 @@ mod tests {
         assert_eq!(
             fill(REFUSED, &[("details", " (cyber)")]),
             "The model declined to answer this request (cyber). The request and its answer were taken out of the conversation; rephrase it or ask something else."
+        );
+    }
+
+    #[test]
+    fn queued_message_text() {
+        assert_eq!(
+            fill(QUEUED_MESSAGE, &[("text", "also update the README")]),
+            "The user sent this message while you were working:\n\nalso update the README\n\nTake it into account from here on."
         );
     }
 

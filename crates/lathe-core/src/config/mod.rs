@@ -160,6 +160,13 @@ pub const DEFAULT_OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
 /// would fill 85 % of the window.
 pub const DEFAULT_AUTO_COMPACT_PERMILLE: u32 = 850;
 
+/// The default `stop_key`.
+pub const DEFAULT_STOP_KEY: &str = "<C-c>";
+
+/// User-facing: a `stop_key` that is neither a key nor `false`. `{value}`.
+pub const STOP_KEY_INVALID: &str =
+    "setup(): stop_key must be a key such as \"<C-c>\", or false, got {value}";
+
 /// The setup() error for a bad `auto_compact`.
 pub const AUTO_COMPACT_INVALID: &str =
     "setup(): auto_compact must be false, true, or the share of the context window at which lathe compacts (above 0.1, at most 1; default 0.85), got {value}";
@@ -224,6 +231,9 @@ pub struct Config {
     /// Write a buffer to disk after lathe changed it (when the user had no
     /// unsaved changes in it). Default `true`.
     pub save_after_edit: bool,
+    /// The Normal-mode key that stops a running turn from any window
+    /// (`setup{ stop_key }`); `None` when turned off. Default `<C-c>`.
+    pub stop_key: Option<String>,
     /// How that save is done: lathe's direct write (default) or `:write`.
     pub save: SaveMode,
     /// Retries of a failed model request after the first try (0 = never
@@ -300,6 +310,7 @@ impl Config {
             cwd: cwd.to_path_buf(),
             permissions: Rules::default(),
             save_after_edit: true,
+            stop_key: Some(DEFAULT_STOP_KEY.to_string()),
             save: SaveMode::Direct,
             max_tool_concurrency: DEFAULT_MAX_TOOL_CONCURRENCY,
             streaming_tools: true,

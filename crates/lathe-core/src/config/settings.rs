@@ -20,7 +20,7 @@ use super::{
     is_empty_table, nonempty, settings_files, setup_rules, temperature, whole, Config, ConfigError,
     ProviderKind, RawBash, RawPermissions, SaveMode, StreamFallback, AUTO_COMPACT_INVALID,
     DEFAULT_AUTO_COMPACT_PERMILLE, DEFAULT_OPENAI_API_KEY_ENV, DEFAULT_OPENAI_BASE_URL,
-    MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, OPENAI_NEEDS_MODEL,
+    MAX_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, OPENAI_NEEDS_MODEL, STOP_KEY_INVALID,
 };
 use crate::hooks::HookConfig;
 use crate::permissions::RuleSource;
@@ -508,6 +508,18 @@ pub static SETTINGS: &[Setting] = &[
         children: &[],
     },
     Setting {
+        key: "stop_key",
+        kind: Kind::Other {
+            lua_type: "string|false",
+            check: None,
+            set: set_stop_key,
+        },
+        default: "\"<C-c>\"",
+        help: "The Normal-mode key that stops a running turn from any window (|lathe-stop-key|); when no turn runs it does what it did before. `false` maps no key (`<C-c>` still stops in the chat and the prompt area).",
+        lua: "The Normal-mode key that stops a running turn from any window; false maps none.",
+        children: &[],
+    },
+    Setting {
         key: "mcp_servers",
         kind: Kind::Other {
             lua_type: "table<string, lathe.McpServer>",
@@ -611,6 +623,20 @@ fn set_auto_compact(c: &mut Config, v: &Value, _: &Ctx) -> Result<(), ConfigErro
                     ))
                 })?,
         ),
+    };
+    Ok(())
+}
+
+fn set_stop_key(c: &mut Config, v: &Value, _: &Ctx) -> Result<(), ConfigError> {
+    c.stop_key = match v {
+        Value::Bool(false) => None,
+        Value::String(k) if !k.trim().is_empty() => Some(k.trim().to_string()),
+        _ => {
+            return Err(ConfigError(crate::text::fill(
+                STOP_KEY_INVALID,
+                &[("value", &v.to_string())],
+            )))
+        }
     };
     Ok(())
 }

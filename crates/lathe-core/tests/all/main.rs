@@ -32,6 +32,7 @@ mod plan_mode_prompt;
 mod plan_once;
 mod project_memory;
 mod provider_retry;
+mod queued_messages;
 mod read_images;
 mod read_rules_cover_searches;
 mod redteam;
