@@ -79,7 +79,7 @@ pub(crate) struct Turn {
     pub config: Config,
     /// The session's model, read for each request: a switch during the
     /// turn reaches its next request (`Session::set_model`).
-    pub model: super::session::SharedModel,
+    pub model: Arc<std::sync::RwLock<String>>,
     /// Sub-folders' `CLAUDE.md`, added to the results of the calls that
     /// first read below them.
     pub nested_memory: Arc<super::memory::Nested>,
