@@ -35,7 +35,7 @@
 ---@field sandbox? table The sandbox Bash commands run in, with Claude Code's keys: `{ enabled, network, filesystem = { allowWrite, denyRead } }` (`:help lathe-sandbox`).
 ---@field default_mappings? boolean Set the default key mappings under `<leader>l` (`:help lathe-default-mappings`); keys you mapped yourself are kept. Default false.
 ---@field commands? table<string, string|fun(args: string): string?> Slash commands of your own: name → prompt text (`$ARGUMENTS`, `$1`…`$9`) or a function of the arguments returning it (`:help lathe-commands`).
----@field stop_key? string|false The Normal-mode key that stops a running turn from any window; false maps none. Default "<C-c>". Default "<C-c>".
+---@field stop_key? string|false The Normal-mode key that stops a running turn from any window; false maps none. Default "<C-c>".
 ---@field mcp_servers? table<string, lathe.McpServer> MCP servers (stdio or streamable HTTP) to start, by name, added to the project's `.mcp.json`; their tools are offered as `mcp__<server>__<tool>` (`:help lathe-mcp`).
 
 --- `setup()`'s `permissions`: permission mode and rules (see `:help lathe-setup.permissions`).
