@@ -4,6 +4,7 @@
 pub mod checkpoint;
 pub mod compact;
 pub mod context;
+pub mod inline;
 pub mod resume;
 mod session;
 pub mod session_log;
