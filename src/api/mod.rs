@@ -4,13 +4,15 @@
 //! component ([`status`]), tools defined in Lua and `:Lathe tools`
 //! ([`user_tools`]), checkpoints for `:Lathe changes` and `:Lathe rewind`
 //! ([`changes`]), background Bash jobs for `lathe.jobs()` ([`jobs`]),
-//! what `:checkhealth` needs from Rust ([`health`]); and [`install`], what
+//! what `:checkhealth` needs from Rust ([`health`]), the request of an
+//! inline edit ([`inline`]); and [`install`], what
 //! the plugin entry runs. Uses every lower layer (docs/architecture.md,
 //! "Layers").
 
 pub mod changes;
 pub mod exports;
 pub mod health;
+pub mod inline;
 pub mod jobs;
 pub mod sessions;
 pub mod state;
