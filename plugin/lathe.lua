@@ -25,6 +25,7 @@ local subcommands = {
   "context",
   "changes",
   "rewind",
+  "edit",
 }
 local modes = { "default", "acceptEdits", "plan", "bypassPermissions" }
 
@@ -154,6 +155,17 @@ local function run(opts)
         error("lathe: :Lathe rewind [{n} [code|conversation|both]]: n is how many prompts back (1: the last)", 0)
       end
       lathe.rewind(tonumber(n), what ~= "" and what or nil)
+    elseif args == "edit accept" then
+      require("lathe.inline").accept_all()
+    elseif args == "edit reject" then
+      require("lathe.inline").reject_all()
+    elseif args == "edit" or args:match("^edit%s") then
+      -- :'<,'>Lathe edit {instruction}: an inline edit of the lines (:help lathe-edit).
+      local instruction = vim.trim(args:sub(5))
+      if instruction == "" then
+        error(require("lathe.inline").USAGE, 0)
+      end
+      lathe.edit({ first = opts.line1, last = opts.line2, instruction = instruction })
     elseif args == "context" then
       -- What the context holds (:help :Lathe-context).
       vim.notify(table.concat(lathe.context(), "\n"))
@@ -189,7 +201,7 @@ end
 vim.api.nvim_create_user_command("Lathe", run, {
   nargs = "*",
   range = true,
-  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|model [name]|reload|new|resume [last]|build|tools|jobs [stop {id}]|mcp [reset]|compact [focus]|context|changes [all]|rewind [{n} [code|conversation|both]]|/{command} [args]",
+  desc = "lathe: ask the agent (:Lathe {prompt}; no argument: the prompt area), or :Lathe stop|open|toggle|close|status|review|mode {name}|model [name]|reload|new|resume [last]|build|tools|jobs [stop {id}]|mcp [reset]|compact [focus]|context|changes [all]|rewind [{n} [code|conversation|both]]|edit {instruction}|edit accept|reject|/{command} [args]",
   complete = function(arglead, cmdline)
     -- @path and #words anywhere in a prompt (:help lathe-context).
     if arglead:match("^[@#]") then
@@ -219,6 +231,11 @@ vim.api.nvim_create_user_command("Lathe", run, {
     end
     if cmdline:match("^%s*%S+%s+changes%s+%S*$") then
       return vim.startswith("all", arglead) and { "all" } or {}
+    end
+    if cmdline:match("^%s*%S+%s+edit%s+%S*$") then
+      return vim.tbl_filter(function(s)
+        return vim.startswith(s, arglead)
+      end, { "accept", "reject" })
     end
     if cmdline:match("^%s*%S+%s+rewind%s+%d+%s+%S*$") then
       return vim.tbl_filter(function(s)
@@ -273,3 +290,7 @@ end, { desc = "lathe: Read the file under the cursor (or this file) into a previ
 vim.keymap.set("n", "<Plug>(lathe-toggle)", function()
   require("lathe.actions").toggle()
 end, { desc = "lathe: open or close the chat window" })
+
+vim.keymap.set({ "n", "x" }, "<Plug>(lathe-edit)", function()
+  require("lathe.inline").edit_visual()
+end, { desc = "lathe: inline edit of the selected lines (prompts for the instruction)" })

@@ -316,6 +316,9 @@ end
 --- Interrupts the running turn, and cancels the `tool()` calls still running.
 function M.stop()
   call("stop")
+  if package.loaded["lathe.inline"] then
+    package.loaded["lathe.inline"].stop()
+  end
 end
 
 --- What lathe is doing: a table `{ state, mode, model, tool, waiting_ask,
@@ -617,6 +620,15 @@ function M.rewind(n, what)
     error(("lathe.rewind(n): n must be a whole number of prompts back, at least 1, got %s"):format(vim.inspect(n)), 0)
   end
   require("lathe.changes").rewind(n, what)
+end
+
+--- Asks the model for a replacement of lines `first`..`last` of `buf` and
+--- shows it in the buffer as an inline diff while it streams; the user
+--- accepts or rejects it as a whole or by hunk (`:help lathe-edit`). The
+--- request is one of its own, outside the conversation. Returns at once.
+---@param opts lathe.EditOpts `{ buf?, first, last, instruction }`
+function M.edit(opts)
+  require("lathe.inline").start(opts)
 end
 
 --- The background Bash commands (`run_in_background`) of this Neovim,

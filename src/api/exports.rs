@@ -63,7 +63,7 @@ pub(crate) fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
 /// `mode`, `model`, `models`, `review`, `statusline`, `status`, `settled`, `transcript`,
 /// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
-/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `changes`, `changes_keep`, `checkpoints`, `rewind`, `mcp_reset`, `mcp_servers`, `main_thread_stats`. Errors: Lua could not allocate.
+/// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `changes`, `changes_keep`, `checkpoints`, `rewind`, `inline_edit`, `inline_stop`, `mcp_reset`, `mcp_servers`, `main_thread_stats`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("version", lua.create_function(|_, ()| Ok(VERSION))?)?;
@@ -142,6 +142,14 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(crate::api::changes::checkpoints)?,
     )?;
     t.set("rewind", lua.create_function(crate::api::changes::rewind)?)?;
+    t.set(
+        "inline_edit",
+        lua.create_function(crate::api::inline::inline_edit)?,
+    )?;
+    t.set(
+        "inline_stop",
+        lua.create_function(crate::api::inline::inline_stop)?,
+    )?;
     t.set(
         "mcp_reset",
         lua.create_function(|_, ()| state::reset_mcp_trust().or_else(fail))?,

@@ -5,7 +5,8 @@
 //! ([`user_tools`]), checkpoints for `:Lathe changes` and `:Lathe rewind`
 //! ([`changes`]), custom slash commands ([`commands`]), background Bash
 //! jobs for `lathe.jobs()` ([`jobs`]),
-//! what `:checkhealth` needs from Rust ([`health`]); and [`install`], what
+//! what `:checkhealth` needs from Rust ([`health`]), the request of an
+//! inline edit ([`inline`]); and [`install`], what
 //! the plugin entry runs. Uses every lower layer (docs/architecture.md,
 //! "Layers").
 
@@ -13,6 +14,7 @@ pub mod changes;
 pub mod commands;
 pub mod exports;
 pub mod health;
+pub mod inline;
 pub mod jobs;
 pub mod sessions;
 pub mod state;

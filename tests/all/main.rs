@@ -19,6 +19,7 @@ mod tui_chat_highlight;
 mod tui_checkhealth;
 mod tui_commands;
 mod tui_float;
+mod tui_inline;
 mod tui_keymaps;
 mod tui_long_session;
 mod tui_prompt;

@@ -21,6 +21,7 @@ mod edges_tests;
 mod editor_tests;
 mod float_review_tests;
 mod float_tests;
+mod inline_tests;
 mod jobs_tests;
 mod lsp_nav_tests;
 mod lsp_tests;

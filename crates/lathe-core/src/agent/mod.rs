@@ -4,6 +4,7 @@
 pub mod checkpoint;
 pub mod compact;
 pub mod context;
+pub mod inline;
 pub mod memory;
 pub mod resume;
 mod session;

@@ -957,6 +957,47 @@ impl Session {
         }))
     }
 
+    /// Starts an inline edit of `edit` (docs/inline-edit.md): one request
+    /// outside the conversation, through the session's provider and with
+    /// its settings ([`super::inline::run`]); `on_text` gets the answer's
+    /// whole text so far after each piece. The task ends with the whole
+    /// answer or the user-facing reason it has none. The returned token
+    /// stops it, and so does [`Session::stop`]. What it spent counts in
+    /// the session's spend.
+    pub fn inline_edit(
+        self: &Arc<Self>,
+        edit: &super::inline::InlineEdit,
+        rt: &tokio::runtime::Handle,
+        mut on_text: Box<dyn FnMut(&str) + Send>,
+    ) -> (
+        tokio::task::JoinHandle<Result<String, String>>,
+        CancellationToken,
+    ) {
+        let cancel = match self.manual_cancel.lock() {
+            Ok(c) => c.child_token(),
+            Err(e) => e.into_inner().child_token(),
+        };
+        let req = super::inline::request(edit, &self.config);
+        let session = Arc::clone(self);
+        let stop = cancel.clone();
+        let task = rt.spawn(async move {
+            let answer = super::inline::run(
+                session.provider.as_ref(),
+                &session.config,
+                req,
+                &stop,
+                &mut *on_text,
+            )
+            .await;
+            answer.map(|(text, spent)| {
+                let mut total = session.usage.lock().unwrap_or_else(|e| e.into_inner());
+                super::turn::add(&mut total, &spent);
+                text
+            })
+        });
+        (task, cancel)
+    }
+
     /// The end of a turn or a compaction for the spend: adds what it
     /// spent to the session's total, saves the file stamps and the
     /// `turn_end` record, and returns (spent, total) for the `Usage` event.
