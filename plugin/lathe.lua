@@ -68,16 +68,16 @@ local function run(opts)
       lathe.stop()
     elseif args == "status" then
       -- One line, so it never asks for Enter; a long error is cut (the
-      -- chat keeps it whole). The mode goes first so it is never cut.
+      -- chat keeps it whole). The mode and the meter go first so they are never cut.
       local s = lathe.status()
       vim.notify(
         one_line(
-          ("lathe: %s, mode: %s, model: %s%s%s%s%s%s"):format(
+          ("lathe: %s, mode: %s%s%s, model: %s%s%s%s"):format(
             s.state,
             s.mode,
-            s.model,
             s.tool and (", running " .. s.tool.name .. "(" .. s.tool.detail .. ")") or "",
             s.context and (", " .. s.context.label) or "",
+            s.model,
             s.spend and (", spend " .. s.spend) or "",
             s.last and (", last: " .. s.last) or "",
             s.error and (" (" .. s.error .. ")") or ""
@@ -159,8 +159,9 @@ local function run(opts)
       require("lathe.inline").accept_all()
     elseif args == "edit reject" then
       require("lathe.inline").reject_all()
-    elseif args == "edit" or args:match("^edit%s") then
-      -- :'<,'>Lathe edit {instruction}: an inline edit of the lines (:help lathe-edit).
+    elseif (args == "edit" or args:match("^edit%s")) and (opts.range or 0) > 0 then
+      -- :'<,'>Lathe edit {instruction}: an inline edit of the lines (:help lathe-edit);
+      -- without a range, "edit …" is a prompt for the chat as before.
       local instruction = vim.trim(args:sub(5))
       if instruction == "" then
         error(require("lathe.inline").USAGE, 0)

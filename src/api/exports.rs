@@ -273,7 +273,7 @@ pub(crate) fn ask_extras(
     };
     let s = session()?;
     // While a turn runs, `opts.queue` hands the prompt to its next request.
-    if queue && s.queue(&prompt).or_else(|e| fail(e.to_string()))? {
+    if queue && s.queue(prompt).or_else(|e| fail(e.to_string()))? {
         return crate::ui::chat::open_window()
             .or_else(|e| fail(format!("lathe.ask: cannot open the chat window: {e}")));
     }

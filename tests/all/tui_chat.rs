@@ -60,9 +60,12 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
     let s = wait_for(
         &name,
         "the prompt area takes the cursor in Insert mode",
-        |s| s.contains("-- INSERT --") && s.contains("prompt · <CR>"),
+        |s| s.contains("-- INSERT --") && s.contains("prompt · <C-s> send"),
     );
-    let prompt_bar = s.lines().position(|l| l.contains("prompt · <CR>")).unwrap();
+    let prompt_bar = s
+        .lines()
+        .position(|l| l.contains("prompt · <C-s> send"))
+        .unwrap();
     assert!(
         cursor_row(&name) > prompt_bar,
         "the cursor is in the prompt area:\n{s}"

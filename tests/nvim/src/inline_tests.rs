@@ -220,6 +220,6 @@ fn stop_cancels_an_edit_being_written() -> Result<(), String> {
         T.eq("said", notified[#notified][1], inline.STOPPED)
         T.eq("lines", T.lines(buf), original)
         T.eq("extmarks gone", #marks(), 0)
-        T.eq("<C-c> map gone", vim.fn.maparg("<C-c>", "n"), "")"###,
+        T.eq("buffer's <C-c> map gone", vim.fn.maparg("<C-c>", "n", false, true).buffer or 0, 0)"###,
     )
 }

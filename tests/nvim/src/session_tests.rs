@@ -286,7 +286,7 @@ fn status_statusline_component_and_user_events_follow_a_turn() -> Result<(), Str
         vim.notify = function(msg) table.insert(shown, msg) end
         vim.o.columns = 120
         vim.cmd("Lathe status")
-        T.eq(":Lathe status", shown, { "lathe: idle, mode: plan, ctx 220/200.0k (0%), spend 300 in, 30 out, last: done" })
+        T.eq(":Lathe status", shown, { "lathe: idle, mode: plan, ctx 220/200.0k (0%), model: claude-sonnet-4-5, spend 300 in, 30 out, last: done" })
         "###,
     )
 }

@@ -151,8 +151,9 @@ fn lathe_status_after_an_error_fits_on_one_line() -> Result<(), String> {
         -- A status that fits is shown as it is.
         T.setup(dir, { permissions = { mode = "plan" } })
         shown = {}
+        vim.o.columns = 100
         vim.cmd("Lathe status")
-        T.eq("whole when it fits", shown, { "lathe: idle, mode: plan" })
+        T.eq("whole when it fits", shown, { "lathe: idle, mode: plan, model: claude-sonnet-4-5" })
         "#,
     )
 }

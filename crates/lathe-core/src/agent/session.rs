@@ -680,7 +680,9 @@ impl Session {
             let turn_usage = Arc::new(Mutex::new(Usage::default()));
             let mut turn = session.turn(cancel, turn_usage.clone());
             if let Some(model) = extras.model {
-                turn.config.model = model;
+                // The command's model answers this turn only: the turn
+                // reads its own, not the session's shared one.
+                turn.model = Arc::new(std::sync::RwLock::new(model));
             }
             if let Some(command) = &extras.command {
                 session.permissions.grant_command(command, &extras.allow);
@@ -977,7 +979,9 @@ impl Session {
             Ok(c) => c.child_token(),
             Err(e) => e.into_inner().child_token(),
         };
-        let req = super::inline::request(edit, &self.config);
+        let mut req = super::inline::request(edit, &self.config);
+        // The model the session uses now (`Session::set_model`).
+        req.model = self.model();
         let session = Arc::clone(self);
         let stop = cancel.clone();
         let task = rt.spawn(async move {

@@ -121,9 +121,31 @@ async fn a_resume_goes_on_with_the_last_model(api: Api) {
     assert_eq!(models_sent(&h), ["m-one", "m-two"]);
 }
 
+/// A slash command's `model` answers that command's turn only: the next
+/// prompt goes to the session's model again.
+async fn a_commands_model_answers_its_turn_only(api: Api) {
+    let script = json!({"models": ["m-one", "m-two"],
+        "responses": [text("by two"), text("by one")]});
+    let h = common::harness_on(api, script, vec![], |c| c.model = "m-one".into(), vec![]).await;
+    let rt = tokio::runtime::Handle::current();
+    let extras = lathe_core::agent::TurnExtras {
+        command: Some("review".into()),
+        model: Some("m-two".into()),
+        ..Default::default()
+    };
+    h.session
+        .ask_with_extras("review it", None, None, extras, &rt)
+        .expect("ask");
+    assert_eq!(wait_idle(&h.session).await, TurnOutcome::Done);
+    assert_eq!(h.session.model(), "m-one", "the session's model is kept");
+    assert_eq!(h.ask("again").await, TurnOutcome::Done);
+    assert_eq!(models_sent(&h), ["m-two", "m-one"]);
+}
+
 on_both_apis!(
     the_next_request_goes_to_the_new_model,
     an_unknown_model_is_the_apis_error_and_a_switch_back_recovers,
     the_providers_models_are_listed,
     a_resume_goes_on_with_the_last_model,
+    a_commands_model_answers_its_turn_only,
 );

@@ -100,6 +100,9 @@ async fn messages_queued_when_the_turn_ends_are_the_next_prompt(api: Api) {
     let h = harness(api, script).await;
     let rt = tokio::runtime::Handle::current();
     h.session.ask("go", &rt).expect("ask");
+    // Queued once the first request is out (before it, a queued message
+    // joins the prompt).
+    wait_for_requests(&h, 1).await;
     assert_eq!(h.session.queue("first"), Ok(true));
     assert_eq!(h.session.queue(" second "), Ok(true));
     wait_for_requests(&h, 2).await;
