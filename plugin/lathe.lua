@@ -172,14 +172,7 @@ local function run(opts)
       vim.notify(table.concat(lathe.context(), "\n"))
     elseif args == "model" then
       -- The current model, and a picker of the provider's (:help :Lathe-model).
-      vim.notify("lathe: model " .. lathe.model())
-      lathe.models(function(names)
-        vim.ui.select(names, { prompt = "lathe: switch the model to" }, function(choice)
-          if choice then
-            vim.notify("lathe: model " .. lathe.model(choice))
-          end
-        end)
-      end)
+      require("lathe.commands").pick_model()
     elseif args:match("^model%s+%S+$") then
       vim.notify("lathe: model " .. lathe.model(vim.trim(args:sub(6))))
     elseif args == "mode" or args:match("^mode%s+%S+$") then

@@ -48,21 +48,20 @@ function M.close_prompt_with_chat(chat)
   })
 end
 
---- In window `w` (`nvim_win_call`), scrolls with `zb` when its last fully
---- shown line (`line("w$")`, computed from the window's topline, no redraw
---- needed) is above line `n` and the last line does not start the view (a
---- line taller than the window), or when the view shows line `n` with rows
---- empty below it while there are lines above the view to fill them (a fold
---- closed after the view was set), or when its topline is inside a closed
---- fold. Runs at every frame.
+--- In window `w` (`nvim_win_call`), whose cursor is on the last line `n`,
+--- scrolls with `zb` when the rows from its topline to the end of the
+--- buffer (the virtual lines under the last line included: the working
+--- line, the waiting and queued notes) do not fit in it, unless the last
+--- line starts the view (a line taller than the window); or when they
+--- leave rows empty below while the line above the view would fit in them
+--- (a fold closed after the view was set); or when its topline is inside a
+--- closed fold. Neovim's own scrolling to the cursor leaves the virtual
+--- lines under the last line out. Runs at every frame.
 ---@param w integer
 ---@param n integer
 ---@return boolean scrolled
 function M.show_end(w, n)
   return api.nvim_win_call(w, function()
-    -- "w$" first: it is measured from the topline as it is ("w0" would
-    -- move the topline to the cursor first, unseen).
-    local last = vim.fn.line("w$")
     local top = vim.fn.line("w0")
     if top >= n then
       return false
@@ -74,18 +73,110 @@ function M.show_end(w, n)
       vim.cmd("normal! zb")
       return true
     end
-    if last >= n then
+    local height = vim.fn.winheight(0)
+    -- No end_row: counts the virtual lines under the last line.
+    local rows = api.nvim_win_text_height(w, { start_row = top - 1 }).all
+    if rows == height then
+      return false
+    end
+    if rows < height then
       if top == 1 then
         return false
       end
-      local rows = api.nvim_win_text_height(w, { start_row = top - 1, end_row = n - 1 }).all
-      if rows >= vim.fn.winheight(0) then
+      local above = api.nvim_win_text_height(w, { start_row = top - 2, end_row = top - 2 }).all
+      if rows + above > height then
         return false
       end
     end
     vim.cmd("normal! zb")
     return true
   end)
+end
+
+--- 'foldtext' of a transcript window: the first line of a closed fold (a
+--- tool line above its result, an attached item above its text) with its
+--- highlights from lathe's namespace, fitted to the window. A closed fold
+--- is one row, never wrapped: a longer tool line loses the end of its key
+--- argument ("…"), never its state and result; another line is cut at the
+--- end. Runs in the window, for each closed fold Neovim draws.
+---@return string|table
+function M.foldtext()
+  local info = vim.fn.getwininfo(api.nvim_get_current_win())[1]
+  local width = info and (info.width - info.textoff) or 80
+  return M.fitted_line(api.nvim_get_current_buf(), vim.v.foldstart, width)
+end
+
+--- Line `lnum` of `buf` as chunks (text, highlight group) at most `width`
+--- cells wide (|M.foldtext|).
+---@param buf integer
+---@param lnum integer
+---@param width integer
+---@return table
+function M.fitted_line(buf, lnum, width)
+  local line = api.nvim_buf_get_lines(buf, lnum - 1, lnum, false)[1] or ""
+  -- The highlight of each byte, from the namespace's marks on the line.
+  local hl = {}
+  local status
+  local ns = api.nvim_get_namespaces()["lathe_chat"]
+  if ns then
+    local marks = api.nvim_buf_get_extmarks(buf, ns, { lnum - 1, 0 }, { lnum - 1, -1 }, { details = true })
+    for _, m in ipairs(marks) do
+      local d = m[4]
+      if d.hl_group and (d.end_row or m[2]) == m[2] then
+        local group = type(d.hl_group) == "table" and d.hl_group[1] or d.hl_group
+        for i = m[3] + 1, math.min(d.end_col or #line, #line) do
+          hl[i] = group
+        end
+        if type(group) == "string" and group:find("^LatheTool") and group ~= "LatheToolDescription" then
+          status = status or m[3]
+        end
+      end
+    end
+  end
+  -- The byte range to leave out: the end of the key argument (before
+  -- "): " and the state), or the line's end.
+  local cut_from, cut_to = nil, nil
+  -- Cells without the window's 'linebreak' (`strdisplaywidth()` counts
+  -- the cells a break would add).
+  local cells = api.nvim_strwidth(line)
+  if cells > width then
+    local over = cells - width + 1
+    local open = line:find("(", 1, true)
+    local close = status and status >= 3 and status - 3 or nil
+    if open and close and close > open then
+      -- Leave out characters before `close` until the line fits.
+      local keep =
+        vim.fn.strcharpart(line:sub(open + 1, close), 0, math.max(0, vim.fn.strchars(line:sub(open + 1, close)) - over))
+      cut_from, cut_to = open + #keep + 1, close
+    end
+    if not cut_from then
+      local keep = vim.fn.strcharpart(line, 0, math.max(0, vim.fn.strchars(line) - over))
+      cut_from, cut_to = #keep + 1, #line
+    end
+  end
+  local chunks = {}
+  local function add(text, group)
+    local last = chunks[#chunks]
+    if last and last[2] == group then
+      last[1] = last[1] .. text
+    else
+      table.insert(chunks, { text, group })
+    end
+  end
+  local i = 1
+  while i <= #line do
+    if cut_from and i == cut_from then
+      add("…", hl[i] or "Normal")
+      i = cut_to + 1
+    else
+      add(line:sub(i, i), hl[i] or "Normal")
+      i = i + 1
+    end
+  end
+  if cut_from and cut_from > #line then
+    add("…", "Normal")
+  end
+  return chunks
 end
 
 --- Opens `path` in the previous window (or another one of the tab that does
@@ -151,6 +242,14 @@ function M.send(text)
     return require("lathe").ask(t, { queue = true })
   end
   local ok, err = pcall(run, text)
+  if not ok and commands.parse(text) then
+    -- What went wrong with a command stays in view in the chat (the
+    -- message line shows the mode, or the completion menu's message).
+    local core = package.loaded["lathe.core"]
+    if core and core.chat_note then
+      pcall(core.chat_note, (tostring(err):gsub("^lathe: ", "")), true)
+    end
+  end
   return ok, err and tostring(err) or nil
 end
 

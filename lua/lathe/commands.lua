@@ -14,8 +14,51 @@ M.NO_MODEL_SWITCH = "lathe: this lathe cannot switch the model (no lathe.model()
 --- User-facing: a command's `allowed-tools`, said before its turn runs.
 M.ALLOWS = "lathe: /%s (%s command) allows without asking for this turn: %s"
 
+--- Says `msg` in the chat too, as a note (an error for `ERROR`): from the
+--- prompt area, in Insert mode, the message line shows "-- INSERT --"
+--- over what a command said.
+---@param msg string
+---@param level? integer
+function M.say(msg, level)
+  level = level or vim.log.levels.INFO
+  vim.notify(msg, level)
+  local core = package.loaded["lathe.core"]
+  if core and core.chat_note then
+    pcall(core.chat_note, (msg:gsub("^lathe: ", "")), level >= vim.log.levels.ERROR)
+  end
+end
+
 local function notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.INFO)
+  M.say(msg, level)
+end
+
+--- Leaves Insert mode (from the prompt area) before a command that opens
+--- a window or a picker of its own, whose keys are Normal mode's.
+local function leave_insert()
+  if vim.api.nvim_get_mode().mode:sub(1, 1) == "i" then
+    vim.cmd("stopinsert")
+  end
+end
+
+--- The model picker of `/model` and `:Lathe model`: the provider's models
+--- (fetched in the background), the current one marked; the chosen one
+--- answers from the next request.
+function M.pick_model()
+  local l = lathe()
+  local current = l.model()
+  notify("lathe: model " .. current)
+  l.models(function(names)
+    vim.ui.select(names, {
+      prompt = "lathe: switch the model to",
+      format_item = function(name)
+        return name == current and (name .. " (current)") or name
+      end,
+    }, function(choice)
+      if choice then
+        notify("lathe: model " .. l.model(choice))
+      end
+    end)
+  end)
 end
 
 local function lathe()
@@ -51,7 +94,7 @@ M.BUILTINS = {
   {
     name = "model",
     hint = "[name]",
-    description = "switch the model from the next request, or show it",
+    description = "switch the model from the next request (no name: a picker)",
     run = function(args)
       local l = lathe()
       if type(l.model) ~= "function" then
@@ -59,10 +102,10 @@ M.BUILTINS = {
         return
       end
       if args == "" then
-        local shown = l.model()
-        notify("lathe: model " .. tostring(shown or l.status().model))
+        leave_insert()
+        M.pick_model()
       else
-        l.model(args)
+        notify("lathe: model " .. l.model(args))
       end
     end,
   },
@@ -80,6 +123,7 @@ M.BUILTINS = {
     description = "take the code or conversation back to before a prompt",
     run = function(args)
       if args == "" then
+        leave_insert()
         return lathe().rewind()
       end
       local n, what = args:match("^(%d+)%s*(%a*)$")
@@ -94,6 +138,7 @@ M.BUILTINS = {
     hint = "[all]",
     description = "the quickfix list and review of what the last turn changed",
     run = function(args)
+      leave_insert()
       lathe().changes({ all = args == "all" })
     end,
   },
@@ -105,6 +150,7 @@ M.BUILTINS = {
       if args == "last" then
         lathe().resume("last")
       else
+        leave_insert()
         require("lathe.sessions").pick()
       end
     end,

@@ -61,7 +61,7 @@ pub(crate) fn string_arg(func: &str, arg: &str, v: Value) -> mlua::Result<String
 }
 
 /// The exports table: `setup`, `reload_settings`, `ask`, `open`, `stop`,
-/// `mode`, `model`, `models`, `review`, `statusline`, `status`, `settled`, `transcript`,
+/// `mode`, `chat_note`, `model`, `models`, `review`, `statusline`, `status`, `settled`, `transcript`,
 /// `tool`, `info`, `match_col`, `version`, `sessions`, `probe`, `resume`, `new`,
 /// `statusline_component`, `register_tool`, `unregister_tool`, `tools`, `jobs`, `changes`, `changes_keep`, `checkpoints`, `rewind`, `inline_edit`, `inline_stop`, `mcp_reset`, `mcp_servers`, `main_thread_stats`. Errors: Lua could not allocate.
 pub fn exports(lua: &Lua) -> mlua::Result<Table> {
@@ -83,6 +83,13 @@ pub fn exports(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     t.set("mode", lua.create_function(mode)?)?;
+    t.set(
+        "chat_note",
+        lua.create_function(|_, (text, is_error): (String, Option<bool>)| {
+            chat_note(text, is_error.unwrap_or(false));
+            Ok(())
+        })?,
+    )?;
     t.set("model", lua.create_function(model)?)?;
     t.set("models", lua.create_function(models)?)?;
     t.set(
@@ -443,6 +450,17 @@ fn model(_: &Lua, name: Value) -> mlua::Result<String> {
     };
     crate::ui::chat::set_model(&current);
     Ok(current)
+}
+
+/// `chat_note(text, is_error)`: shows `text` in the chat as a note (an
+/// error when `is_error`), as the core's notices show: what a slash command
+/// said stays in view from the prompt area, whose message line shows the
+/// mode. Main thread.
+fn chat_note(text: String, is_error: bool) {
+    crate::ui::chat::render(vec![lathe_core::events::AgentEvent::Notice {
+        text,
+        is_error,
+    }]);
 }
 
 /// `models([callback])` → the model names known now (the current and the

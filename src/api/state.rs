@@ -235,10 +235,25 @@ fn current_args() -> Result<SetupArgs, String> {
 }
 
 /// Starts a new, empty conversation with the configuration of the last
-/// `setup()` (`:Lathe new`); the old one stays saved. Errors: as
+/// `setup()` (`:Lathe new`, `/clear`) and the model and permission mode in
+/// force; the old one stays saved. Errors: as
 /// [`start_session`].
 pub fn new_conversation() -> Result<(), String> {
-    start_session(current_args()?)
+    // The model and permission mode switched at runtime stay: a new
+    // conversation is not a new setup.
+    let kept = session().map(|s| (s.model(), s.mode()));
+    start_session(current_args()?)?;
+    if let Some((model, mode)) = kept {
+        crate::ui::chat::set_model(&model);
+        crate::ui::chat::set_mode_winbar(mode.as_str());
+        PENDING.with(|p| {
+            if let Some(config) = p.borrow_mut().as_mut() {
+                config.model = model;
+                config.permissions.mode = mode;
+            }
+        });
+    }
+    Ok(())
 }
 
 /// Makes the saved session in `path` the current one, with the

@@ -1,7 +1,7 @@
 //! What the chat draws fits its window in a real terminal (Neovim in
-//! tmux, the screen read with `tmux capture-pane`): the "working"
-//! indicator after a streamed line that ends near the window's edge is
-//! shown whole (wrapped with the line, never cut at the edge), and the
+//! tmux, the screen read with `tmux capture-pane`): the "working" line
+//! under a streamed line that ends near the window's edge is shown whole,
+//! on a row of its own (never glued to the text nor cut at the edge), and the
 //! turn's token line, too long for the window, is broken between its
 //! parts, never inside a figure ('linebreak' breaks after the `.` of
 //! `2.0M`). And after a first turn with many tool calls (the chat
@@ -68,9 +68,9 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
 
     keys(&name, ":Lathe tell me\r");
     wait_for(&name, "the answer streams", |s| s.contains("word3"));
-    // While the line grows, whenever the indicator shows, it shows whole
-    // (wrapped with the line where it does not fit the row).
-    let whole = "latheisworking…(<C-c>stops)";
+    // While the line grows, the working line shows whole, on a row of its
+    // own under the streamed text, never glued to it nor cut.
+    let whole = "lathe is working… (<C-c> stops)";
     let mut seen = 0;
     let mut done = String::new();
     for _ in 0..400 {
@@ -81,10 +81,11 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
             break;
         }
         if chat.contains("latheis") {
+            let rows = chat_rows(&s);
             assert!(
-                chat.contains(whole),
-                "the indicator is cut off:\n{}",
-                chat_rows(&s).join("\n")
+                rows.iter().any(|r| r == whole),
+                "the working line is glued to the text or cut off:\n{}",
+                rows.join("\n")
             );
             seen += 1;
         }
@@ -200,4 +201,57 @@ vim.cmd("edit " .. vim.fn.fnameescape({file:?}))
         before, after,
         "the screen before <C-l> (left) differs from a full redraw (right)"
     );
+}
+
+/// A closed fold is one row, never wrapped: a tool line longer than the
+/// chat, folded over its result, shows its state and result whole and
+/// leaves out the end of its key argument ("…"), whatever the window's
+/// 'linebreak' would make of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folded_tool_line_longer_than_the_chat_keeps_its_state_and_result() {
+    if !have_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let deep = "a/rather/long/directory/name/that/goes/on/and/on/past/the/edge";
+    std::fs::create_dir_all(project.join(deep)).unwrap();
+    std::fs::write(project.join(deep).join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+    let script = serde_json::json!({ "responses": [
+        { "content": [ { "type": "text", "text": "Reading it." },
+                       {"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": format!("{deep}/notes.txt")}} ] },
+        { "content": [ { "type": "text", "text": "Read it." } ] }
+    ] });
+    let server = mock_llm::spawn(
+        mock_llm::Script::from_json(&script.to_string()).unwrap(),
+        None,
+    )
+    .await
+    .unwrap();
+    let init = dir.path().join("init.lua");
+    std::fs::write(
+        &init,
+        tui::init_lua(&format!(
+            r#"require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
+"#,
+            project = project.display().to_string(),
+            url = server.url(),
+        )),
+    )
+    .unwrap();
+    let name = start_nvim("foldline", 120, 30, &init, "");
+    let _kill = Kill(name.clone());
+    keys(&name, ":Lathe read it\r");
+    let s = wait_for(&name, "the turn ends", |s| s.contains("*(done)*"));
+    let rows = chat_rows(&s);
+    let line = rows
+        .iter()
+        .find(|r| r.contains("- Read("))
+        .unwrap_or_else(|| panic!("no Read line:\n{}", rows.join("\n")));
+    assert!(
+        line.ends_with("…): done — 3 lines"),
+        "the folded line keeps its state and result: {line:?}\n{}",
+        rows.join("\n")
+    );
+    assert!(line.contains("- Read(a/rather/long"), "{line:?}");
 }

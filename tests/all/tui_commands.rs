@@ -95,3 +95,67 @@ async fn slash_opens_the_command_menu_and_a_command_file_reaches_the_model_expan
     );
     assert!(!sent.contains("$ARGUMENTS"), "{sent}");
 }
+
+/// From the prompt area (Insert mode, whose message line shows the mode),
+/// what a command says stays in view in the chat: `/mode plan`'s answer,
+/// an unknown command's error. A command that opens a view of its own
+/// (`/changes`) leaves Insert mode first, so that view's keys work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_command_says_from_the_prompt_area_stays_in_the_chat() {
+    if !have_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap();
+    let server = mock_llm::spawn(
+        mock_llm::Script::from_json(r#"{ "responses": [] }"#).unwrap(),
+        None,
+    )
+    .await
+    .unwrap();
+    let init = dir.path().join("init.lua");
+    std::fs::write(
+        &init,
+        tui::init_lua(&format!(
+            r#"require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
+"#,
+            project = project.display().to_string(),
+            url = server.url(),
+        )),
+    )
+    .unwrap();
+    let name = start_nvim("cmdsay", 140, 30, &init, "");
+    let _kill = Kill(name.clone());
+    wait_for(&name, "Neovim starts", |s| s.contains("~"));
+    keys(&name, ":Lathe\r");
+    wait_for(&name, "the prompt area in Insert mode", |s| {
+        s.contains("-- INSERT --")
+    });
+    type_text(&name, "/mode plan");
+    keys(&name, "C-e");
+    keys(&name, "C-s");
+    wait_for(&name, "the mode's note in the chat", |s| {
+        s.contains("note:** permission mode plan") || s.contains("note: permission mode plan")
+    });
+    type_text(&name, "/frobnicate now");
+    keys(&name, "C-e");
+    keys(&name, "C-s");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let s = wait_for(&name, "the unknown command's error in the chat", |s| {
+        s.contains("unknown command /frobnicate")
+    });
+    assert!(
+        s.contains("/frobnicate now"),
+        "its text stays in the prompt area:\n{s}"
+    );
+    keys(&name, "C-u");
+    type_text(&name, "/changes");
+    keys(&name, "C-e");
+    keys(&name, "C-s");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let s = screen(&name);
+    assert!(
+        !s.contains("-- INSERT --"),
+        "/changes left Insert mode:\n{s}"
+    );
+}

@@ -590,6 +590,45 @@ pub fn withdrawn_line(reason: &str) -> String {
     format!("> ~~answer withdrawn~~ ({})", reason.replace('\n', " "))
 }
 
+/// `text` broken at spaces into rows of at most `width` characters, for a
+/// line under the chat's end (a virtual line is never wrapped by Neovim,
+/// only cut at the window's edge); rows after the first are indented by
+/// two spaces, and a word longer than a row is broken inside. Pure.
+pub fn wrap_note(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(8);
+    let mut rows: Vec<String> = Vec::new();
+    let mut row = String::new();
+    let mut len = 0;
+    for word in text.split(' ') {
+        let wlen = word.chars().count();
+        if len > 0 && len + 1 + wlen > width {
+            rows.push(std::mem::take(&mut row));
+            len = 0;
+        }
+        if len == 0 {
+            // Rows after the first are indented.
+            let lead = if rows.is_empty() { 0 } else { 2 };
+            row.push_str(&" ".repeat(lead));
+            len = lead;
+        } else {
+            row.push(' ');
+            len += 1;
+        }
+        let mut rest: Vec<char> = word.chars().collect();
+        while len + rest.len() > width {
+            let take = width - len;
+            row.extend(rest.drain(..take));
+            rows.push(std::mem::take(&mut row));
+            row.push_str("  ");
+            len = 2;
+        }
+        len += rest.len();
+        row.extend(rest);
+    }
+    rows.push(row);
+    rows
+}
+
 /// The winbar's title, before its parts.
 pub const WINBAR_TITLE: &str = " lathe";
 
@@ -600,9 +639,9 @@ pub const WINBAR_SEPARATOR: &str = " · ";
 /// columns wide: model, permission mode, the session's spend, turn state
 /// and the context meter, with `%` escaped for `'winbar'`. Whole parts
 /// only, never a part cut: where all do not fit, the spend's cache figure
-/// goes first, then the spend, the model, the mode; the state and the
-/// meter stay, and only a window too narrow for them loses the title,
-/// then the state (the meter is the last to go).
+/// goes first, then the spend, the model, the title, the meter's figures
+/// (`ctx 71%` is left), the state. The permission mode always stays: it
+/// says what lathe may do without asking.
 pub fn winbar(
     width: usize,
     model: &str,
@@ -620,20 +659,26 @@ pub fn winbar(
     let spend = has_spend.then(|| format!("spend {}", tokens(session)));
     let spend_short = has_spend.then(|| format!("spend {}", tokens_short(session)));
     let meter = context.map(|(used, window)| lathe_core::agent::Meter { used, window }.label());
+    let meter_short = context.map(|(used, window)| {
+        let pct = (used * 100).checked_div(window).unwrap_or(0);
+        format!("ctx {pct}%")
+    });
     let state = Some(state.to_string());
-    // Each a title and its parts, richest first.
+    // Each a title and its parts, richest first; the last is shown
+    // whatever the width.
     let choices: [(bool, [&Option<String>; 5]); 8] = [
         (true, [&model, &mode, &spend, &state, &meter]),
         (true, [&model, &mode, &spend_short, &state, &meter]),
         (true, [&model, &mode, &None, &state, &meter]),
         (true, [&None, &mode, &None, &state, &meter]),
-        (true, [&None, &None, &None, &state, &meter]),
-        (false, [&None, &None, &None, &state, &meter]),
-        (false, [&None, &None, &None, &None, &meter]),
-        (false, [&None; 5]),
+        (false, [&None, &mode, &None, &state, &meter]),
+        (false, [&None, &mode, &None, &state, &meter_short]),
+        (false, [&None, &mode, &None, &None, &meter_short]),
+        (false, [&None, &mode, &None, &None, &None]),
     ];
+    let mut text = String::new();
     for (title, parts) in choices {
-        let mut text = String::new();
+        text.clear();
         if title {
             text.push_str(WINBAR_TITLE);
         }
@@ -646,10 +691,10 @@ pub fn winbar(
             text.push_str(part);
         }
         if text.chars().count() <= width {
-            return text.replace('%', "%%");
+            break;
         }
     }
-    String::new()
+    text.replace('%', "%%")
 }
 
 /// The last blank line of `lines` outside fenced code (an index), where
@@ -815,6 +860,26 @@ mod tests {
     }
 
     #[test]
+    fn a_note_is_broken_at_spaces_into_rows_of_the_width() {
+        assert_eq!(wrap_note("waiting for you", 40), vec!["waiting for you"]);
+        assert_eq!(
+            wrap_note("waiting for you: Write new3.py (:Lathe review)", 30),
+            vec!["waiting for you: Write new3.py", "  (:Lathe review)"]
+        );
+        let rows = wrap_note(&format!("queued: {}", "x".repeat(50)), 20);
+        assert!(rows.iter().all(|r| r.chars().count() <= 20), "{rows:?}");
+        assert_eq!(
+            rows.concat().replace(' ', ""),
+            format!("queued:{}", "x".repeat(50))
+        );
+        for width in 8..60 {
+            for r in wrap_note(crate::ui::chat::lines::EMPTY_CHAT_HINT[0], width) {
+                assert!(r.chars().count() <= width, "{width}: {r:?}");
+            }
+        }
+    }
+
+    #[test]
     fn winbar_names_model_mode_state_and_tokens() {
         let u = Usage {
             input_tokens: Some(1500),
@@ -859,14 +924,17 @@ mod tests {
             at(65),
             " lathe · mode: default · idle · ctx 13.4k/20.0k (67%)".replace('%', "%%")
         );
-        assert_eq!(at(45), " lathe · idle · ctx 13.4k/20.0k (67%%)");
-        assert_eq!(at(30), " idle · ctx 13.4k/20.0k (67%%)");
-        assert_eq!(at(25), " ctx 13.4k/20.0k (67%%)");
-        assert_eq!(at(10), "");
+        assert_eq!(at(45), " mode: default · idle · ctx 13.4k/20.0k (67%%)");
+        assert_eq!(at(40), " mode: default · idle · ctx 67%%");
+        assert_eq!(at(30), " mode: default · ctx 67%%");
+        // The mode stays, even where it does not fit.
+        assert_eq!(at(10), " mode: default");
     }
 
+    /// At every width the winbar is whole parts, and it keeps the
+    /// permission mode, then the meter (its figures or its share).
     #[test]
-    fn at_every_width_the_winbar_fits_in_whole_parts_and_keeps_the_meter() {
+    fn at_every_width_the_winbar_fits_in_whole_parts_and_keeps_the_mode() {
         let u = Usage {
             input_tokens: Some(44_265),
             cache_read_input_tokens: Some(127_900),
@@ -886,6 +954,7 @@ mod tests {
             format!("spend {}", tokens_short(&u)),
             "waiting for you".to_string(),
             meter.clone(),
+            "ctx 71%".to_string(),
         ];
         for width in 20..=160 {
             let bar = winbar(
@@ -911,9 +980,13 @@ mod tests {
                     "{width}: a cut part {p:?} in {bar:?}"
                 );
             }
-            if width > meter.chars().count() {
+            assert!(
+                parts.contains(&"mode: acceptEdits"),
+                "{width}: no mode in {bar:?}"
+            );
+            if width >= " mode: acceptEdits · ctx 71%".chars().count() {
                 assert!(
-                    parts.contains(&meter.as_str()),
+                    parts.contains(&meter.as_str()) || parts.contains(&"ctx 71%"),
                     "{width}: no meter in {bar:?}"
                 );
             }

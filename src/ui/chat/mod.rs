@@ -416,7 +416,6 @@ fn draw(events: &mut VecDeque<AgentEvent>, budget: Option<Duration>) {
             let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
             view.mark_waiting_tools(&buf);
             view.place_notes(&buf);
-            view.place_working(&buf);
             let (_, end_col) = view.last_line_end(&buf);
             window::follow(&buf, &following, end_col);
         });
@@ -458,8 +457,10 @@ pub fn set_waiting(text: Option<&str>) {
         let mut v = v.borrow_mut();
         v.waiting_text = text.map(str::to_string);
         if let Some(buf) = v.buf.clone().filter(|b| b.is_valid()) {
+            let following = window::following(&buf);
             v.place_notes(&buf);
-            v.place_working(&buf);
+            let (_, end_col) = v.last_line_end(&buf);
+            window::follow(&buf, &following, end_col);
         }
     });
     window::refresh_winbar();

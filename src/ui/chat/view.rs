@@ -19,8 +19,8 @@ use nvim_oxi::api::{self, opts::SetExtmarkOpts, Buffer};
 use super::lines::{
     attached_line, compacted_line, continue_long_lines, description_range, diff_fold_highlights,
     fold_lines, notice_lines, progress_line, queued_line, status_range, tool_line, turn_end_line,
-    turn_end_lines, user_summary, withdrawn_line, working_text, LineEnd, LineState, CONTINUED_SIGN,
-    EMPTY_CHAT_HINT, LATHE_HEADING, YOU_HEADING,
+    turn_end_lines, user_summary, withdrawn_line, working_text, wrap_note, LineEnd, LineState,
+    CONTINUED_SIGN, EMPTY_CHAT_HINT, LATHE_HEADING, YOU_HEADING,
 };
 use super::{buf_opts, NAMESPACE};
 use lathe_core::events::{AgentEvent, AttachedItem, ToolStatus};
@@ -75,8 +75,6 @@ pub(super) struct ChatView {
     /// The extmark of the lines under the chat's end: the working or
     /// waiting line, queued messages, the empty chat's hint.
     notes: Option<u32>,
-    /// The working line's extmark.
-    working_mark: Option<u32>,
     /// Messages queued for the running turn (`AgentEvent::Queued`).
     pub queued: Vec<String>,
     /// The key that stops a turn from any window (`None`: `<C-c>`, the
@@ -100,6 +98,9 @@ pub(super) struct ChatView {
     pub waiting_tools: Vec<(String, String)>,
     /// The last line holds streamed answer text (more text continues it).
     text_open: bool,
+    /// The last thing shown is a tool line (and its folded result): text
+    /// after it starts after an empty line.
+    after_tool: bool,
     /// An error notice was shown in this turn.
     error_shown: bool,
     /// Where the buffer ends (row, byte length of the last line) and the
@@ -174,7 +175,6 @@ impl ChatView {
     pub fn reset(&mut self) {
         self.tools.clear();
         self.working = None;
-        self.working_mark = None;
         self.answer_start = None;
         self.notes = None;
         self.queued.clear();
@@ -183,6 +183,7 @@ impl ChatView {
         self.running = false;
         self.usage = None;
         self.text_open = false;
+        self.after_tool = false;
         self.error_shown = false;
         self.end = None;
         self.highlighting_paused = false;
@@ -204,8 +205,8 @@ impl ChatView {
         }
         self.tools.clear();
         self.working = None;
-        self.working_mark = None;
         self.text_open = false;
+        self.after_tool = false;
         self.end = None;
         self.highlighting_paused = false;
         let buf = super::window::create_chat_buffer()?;
@@ -304,6 +305,7 @@ impl ChatView {
             .build();
         let _ = buf.set_extmark(ns, row, 0, &opts);
         self.text_open = false;
+        self.after_tool = false;
     }
 
     pub fn apply(&mut self, buf: &Buffer, ev: AgentEvent) {
@@ -357,6 +359,7 @@ impl ChatView {
                 self.working = Some(0);
                 self.running = true;
                 self.text_open = false;
+                self.after_tool = false;
                 self.error_shown = false;
             }
             AgentEvent::AssistantStarted => {
@@ -388,9 +391,13 @@ impl ChatView {
             }
             AgentEvent::TextDelta { text } => {
                 if !self.text_open {
-                    // Text after a tool line or a notice starts a line of
-                    // its own, never glued onto it.
-                    self.fresh_line(&mut buf);
+                    // Text after a notice starts a line of its own, never
+                    // glued onto it; after tool lines, after an empty line.
+                    if self.after_tool {
+                        self.block_start(&mut buf);
+                    } else {
+                        self.fresh_line(&mut buf);
+                    }
                     self.line_end = LineEnd::default();
                 }
                 // An over-long line goes on in new chat lines, each marked
@@ -406,6 +413,7 @@ impl ChatView {
                 self.line_end = wrapped.end;
                 self.mark_continued(&mut buf, row, &wrapped.continued);
                 self.text_open = true;
+                self.after_tool = false;
             }
             AgentEvent::ToolQueued { id, name, detail } => {
                 self.new_tool(&mut buf, id, name, detail, LineState::Queued, None);
@@ -512,6 +520,7 @@ impl ChatView {
                 );
                 self.append(&mut buf, &block);
                 self.text_open = false;
+                self.after_tool = false;
             }
             AgentEvent::QueuedReturned { text } => super::prompt::give_back(&text),
             AgentEvent::TurnEnded { outcome } => {
@@ -542,9 +551,6 @@ impl ChatView {
                     let _ = buf.del_extmark(ns, mark);
                 }
                 self.working = None;
-                if let (Some(id), Some(ns)) = (self.working_mark.take(), self.ns) {
-                    let _ = buf.del_extmark(ns, id);
-                }
                 self.running = false;
             }
         }
@@ -586,6 +592,11 @@ impl ChatView {
         state: LineState,
         input: Option<serde_json::Value>,
     ) {
+        // Tool lines after text start after an empty line; one after
+        // another they stay together.
+        if self.text_open {
+            self.block_start(buf);
+        }
         let row = self.fresh_line(buf);
         self.append(buf, &tool_line(&name, &detail, state.word(), ""));
         let ns = self.ns();
@@ -594,6 +605,7 @@ impl ChatView {
             .unwrap_or(0);
         self.append(buf, "\n");
         self.text_open = false;
+        self.after_tool = true;
         self.turn_tools.push(id.clone());
         self.tools.insert(
             id.clone(),
@@ -760,6 +772,7 @@ impl ChatView {
         all.push('\n');
         self.append(buf, &all);
         self.text_open = false;
+        self.after_tool = false;
         self.retry_note = buf
             .set_extmark(ns, row, 0, &hl(row, None))
             .ok()
@@ -811,7 +824,7 @@ impl ChatView {
         if let Some(start) = start {
             t.block = Some((start, lines.len()));
             // The fold starts at the tool line: closed, it shows that line
-            // (`'foldtext'` is empty), and `za` on it opens the result.
+            // (`'foldtext'`: `foldtext` in `lua/lathe/chat.lua`), and `za` on it opens the result.
             let (first, last) = (row + 1, row + 1 + lines.len());
             for w in super::window::chat_windows(buf) {
                 super::window::fold(&w, first, last);
@@ -840,6 +853,7 @@ impl ChatView {
             }
         }
         self.text_open = false;
+        self.after_tool = false;
     }
 
     /// The folds of every result, 1-based line ranges from the tool line
@@ -891,16 +905,21 @@ impl ChatView {
     }
 
     /// Puts the lines under the end of the chat (virtual lines, each a
-    /// line of its own, never glued to streamed text or cut at its end):
-    /// "waiting for you: …" while an ask waits, else the working line
-    /// while a turn runs; then each queued message; in an empty chat, the
-    /// hint. Removes them when there is nothing to show.
+    /// line of its own, never glued to streamed text): "waiting for you:
+    /// …" while an ask waits, else the working line (naming the key that
+    /// stops the turn) while a turn runs; then each queued message; in an
+    /// empty chat, the hint. Removes them when there is nothing to show.
+    /// A window that follows the chat's end scrolls to show them
+    /// (`show_end` in `lua/lathe/chat.lua`).
     pub fn place_notes(&mut self, buf: &Buffer) {
         let ns = self.ns();
         let mut buf = buf.clone();
         let mut lines: Vec<(String, &str)> = Vec::new();
         if let Some(text) = &self.waiting_text {
             lines.push((text.clone(), "LatheWaiting"));
+        } else if self.working.is_some() {
+            let key = (!self.stop_key_off).then(|| self.stop_key.as_deref().unwrap_or("<C-c>"));
+            lines.push((working_text(key), "LatheWorking"));
         }
         for q in &self.queued {
             lines.push((queued_line(q), "LatheQueued"));
@@ -917,6 +936,19 @@ impl ChatView {
             }
             return;
         }
+        // Broken to the narrowest chat window: Neovim cuts a virtual
+        // line at the window's edge.
+        let width = text_width(&buf).unwrap_or(usize::MAX);
+        let lines: Vec<(String, &str)> = lines
+            .into_iter()
+            .flat_map(|(t, hl)| {
+                if t.chars().count() <= width {
+                    vec![(t, hl)]
+                } else {
+                    wrap_note(&t, width).into_iter().map(|r| (r, hl)).collect()
+                }
+            })
+            .collect();
         let (row, _) = self.end(&buf);
         let mut b = SetExtmarkOpts::builder();
         b.virt_lines(lines.iter().map(|(t, hl)| [(t.as_str(), *hl)]));
@@ -952,37 +984,6 @@ impl ChatView {
             self.redraw_tool(&mut buf, &id);
         }
         let _ = api::set_option_value("modifiable", false, &buf_opts(&buf));
-    }
-
-    /// Moves the working line (naming the key that stops the turn) to the
-    /// end of the last line: inline virtual text, which wraps with the line
-    /// ('linebreak': at a space), so a streamed line that ends near the
-    /// window's edge never cuts it off (`eol` virtual text is). Not shown
-    /// while an ask waits: the waiting line says what lathe waits for.
-    pub fn place_working(&mut self, buf: &Buffer) {
-        let mut buf = buf.clone();
-        let ns = self.ns();
-        if self.waiting_text.is_some() || self.working.is_none() {
-            if let Some(id) = self.working_mark.take() {
-                let _ = buf.del_extmark(ns, id);
-            }
-            return;
-        }
-        let (row, col) = self.end(&buf);
-        let key = (!self.stop_key_off).then(|| self.stop_key.as_deref().unwrap_or("<C-c>"));
-        let text = working_text(key);
-        let mut b = SetExtmarkOpts::builder();
-        // After text, a space between it and the line.
-        let mut chunks = vec![(text.as_str(), "LatheWorking")];
-        if col > 0 {
-            chunks.insert(0, (" ", "LatheWorking"));
-        }
-        b.virt_text(chunks)
-            .virt_text_pos(api::types::ExtmarkVirtTextPosition::Inline);
-        if let Some(id) = self.working_mark {
-            b.id(id);
-        }
-        self.working_mark = buf.set_extmark(ns, row, col, &b.build()).ok();
     }
 
     /// The running turn's rows, its folded results and summaries and the

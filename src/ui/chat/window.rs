@@ -169,7 +169,7 @@ pub(super) fn set_chat_window_options(win: &Window) {
         ("signcolumn", "yes:1"),
         ("foldcolumn", "0"),
         ("foldmethod", "manual"),
-        ("foldtext", ""),
+        ("foldtext", "v:lua.require'lathe.chat'.foldtext()"),
         ("fillchars", "fold: ,eob: "),
     ] {
         let _ = api::set_option_value(name, value, &o);

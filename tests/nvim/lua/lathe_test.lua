@@ -233,10 +233,7 @@ function T.chat_virt_texts()
   end
   for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, { details = true })) do
     for _, chunk in ipairs(m[4].virt_text or {}) do
-      -- The space before the indicator after text is not a text of its own.
-      if chunk[1]:find("%S") then
-        table.insert(out, chunk[1])
-      end
+      table.insert(out, chunk[1])
     end
     for _, line in ipairs(m[4].virt_lines or {}) do
       local text = {}
@@ -244,6 +241,26 @@ function T.chat_virt_texts()
         table.insert(text, chunk[1])
       end
       table.insert(out, table.concat(text))
+    end
+  end
+  return out
+end
+
+--- The texts of the chat's inline virtual texts (none: every note under
+--- the chat is a line of its own).
+---@return string[]
+function T.chat_inline_texts()
+  local b = T.chat_buf()
+  local out = {}
+  local ns = b and vim.api.nvim_get_namespaces()["lathe_chat"]
+  if not ns then
+    return out
+  end
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, { details = true })) do
+    if m[4].virt_text_pos == "inline" then
+      for _, chunk in ipairs(m[4].virt_text or {}) do
+        table.insert(out, chunk[1])
+      end
     end
   end
   return out

@@ -22,6 +22,14 @@ fn chat_lines() -> Vec<String> {
 fn notes() -> Result<Vec<String>, String> {
     let lua = lathe::host::lua_handle::lua();
     lua_test("NOTES = T.chat_virt_texts()")?;
+    lua_test("INLINE = T.chat_inline_texts()")?;
+    let inline = lua
+        .load("return INLINE")
+        .eval::<Vec<String>>()
+        .map_err(|e| e.to_string())?;
+    if !inline.is_empty() {
+        return Err(format!("notes glued to a chat line: {inline:?}"));
+    }
     lua.load("return NOTES")
         .eval::<Vec<String>>()
         .map_err(|e| e.to_string())
@@ -106,9 +114,9 @@ fn queued_messages_show_until_sent_then_as_the_users() -> Result<(), String> {
         "queued",
         notes()?,
         vec![
+            "lathe is working… (<C-c> stops)".to_string(),
             "queued: also update ⏎ the README".to_string(),
             "queued: and the changelog".to_string(),
-            "lathe is working… (<C-c> stops)".to_string(),
         ],
     )?;
     lathe::ui::chat::render(vec![

@@ -109,7 +109,7 @@ fn tool_lines_are_updated_in_place_and_no_indicator_is_left() -> Result<(), Stri
     });
     let buf = lathe::ui::chat::chat_buffer().ok_or("no chat buffer")?;
     let text = crate::common::lines(&buf).join("\n");
-    let want = "## You\n\nfix it\n\n## lathe\n\nLet me look.\n- Grep(Helo): done — 1 file\n- Read(greeting.py): interrupted\nFound it.\n\n*(stopped)*\n";
+    let want = "## You\n\nfix it\n\n## lathe\n\nLet me look.\n\n- Grep(Helo): done — 1 file\n- Read(greeting.py): interrupted\n\nFound it.\n\n*(stopped)*\n";
     check_eq("chat text", text.as_str(), want)?;
     check_eq(
         "working indicator",
@@ -230,7 +230,7 @@ fn a_tool_line_updated_many_times_stays_one_line() -> Result<(), String> {
     check_eq(
         "chat text",
         text.as_str(),
-        "## You\n\nfix\n\n## lathe\n\n- Edit(greeting.py): done — 1 replacement\nFixed.\n\n*(done)*\n",
+        "## You\n\nfix\n\n## lathe\n\n- Edit(greeting.py): done — 1 replacement\n\nFixed.\n\n*(done)*\n",
     )
 }
 
@@ -725,8 +725,8 @@ fn an_over_long_streamed_line_goes_on_in_marked_lines_of_bounded_length() -> Res
 /// starts on an empty last line (`nvim_buf_set_text` carries that window's
 /// cursor to the new end without scrolling): after the frame it shows the
 /// last line (`line("w$")`, computed from its topline), one scroll counted
-/// by `view_fixes()`. Frames after that, with the view already right, cost
-/// no scroll.
+/// by `view_fixes()`, and the working line under it. Frames after that,
+/// with the view already right, cost no scroll.
 #[nvim_oxi::test]
 fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<(), String> {
     use lathe_core::events::AgentEvent;
@@ -768,20 +768,52 @@ fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<()
     if after_long == 0 {
         return Err("the long frame needed a scroll, none was counted".into());
     }
-    // Frames whose view is right already: no scroll, the end still shown.
-    let fixes = lathe::ui::chat::view_fixes();
-    for i in 0..20 {
+    // Frames whose view is right already: no scroll, the end and the
+    // working line under it still shown. Neovim's own scroll to the cursor
+    // leaves the lines under the last one out, so a frame that makes the
+    // last line a row taller costs one.
+    let rows_of_last = |n: usize| -> Result<usize, String> {
+        lathe::host::lua_handle::lua()
+            .load(
+                r#"local w, n = ...
+                return vim.api.nvim_win_text_height(w, { start_row = n - 1, end_row = n - 1 }).all"#,
+            )
+            .call((win.handle(), n))
+            .map_err(|e| e.to_string())
+    };
+    let fits = || -> Result<bool, String> {
+        lathe::host::lua_handle::lua()
+            .load(
+                r#"local w = ...
+                local top = vim.fn.line("w0", w)
+                return vim.api.nvim_win_text_height(w, { start_row = top - 1 }).all
+                  <= vim.api.nvim_win_get_height(w)"#,
+            )
+            .call(win.handle())
+            .map_err(|e| e.to_string())
+    };
+    for i in 0..40 {
+        let (_, n) = last_shown()?;
+        let before = rows_of_last(n)?;
+        let fixes = lathe::ui::chat::view_fixes();
         render(vec![AgentEvent::TextDelta {
             text: format!("word{i} "),
         }]);
         let (shown, n) = last_shown()?;
         check_eq(&format!("the last line shown after frame {i}"), shown, n)?;
+        check_eq(
+            &format!("the working line shown after frame {i}"),
+            fits()?,
+            true,
+        )?;
+        if rows_of_last(n)? == before {
+            check_eq(
+                &format!("scrolls for frame {i}, which added no row"),
+                lathe::ui::chat::view_fixes() - fixes,
+                0,
+            )?;
+        }
     }
-    check_eq(
-        "scrolls for frames already showing the end",
-        lathe::ui::chat::view_fixes() - fixes,
-        0,
-    )?;
     render(vec![AgentEvent::TurnEnded {
         outcome: lathe_core::events::TurnOutcome::Done,
     }]);
@@ -792,7 +824,8 @@ fn an_unfocused_chat_window_shows_the_last_line_after_every_frame() -> Result<()
 /// A fresh user saw an unfocused chat sit scrolled past its end after a
 /// turn of tool calls (the last lines at the top, rows empty below):
 /// after every frame of such a turn the chat window shows its last line
-/// and no empty row below it while there is text above to show.
+/// and the working line under it, and no empty row below them while there
+/// is text above to show.
 #[nvim_oxi::test]
 fn an_unfocused_chat_window_is_never_scrolled_past_its_end() -> Result<(), String> {
     use lathe_core::events::{AgentEvent, ToolStatus, TurnOutcome};
@@ -810,7 +843,9 @@ fn an_unfocused_chat_window_is_never_scrolled_past_its_end() -> Result<(), Strin
                 r#"local w = ...
                 local v = vim.api.nvim_win_call(w, function()
                   local n = vim.fn.line("$")
-                  local rows = vim.api.nvim_win_text_height(w, { start_row = vim.fn.line("w0") - 1, end_row = n - 1 }).all
+                  -- No end_row: the lines under the last one (the working
+                  -- line) count.
+                  local rows = vim.api.nvim_win_text_height(w, { start_row = vim.fn.line("w0") - 1 }).all
                   return { vim.fn.line("w0"), vim.fn.line("w$"), vim.fn.winheight(0) - rows }
                 end)
                 return v[1], v[2], v[3]"#,
@@ -826,9 +861,9 @@ fn an_unfocused_chat_window_is_never_scrolled_past_its_end() -> Result<(), Strin
     };
     let check = |when: &str| -> Result<(), String> {
         let (top, bottom, empty, n) = view()?;
-        if bottom != n || (top > 1 && empty > 0) {
+        if bottom != n || (top > 1 && empty > 0) || (empty < 0 && top < n) {
             return Err(format!(
-                "{when}: lines {top}..{bottom} of {n} shown, {empty} empty rows below"
+                "{when}: lines {top}..{bottom} of {n} shown, {empty} empty rows below (< 0: the lines under the end cut)"
             ));
         }
         Ok(())

@@ -225,12 +225,12 @@ fn bash_output_stays_on_one_line_and_the_answer_is_not_glued() -> Result<(), Str
     check_eq(
         "chat",
         chat_text().as_str(),
-        "## You\n\ntest\n\n## lathe\n\nRunning the tests.\n- Bash(make test \\…): done — exit 1\n  ```\n  compiling\n  running 3 tests\n  test a ... ok\n  test b ... FAILED\n  Exit code 1\n  ```\nThe test fails in b.\n\n*(done)*\n",
+        "## You\n\ntest\n\n## lathe\n\nRunning the tests.\n\n- Bash(make test \\…): done — exit 1\n  ```\n  compiling\n  running 3 tests\n  test a ... ok\n  test b ... FAILED\n  Exit code 1\n  ```\n\nThe test fails in b.\n\n*(done)*\n",
     )?;
     lua_test(
         "local win = vim.fn.bufwinid(T.chat_buf())
-        T.eq('the output is folded under the tool line, closed', vim.api.nvim_win_call(win, function() return { vim.fn.foldclosed(9), vim.fn.foldclosedend(9) } end), { 8, 15 })
-        T.eq('the answer is not in the fold', vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(16) end), -1)",
+        T.eq('the output is folded under the tool line, closed', vim.api.nvim_win_call(win, function() return { vim.fn.foldclosed(10), vim.fn.foldclosedend(10) } end), { 9, 16 })
+        T.eq('the answer is not in the fold', vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(17) end), -1)",
     )
 }
 

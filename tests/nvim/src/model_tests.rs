@@ -58,6 +58,16 @@ fn a_model_switch_reaches_the_next_request_and_the_winbar() -> Result<(), String
         T.eq(":Lathe model o<Tab>", vim.fn.getcompletion("Lathe model o", "cmdline"), { "other" })
         vim.cmd("Lathe model m-one")
         T.eq(":Lathe model {name}", T.lathe.model(), "m-one")
+
+        -- A new conversation (/clear) keeps the model and the permission
+        -- mode switched at runtime.
+        T.lathe.model("other")
+        T.lathe.mode("plan")
+        require("lathe.commands").run("/clear")
+        T.eq("model after /clear", T.lathe.model(), "other")
+        T.eq("mode after /clear", T.lathe.mode(), "plan")
+        T.has("the winbar after /clear", winbar(), "other")
+        T.has("the winbar after /clear", winbar(), "mode: plan")
         "###,
     )
 }

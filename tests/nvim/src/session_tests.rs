@@ -169,6 +169,7 @@ fn a_session_cut_mid_turn_and_mid_line_is_repaired_and_loads() -> Result<(), Str
         T.eq("chat", T.chat_text(), table.concat({
           "## You", "", "run it", "", "## lathe", "",
           "Running.",
+          "",
           "- Bash(sleep 100): interrupted — no result: the session ended while it ran",
           "", "*(stopped)*", "",
         }, "\n"))

@@ -60,9 +60,12 @@ fn lathe_command_fixes_the_typo_in_the_open_buffer() -> Result<(), String> {
         T.eq("chat", T.chat_text(), table.concat({{
           "## You", "", "fix the typo", "", "## lathe", "",
           "Let me look for the greeting.",
+          "",
           "- Grep(\"Helo\"): done — 1 file",
           "  ```", "  Found 1 file", "  greeting.py", "  ```",
+          "",
           "Reading it.",
+          "",
           "- Read(greeting.py): done — 2 lines",
           "  ```python", "       1\tdef greet(name):", "       2\t    return f\"Helo, {{name}}!\"", "  ```",
           "- Edit(greeting.py): done — 1 replacement",
@@ -70,6 +73,7 @@ fn lathe_command_fixes_the_typo_in_the_open_buffer() -> Result<(), String> {
           "  --- a/greeting.py", "  +++ b/greeting.py", "  @@ -1,2 +1,2 @@",
           "   def greet(name):",
           "  -    return f\"Helo, {{name}}!\"", "  +    return f\"Hello, {{name}}!\"", "  ```",
+          "",
           "Fixed the typo.",
           "",
           -- The chat window is 40 columns: the token line is broken
