@@ -83,10 +83,14 @@ fn run(lua: &Lua, (name, args, opts): (Value, Value, Value)) -> mlua::Result<Opt
     let command = commands::load(&file).or_else(|e| fail(e.0))?;
     let allow = command.rules(&base).or_else(|e| fail(e.0))?;
     let prompt = commands::expand(&command.body, &args);
+    let (root, home) = roots()?;
+    let (typed, sent_as) = commands::shown(&file, &name, &args, &prompt, &root, home.as_deref());
     let extras = TurnExtras {
         command: Some(file.name.clone()),
         allow,
         model: command.front.model.clone(),
+        typed: Some(typed),
+        sent_as: Some(sent_as),
     };
     ask_extras(lua, &prompt, opts, extras)?;
     let t = lua.create_table()?;

@@ -2,7 +2,8 @@
 //! at the start of the prompt area opens the completion menu with the
 //! command names and what they do, no extra key; `<Tab>` moves in it; a
 //! command file `.claude/commands/review.md` run as `/review cart.py`
-//! reaches the model with `$ARGUMENTS` filled in, and the chat shows it.
+//! reaches the model with `$ARGUMENTS` filled in, and the chat shows it as
+//! typed, with the line of the command file under it.
 //! Skipped (with a message) where tmux is not installed.
 
 // Test code: a failed unwrap/expect is the test failing.
@@ -80,12 +81,13 @@ async fn slash_opens_the_command_menu_and_a_command_file_reaches_the_model_expan
     keys(&name, "C-s");
     let s = wait_for(
         &name,
-        "the chat shows the command's text and the answer",
+        "the chat shows the command as typed and the answer",
         |s| s.contains("Reviewed it."),
     );
     assert!(
-        s.contains("Review cart.py for pricing bugs."),
-        "the chat shows what the command sent:\n{s}"
+        s.contains("/review cart.py")
+            && s.contains("⎿ Command /review (.claude/commands/review.md)"),
+        "the chat shows the command as typed, its text folded under it:\n{s}"
     );
     let requests = server.requests();
     let sent = serde_json::to_string(&requests.last().unwrap()["messages"]).unwrap();

@@ -34,6 +34,11 @@ pub const MALFORMED: &str = "lathe: command file {path}: {why}";
 /// `{name}`, `{candidates}`.
 pub const AMBIGUOUS: &str = "lathe: /{name} is ambiguous: {candidates}; type the whole name";
 
+/// User-facing: the chat's line under a command's prompt (`/review
+/// src/x.py`), folded to the text the model got. `{name}`, `{path}` (the
+/// file, relative to the project, or under `~`).
+pub const SHOWN_COMMAND: &str = "Command /{name} ({path})";
+
 /// The largest command file read, in bytes.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
 
@@ -140,6 +145,40 @@ impl Command {
     }
 }
 
+/// What the chat shows for a run of `file` typed as `/typed_name args`:
+/// the command line as typed, and the line under it ([`SHOWN_COMMAND`])
+/// folded to `sent`, the expanded text the model gets.
+pub fn shown(
+    file: &CommandFile,
+    typed_name: &str,
+    args: &str,
+    sent: &str,
+    root: &Path,
+    home: Option<&Path>,
+) -> (String, crate::events::AttachedItem) {
+    let typed = if args.trim().is_empty() {
+        format!("/{typed_name}")
+    } else {
+        format!("/{typed_name} {}", args.trim())
+    };
+    let path = match (file.path.strip_prefix(root), home) {
+        (Ok(rel), _) => rel.display().to_string(),
+        (Err(_), Some(home)) => match file.path.strip_prefix(home) {
+            Ok(rel) => format!("~/{}", rel.display()),
+            Err(_) => file.path.display().to_string(),
+        },
+        (Err(_), None) => file.path.display().to_string(),
+    };
+    let label = fill(SHOWN_COMMAND, &[("name", &file.name), ("path", &path)]);
+    (
+        typed,
+        crate::events::AttachedItem {
+            label,
+            text: sent.to_string(),
+        },
+    )
+}
+
 /// Why a command cannot be used; the text is shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -180,7 +219,22 @@ pub fn valid_name(name: &str) -> bool {
 /// project's first, each sorted by name; a user command with the name of a
 /// project command is left out (the project's wins, as in Claude Code).
 pub fn discover(root: &Path, home: Option<&Path>) -> Vec<CommandFile> {
-    let mut out = walk(&root.join(COMMANDS_DIR), Scope::Project);
+    let project_dir = root.join(COMMANDS_DIR);
+    // The project's folder is read only where it is inside the project: a
+    // linked `.claude` or `.claude/commands` would make any folder's `.md`
+    // files project commands.
+    let inside = match (
+        std::fs::canonicalize(&project_dir),
+        std::fs::canonicalize(root),
+    ) {
+        (Ok(dir), Ok(root)) => dir.starts_with(root),
+        _ => false,
+    };
+    let mut out = if inside {
+        walk(&project_dir, Scope::Project)
+    } else {
+        Vec::new()
+    };
     if let Some(home) = home {
         let user_dir = home.join(COMMANDS_DIR);
         let same = match (
@@ -206,9 +260,16 @@ pub fn discover(root: &Path, home: Option<&Path>) -> Vec<CommandFile> {
 
 /// The `.md` files below `dir` as commands of `scope`, sorted by name.
 /// Hidden entries, names that are not [`valid_name`]s and folders linked
-/// in (which could loop) are skipped.
+/// in (which could loop) are skipped; so is a project's file linked to
+/// one outside `dir` (it would send a file the project does not hold,
+/// `~/.ssh/…`, to the model as a command's text).
 fn walk(dir: &Path, scope: Scope) -> Vec<CommandFile> {
     let mut out = Vec::new();
+    let top = std::fs::canonicalize(dir).ok();
+    let held = |path: &Path| match (&top, std::fs::canonicalize(path)) {
+        (Some(top), Ok(real)) => real.starts_with(top),
+        _ => false,
+    };
     let mut stack = vec![(dir.to_path_buf(), Vec::<String>::new())];
     while let Some((folder, prefix)) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&folder) else {
@@ -241,6 +302,9 @@ fn walk(dir: &Path, scope: Scope) -> Vec<CommandFile> {
                 continue;
             };
             if !(kind.is_file() || path.is_file()) {
+                continue;
+            }
+            if !kind.is_file() && scope == Scope::Project && !held(&path) {
                 continue;
             }
             let mut parts = prefix.clone();
@@ -792,6 +856,46 @@ mod tests {
             err.contains("bad.md: allowed-tools: bad permission rule"),
             "{err}"
         );
+    }
+
+    /// A project's command file or folder linked to something outside
+    /// its commands folder is not a command (its text would go to the
+    /// model); the user's own links are followed, and a link inside the
+    /// folder is kept.
+    #[test]
+    fn project_links_out_of_the_commands_folder_are_not_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, home, elsewhere) = (
+            dir.path().join("p"),
+            dir.path().join("h"),
+            dir.path().join("secret"),
+        );
+        write(&elsewhere, "key.md", "PRIVATE KEY");
+        write(&root, ".claude/commands/ok.md", "fine");
+        let link = |target: &Path, at: &Path| std::os::unix::fs::symlink(target, at).unwrap();
+        link(
+            &elsewhere.join("key.md"),
+            &root.join(".claude/commands/steal.md"),
+        );
+        link(
+            &root.join(".claude/commands/ok.md"),
+            &root.join(".claude/commands/alias.md"),
+        );
+        std::fs::create_dir_all(home.join(".claude/commands")).unwrap();
+        link(
+            &elsewhere.join("key.md"),
+            &home.join(".claude/commands/mine.md"),
+        );
+        let names: Vec<String> = discover(&root, Some(&home))
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(names, ["alias", "ok", "mine"]);
+        // The whole folder linked out of the project.
+        let other = dir.path().join("q");
+        std::fs::create_dir_all(other.join(".claude")).unwrap();
+        link(&elsewhere, &other.join(".claude/commands"));
+        assert!(discover(&other, None).is_empty());
     }
 
     #[test]

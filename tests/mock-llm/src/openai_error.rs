@@ -48,7 +48,23 @@ pub struct OpenAiError {
     pub code: Option<String>,
 }
 
+/// The 404 for a request whose `model` the server does not serve
+/// (OpenAI's text). `{model}`.
+pub const MODEL_NOT_FOUND: &str =
+    "The model `{model}` does not exist or you do not have access to it.";
+
 impl OpenAiError {
+    /// The 404 `model_not_found` for `model` ([`MODEL_NOT_FOUND`]).
+    pub fn model_not_found(model: &str) -> OpenAiError {
+        OpenAiError {
+            status: 404,
+            message: MODEL_NOT_FOUND.replace("{model}", model),
+            error_type: "invalid_request_error".into(),
+            param: None,
+            code: Some("model_not_found".into()),
+        }
+    }
+
     /// A 400 `invalid_request_error` with this message and param, code `null`.
     pub fn invalid_request(message: impl Into<String>, param: Option<String>) -> OpenAiError {
         OpenAiError {

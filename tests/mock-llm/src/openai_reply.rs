@@ -51,23 +51,30 @@ impl From<OpenAiError> for Reply {
 
 /// The checks on a request before it may consume `entry` (the next script
 /// entry, `responses[index]`, `None` when the script is exhausted), in order:
-/// the body is JSON, the pairing rule ([`openai_pairing::check`]), an entry is
+/// the body is JSON, the pairing rule ([`openai_pairing::check`]), the model
+/// is one of `models` when the script lists them (else 404
+/// `model_not_found`), the context window, an entry is
 /// left (else 500 `server_error` with the exhausted message), the entry's
 /// `expect` ([`openai_expect::check`]).
 ///
 /// Returns the parsed body and the entry to serve, or the error to answer
 /// (the script does not advance then).
-pub fn admit(
+pub fn admit<'a>(
     parsed: Result<Value, serde_json::Error>,
-    entry: Option<&Entry>,
+    entry: Option<&'a Entry>,
     index: usize,
     window: Option<u64>,
     body_bytes: usize,
-) -> Result<Admitted<'_>, OpenAiError> {
+    models: Option<&[String]>,
+) -> Result<Admitted<'a>, OpenAiError> {
     let body = parsed.map_err(|e| {
         OpenAiError::invalid_request(format!("mock-llm: the request body is not JSON: {e}"), None)
     })?;
     openai_pairing::check(&body)?;
+    if crate::server::unknown_model(models, &body).is_some() {
+        let model = body.get("model").and_then(Value::as_str).unwrap_or("");
+        return Err(OpenAiError::model_not_found(model));
+    }
     let tokens = context_window::tokens(body_bytes);
     if let Some(window) = window.filter(|w| tokens > *w) {
         return Err(OpenAiError {
@@ -190,29 +197,29 @@ mod tests {
         let ok = json!({"messages":[{"role":"user","content":"hi"}]});
         let e = entries(r#"{"responses":[{"expect":{"last_user_text_contains":"yo"}}]}"#);
         let bad_json = serde_json::from_str::<Value>("{");
-        assert!(admit(bad_json, Some(&e[0]), 0, None, 1)
+        assert!(admit(bad_json, Some(&e[0]), 0, None, 1, None)
             .unwrap_err()
             .message
             .starts_with("mock-llm: the request body is not JSON"));
-        let err = admit(Ok(json!({"messages":[]})), None, 0, None, 14).unwrap_err();
+        let err = admit(Ok(json!({"messages":[]})), None, 0, None, 14, None).unwrap_err();
         assert_eq!(err.message, "[] is too short - 'messages'");
-        let err = admit(Ok(ok.clone()), None, 3, None, 40).unwrap_err();
+        let err = admit(Ok(ok.clone()), None, 3, None, 40, None).unwrap_err();
         assert_eq!(
             (err.status, err.error_type.as_str(), err.message),
             (500, "server_error", script_exhausted(3))
         );
-        let err = admit(Ok(ok.clone()), Some(&e[0]), 0, None, 40).unwrap_err();
+        let err = admit(Ok(ok.clone()), Some(&e[0]), 0, None, 40, None).unwrap_err();
         assert!(err
             .message
             .starts_with("mock-llm: script expectation failed"));
         let with_yo = json!({"messages":[{"role":"user","content":"yo"}]});
         assert!(matches!(
-            admit(Ok(with_yo.clone()), Some(&e[0]), 0, None, 40).unwrap(),
+            admit(Ok(with_yo.clone()), Some(&e[0]), 0, None, 40, None).unwrap(),
             Admitted::Entry(body, _) if body == with_yo
         ));
         // Over the window: OpenAI's context_length_exceeded, before the
         // script is even looked at.
-        let err = admit(Ok(with_yo.clone()), None, 0, Some(9), 40).unwrap_err();
+        let err = admit(Ok(with_yo.clone()), None, 0, Some(9), 40, None).unwrap_err();
         assert_eq!(
             (err.status, err.code.as_deref(), err.param.as_deref()),
             (400, Some("context_length_exceeded"), Some("messages"))

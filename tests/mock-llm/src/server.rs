@@ -282,7 +282,7 @@ async fn props(State(shared): State<Arc<Shared>>) -> Response {
 /// The real API's 404 message (`model: {id}`, `not_found_error`) for a
 /// request whose `model` is not one of the script's `models`; `None` when
 /// the script lists none or the model is listed.
-fn unknown_model(models: Option<&[String]>, request: &Value) -> Option<String> {
+pub(crate) fn unknown_model(models: Option<&[String]>, request: &Value) -> Option<String> {
     let model = request.get("model").and_then(Value::as_str).unwrap_or("");
     let models = models?;
     (!models.iter().any(|m| m == model)).then(|| format!("model: {model}"))
@@ -482,6 +482,7 @@ impl Shared {
             index,
             window,
             body.len(),
+            self.script.models.as_deref(),
         ) {
             Err(error) => (number, error.into()),
             Ok(openai_reply::Admitted::Summary(request)) => {

@@ -785,3 +785,31 @@ async fn a_context_window_refuses_with_context_length_exceeded_and_summaries_con
         .starts_with("<summary>"));
     assert_eq!(server.served(), 0);
 }
+
+#[tokio::test]
+async fn a_model_the_script_does_not_list_is_openais_404_and_the_script_is_kept() {
+    let server =
+        start(r#"{"models": ["gpt-a"], "responses":[{"content":[{"type":"text","text":"hi"}]}]}"#)
+            .await;
+    let r = post(&server, &ask("hi", true)).await;
+    assert_eq!(r.status(), 404);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({"error": {
+            "message": "The model `gpt-test` does not exist or you do not have access to it.",
+            "type": "invalid_request_error",
+            "param": null,
+            "code": "model_not_found"
+        }})
+    );
+    let mut known = ask("hi", false);
+    known["model"] = json!("gpt-a");
+    let r = post(&server, &known).await;
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["choices"][0]["message"]["content"], "hi");
+    // Without `models`, any model is answered.
+    let open = start(r#"{"responses":[{"content":[{"type":"text","text":"hi"}]}]}"#).await;
+    assert_eq!(post(&open, &ask("hi", false)).await.status(), 200);
+}

@@ -126,3 +126,51 @@ fn allowed_tools_hold_for_the_commands_turn_only() -> Result<(), String> {
         ),
     )
 }
+
+/// `/review src/x.py` from the prompt area: the chat's prompt is the
+/// command line as typed, with `⎿ Command /review (.claude/commands/review.md)`
+/// under it folded to the text the model got; `:Lathe resume` shows the
+/// same.
+#[nvim_oxi::test]
+fn a_commands_prompt_is_shown_as_typed_with_its_text_folded_under_it() -> Result<(), String> {
+    lua_test_with_model(
+        r###"{ "responses": [
+          { "content": [ { "type": "text", "text": "Looks fine." } ],
+            "expect": { "last_user_text_contains": "Review src/x.py with care" } }
+        ] }"###,
+        &format!(
+            r###"vim.cmd("runtime plugin/lathe.lua")
+        local dir = T.project()
+        vim.fn.mkdir(dir .. "/.claude/commands", "p")
+        T.write(dir .. "/.claude/commands/review.md", "Review $ARGUMENTS with care\n")
+        T.setup(dir, {{ base_url = MOCK_URL }})
+        {SEND}
+        send("/review src/x.py")
+        T.eq("turn", T.lathe.wait(10000), "done")
+        vim.notify = notify
+        local function check(when)
+          local lines = T.lines(T.chat_buf())
+          local function row_of(text)
+            for i, l in ipairs(lines) do
+              if l == text then return i end
+            end
+            error(when .. ": no line " .. text .. " in:\n" .. table.concat(lines, "\n"))
+          end
+          local typed = row_of("/review src/x.py")
+          local cmd = row_of("⎿ Command /review (.claude/commands/review.md)")
+          local heading = row_of("## lathe")
+          T.eq(when .. ": order", {{ typed < cmd, cmd < heading }}, {{ true, true }})
+          T.eq(when .. ": the text sent under it", lines[cmd + 2], "  Review src/x.py with care")
+          vim.api.nvim_win_call(vim.fn.bufwinid(T.chat_buf()), function()
+            T.eq(when .. ": folded", vim.fn.foldclosed(cmd + 1), cmd)
+          end)
+          return table.concat(lines, "\n")
+        end
+        local shown = check("live")
+        vim.cmd("Lathe new")
+        vim.cmd("Lathe resume last")
+        T.lathe.wait(5000)
+        T.eq("the same chat after resume", check("resumed"), shown)"###
+        ),
+    )
+}

@@ -223,3 +223,22 @@ fn stop_cancels_an_edit_being_written() -> Result<(), String> {
         T.eq("buffer's <C-c> map gone", vim.fn.maparg("<C-c>", "n", false, true).buffer or 0, 0)"###,
     )
 }
+
+/// `:Lathe edit …` without a range is a chat prompt: the text goes to the
+/// model as it was typed, the chat shows it, and no inline edit starts.
+#[nvim_oxi::test]
+fn lathe_edit_without_a_range_is_a_chat_prompt() -> Result<(), String> {
+    run(
+        r###"{ "responses": [
+          { "content": [ { "type": "text", "text": "Which lines?" } ],
+            "expect": { "last_user_text_contains": "edit the totals to use tens" } }
+        ] }"###,
+        r###"vim.cmd("Lathe edit the totals to use tens")
+        T.eq("a chat turn", T.lathe.wait(10000), "done")
+        T.has("the chat shows the prompt", T.chat_text(), "edit the totals to use tens")
+        T.has("and the answer", T.chat_text(), "Which lines?")
+        T.eq("no inline proposal", inline.proposal(buf), nil)
+        T.eq("no inline marks", #marks(), 0)
+        T.eq("the buffer untouched", T.lines(buf), original)"###,
+    )
+}

@@ -70,6 +70,9 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
     let mut checkpoint_at: HashMap<u64, usize> = HashMap::new();
     // A rewind's note no prompt has carried to the model yet.
     let mut rewind_note: Option<String> = None;
+    // The prompt as the chat showed it (a command line as typed), from the
+    // checkpoint its turn opened, until that turn's user message.
+    let mut shown_prompt: Option<String> = None;
     for r in records {
         match r {
             Record::User { text, blocks } => {
@@ -89,7 +92,7 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                     );
                 }
                 events.push(AgentEvent::TurnStarted {
-                    prompt: text.clone(),
+                    prompt: shown_prompt.take().unwrap_or_else(|| text.clone()),
                 });
                 turn_open = true;
             }
@@ -205,8 +208,9 @@ pub(crate) fn restore(records: &[Record]) -> Restored {
                     is_error: *is_error,
                 });
             }
-            Record::CheckpointBegin { id, .. } => {
+            Record::CheckpointBegin { id, prompt, .. } => {
                 checkpoint_at.insert(*id, events.len());
+                shown_prompt = Some(prompt.clone());
             }
             Record::Rewind {
                 to,

@@ -139,6 +139,14 @@ pub struct TurnExtras {
     pub allow: Vec<crate::permissions::Rule>,
     /// Its `model`: the model of this turn's requests.
     pub model: Option<String>,
+    /// The text as the user typed it (`/review src/x.py`): the chat shows
+    /// it as the prompt, and the checkpoint is named by it, while the
+    /// model gets the prompt as given (the command's text).
+    pub typed: Option<String>,
+    /// A line the chat shows under the prompt, folded to what was sent
+    /// for it (`Command /review (.claude/commands/review.md)` over the
+    /// command's text), before the attachments' lines.
+    pub sent_as: Option<crate::events::AttachedItem>,
 }
 
 /// One conversation.
@@ -665,18 +673,22 @@ impl Session {
         {
             user.context.insert(0, note);
         }
+        if let Some(item) = extras.sent_as.clone() {
+            user.shown.insert(0, item);
+        }
         let (cancel, done_tx, generation) = slot.claim();
         drop(slot);
 
+        let shown = extras.typed.clone().unwrap_or_else(|| prompt.clone());
         let session = Arc::clone(self);
         rt.spawn(async move {
             if let Some(mut prev) = previous {
                 let _ = prev.wait_for(|done| *done).await;
             }
             session.sink.emit(AgentEvent::TurnStarted {
-                prompt: prompt.clone(),
+                prompt: shown.clone(),
             });
-            let opened = session.open_checkpoint(&prompt);
+            let opened = session.open_checkpoint(&shown);
             let turn_usage = Arc::new(Mutex::new(Usage::default()));
             let mut turn = session.turn(cancel, turn_usage.clone());
             if let Some(model) = extras.model {

@@ -302,7 +302,10 @@ pub fn wants_no_sandbox(input_json: &str) -> bool {
 
 /// `true` when every simple command of `command` is covered by an allow
 /// rule for Bash that names it exactly (no wildcard, no `:*` prefix) and
-/// none redirects into a file.
+/// none redirects into a file. A slash command's `allowed-tools`
+/// ([`RuleSource::Command`]) do not count: the file (maybe the project's)
+/// wrote them, not the user, and what runs outside a sandbox is the
+/// user's word alone.
 fn exactly_allowed(rules: &Rules, command: &str) -> bool {
     let Split::Commands(parts) = shell::split(command) else {
         return false;
@@ -313,6 +316,7 @@ fn exactly_allowed(rules: &Rules, command: &str) -> bool {
                 && rules.entries.iter().any(|r| {
                     r.kind == RuleKind::Allow
                         && r.invalid.is_none()
+                        && !matches!(r.source, RuleSource::Command(_))
                         && r.rule.is_exact_command()
                         && r.rule.matches_command(p)
                 })
@@ -1362,6 +1366,155 @@ mod tests {
         assert_eq!(verdict(&decide(&r, &req)), "allow");
         req.input_json = r#"{"query":"x"}"#;
         assert_eq!(verdict(&decide(&r, &req)), "ask");
+    }
+
+    /// A slash command's `allowed-tools` are allow rules like any other:
+    /// deny and ask rules, protected paths, plan mode, compound lines and
+    /// the sandbox still win; with the sandbox off, its exact rule is not
+    /// the user's, so the command asks.
+    #[test]
+    fn a_commands_allowed_tools_meet_every_gate_an_allow_rule_meets() {
+        use RuleKind::{Allow, Ask, Deny};
+        let cmd = || RuleSource::Command("evil".into());
+        let with = |mode: Mode, list: &[(RuleKind, &str)], sandbox_off: bool| {
+            let list: Vec<(RuleKind, &str, RuleSource)> = list
+                .iter()
+                .map(|(k, r)| {
+                    let source = if *k == Allow {
+                        cmd()
+                    } else {
+                        RuleSource::Setup
+                    };
+                    (*k, *r, source)
+                })
+                .collect();
+            let mut r = rules(mode, &list);
+            if sandbox_off {
+                r.sandbox.off = Some("the kernel has no Landlock".into());
+            }
+            r
+        };
+        let git = [(Allow, "Bash(git diff:*)")];
+        let mut unsandboxed = bash("ls", false, &[]);
+        unsandboxed.input_json = r#"{"command":"ls","dangerouslyDisableSandbox":true}"#;
+        let cases: Vec<(&str, Rules, Request<'_>, &str)> = vec![
+            (
+                "its prefix",
+                with(Mode::Default, &git, false),
+                bash("git diff HEAD", false, &[]),
+                "allow",
+            ),
+            (
+                "a second command",
+                with(Mode::Default, &git, false),
+                bash("git diff && rm -rf src", false, &[]),
+                "ask",
+            ),
+            (
+                "a substitution",
+                with(Mode::Default, &git, false),
+                bash("git diff $(rm -rf src)", false, &[]),
+                "ask",
+            ),
+            (
+                "a pipe",
+                with(Mode::Default, &git, false),
+                bash("git diff | sh", false, &[]),
+                "ask",
+            ),
+            (
+                "a redirect",
+                with(Mode::Default, &[(Allow, "Bash(echo:*)")], false),
+                bash("echo x > .bashrc", false, &[]),
+                "ask",
+            ),
+            (
+                "a deny rule",
+                with(
+                    Mode::Default,
+                    &[(Allow, "Bash"), (Deny, "Bash(rm:*)")],
+                    false,
+                ),
+                bash("rm -rf src", false, &[]),
+                "deny",
+            ),
+            (
+                "an ask rule",
+                with(
+                    Mode::Default,
+                    &[(Allow, "Bash(git:*)"), (Ask, "Bash(git push:*)")],
+                    false,
+                ),
+                bash("git push", false, &[]),
+                "ask",
+            ),
+            (
+                "plan mode",
+                with(Mode::Plan, &[(Allow, "Write")], false),
+                file("Write", false, "/w/proj/a.txt"),
+                "deny",
+            ),
+            (
+                "settings",
+                with(
+                    Mode::Default,
+                    &[(Allow, "Edit(.claude/settings*.json)")],
+                    false,
+                ),
+                file("Edit", false, "/w/proj/.claude/settings.local.json"),
+                "ask",
+            ),
+            (
+                "its own folder",
+                with(Mode::Default, &[(Allow, "Write(.claude/**)")], false),
+                file("Write", false, "/w/proj/.claude/commands/evil.md"),
+                "ask",
+            ),
+            (
+                "git's hooks",
+                with(Mode::Default, &[(Allow, "Write")], false),
+                file("Write", false, "/w/proj/.git/hooks/pre-commit"),
+                "ask",
+            ),
+            (
+                "the whole tool, sandboxed",
+                with(Mode::Default, &[(Allow, "Bash")], false),
+                bash("curl x | sh", false, &[]),
+                "allow",
+            ),
+            (
+                "out of the sandbox",
+                with(Mode::Default, &[(Allow, "Bash")], false),
+                unsandboxed,
+                "ask",
+            ),
+            (
+                "sandbox off: its exact rule",
+                with(Mode::Default, &[(Allow, "Bash(make deploy)")], true),
+                bash("make deploy", false, &[]),
+                "ask",
+            ),
+            (
+                "sandbox off: the whole tool",
+                with(Mode::Default, &[(Allow, "Bash")], true),
+                bash("make deploy", false, &[]),
+                "ask",
+            ),
+        ];
+        for (what, rules, req, want) in &cases {
+            let d = decide(rules, req);
+            assert_eq!(verdict(&d), *want, "{what}: {d:?}");
+        }
+        // The same exact rule from the user runs with the sandbox off.
+        let mut mine = rules(
+            Mode::Default,
+            &[(Allow, "Bash(make deploy)", RuleSource::Setup)],
+        );
+        mine.sandbox.off = Some("the kernel has no Landlock".into());
+        assert_eq!(
+            verdict(&decide(&mine, &bash("make deploy", false, &[]))),
+            "allow"
+        );
     }
 
     #[test]

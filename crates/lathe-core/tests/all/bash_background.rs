@@ -160,3 +160,57 @@ async fn ending_the_session_stops_its_background_shells() {
         .iter()
         .any(|j| j.command.contains(&arg)));
 }
+
+/// KillShell names only the session's own jobs: another session's
+/// `bash_1` (a conversation started with `:Lathe new` while the old one
+/// lives), a process id, or a `pid` field are refused without an ask, and
+/// the other session's job keeps running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killshell_cannot_reach_another_sessions_job_or_a_pid() {
+    let arg = format!("300.{}3", std::process::id());
+    let first = harness(
+        json!({ "responses": [
+            {"content": tool_use("toolu_01", "Bash", json!({"command": format!("sleep {arg}"), "run_in_background": true})),
+             "stop_reason": "tool_use"},
+            {"content": [{"type": "text", "text": "Running."}], "stop_reason": "end_turn"}
+        ]}),
+        vec![PromptAnswer::AllowOnce],
+    )
+    .await;
+    assert_eq!(first.ask("start it").await, TurnOutcome::Done);
+    let pid = alive_with_arg(&arg);
+    assert_eq!(pid.len(), 1, "the first session's job runs");
+    let second = harness(
+        json!({ "responses": [
+            {"content": [
+                {"type": "tool_use", "id": "toolu_01", "name": "KillShell", "input": {"shell_id": "bash_1"}},
+                {"type": "tool_use", "id": "toolu_02", "name": "KillShell", "input": {"shell_id": pid[0].to_string()}},
+                {"type": "tool_use", "id": "toolu_03", "name": "KillShell", "input": {"pid": pid[0]}}],
+             "stop_reason": "tool_use"},
+            {"content": [{"type": "text", "text": "Could not."}], "stop_reason": "end_turn",
+             "expect": {"tool_result_is_error": {"toolu_01": true, "toolu_02": true, "toolu_03": true}}}
+        ]}),
+        vec![],
+    )
+    .await;
+    assert_eq!(second.ask("stop the server").await, TurnOutcome::Done);
+    assert!(second.prompter.asked().is_empty(), "refused, never asked");
+    let t = second.session.transcript();
+    let results = tool_results(&t[2]);
+    assert!(
+        results[0]
+            .2
+            .starts_with("There is no background shell \"bash_1\" in this session"),
+        "{}",
+        results[0].2
+    );
+    assert_eq!(
+        alive_with_arg(&arg),
+        pid,
+        "the first session's job still runs"
+    );
+    drop(first);
+    let leftovers = gone_within(&arg, Duration::from_secs(5)).await;
+    kill(&leftovers);
+    assert!(leftovers.is_empty(), "left running: {leftovers:?}");
+}

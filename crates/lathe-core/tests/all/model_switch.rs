@@ -60,14 +60,16 @@ async fn an_unknown_model_is_the_apis_error_and_a_switch_back_recovers(api: Api)
     let h = common::harness_on(api, script, vec![], |c| c.model = "m-one".into(), vec![]).await;
     h.session.set_model("no-such-model");
     let outcome = h.ask("hello").await;
-    if api == Api::Anthropic {
-        let TurnOutcome::Error(e) = outcome else {
-            panic!("{outcome:?}")
-        };
-        assert!(e.contains("model: no-such-model"), "{e}");
-        h.session.set_model("m-one");
-        assert_eq!(h.ask("hello").await, TurnOutcome::Done);
-    }
+    let TurnOutcome::Error(e) = outcome else {
+        panic!("{outcome:?}")
+    };
+    let said = match api {
+        Api::Anthropic => "model: no-such-model",
+        Api::OpenAi => "The model `no-such-model` does not exist or you do not have access to it.",
+    };
+    assert!(e.contains(said), "{e}");
+    h.session.set_model("m-one");
+    assert_eq!(h.ask("hello").await, TurnOutcome::Done);
 }
 
 /// The provider's list, the current and configured models first when it
