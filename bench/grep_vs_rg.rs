@@ -33,6 +33,7 @@ fn ctx(root: &Path) -> ToolContext {
         file_state: Arc::new(FileState::new()),
         cancel: CancellationToken::new(),
         progress: None,
+        by_user: false,
     }
 }
 

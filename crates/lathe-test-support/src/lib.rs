@@ -242,6 +242,7 @@ pub fn tool_ctx(root: &Path, editor: Arc<dyn Editor>) -> ToolContext {
         file_state: Arc::new(FileState::new()),
         cancel: CancellationToken::new(),
         progress: None,
+        by_user: false,
     }
 }
 

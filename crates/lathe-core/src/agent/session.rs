@@ -862,6 +862,7 @@ impl Session {
         crate::mcp::wait_for_tool(name, &cancel).await;
         let mut env = self.exec_env(cancel, sink);
         env.interactive = interactive;
+        env.ctx.by_user = true;
         if !record {
             // Staged and never committed: reads through, remembers nothing.
             env.ctx.file_state = Arc::new(FileState::staged(&self.file_state));
@@ -1255,6 +1256,7 @@ impl Session {
                 file_state: self.file_state.clone(),
                 cancel,
                 progress: None,
+                by_user: false,
             },
             permissions: self.permissions.clone(),
             prompter: self.prompter.clone(),

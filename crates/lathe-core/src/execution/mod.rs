@@ -519,7 +519,10 @@ impl Gates<'_> {
         let prepared = planned.prepared();
         let tool = prepared.tool().name();
         let family = prepared.tool().rule_family();
-        let req = subject.request((tool, family), prepared.is_read_only());
+        let req = subject.request(
+            (tool, family),
+            prepared.is_read_only_to(self.env.ctx.by_user),
+        );
         let decision = with_hook(self.env.permissions.decide(&req), hook);
         let decision = self.held_by_the_sandbox(decision, prepared).await;
         self.decision = Some(decision.clone());

@@ -139,6 +139,7 @@ fn env_with(
             file_state: Arc::new(FileState::new()),
             cancel: CancellationToken::new(),
             progress: None,
+            by_user: false,
         },
         permissions: Arc::new(PermissionState::new(rules)),
         prompter,

@@ -54,6 +54,10 @@ pub struct ToolContext {
     /// Receives partial output of a long call (Bash) as it arrives, for the
     /// chat; set per call by the pipeline, `None` when nobody listens.
     pub progress: Option<ProgressFn>,
+    /// The call comes from the user (a keymap, `lathe.tool()`), not from
+    /// the model: a background job it starts is the user's
+    /// ([`bash::shells::Job::started_by_user`]).
+    pub by_user: bool,
 }
 
 /// A per-call progress callback: raw output bytes as they arrive (chunks may

@@ -94,6 +94,13 @@ pub trait TypedTool: Send + Sync + 'static {
         Self::READ_ONLY == ReadOnlyKind::Always
     }
 
+    /// [`TypedTool::is_read_only`] for a call of the user (`by_user`: a
+    /// keymap, `lathe.tool()`) or of the model, as the permission gate
+    /// asks it. Default: the same for both.
+    fn is_read_only_to(&self, input: &Self::Input, _by_user: bool) -> bool {
+        self.is_read_only(input)
+    }
+
     /// `true` when the call may run alongside others. Defaults to read-only.
     fn is_concurrency_safe(&self, input: &Self::Input) -> bool {
         self.is_read_only(input)
@@ -209,6 +216,11 @@ impl PreparedCall {
         self.tool.is_read_only(self)
     }
 
+    /// See [`TypedTool::is_read_only_to`].
+    pub fn is_read_only_to(&self, by_user: bool) -> bool {
+        self.tool.is_read_only_to(self, by_user)
+    }
+
     /// See [`TypedTool::is_concurrency_safe`].
     pub fn is_concurrency_safe(&self) -> bool {
         self.tool.is_concurrency_safe(self)
@@ -314,6 +326,10 @@ pub trait Tool: Send + Sync {
     fn prepare(self: Arc<Self>, input: &Value, root: &Path) -> Result<PreparedCall, ToolError>;
     /// See [`TypedTool::is_read_only`].
     fn is_read_only(&self, call: &PreparedCall) -> bool;
+    /// See [`TypedTool::is_read_only_to`]. Default: [`Tool::is_read_only`].
+    fn is_read_only_to(&self, call: &PreparedCall, _by_user: bool) -> bool {
+        self.is_read_only(call)
+    }
     /// See [`TypedTool::is_concurrency_safe`].
     fn is_concurrency_safe(&self, call: &PreparedCall) -> bool;
     /// See [`TypedTool::target_path`]. Default: none.
@@ -510,6 +526,9 @@ impl<T: TypedTool> Tool for T {
     }
     fn is_read_only(&self, call: &PreparedCall) -> bool {
         typed::<T>(call).is_ok_and(|i| TypedTool::is_read_only(self, i))
+    }
+    fn is_read_only_to(&self, call: &PreparedCall, by_user: bool) -> bool {
+        typed::<T>(call).is_ok_and(|i| TypedTool::is_read_only_to(self, i, by_user))
     }
     fn is_concurrency_safe(&self, call: &PreparedCall) -> bool {
         typed::<T>(call).is_ok_and(|i| TypedTool::is_concurrency_safe(self, i))

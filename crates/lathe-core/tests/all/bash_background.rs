@@ -214,3 +214,64 @@ async fn killshell_cannot_reach_another_sessions_job_or_a_pid() {
     kill(&leftovers);
     assert!(leftovers.is_empty(), "left running: {leftovers:?}");
 }
+
+/// A background job the user started (`lathe.tool()`, `:Lathe jobs`) is
+/// not the model's to stop without asking: the model's KillShell of it
+/// asks, and a refusal leaves it running. The model's own job stops
+/// without an ask.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killshell_of_a_job_the_user_started_asks() {
+    let arg = format!("300.{}4", std::process::id());
+    let h = harness(
+        json!({ "responses": [
+            {"content": tool_use("toolu_01", "KillShell", json!({"shell_id": "bash_1"})),
+             "stop_reason": "tool_use"},
+            {"content": [{"type": "text", "text": "Left it."}], "stop_reason": "end_turn"}
+        ]}),
+        // The model's KillShell of the user's job: refused. (The user's
+        // `sleep` runs in the sandbox without an ask.)
+        vec![PromptAnswer::Deny],
+    )
+    .await;
+    let started = h
+        .session
+        .run_tool(
+            "Bash",
+            json!({"command": format!("sleep {arg}"), "run_in_background": true}),
+            true,
+            std::sync::Arc::new(lathe_core::events::NullSink),
+        )
+        .await;
+    assert!(!started.is_error, "{started:?}");
+    let t0 = Instant::now();
+    let mut pid = alive_with_arg(&arg);
+    while pid.is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        pid = alive_with_arg(&arg);
+    }
+    assert_eq!(pid.len(), 1, "the user's job runs");
+    assert_eq!(h.ask("stop whatever runs").await, TurnOutcome::Done);
+    let asked: Vec<String> = h.prompter.asked().into_iter().map(|a| a.0).collect();
+    assert_eq!(
+        asked,
+        ["KillShell"],
+        "the model's KillShell of the user's job asks"
+    );
+    assert_eq!(alive_with_arg(&arg), pid, "the user's job still runs");
+    // The user's own KillShell of it (`x` in `:Lathe jobs`): no ask.
+    let stopped = h
+        .session
+        .run_tool(
+            "KillShell",
+            json!({"shell_id": "bash_1"}),
+            false,
+            std::sync::Arc::new(lathe_core::events::NullSink),
+        )
+        .await;
+    assert!(!stopped.is_error, "{stopped:?}");
+    assert!(gone_within(&arg, Duration::from_secs(5)).await.is_empty());
+    let Harness { session, .. } = h;
+    drop(session);
+    let leftovers = gone_within(&arg, Duration::from_secs(5)).await;
+    kill(&leftovers);
+}

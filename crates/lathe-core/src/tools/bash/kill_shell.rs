@@ -53,15 +53,26 @@ impl TypedTool for KillShellTool {
     const KIND: crate::tools::ToolKind = crate::tools::ToolKind::Execute;
     /// Only rules naming it judge its calls, matched against its input.
     const RULE_FAMILY: crate::permissions::RuleFamily = crate::permissions::RuleFamily::Input;
-    /// Stopping a job of this session's own changes nothing the session
-    /// did not start: read-only to the permission gate (deny and ask rules
-    /// still apply; plan mode allows it). An id of no job of this session
-    /// is not (and validation refuses it anyway).
+    /// Stopping a job of this session changes nothing the session did not
+    /// start: read-only (deny and ask rules still apply; plan mode allows
+    /// it). But a job the user started (`lathe.tool()`) is not the model's
+    /// to stop without asking: the permission gate asks
+    /// `is_read_only_to`. An id of no job of this session is not
+    /// read-only (validation refuses it anyway).
     const READ_ONLY: crate::tools::ReadOnlyKind = crate::tools::ReadOnlyKind::PerInput;
     const ALIASES: &'static [&'static str] = &["kill_shell"];
 
     fn is_read_only(&self, input: &KillShellInput) -> bool {
         self.shells.get(&input.shell_id).is_some()
+    }
+
+    /// To the permission gate: the user stops any job of this session
+    /// without an ask (`x` in `:Lathe jobs`); the model, only the jobs it
+    /// started.
+    fn is_read_only_to(&self, input: &KillShellInput, by_user: bool) -> bool {
+        self.shells
+            .get(&input.shell_id)
+            .is_some_and(|j| by_user || !j.started_by_user())
     }
 
     fn description(&self) -> String {

@@ -446,7 +446,7 @@ impl BashTool {
         }
         let job = self
             .shells
-            .start(&input.command, &ctx.root, jail)
+            .start_by(&input.command, &ctx.root, jail, ctx.by_user)
             .map_err(|e| {
                 ToolError::new(fill(
                     job_messages::BACKGROUND_FAILED,

@@ -63,6 +63,8 @@ pub struct Job {
     written: AtomicU64,
     /// Bytes of the file `BashOutput` has returned (or skipped by a filter).
     read: tokio::sync::Mutex<u64>,
+    /// Started by the user (`lathe.tool()`), not by the model.
+    by_user: bool,
 }
 
 /// What `:Lathe jobs` shows of one job.
@@ -93,6 +95,12 @@ impl Job {
     /// `bash_N`.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// `true` when the user started it (`lathe.tool()`), `false` when the
+    /// model did.
+    pub fn started_by_user(&self) -> bool {
+        self.by_user
     }
 
     /// The command line.
@@ -295,6 +303,18 @@ impl Shells {
     /// the current tokio runtime copies its output to the file until the
     /// pipe closes. Errors: creating the file, spawning bash.
     pub fn start(&self, command: &str, cwd: &Path, jail: Jail) -> std::io::Result<Arc<Job>> {
+        self.start_by(command, cwd, jail, false)
+    }
+
+    /// [`Shells::start`], saying whether the user started it (`by_user`)
+    /// or the model.
+    pub fn start_by(
+        &self,
+        command: &str,
+        cwd: &Path,
+        jail: Jail,
+        by_user: bool,
+    ) -> std::io::Result<Arc<Job>> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let id = format!("bash_{n}");
         std::fs::create_dir_all(&self.dir)?;
@@ -318,6 +338,7 @@ impl Shells {
             stopper: Mutex::new(Some(stopper)),
             written: AtomicU64::new(0),
             read: tokio::sync::Mutex::new(0),
+            by_user,
         });
         lock(&self.jobs).push(job.clone());
         let task_job = job.clone();

@@ -401,6 +401,7 @@ pub(crate) mod testing {
             file_state: Arc::new(FileState::new()),
             cancel: CancellationToken::new(),
             progress: None,
+            by_user: false,
         }
     }
 
