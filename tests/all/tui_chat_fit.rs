@@ -212,35 +212,21 @@ async fn a_folded_tool_line_longer_than_the_chat_keeps_its_state_and_result() {
     if !have_tmux() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().canonicalize().unwrap();
     let deep = "a/rather/long/directory/name/that/goes/on/and/on/past/the/edge";
-    std::fs::create_dir_all(project.join(deep)).unwrap();
-    std::fs::write(project.join(deep).join("notes.txt"), "one\ntwo\nthree\n").unwrap();
     let script = serde_json::json!({ "responses": [
         { "content": [ { "type": "text", "text": "Reading it." },
                        {"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": format!("{deep}/notes.txt")}} ] },
         { "content": [ { "type": "text", "text": "Read it." } ] }
     ] });
-    let server = mock_llm::spawn(
-        mock_llm::Script::from_json(&script.to_string()).unwrap(),
-        None,
+    let nvim = MockNvim::start(
+        "foldline",
+        (120, 30),
+        &script,
+        &[(&format!("{deep}/notes.txt"), "one\ntwo\nthree\n")],
+        "",
     )
-    .await
-    .unwrap();
-    let init = dir.path().join("init.lua");
-    std::fs::write(
-        &init,
-        tui::init_lua(&format!(
-            r#"require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
-"#,
-            project = project.display().to_string(),
-            url = server.url(),
-        )),
-    )
-    .unwrap();
-    let name = start_nvim("foldline", 120, 30, &init, "");
-    let _kill = Kill(name.clone());
+    .await;
+    let name = nvim.name.clone();
     keys(&name, ":Lathe read it\r");
     let s = wait_for(&name, "the turn ends", |s| s.contains("*(done)*"));
     let rows = chat_rows(&s);

@@ -107,28 +107,15 @@ async fn what_a_command_says_from_the_prompt_area_stays_in_the_chat() {
     if !have_tmux() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().canonicalize().unwrap();
-    let server = mock_llm::spawn(
-        mock_llm::Script::from_json(r#"{ "responses": [] }"#).unwrap(),
-        None,
+    let nvim = MockNvim::start(
+        "cmdsay",
+        (140, 30),
+        &serde_json::json!({ "responses": [] }),
+        &[],
+        "",
     )
-    .await
-    .unwrap();
-    let init = dir.path().join("init.lua");
-    std::fs::write(
-        &init,
-        tui::init_lua(&format!(
-            r#"require("lathe").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})
-"#,
-            project = project.display().to_string(),
-            url = server.url(),
-        )),
-    )
-    .unwrap();
-    let name = start_nvim("cmdsay", 140, 30, &init, "");
-    let _kill = Kill(name.clone());
-    wait_for(&name, "Neovim starts", |s| s.contains("~"));
+    .await;
+    let name = nvim.name.clone();
     keys(&name, ":Lathe\r");
     wait_for(&name, "the prompt area in Insert mode", |s| {
         s.contains("-- INSERT --")

@@ -140,3 +140,67 @@ pub fn library() -> PathBuf {
     );
     lib
 }
+
+/// A Neovim in tmux with lathe set up against mock-llm playing `script`,
+/// in a fresh project (`project`, canonical): the set-up most real-terminal
+/// tests share.
+pub struct MockNvim {
+    /// The mock API; `requests()` lists what lathe sent.
+    pub server: mock_llm::MockServer,
+    /// The tmux session's name (for [`keys`], [`screen`], …).
+    pub name: String,
+    /// The project root lathe works in.
+    pub project: PathBuf,
+    _kill: Kill,
+    _dir: tempfile::TempDir,
+}
+
+impl MockNvim {
+    /// Starts it: `files` (paths relative to the project, and their text)
+    /// are written first; `setup{}` gets `cwd`, `base_url` and
+    /// `claude_settings = false`, then `extra_lua` runs. Returns once
+    /// Neovim shows its first screen.
+    pub async fn start(
+        tag: &str,
+        (cols, rows): (u16, u16),
+        script: &serde_json::Value,
+        files: &[(&str, &str)],
+        extra_lua: &str,
+    ) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let project = dir.path().canonicalize().expect("canonical temp dir");
+        for (path, text) in files {
+            let p = project.join(path);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent).expect("project folder");
+            }
+            std::fs::write(p, text).expect("project file");
+        }
+        let server = mock_llm::spawn(
+            mock_llm::Script::from_json(&script.to_string()).expect("script"),
+            None,
+        )
+        .await
+        .expect("mock-llm starts");
+        let init = dir.path().join("init.lua");
+        std::fs::write(
+            &init,
+            init_lua(&format!(
+                "require(\"lathe\").setup({{ cwd = {project:?}, base_url = {url:?}, claude_settings = false }})\n{extra_lua}\n",
+                project = project.display().to_string(),
+                url = server.url(),
+            )),
+        )
+        .expect("init.lua");
+        let name = start_nvim(tag, cols, rows, &init, "");
+        let kill = Kill(name.clone());
+        wait_for(&name, "Neovim starts", |s| !s.trim().is_empty());
+        Self {
+            server,
+            name,
+            project,
+            _kill: kill,
+            _dir: dir,
+        }
+    }
+}
